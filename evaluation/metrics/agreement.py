@@ -1,0 +1,561 @@
+"""Inter-annotator agreement metrics.
+
+Two input layouts are used, the same as the `krippendorff` package:
+
+* reliability data: array of shape (annotators, units); entry [a, u] is the value annotator `a` gave to
+  unit `u`, NaN where `a` did not annotate `u`. Values are numbers (encode category labels as codes, e.g.
+  with `reliability_matrix(rows, categories=...)`).
+* value counts: array of shape (units, categories); entry [u, c] is how many annotators gave unit `u` the
+  value of column `c` (e.g. ChaosNLI's `label_count`, ordered [e, n, c]).
+
+Krippendorff's alpha here never builds a (units x values x values) array: interval alpha uses per-unit sums
+of squares, ordinal alpha is interval alpha on mid-ranks of the pooled values, nominal alpha counts equal
+pairs; all three run in O(N log N) for N annotations. Ratio alpha needs the pairwise ratio distance, so its
+expected disagreement costs O(V^2) time (in row chunks, O(V) memory) for V distinct values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+from scipy.spatial.distance import jensenshannon
+
+LEVELS = ("nominal", "ordinal", "interval", "ratio")
+
+# Rows of the ratio metric's (values x values) block computed at once; bounds memory to this many floats.
+_RATIO_BLOCK_ELEMENTS = 4_000_000
+
+
+class PairwiseCorrelation(NamedTuple):
+    """Mean Pearson r and Spearman rho over annotator pairs, and how many pairs were averaged."""
+
+    pearson: float
+    spearman: float
+    pairs: int
+
+
+class ConfidenceInterval(NamedTuple):
+    """A statistic on the full data with its bootstrap percentile interval."""
+
+    estimate: float
+    low: float
+    high: float
+
+
+# --------------------------------------------------------------------------------------------------------
+# Layout helpers
+# --------------------------------------------------------------------------------------------------------
+
+
+def reliability_matrix(
+    rows: Iterable[Sequence[Any]], categories: Sequence[Any] | None = None
+) -> pd.DataFrame:
+    """Pivot long crowdworker rows into a reliability matrix.
+
+    Args:
+        rows: iterable of (item_id, worker_id, value) triples, one per annotation.
+        categories: if given, each value must be one of these and is replaced by its index (for category
+            labels such as "e"/"n"/"c"); otherwise values must be numbers.
+
+    Returns:
+        DataFrame of shape (workers, items), float, NaN where a worker did not annotate an item. The index
+        holds worker ids and the columns item ids, both in order of first appearance.
+        `np.asarray(result)` is the reliability data the other functions take.
+
+    Raises:
+        ValueError: a row that is not a triple, a worker who annotated the same item twice, a value not in
+            `categories`, or a non-numeric value; the message names the row number (0-based).
+    """
+    table = []
+    for row_number, row in enumerate(rows):
+        if len(row) != 3:
+            raise ValueError(f"row {row_number}: expected (item_id, worker_id, value), got {len(row)} fields")
+        table.append(tuple(row))
+    frame = pd.DataFrame(table, columns=["item", "worker", "value"])
+
+    duplicated = frame.duplicated(["item", "worker"])
+    if duplicated.any():
+        row_number = int(np.flatnonzero(duplicated.to_numpy())[0])
+        item, worker = frame.loc[row_number, ["item", "worker"]]
+        raise ValueError(f"row {row_number}: worker {worker!r} already annotated item {item!r}")
+
+    values = np.empty(len(frame))
+    category_index = {category: index for index, category in enumerate(categories or ())}
+    for row_number, value in enumerate(frame["value"]):
+        if categories is not None:
+            if value not in category_index:
+                raise ValueError(f"row {row_number}: value {value!r} is not one of {list(categories)!r}")
+            values[row_number] = category_index[value]
+        else:
+            try:
+                values[row_number] = float(value)
+            except (TypeError, ValueError):
+                raise ValueError(f"row {row_number}: value {value!r} is not a number") from None
+
+    item_codes, item_ids = pd.factorize(frame["item"])
+    worker_codes, worker_ids = pd.factorize(frame["worker"])
+    matrix = np.full((len(worker_ids), len(item_ids)), np.nan)
+    matrix[worker_codes, item_codes] = values
+    return pd.DataFrame(
+        matrix, index=pd.Index(worker_ids, name="worker"), columns=pd.Index(item_ids, name="item")
+    )
+
+
+def _as_reliability_data(reliability_data: Any) -> np.ndarray:
+    """Validate reliability data and return it as a float array of shape (annotators, units)."""
+    try:
+        matrix = np.asarray(reliability_data, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(
+            "reliability_data must be numeric with NaN for missing values; encode category labels as codes"
+        ) from None
+    if matrix.ndim != 2:
+        raise ValueError(f"reliability_data must have shape (annotators, units), got shape {matrix.shape}")
+    if np.isinf(matrix).any():
+        raise ValueError("reliability_data contains infinite values")
+    return matrix
+
+
+def _as_value_counts(value_counts: Any) -> np.ndarray:
+    """Validate value counts and return them as a float array of shape (units, categories)."""
+    counts = np.asarray(value_counts, dtype=float)
+    if counts.ndim != 2:
+        raise ValueError(f"value_counts must have shape (units, categories), got shape {counts.shape}")
+    if not np.isfinite(counts).all() or (counts < 0).any() or (counts != np.round(counts)).any():
+        raise ValueError("value_counts must hold non-negative whole numbers")
+    return counts
+
+
+def _annotations_by_unit(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+    """Non-missing entries of an (annotators, units) matrix as (unit index, value), grouped by unit.
+
+    Returns (units, values, n_units); `units` is non-decreasing.
+    """
+    by_unit = matrix.T
+    present = ~np.isnan(by_unit)
+    units = np.repeat(np.arange(by_unit.shape[0]), present.sum(axis=1))
+    return units, by_unit[present], by_unit.shape[0]
+
+
+# --------------------------------------------------------------------------------------------------------
+# Krippendorff's alpha
+# --------------------------------------------------------------------------------------------------------
+
+
+def krippendorff_alpha(
+    reliability_data: Any = None,
+    value_counts: Any = None,
+    level: str = "interval",
+    value_domain: Sequence[float] | None = None,
+) -> float:
+    """Krippendorff's alpha, exact, without the (units x values x values) array.
+
+    Give exactly one of:
+        reliability_data: shape (annotators, units), numbers, NaN for missing.
+        value_counts: shape (units, categories), non-negative whole numbers.
+
+    Args:
+        level: "nominal", "ordinal", "interval" or "ratio". With reliability data the ordinal order is the
+            numeric order of the values; with value counts it is the column order.
+        value_domain: only with value_counts; the value of each column, shape (categories,), used by the
+            interval and ratio metrics. Defaults to 0, 1, ..., categories - 1 (as the `krippendorff`
+            package does).
+
+    Returns:
+        alpha = 1 - D_o / D_e over pairable values (units with at least two values); NaN when D_e is 0,
+        i.e. every pairable value is the same.
+
+    Raises:
+        ValueError: bad shapes or values, an unknown level, or no unit with two or more values.
+    """
+    if level not in LEVELS:
+        raise ValueError(f"level must be one of {LEVELS}, got {level!r}")
+    if (reliability_data is None) == (value_counts is None):
+        raise ValueError("give exactly one of reliability_data and value_counts")
+
+    if reliability_data is not None:
+        if value_domain is not None:
+            raise ValueError("value_domain applies to value_counts only; reliability data carries its values")
+        units, values, n_units = _annotations_by_unit(_as_reliability_data(reliability_data))
+        weights = np.ones(len(values))
+        domain, codes = np.unique(values, return_inverse=True)
+    else:
+        counts = _as_value_counts(value_counts)
+        n_units, n_categories = counts.shape
+        domain = np.arange(n_categories, dtype=float) if value_domain is None else np.asarray(value_domain, float)
+        if domain.shape != (n_categories,):
+            raise ValueError(f"value_domain must have {n_categories} entries, one per column of value_counts")
+        units, codes = np.nonzero(counts)
+        weights = counts[units, codes]
+
+    unit_sizes = np.bincount(units, weights=weights, minlength=n_units)
+    pairable = unit_sizes[units] >= 2
+    if not pairable.any():
+        raise ValueError("alpha needs at least one unit with values from two or more annotators")
+    units, codes, weights = units[pairable], codes[pairable], weights[pairable]
+    unit_sizes = np.bincount(units, weights=weights, minlength=n_units)
+
+    if level == "nominal":
+        observed, expected = _nominal_disagreements(units, codes, weights, unit_sizes, len(domain))
+    elif level == "interval":
+        observed, expected = _interval_disagreements(units, domain[codes], weights, unit_sizes)
+    elif level == "ordinal":
+        observed, expected = _interval_disagreements(
+            units, _ordinal_positions(codes, weights, len(domain))[codes], weights, unit_sizes
+        )
+    else:
+        observed, expected = _ratio_disagreements(units, codes, weights, unit_sizes, domain)
+
+    if expected == 0:
+        return float("nan")
+    return float(1.0 - observed / expected)
+
+
+# Each *_disagreements function returns (observed, expected), both scaled by the number of pairable values,
+# so alpha = 1 - observed / expected. With n_u values in unit u and n pairable values in all:
+#   observed = sum_u 1/(n_u - 1) * sum over ordered pairs i != j within u of d(v_i, v_j)
+#   expected = 1/(n - 1) * sum over ordered pairs i != j of all pairable values of d(v_i, v_j)
+
+
+def _nominal_disagreements(units, codes, weights, unit_sizes, n_categories):
+    """Nominal metric: ordered pairs that differ = size^2 - sum of squared counts of each value."""
+    cell_keys, cell_index = np.unique(units * n_categories + codes, return_inverse=True)
+    cell_counts = np.bincount(cell_index, weights=weights)
+    equal_pairs_by_unit = np.bincount(cell_keys // n_categories, weights=cell_counts**2, minlength=len(unit_sizes))
+    in_use = unit_sizes >= 2
+    observed = np.sum(
+        (unit_sizes[in_use] ** 2 - equal_pairs_by_unit[in_use]) / (unit_sizes[in_use] - 1)
+    )
+    category_totals = np.bincount(codes, weights=weights, minlength=n_categories)
+    total = category_totals.sum()
+    expected = (total**2 - np.sum(category_totals**2)) / (total - 1)
+    return observed, expected
+
+
+def _interval_disagreements(units, values, weights, unit_sizes):
+    """Interval metric: ordered pairs' squared differences = 2 * size * sum of squared deviations."""
+    in_use = unit_sizes >= 2
+    unit_means = np.zeros(len(unit_sizes))
+    unit_means[in_use] = np.bincount(units, weights=weights * values, minlength=len(unit_sizes))[in_use] / unit_sizes[in_use]
+    # Deviations from the unit mean rather than raw sums of squares, to avoid cancellation.
+    unit_squares = np.bincount(units, weights=weights * (values - unit_means[units]) ** 2, minlength=len(unit_sizes))
+    observed = np.sum(2 * unit_sizes[in_use] * unit_squares[in_use] / (unit_sizes[in_use] - 1))
+
+    total = weights.sum()
+    pooled_mean = np.sum(weights * values) / total
+    pooled_squares = np.sum(weights * (values - pooled_mean) ** 2)
+    expected = 2 * total * pooled_squares / (total - 1)
+    return observed, expected
+
+
+def _ordinal_positions(codes, weights, n_categories):
+    """Mid-rank of each category among the pairable values.
+
+    Krippendorff's ordinal distance between categories c <= k is
+    (n_c + ... + n_k - (n_c + n_k) / 2)^2, which equals (position_k - position_c)^2 for
+    position_g = n_1 + ... + n_g - n_g / 2. Ordinal alpha is therefore interval alpha on these positions.
+    """
+    category_totals = np.bincount(codes, weights=weights, minlength=n_categories)
+    return np.cumsum(category_totals) - category_totals / 2
+
+
+def _ratio_distance(first, second):
+    """((a - b) / (a + b))^2, taken as 0 where a + b = 0 (as the `krippendorff` package does)."""
+    sums = first + second
+    ratio = np.divide(first - second, sums, out=np.zeros(np.broadcast(first, second).shape), where=sums != 0)
+    return ratio**2
+
+
+def _ratio_disagreements(units, codes, weights, unit_sizes, domain):
+    """Ratio metric: explicit pairs within units, and a chunked pass over pairs of distinct values."""
+    n_categories = len(domain)
+    cell_keys, cell_index = np.unique(units * n_categories + codes, return_inverse=True)
+    cell_counts = np.bincount(cell_index, weights=weights)
+    cell_units, cell_codes = cell_keys // n_categories, cell_keys % n_categories
+
+    # Pair every distinct value of a unit with every distinct value of the same unit.
+    cells_per_unit = np.bincount(cell_units, minlength=len(unit_sizes))
+    first_cell_of_unit = np.cumsum(cells_per_unit) - cells_per_unit
+    partners = cells_per_unit[cell_units]
+    left = np.repeat(np.arange(len(cell_keys)), partners)
+    offset = np.arange(len(left)) - np.repeat(np.cumsum(partners) - partners, partners)
+    right = np.repeat(first_cell_of_unit[cell_units], partners) + offset
+    pair_distances = _ratio_distance(domain[cell_codes[left]], domain[cell_codes[right]])
+    observed = np.sum(
+        cell_counts[left] * cell_counts[right] * pair_distances / (unit_sizes[cell_units[left]] - 1)
+    )
+
+    category_totals = np.bincount(codes, weights=weights, minlength=n_categories)
+    used = category_totals > 0
+    used_values, used_totals = domain[used], category_totals[used]
+    block = max(1, _RATIO_BLOCK_ELEMENTS // len(used_values))
+    pair_sum = 0.0
+    for start in range(0, len(used_values), block):
+        rows = slice(start, start + block)
+        distances = _ratio_distance(used_values[rows, np.newaxis], used_values[np.newaxis, :])
+        pair_sum += used_totals[rows] @ distances @ used_totals
+    expected = pair_sum / (used_totals.sum() - 1)
+    return observed, expected
+
+
+# --------------------------------------------------------------------------------------------------------
+# Pairwise agreement between annotators
+# --------------------------------------------------------------------------------------------------------
+
+
+def _annotator_pairs(matrix: np.ndarray, min_shared_units: int):
+    """Yield (values_a, values_b) on the units both annotators labelled, for pairs sharing enough units."""
+    present = ~np.isnan(matrix)
+    shared_counts = present.astype(np.int64) @ present.T.astype(np.int64)
+    first, second = np.nonzero(np.triu(shared_counts >= min_shared_units, k=1))
+    for a, b in zip(first, second):
+        both = present[a] & present[b]
+        yield matrix[a, both], matrix[b, both]
+
+
+def _cohen_kappa(labels_a: np.ndarray, labels_b: np.ndarray) -> float:
+    """Unweighted Cohen's kappa of two label vectors; NaN when chance agreement is 1."""
+    categories, codes = np.unique(np.concatenate([labels_a, labels_b]), return_inverse=True)
+    codes_a, codes_b = codes[: len(labels_a)], codes[len(labels_a) :]
+    observed = np.mean(codes_a == codes_b)
+    share_a = np.bincount(codes_a, minlength=len(categories)) / len(codes_a)
+    share_b = np.bincount(codes_b, minlength=len(categories)) / len(codes_b)
+    chance = float(share_a @ share_b)
+    if chance == 1.0:
+        return float("nan")
+    return (observed - chance) / (1.0 - chance)
+
+
+def _mean_or_nan(scores: list[float]) -> float:
+    return float(np.mean(scores)) if scores else float("nan")
+
+
+def cohen_kappa_pairwise(reliability_data: Any, min_shared_units: int = 2) -> float:
+    """Mean unweighted Cohen's kappa over annotator pairs, each on the units both labelled.
+
+    Args:
+        reliability_data: shape (annotators, units), category codes, NaN for missing.
+        min_shared_units: pairs sharing fewer units are skipped.
+
+    Returns:
+        The mean over pairs where kappa is defined (pairs where both used one and the same label are
+        skipped); NaN when no pair qualifies.
+    """
+    matrix = _as_reliability_data(reliability_data)
+    scores = [_cohen_kappa(a, b) for a, b in _annotator_pairs(matrix, min_shared_units)]
+    return _mean_or_nan([score for score in scores if not np.isnan(score)])
+
+
+def _varies(values: np.ndarray) -> bool:
+    return bool(np.ptp(values) > 0)
+
+
+def kendall_tau_pairwise(reliability_data: Any, min_shared_units: int = 2) -> float:
+    """Mean Kendall's tau-b (scipy.stats.kendalltau) over annotator pairs, each on the units both labelled.
+
+    Args:
+        reliability_data: shape (annotators, units), NaN for missing.
+        min_shared_units: pairs sharing fewer units are skipped.
+
+    Returns:
+        The mean over pairs where neither annotator is constant on the shared units; NaN when none.
+    """
+    matrix = _as_reliability_data(reliability_data)
+    scores = [
+        stats.kendalltau(a, b).statistic
+        for a, b in _annotator_pairs(matrix, min_shared_units)
+        if _varies(a) and _varies(b)
+    ]
+    return _mean_or_nan(scores)
+
+
+def pearson_spearman_pairwise(reliability_data: Any, min_shared_units: int = 2) -> PairwiseCorrelation:
+    """Mean Pearson r and Spearman rho (scipy.stats) over annotator pairs, each on the units both labelled.
+
+    Args:
+        reliability_data: shape (annotators, units), NaN for missing.
+        min_shared_units: pairs sharing fewer units are skipped.
+
+    Returns:
+        PairwiseCorrelation over the pairs where neither annotator is constant on the shared units (NaN
+        means when there are none).
+    """
+    matrix = _as_reliability_data(reliability_data)
+    pearson, spearman = [], []
+    for a, b in _annotator_pairs(matrix, max(min_shared_units, 2)):
+        if _varies(a) and _varies(b):
+            pearson.append(stats.pearsonr(a, b).statistic)
+            spearman.append(stats.spearmanr(a, b).statistic)
+    return PairwiseCorrelation(_mean_or_nan(pearson), _mean_or_nan(spearman), len(pearson))
+
+
+# --------------------------------------------------------------------------------------------------------
+# Human baselines
+# --------------------------------------------------------------------------------------------------------
+
+
+def _majority_by_group(groups, values, n_groups, rng):
+    """Most frequent value of each group (groups non-decreasing); ties broken at random."""
+    order = np.lexsort((values, groups))
+    groups, values = groups[order], values[order]
+    run_starts = np.flatnonzero(np.r_[True, (groups[1:] != groups[:-1]) | (values[1:] != values[:-1])])
+    run_lengths = np.diff(np.r_[run_starts, len(values)])
+    run_groups, run_values = groups[run_starts], values[run_starts]
+    # A random fraction below 1 only reorders runs of equal length.
+    score = run_lengths + rng.random(len(run_lengths))
+    best = np.lexsort((score, run_groups))
+    last_of_group = np.r_[run_groups[best][1:] != run_groups[best][:-1], True]
+    majority = np.full(n_groups, np.nan)
+    majority[run_groups[best][last_of_group]] = run_values[best][last_of_group]
+    return majority
+
+
+def _median_by_group(groups, values, n_groups):
+    """Median of each group (groups non-decreasing, every group in 0..n_groups-1 non-empty)."""
+    order = np.lexsort((values, groups))
+    values = values[order]
+    sizes = np.bincount(groups, minlength=n_groups)
+    starts = np.cumsum(sizes) - sizes
+    return (values[starts + (sizes - 1) // 2] + values[starts + sizes // 2]) / 2
+
+
+def human_baseline(reliability_data: Any, aggregate: str = "median", seed: int = 0) -> dict[str, float]:
+    """Score one held-out annotation per unit against the aggregate of the unit's other annotations.
+
+    For every unit with at least two values, one annotation (uniformly at random) plays the model's
+    prediction and the aggregate of the remaining ones plays the gold label; the result is scored like a
+    model with Pearson r, Spearman rho and mean squared error over units.
+
+    Args:
+        reliability_data: shape (annotators, units), NaN for missing.
+        aggregate: "median", "mean" or "majority" (most frequent value, ties broken at random).
+        seed: seeds the choice of held-out annotations and tie-breaking.
+
+    Returns:
+        {"pearson", "spearman", "mse", "units"}; correlations are NaN when either side is constant.
+    """
+    if aggregate not in ("median", "mean", "majority"):
+        raise ValueError(f"aggregate must be 'median', 'mean' or 'majority', got {aggregate!r}")
+    units, values, n_units = _annotations_by_unit(_as_reliability_data(reliability_data))
+    sizes = np.bincount(units, minlength=n_units)
+    kept = sizes[units] >= 2
+    if not kept.any():
+        raise ValueError("human_baseline needs at least one unit with two or more values")
+    # Renumber the units that qualify as 0..n-1 so the group helpers see no empty groups.
+    units = np.cumsum(sizes >= 2)[units[kept]] - 1
+    values = values[kept]
+    sizes = np.bincount(units)
+    n_scored = len(sizes)
+
+    rng = np.random.default_rng(seed)
+    starts = np.cumsum(sizes) - sizes
+    held_out_index = starts + rng.integers(0, sizes)
+    held_out = values[held_out_index]
+    rest = np.ones(len(values), dtype=bool)
+    rest[held_out_index] = False
+    rest_units, rest_values = units[rest], values[rest]
+
+    if aggregate == "mean":
+        reference = np.bincount(rest_units, weights=rest_values, minlength=n_scored) / (sizes - 1)
+    elif aggregate == "median":
+        reference = _median_by_group(rest_units, rest_values, n_scored)
+    else:
+        reference = _majority_by_group(rest_units, rest_values, n_scored, rng)
+
+    both_vary = _varies(reference) and _varies(held_out)
+    return {
+        "pearson": float(stats.pearsonr(reference, held_out).statistic) if both_vary and n_scored > 1 else float("nan"),
+        "spearman": float(stats.spearmanr(reference, held_out).statistic) if both_vary and n_scored > 1 else float("nan"),
+        "mse": float(np.mean((held_out - reference) ** 2)),
+        "units": int(n_scored),
+    }
+
+
+def split_half_jsd(label_counts: Any, seed: int = 0) -> float:
+    """Mean Jensen-Shannon distance between two random halves of each unit's annotators.
+
+    Each unit's annotators are split at random into halves of sizes floor(n/2) and ceil(n/2); each half's
+    label distribution is compared with scipy.spatial.distance.jensenshannon (natural log, so a distance
+    in [0, sqrt(ln 2)]). This is the human-vs-human counterpart of the model-vs-human JSD.
+
+    Args:
+        label_counts: shape (units, categories), non-negative whole numbers (e.g. ChaosNLI `label_count`).
+        seed: seeds the split.
+
+    Returns:
+        Mean JS distance over units with at least two annotators.
+    """
+    counts = _as_value_counts(label_counts).astype(np.int64)
+    counts = counts[counts.sum(axis=1) >= 2]
+    if len(counts) == 0:
+        raise ValueError("split_half_jsd needs at least one unit with two or more annotators")
+    rng = np.random.default_rng(seed)
+
+    # Draw the first half category by category: a multivariate hypergeometric draw, vectorised over units.
+    first_half = np.zeros_like(counts)
+    remaining = counts.sum(axis=1)
+    still_needed = remaining // 2
+    for category in range(counts.shape[1] - 1):
+        in_category = counts[:, category]
+        drawn = rng.hypergeometric(in_category, remaining - in_category, still_needed)
+        first_half[:, category] = drawn
+        still_needed -= drawn
+        remaining -= in_category
+    first_half[:, -1] = still_needed
+    second_half = counts - first_half
+
+    first_dist = first_half / first_half.sum(axis=1, keepdims=True)
+    second_dist = second_half / second_half.sum(axis=1, keepdims=True)
+    return float(np.mean(jensenshannon(first_dist, second_dist, axis=1)))
+
+
+# --------------------------------------------------------------------------------------------------------
+# Uncertainty
+# --------------------------------------------------------------------------------------------------------
+
+
+def bootstrap_ci(
+    statistic_fn: Callable[..., float],
+    data: Any,
+    n_boot: int = 1000,
+    alpha: float = 0.05,
+    seed: int = 0,
+    axis: int = 0,
+) -> ConfidenceInterval:
+    """Percentile bootstrap interval of a statistic, resampling units with replacement.
+
+    Args:
+        statistic_fn: called as statistic_fn(sample), or statistic_fn(*samples) when `data` is a tuple.
+        data: one array, or a tuple of arrays resampled with the same unit indices (e.g. (y_true, y_pred)).
+        n_boot: number of bootstrap resamples.
+        alpha: 1 - coverage; 0.05 gives the 2.5th and 97.5th percentiles.
+        seed: seeds the resampling.
+        axis: the units axis of every array: 0 for value counts (units, categories) or vectors, 1 for
+            reliability data (annotators, units).
+
+    Returns:
+        ConfidenceInterval(estimate on the full data, low, high). Resamples on which the statistic is NaN
+        (e.g. alpha undefined) are left out of the percentiles.
+    """
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    arrays = tuple(np.asarray(array) for array in (data if isinstance(data, tuple) else (data,)))
+    n_units = arrays[0].shape[axis]
+    if any(array.shape[axis] != n_units for array in arrays):
+        raise ValueError("every array in data must have the same number of units along axis")
+
+    estimate = float(statistic_fn(*arrays))
+    rng = np.random.default_rng(seed)
+    replicates = np.empty(n_boot)
+    for index in range(n_boot):
+        sample = rng.integers(0, n_units, n_units)
+        replicates[index] = statistic_fn(*(np.take(array, sample, axis=axis) for array in arrays))
+    replicates = replicates[~np.isnan(replicates)]
+    if len(replicates) == 0:
+        return ConfidenceInterval(estimate, float("nan"), float("nan"))
+    low, high = np.percentile(replicates, [100 * alpha / 2, 100 * (1 - alpha / 2)])
+    return ConfidenceInterval(estimate, float(low), float(high))

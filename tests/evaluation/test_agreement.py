@@ -1,0 +1,307 @@
+"""Tests for evaluation.metrics.agreement, checked against the krippendorff package, sklearn and scipy."""
+
+import json
+import math
+import tracemalloc
+from pathlib import Path
+
+import krippendorff
+import numpy as np
+import pytest
+from scipy import stats
+from scipy.spatial.distance import jensenshannon
+from sklearn.metrics import cohen_kappa_score
+
+from evaluation.metrics.agreement import (
+    bootstrap_ci,
+    cohen_kappa_pairwise,
+    human_baseline,
+    kendall_tau_pairwise,
+    krippendorff_alpha,
+    pearson_spearman_pairwise,
+    reliability_matrix,
+    split_half_jsd,
+)
+
+CHAOSNLI_SNLI = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "chaosnli" / "chaosNLI_snli.jsonl"
+LEVELS = ["nominal", "ordinal", "interval", "ratio"]
+
+# Krippendorff's worked example (3 coders, 15 units, values 1-4); also the krippendorff package's doctest.
+NAN = np.nan
+WORKED_EXAMPLE = np.array(
+    [
+        [NAN, NAN, NAN, NAN, NAN, 3, 4, 1, 2, 1, 1, 3, 3, NAN, 3],
+        [1, NAN, 2, 1, 3, 3, 4, 3, NAN, NAN, NAN, NAN, NAN, NAN, NAN],
+        [NAN, NAN, 2, 1, 3, 4, 4, NAN, 2, 1, 1, 3, 3, NAN, 4],
+    ]
+)
+
+
+def random_reliability_data(seed, annotators=4, units=120, scale=10, decimals=0, missing=0.3):
+    rng = np.random.default_rng(seed)
+    data = np.round(rng.random((annotators, units)) * scale, decimals)
+    data[rng.random(data.shape) < missing] = np.nan
+    data[:, 0] = np.nan  # a unit nobody labelled
+    data[1:, 1] = np.nan  # a unit with a single value: not pairable
+    return data
+
+
+@pytest.fixture(scope="module")
+def chaosnli_snli_counts():
+    with CHAOSNLI_SNLI.open() as lines:
+        return np.array([json.loads(line)["label_count"] for line in lines])
+
+
+# ------------------------------------------------------------------ Krippendorff's alpha
+
+
+def test_alpha_reproduces_the_published_worked_example():
+    assert krippendorff_alpha(WORKED_EXAMPLE, level="nominal") == pytest.approx(0.691358, abs=1e-6)
+    assert krippendorff_alpha(WORKED_EXAMPLE, level="interval") == pytest.approx(0.810845, abs=1e-6)
+
+
+@pytest.mark.parametrize("level", LEVELS)
+@pytest.mark.parametrize("seed", range(4))
+def test_alpha_equals_package_on_reliability_data_with_missing_values(level, seed):
+    data = random_reliability_data(seed, scale=[4, 10, 100, 1][seed], decimals=[0, 0, 0, 2][seed])
+    expected = krippendorff.alpha(reliability_data=data, level_of_measurement=level)
+    assert krippendorff_alpha(data, level=level) == pytest.approx(expected, abs=1e-9)
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_alpha_equals_package_on_value_counts(level):
+    counts = np.random.default_rng(7).integers(0, 4, size=(80, 5))
+    counts[:3] = 0
+    counts[3] = [0, 0, 1, 0, 0]  # single value: not pairable
+    domain = [-2.0, -1.0, 0.5, 1.0, 3.0]
+    assert krippendorff_alpha(value_counts=counts, level=level) == pytest.approx(
+        krippendorff.alpha(value_counts=counts, level_of_measurement=level), abs=1e-9
+    )
+    assert krippendorff_alpha(value_counts=counts, level=level, value_domain=domain) == pytest.approx(
+        krippendorff.alpha(value_counts=counts, value_domain=domain, level_of_measurement=level), abs=1e-9
+    )
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_alpha_agrees_between_reliability_data_and_its_value_counts(level):
+    data = random_reliability_data(3, scale=4)
+    domain = np.unique(data[~np.isnan(data)])
+    counts = (data.T[:, :, None] == domain).sum(axis=1)
+    assert krippendorff_alpha(data, level=level) == pytest.approx(
+        krippendorff_alpha(value_counts=counts, level=level, value_domain=domain), abs=1e-12
+    )
+
+
+def test_nominal_alpha_on_chaosnli_snli_equals_package(chaosnli_snli_counts):
+    expected = krippendorff.alpha(value_counts=chaosnli_snli_counts, level_of_measurement="nominal")
+    assert krippendorff_alpha(value_counts=chaosnli_snli_counts, level="nominal") == pytest.approx(
+        expected, abs=1e-9
+    )
+
+
+def test_ordinal_alpha_on_chaosnli_snli_equals_package(chaosnli_snli_counts):
+    expected = krippendorff.alpha(value_counts=chaosnli_snli_counts, level_of_measurement="ordinal")
+    assert krippendorff_alpha(value_counts=chaosnli_snli_counts, level="ordinal") == pytest.approx(
+        expected, abs=1e-9
+    )
+
+
+def test_single_value_units_do_not_change_alpha():
+    with_singles = np.column_stack([WORKED_EXAMPLE, [5.0, NAN, NAN], [NAN, 0.0, NAN]])
+    for level in LEVELS:
+        assert krippendorff_alpha(with_singles, level=level) == pytest.approx(
+            krippendorff_alpha(WORKED_EXAMPLE, level=level), abs=1e-12
+        )
+
+
+def test_perfect_agreement_gives_one_and_undefined_variation_gives_nan():
+    assert krippendorff_alpha([[1, 2, 3, 2], [1, 2, 3, 2]], level="interval") == pytest.approx(1.0)
+    assert math.isnan(krippendorff_alpha([[1, 1, 2], [1, 1, NAN]], level="nominal"))
+
+
+def test_interval_alpha_on_continuous_values_does_not_build_a_values_squared_array():
+    data = np.random.default_rng(0).random((3, 20_000))  # 60,000 distinct values
+    tracemalloc.start()
+    value = krippendorff_alpha(data, level="interval")
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert abs(value) < 0.05  # independent uniform values: no agreement
+    assert peak < 30e6  # a (values x values) float array would need 28.8 GB
+
+
+def test_alpha_rejects_bad_input():
+    with pytest.raises(ValueError, match="exactly one"):
+        krippendorff_alpha()
+    with pytest.raises(ValueError, match="level"):
+        krippendorff_alpha(WORKED_EXAMPLE, level="cardinal")
+    with pytest.raises(ValueError, match="two or more"):
+        krippendorff_alpha([[1, NAN], [NAN, 2]], level="nominal")
+    with pytest.raises(ValueError, match="whole numbers"):
+        krippendorff_alpha(value_counts=[[1, -1], [2, 0]], level="nominal")
+    with pytest.raises(ValueError, match="annotators, units"):
+        krippendorff_alpha([1, 2, 3], level="nominal")
+
+
+# ------------------------------------------------------------------ pairwise statistics
+
+
+def pairs_on_shared_units(data):
+    for a in range(len(data)):
+        for b in range(a + 1, len(data)):
+            both = ~np.isnan(data[a]) & ~np.isnan(data[b])
+            yield data[a, both], data[b, both]
+
+
+def test_cohen_kappa_pairwise_equals_mean_of_sklearn_kappas():
+    data = random_reliability_data(11, annotators=5, scale=2.6)
+    expected = np.mean([cohen_kappa_score(a, b) for a, b in pairs_on_shared_units(data)])
+    assert cohen_kappa_pairwise(data) == pytest.approx(expected, abs=1e-12)
+
+
+def test_cohen_kappa_pairwise_skips_pairs_where_kappa_is_undefined():
+    data = np.array([[1, 1, 1, 1], [1, 1, 1, 1], [1, 2, 1, 2]], dtype=float)
+    # Only pairs with annotator 2 are defined; both have kappa 0 (no agreement beyond chance).
+    assert cohen_kappa_pairwise(data) == pytest.approx(0.0)
+    assert cohen_kappa_pairwise([[0, 1, 0, 1], [0, 1, 0, 1]]) == pytest.approx(1.0)
+
+
+def test_kendall_and_correlations_equal_mean_of_scipy_statistics():
+    data = random_reliability_data(12, annotators=4, scale=4)
+    pairs = list(pairs_on_shared_units(data))
+    assert kendall_tau_pairwise(data) == pytest.approx(np.mean([stats.kendalltau(a, b).statistic for a, b in pairs]))
+    result = pearson_spearman_pairwise(data)
+    assert result.pairs == 6
+    assert result.pearson == pytest.approx(np.mean([stats.pearsonr(a, b).statistic for a, b in pairs]))
+    assert result.spearman == pytest.approx(np.mean([stats.spearmanr(a, b).statistic for a, b in pairs]))
+
+
+def test_pairwise_statistics_skip_pairs_with_too_few_shared_units():
+    data = np.array([[1, 2, 3, NAN, NAN], [1, 2, 3, NAN, NAN], [NAN, NAN, 1, 2, 3]])
+    assert kendall_tau_pairwise(data) == pytest.approx(1.0)  # only annotators 0 and 1 share 2+ units
+    assert math.isnan(kendall_tau_pairwise(data, min_shared_units=4))
+
+
+# ------------------------------------------------------------------ human baselines
+
+
+def slow_human_baseline(data, aggregate, seed):
+    """Loop version drawing the held-out positions from the same generator as human_baseline."""
+    columns = [column[~np.isnan(column)] for column in data.T]
+    columns = [column for column in columns if len(column) >= 2]
+    rng = np.random.default_rng(seed)
+    held_positions = rng.integers(0, [len(column) for column in columns])
+    held, reference = [], []
+    for column, position in zip(columns, held_positions):
+        held.append(column[position])
+        rest = np.delete(column, position)
+        reference.append(np.median(rest) if aggregate == "median" else np.mean(rest))
+    held, reference = np.array(held), np.array(reference)
+    return stats.pearsonr(reference, held).statistic, stats.spearmanr(reference, held).statistic, np.mean(
+        (held - reference) ** 2
+    ), len(columns)
+
+
+@pytest.mark.parametrize("aggregate", ["median", "mean"])
+def test_human_baseline_matches_loop_version(aggregate):
+    data = random_reliability_data(21, annotators=6, units=300, scale=1, decimals=3, missing=0.4)
+    result = human_baseline(data, aggregate=aggregate, seed=5)
+    pearson, spearman, mse, units = slow_human_baseline(data, aggregate, seed=5)
+    assert result["units"] == units == np.sum((~np.isnan(data)).sum(axis=0) >= 2)
+    assert result["pearson"] == pytest.approx(pearson, abs=1e-12)
+    assert result["spearman"] == pytest.approx(spearman, abs=1e-12)
+    assert result["mse"] == pytest.approx(mse, abs=1e-12)
+
+
+def test_human_baseline_with_two_values_per_unit_scores_mse_of_the_pair():
+    data = np.array([[0.1, 0.5, 0.9, 0.3], [0.2, 0.5, 0.6, NAN]])
+    result = human_baseline(data, aggregate="median", seed=0)
+    assert result["units"] == 3
+    assert result["mse"] == pytest.approx(np.mean([0.1**2, 0.0, 0.3**2]))
+
+
+def test_human_baseline_majority_uses_the_most_frequent_other_value():
+    # Whatever is held out, the other four values have 2 (unit 0) and 0 (unit 1) as unique majority.
+    data = np.array([[2, 0], [2, 0], [2, 0], [1, 3], [0, 1]], dtype=float)
+    for seed in range(5):
+        held_positions = np.random.default_rng(seed).integers(0, [5, 5])
+        held = data[held_positions, [0, 1]]
+        result = human_baseline(data, aggregate="majority", seed=seed)
+        assert result["units"] == 2
+        assert result["mse"] == pytest.approx(np.mean((held - [2, 0]) ** 2))
+    ties = np.array([[1.0], [2.0], [1.0], [2.0], [3.0]])  # holding out 3 leaves a 1-2 tie
+    references = set()
+    for seed in range(40):
+        result = human_baseline(ties, aggregate="majority", seed=seed)
+        references.add(round(result["mse"], 9))
+    # Held-out 3 -> reference 1 or 2 (mse 4 or 1); held-out 1 -> reference 2 (mse 1); held-out 2 -> 1 (mse 1).
+    assert references == {1.0, 4.0}
+
+
+def test_human_baseline_rejects_unknown_aggregate():
+    with pytest.raises(ValueError, match="aggregate"):
+        human_baseline(WORKED_EXAMPLE, aggregate="mode")
+
+
+def test_split_half_jsd_on_hand_made_units():
+    assert split_half_jsd([[10, 0, 0], [0, 4, 0]]) == 0.0
+    # Two annotators who disagree: the halves are one-hot on different labels.
+    assert split_half_jsd([[1, 1, 0]]) == pytest.approx(math.sqrt(math.log(2)))
+    # A unit with one annotator is skipped.
+    assert split_half_jsd([[1, 1, 0], [0, 0, 1]]) == pytest.approx(math.sqrt(math.log(2)))
+
+
+def test_split_half_jsd_matches_permutation_splits_on_chaosnli(chaosnli_snli_counts):
+    rng = np.random.default_rng(99)
+    distances = []
+    for counts in chaosnli_snli_counts:
+        labels = rng.permutation(np.repeat(np.arange(3), counts))
+        half = len(labels) // 2
+        first = np.bincount(labels[:half], minlength=3) / half
+        second = np.bincount(labels[half:], minlength=3) / (len(labels) - half)
+        distances.append(jensenshannon(first, second))
+    value = split_half_jsd(chaosnli_snli_counts, seed=0)
+    assert value == pytest.approx(np.mean(distances), abs=0.006)  # about 4 Monte Carlo standard errors
+    assert split_half_jsd(chaosnli_snli_counts, seed=0) == value
+
+
+# ------------------------------------------------------------------ bootstrap and pivoting
+
+
+def test_bootstrap_ci_of_a_mean_has_the_normal_theory_width():
+    sample = np.random.default_rng(1).normal(size=400)
+    interval = bootstrap_ci(np.mean, sample, n_boot=2000, seed=3)
+    assert interval.estimate == pytest.approx(sample.mean())
+    assert interval.low < interval.estimate < interval.high
+    normal_width = 2 * 1.96 * sample.std(ddof=1) / math.sqrt(len(sample))
+    assert interval.high - interval.low == pytest.approx(normal_width, rel=0.1)
+    assert bootstrap_ci(np.mean, sample, n_boot=2000, seed=3) == interval
+
+
+def test_bootstrap_ci_resamples_paired_arrays_and_reliability_units_together():
+    y = np.linspace(0, 1, 50)
+    interval = bootstrap_ci(lambda a, b: np.mean((a - b) ** 2), (y, y), n_boot=200)
+    assert interval == (0.0, 0.0, 0.0)  # pairs stay aligned, so every resample has zero error
+    agreeing = np.tile(np.arange(30.0) % 4, (3, 1))
+    interval = bootstrap_ci(lambda d: krippendorff_alpha(d, level="nominal"), agreeing, n_boot=100, axis=1)
+    assert interval == pytest.approx((1.0, 1.0, 1.0))
+
+
+def test_reliability_matrix_pivots_long_rows():
+    rows = [("i1", "w1", 0.2), ("i1", "w2", 0.4), ("i2", "w2", "0.9"), ("i3", "w3", 1)]
+    matrix = reliability_matrix(rows)
+    assert list(matrix.index) == ["w1", "w2", "w3"]
+    assert list(matrix.columns) == ["i1", "i2", "i3"]
+    np.testing.assert_array_equal(
+        matrix.to_numpy(), [[0.2, NAN, NAN], [0.4, 0.9, NAN], [NAN, NAN, 1.0]]
+    )
+    labels = reliability_matrix([("i1", "w1", "n"), ("i1", "w2", "c")], categories=["e", "n", "c"])
+    np.testing.assert_array_equal(labels.to_numpy(), [[1.0], [2.0]])
+
+
+def test_reliability_matrix_names_the_bad_row():
+    with pytest.raises(ValueError, match="row 2: worker 'w1' already annotated item 'i1'"):
+        reliability_matrix([("i1", "w1", 1), ("i2", "w1", 1), ("i1", "w1", 2)])
+    with pytest.raises(ValueError, match="row 1: value 'x' is not one of"):
+        reliability_matrix([("i1", "w1", "e"), ("i1", "w2", "x")], categories=["e", "n", "c"])
+    with pytest.raises(ValueError, match="row 0: value 'high' is not a number"):
+        reliability_matrix([("i1", "w1", "high")])
