@@ -182,7 +182,11 @@ def krippendorff_alpha(
             raise ValueError("value_domain applies to value_counts only; reliability data carries its values")
         units, values, n_units = _annotations_by_unit(_as_reliability_data(reliability_data))
         weights = np.ones(len(values))
-        domain, codes = np.unique(values, return_inverse=True)
+        if level == "interval":
+            # Interval needs only the values: let each annotation index its own value, skipping a sort.
+            domain, codes = values, np.arange(len(values))
+        else:
+            domain, codes = np.unique(values, return_inverse=True)
     else:
         counts = _as_value_counts(value_counts)
         n_units, n_categories = counts.shape
@@ -238,11 +242,12 @@ def _nominal_disagreements(units, codes, weights, unit_sizes, n_categories):
 
 def _interval_disagreements(units, values, weights, unit_sizes):
     """Interval metric: ordered pairs' squared differences = 2 * size * sum of squared deviations."""
+    n_units = len(unit_sizes)
     in_use = unit_sizes >= 2
-    unit_means = np.zeros(len(unit_sizes))
-    unit_means[in_use] = np.bincount(units, weights=weights * values, minlength=len(unit_sizes))[in_use] / unit_sizes[in_use]
+    unit_sums = np.bincount(units, weights=weights * values, minlength=n_units)
+    unit_means = np.divide(unit_sums, unit_sizes, out=np.zeros(n_units), where=in_use)
     # Deviations from the unit mean rather than raw sums of squares, to avoid cancellation.
-    unit_squares = np.bincount(units, weights=weights * (values - unit_means[units]) ** 2, minlength=len(unit_sizes))
+    unit_squares = np.bincount(units, weights=weights * (values - unit_means[units]) ** 2, minlength=n_units)
     observed = np.sum(2 * unit_sizes[in_use] * unit_squares[in_use] / (unit_sizes[in_use] - 1))
 
     total = weights.sum()
@@ -466,10 +471,13 @@ def human_baseline(reliability_data: Any, aggregate: str = "median", seed: int =
     else:
         reference = _majority_by_group(rest_units, rest_values, n_scored, rng)
 
-    both_vary = _varies(reference) and _varies(held_out)
+    pearson = spearman = float("nan")
+    if _varies(reference) and _varies(held_out):
+        pearson = float(stats.pearsonr(reference, held_out).statistic)
+        spearman = float(stats.spearmanr(reference, held_out).statistic)
     return {
-        "pearson": float(stats.pearsonr(reference, held_out).statistic) if both_vary and n_scored > 1 else float("nan"),
-        "spearman": float(stats.spearmanr(reference, held_out).statistic) if both_vary and n_scored > 1 else float("nan"),
+        "pearson": pearson,
+        "spearman": spearman,
         "mse": float(np.mean((held_out - reference) ** 2)),
         "units": int(n_scored),
     }
