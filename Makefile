@@ -1,0 +1,37 @@
+# make demo: set up and serve the app with demo projects (SQLite, nothing else needed)
+# make test: set up and run every test
+PYTHON ?= python3.11
+VENV := .venv
+PY := $(VENV)/bin/python
+PORT ?= 8000
+export PORT
+
+.PHONY: install demo test browser wordnet clean
+
+install: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "Python 3.11 is needed (set PYTHON=...)"; exit 1; }
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	# The CPU build of torch first, from this machine's local disk, so pip never pulls a multi-GB CUDA build.
+	$(PY) -m pip install --quiet torch==2.13.0
+	$(PY) -m pip install --quiet -e '.[ml,dev]'
+	touch $@
+
+wordnet: install
+	@if [ -x models_backend/wordnet_install.sh ]; then models_backend/wordnet_install.sh; fi
+
+# Debian's chromium drives the browser tests (Playwright downloads no browser here).
+browser:
+	@command -v chromium >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+
+demo: install wordnet
+	PY=$(PY) bin/serve
+
+test: install wordnet browser
+	$(PY) -m pytest -m "not postgres" -q
+	DATABASE_URL=postgres://postgres@127.0.0.1:5432/test $(PY) -m pytest -m postgres -q -p no:cacheprovider
+
+clean:
+	rm -rf $(VENV) var

@@ -1,0 +1,34 @@
+import json
+import sys
+import time
+
+from django.core.management.base import BaseCommand, CommandError
+
+from annotation.models import Project
+from annotation.services.exporters import FORMATS, write_export
+
+
+class Command(BaseCommand):
+    help = "Export a project's data (streamed: memory does not grow with the project)."
+
+    def add_arguments(self, parser):
+        parser.add_argument("slug")
+        parser.add_argument("--format", required=True, choices=FORMATS)
+        parser.add_argument("--output", required=True)
+        parser.add_argument("--json", action="store_true")
+
+    def handle(self, *args, **opts):
+        try:
+            project = Project.objects.get(slug=opts["slug"])
+        except Project.DoesNotExist:
+            raise CommandError(f"no project with the slug {opts['slug']!r}") from None
+        started = time.perf_counter()
+        try:
+            records = write_export(project, opts["format"], opts["output"])
+        except OSError as exc:
+            raise CommandError(f"cannot write {opts['output']}: {exc.strerror}") from None
+        result = {"records": records, "output": opts["output"], "seconds": round(time.perf_counter() - started, 3)}
+        if opts["json"]:
+            self.stdout.write(json.dumps(result))
+        else:
+            print(f"wrote {records} records to {opts['output']}", file=sys.stdout)

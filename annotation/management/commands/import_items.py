@@ -1,0 +1,47 @@
+import json
+
+from django.core.management.base import BaseCommand, CommandError
+
+from annotation.models import Project
+from annotation.services.importers import FORMATS, ImportFileError, import_file
+
+
+class Command(BaseCommand):
+    help = "Import examples (or atoms) from a dataset file into a project. A file with any bad row imports nothing."
+
+    def add_arguments(self, parser):
+        parser.add_argument("slug")
+        parser.add_argument("path")
+        parser.add_argument("--format", required=True, choices=FORMATS)
+        parser.add_argument(
+            "--map",
+            action="append",
+            default=[],
+            metavar="FIELD=COLUMN",
+            help="for jsonl/csv: which column holds id, premise, hypothesis, update or label",
+        )
+        parser.add_argument("--json", action="store_true")
+
+    def handle(self, *args, **opts):
+        try:
+            project = Project.objects.get(slug=opts["slug"])
+        except Project.DoesNotExist:
+            raise CommandError(f"no project with the slug {opts['slug']!r}") from None
+        mapping = {}
+        for pair in opts["map"]:
+            field, sep, column = pair.partition("=")
+            if not sep or not column:
+                raise CommandError(f"--map takes FIELD=COLUMN, got {pair!r}")
+            mapping[field.strip()] = column.strip()
+        try:
+            report = import_file(project, opts["path"], opts["format"], mapping or None)
+        except FileNotFoundError:
+            raise CommandError(f"no such file: {opts['path']}") from None
+        except (ImportFileError, ValueError) as exc:
+            raise CommandError(str(exc)) from None
+        result = report.as_dict()
+        if opts["json"]:
+            self.stdout.write(json.dumps(result))
+        else:
+            for key, value in result.items():
+                self.stdout.write(f"{key:>18}: {value}")

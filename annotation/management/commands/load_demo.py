@@ -1,0 +1,22 @@
+import json
+
+from django.core.management.base import BaseCommand
+
+from annotation.demo import DEMO_USERS, load_demo
+
+
+class Command(BaseCommand):
+    help = "Create the demo accounts and one demo project per task type (a second run adds nothing)."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--json", action="store_true")
+
+    def handle(self, *args, **opts):
+        result = load_demo()
+        if opts["json"]:
+            self.stdout.write(json.dumps(result))
+            return
+        self.stdout.write(f"demo loaded: {len(result['users_created'])} users and {result['items_created']} items created")
+        self.stdout.write("demo logins (username / password / role):")
+        for username, role, password in DEMO_USERS:
+            self.stdout.write(f"  {username:<8} {password:<18} {role}")

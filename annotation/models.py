@@ -1,0 +1,200 @@
+"""The annotation data model.
+
+Example (P, H, optional U) -> Atom (pieces of H) -> Item (what one annotator answers)
+Assignment (one claimed page of k items for one worker) -> Claim (an item on that page)
+Annotation (one worker's answer to one item; imported labels have no worker)
+"""
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from annotation.tasktypes import TASK_TYPE_CHOICES
+
+
+class Project(models.Model):
+    slug = models.SlugField(max_length=80, unique=True)
+    title = models.CharField(max_length=200)
+    task_type = models.CharField(max_length=32, choices=TASK_TYPE_CHOICES)
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="projects")
+    instructions = models.TextField(blank=True)
+    items_per_page = models.PositiveSmallIntegerField(default=5)
+    # Annotations every item gets before the disagreement rule is asked; the cap bounds extra rounds.
+    redundancy = models.PositiveSmallIntegerField(default=2)
+    max_annotations = models.PositiveSmallIntegerField(default=3)
+    # Task-type settings (slider threshold, label set, ...), validated by the task type module.
+    options = models.JSONField(default=dict, blank=True)
+    claim_timeout_minutes = models.PositiveIntegerField(default=30)
+    requires_qualification = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        permissions = [("export_any_project", "Can export any project's dataset")]
+
+    def __str__(self) -> str:
+        return self.slug
+
+    @property
+    def task(self):
+        from annotation.tasktypes import get_task_type
+
+        return get_task_type(self.task_type)
+
+
+class Example(models.Model):
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="examples")
+    # Natural key within the project: the source id, or a content hash; it makes re-imports no-ops.
+    key = models.CharField(max_length=200)
+    source_id = models.CharField(max_length=200, blank=True)
+    premise = models.TextField()
+    hypothesis = models.TextField()
+    update = models.TextField(blank=True)
+    update_type = models.CharField(max_length=20, blank=True)
+    source_label = models.CharField(max_length=40, blank=True)
+    # What the source file carried beyond the columns above, kept so exports give it back unchanged.
+    source_data = models.JSONField(default=dict, blank=True)
+    position = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["position", "id"]
+        constraints = [models.UniqueConstraint(fields=["project", "key"], name="example_key_unique")]
+
+    def __str__(self) -> str:
+        return self.source_id or self.key
+
+
+class Atom(models.Model):
+    class Validity(models.TextChoices):
+        UNKNOWN = "unknown"
+        VALID = "valid"
+        INVALID = "invalid"
+
+    example = models.ForeignKey(Example, on_delete=models.CASCADE, related_name="atoms")
+    text = models.TextField()
+    order = models.PositiveSmallIntegerField(default=0)
+    validity = models.CharField(max_length=10, choices=Validity.choices, default=Validity.UNKNOWN)
+    # Gold effect of the update on this atom, -2..+2, when the source gives one.
+    effect = models.SmallIntegerField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["example_id", "order"]
+        constraints = [models.UniqueConstraint(fields=["example", "text"], name="atom_text_unique")]
+
+    def __str__(self) -> str:
+        return self.text
+
+
+class Item(models.Model):
+    class Status(models.TextChoices):
+        OPEN = "open"  # still collecting annotations
+        DONE = "done"  # aggregate is final
+        ADJUDICATION = "adjudication"  # the policy could not settle it; an author decides
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="items")
+    example = models.ForeignKey(Example, on_delete=models.CASCADE, related_name="items")
+    atom = models.ForeignKey(Atom, on_delete=models.CASCADE, null=True, blank=True, related_name="items")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.OPEN)
+    # How many annotations this item should get now; the redundancy policy raises it on disagreement.
+    target = models.PositiveSmallIntegerField(default=2)
+    annotation_count = models.PositiveIntegerField(default=0)
+    active_claims = models.PositiveSmallIntegerField(default=0)
+    # True while target > annotations + active claims: the claim query reads only these rows.
+    claimable = models.BooleanField(default=True)
+    # Items of one coherence group never share a page or a worker at the same time.
+    coherence_group = models.CharField(max_length=100, blank=True)
+    # Lower is served first (adaptive pages raise the priority of uncertain items).
+    priority = models.FloatField(default=0.0)
+    aggregate = models.JSONField(null=True, blank=True)
+    adjudicated = models.JSONField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["id"]
+        indexes = [
+            models.Index(
+                fields=["project", "priority", "id"], condition=Q(claimable=True), name="item_claimable_idx"
+            ),
+            models.Index(fields=["project", "status"], name="item_status_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"item {self.pk}"
+
+    @property
+    def final_value(self):
+        """The adjudicated label where an author set one, else the aggregate."""
+        return self.adjudicated if self.adjudicated is not None else self.aggregate
+
+
+class Assignment(models.Model):
+    """One page of items claimed by one worker; it expires if not submitted in time."""
+
+    class Status(models.TextChoices):
+        OPEN = "open"
+        SUBMITTED = "submitted"
+        EXPIRED = "expired"
+        RELEASED = "released"
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="assignments")
+    worker = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="assignments")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.OPEN)
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField()
+    submitted_at = models.DateTimeField(null=True, blank=True)
+    late = models.BooleanField(default=False)
+    # Fingerprint of the accepted answers: a repeated identical submit answers the same, stores nothing.
+    submission_digest = models.CharField(max_length=64, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [
+            models.Index(fields=["status", "expires_at"], name="assignment_expiry_idx"),
+            models.Index(fields=["project", "worker", "status"], name="assignment_worker_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"assignment {self.pk}"
+
+
+class Claim(models.Model):
+    """An item on a claimed page. One per (item, worker): a worker never sees an item twice."""
+
+    assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="claims")
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="claims")
+    worker = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="claims")
+    position = models.PositiveSmallIntegerField()
+    # Counts in item.active_claims while the page is open.
+    active = models.BooleanField(default=True)
+
+    class Meta:
+        ordering = ["assignment_id", "position"]
+        constraints = [models.UniqueConstraint(fields=["item", "worker"], name="claim_item_worker_unique")]
+        indexes = [models.Index(fields=["worker", "item"], name="claim_worker_item_idx")]
+
+
+class Annotation(models.Model):
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="annotations")
+    # Null for labels imported with a dataset (ChaosNLI's 100 votes per item).
+    worker = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True, related_name="annotations"
+    )
+    assignment = models.ForeignKey(
+        Assignment, on_delete=models.PROTECT, null=True, blank=True, related_name="annotations"
+    )
+    raw = models.JSONField(help_text="The answer as submitted")
+    value = models.JSONField(help_text="The normalised value used for aggregation")
+    reason = models.TextField(blank=True)
+    seconds_spent = models.FloatField(null=True, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    submitted_at = models.DateTimeField(auto_now_add=True)
+    imported = models.BooleanField(default=False)
+    # Imported votes are stored one row per distinct label with its count (ChaosNLI: 100 votes, <= 3 rows).
+    count = models.PositiveIntegerField(default=1)
+    late = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["item_id", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["item", "worker"], condition=Q(worker__isnull=False), name="annotation_item_worker_unique"
+            )
+        ]

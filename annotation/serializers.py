@@ -1,0 +1,69 @@
+from rest_framework import serializers
+
+from annotation.models import Assignment, Item, Project
+from annotation.tasktypes import TASK_TYPE_CHOICES
+
+
+class ProjectSerializer(serializers.ModelSerializer):
+    owner = serializers.CharField(source="owner.username", read_only=True)
+    task_type = serializers.ChoiceField(choices=TASK_TYPE_CHOICES)
+
+    class Meta:
+        model = Project
+        fields = [
+            "slug", "title", "task_type", "owner", "instructions", "items_per_page",
+            "redundancy", "max_annotations", "claim_timeout_minutes", "options", "created_at",
+        ]
+        read_only_fields = ["owner", "created_at", "options"]
+
+
+class PageItemSerializer(serializers.ModelSerializer):
+    premise = serializers.CharField(source="example.premise")
+    hypothesis = serializers.CharField(source="example.hypothesis")
+    update = serializers.CharField(source="example.update")
+    atom = serializers.CharField(source="atom.text", allow_null=True, default=None)
+
+    class Meta:
+        model = Item
+        fields = ["id", "premise", "hypothesis", "update", "atom"]
+
+
+class AssignmentSerializer(serializers.ModelSerializer):
+    project = serializers.CharField(source="project.slug")
+    items = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Assignment
+        fields = ["id", "project", "status", "created_at", "expires_at", "submitted_at", "late", "items"]
+
+    def get_items(self, assignment) -> list[dict]:
+        claims = assignment.claims.select_related("item__example", "item__atom").order_by("position")
+        return PageItemSerializer([claim.item for claim in claims], many=True).data
+
+
+class AnswerSerializer(serializers.Serializer):
+    value = serializers.JSONField(help_text="slider: raw position 0..10000; defeasible: -2..2; validity: valid/invalid; nli: e/n/c")
+    reason = serializers.CharField(required=False, allow_blank=True)
+    seconds = serializers.FloatField(required=False, help_text="time spent on the item")
+
+
+class SubmitSerializer(serializers.Serializer):
+    answers = serializers.DictField(child=AnswerSerializer(), help_text="keyed by item id")
+
+
+class SubmitResultSerializer(serializers.Serializer):
+    assignment = serializers.IntegerField()
+    status = serializers.CharField()
+    annotations = serializers.IntegerField()
+    late = serializers.BooleanField()
+    repeated = serializers.BooleanField()
+
+
+class ErrorSerializer(serializers.Serializer):
+    field = serializers.CharField()
+    detail = serializers.CharField()
+
+
+class ImportSerializer(serializers.Serializer):
+    file = serializers.FileField()
+    format = serializers.ChoiceField(choices=["usnli", "chaosnli", "dnli", "snli", "atoms", "jsonl", "csv"])

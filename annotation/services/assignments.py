@@ -1,0 +1,281 @@
+"""The worker loop: claim a page, submit it, release it, expire stale claims.
+
+Invariants (checked by the concurrency tests on PostgreSQL):
+- an item never has more active claims plus annotations than its target (late submits aside);
+- a worker never gets an item twice (a unique (item, worker) claim);
+- a submit is all or nothing, and a repeated identical submit stores nothing more.
+On PostgreSQL the claim locks candidate items with FOR UPDATE SKIP LOCKED, so concurrent claimers take
+different rows without waiting; SQLite runs each write transaction alone (BEGIN IMMEDIATE).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+from django.db import transaction
+from django.db.models import Case, Exists, F, OuterRef, Value, When
+from django.utils import timezone
+
+from annotation.live import announce_progress
+from annotation.models import Annotation, Assignment, Claim, Item, Project
+from annotation.services import access
+from annotation.services.redundancy import settle_item
+from annotation.tasktypes import AnswerError
+
+CANDIDATE_FACTOR = 4  # rows locked per page slot, so coherence-group conflicts can be skipped
+EXPIRE_BATCH = 100
+
+
+class SubmissionError(Exception):
+    """A submission was refused; nothing was stored. `field` names what is wrong."""
+
+    def __init__(self, field: str, message: str, status: int = 400):
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.message = message
+        self.status = status
+
+
+@dataclass
+class SubmitResult:
+    assignment: Assignment
+    created: int
+    late: bool
+    repeated: bool = False
+    items: list[int] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return {
+            "assignment": self.assignment.pk,
+            "status": self.assignment.status,
+            "annotations": len(self.items),
+            "late": self.late,
+            "repeated": self.repeated,
+        }
+
+
+def open_assignment(project: Project, worker) -> Assignment | None:
+    return (
+        Assignment.objects.filter(
+            project=project, worker=worker, status=Assignment.Status.OPEN, expires_at__gt=timezone.now()
+        )
+        .order_by("created_at")
+        .first()
+    )
+
+
+def claim_page(project: Project, worker) -> Assignment | None:
+    """The worker's open page in this project, or a new one of up to k items; None when no work is left."""
+    access.ensure_can_work(project, worker)
+    current = open_assignment(project, worker)
+    if current is not None:
+        return current
+    expire_stale(project=project)
+    now = timezone.now()
+    with transaction.atomic():
+        already_seen = Claim.objects.filter(item=OuterRef("pk"), worker=worker)
+        candidates = list(
+            Item.objects.select_for_update(skip_locked=True, of=("self",))
+            .filter(project=project, claimable=True)
+            .exclude(Exists(already_seen))
+            .order_by("priority", "id")
+            .only("id", "coherence_group", "annotation_count", "active_claims", "target")[
+                : project.items_per_page * CANDIDATE_FACTOR
+            ]
+        )
+        chosen = _pick_page(project, worker, candidates)
+        if not chosen:
+            return None
+        assignment = Assignment.objects.create(
+            project=project,
+            worker=worker,
+            expires_at=now + timedelta(minutes=project.claim_timeout_minutes),
+        )
+        Claim.objects.bulk_create(
+            [
+                Claim(assignment=assignment, item=item, worker=worker, position=position)
+                for position, item in enumerate(chosen)
+            ]
+        )
+        Item.objects.filter(id__in=[item.id for item in chosen]).update(
+            active_claims=F("active_claims") + 1,
+            claimable=Case(
+                When(target__gt=F("annotation_count") + F("active_claims") + 1, then=Value(True)),
+                default=Value(False),
+            ),
+        )
+    return assignment
+
+
+def _pick_page(project: Project, worker, candidates: list[Item]) -> list[Item]:
+    """Up to k items, at most one per coherence group, none of a group the worker holds (or held)."""
+    groups = {item.coherence_group for item in candidates if item.coherence_group}
+    blocked: set[str] = set()
+    if groups:
+        held = Claim.objects.filter(worker=worker, item__project=project, item__coherence_group__in=groups)
+        if not project.options.get("coherence_exclusive_per_worker"):
+            held = held.filter(active=True)
+        blocked = set(held.values_list("item__coherence_group", flat=True))
+    chosen: list[Item] = []
+    for item in candidates:
+        if item.annotation_count + item.active_claims >= item.target:
+            continue  # filled since the index said otherwise
+        if item.coherence_group:
+            if item.coherence_group in blocked:
+                continue
+            blocked.add(item.coherence_group)
+        chosen.append(item)
+        if len(chosen) == project.items_per_page:
+            break
+    return chosen
+
+
+def _digest(answers: dict) -> str:
+    return hashlib.sha256(json.dumps(answers, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def parse_answers(project: Project, item_ids: list[int], answers: dict) -> dict[int, tuple]:
+    """Validate a page of answers without touching the database: {item_id: (raw, value, reason, seconds)}."""
+    if not isinstance(answers, dict):
+        raise SubmissionError("answers", "must be an object keyed by item id")
+    by_id: dict[int, dict] = {}
+    for key, answer in answers.items():
+        try:
+            item_id = int(key)
+        except (TypeError, ValueError):
+            raise SubmissionError(f"answers[{str(key)[:20]}]", "is not an item id") from None
+        if item_id not in item_ids:
+            raise SubmissionError(f"answers[{item_id}]", "is not an item of this page")
+        if not isinstance(answer, dict):
+            answer = {"value": answer}
+        by_id[item_id] = answer
+    missing = [item_id for item_id in item_ids if item_id not in by_id]
+    if missing:
+        raise SubmissionError(f"answers[{missing[0]}]", "every item on the page needs an answer")
+    parsed = {}
+    task = project.task
+    for item_id in item_ids:
+        answer = by_id[item_id]
+        try:
+            raw, value = task.parse_answer(answer, project.options)
+        except AnswerError as exc:
+            raise SubmissionError(f"answers[{item_id}].{exc.field}", exc.message) from None
+        seconds = answer.get("seconds")
+        if seconds not in (None, ""):
+            try:
+                seconds = float(seconds)
+            except (TypeError, ValueError):
+                raise SubmissionError(f"answers[{item_id}].seconds", "must be a number of seconds") from None
+            if not 0 <= seconds < 86400 * 7:
+                raise SubmissionError(f"answers[{item_id}].seconds", "must be from 0 to a week")
+        else:
+            seconds = None
+        reason = answer.get("reason", "") if isinstance(answer.get("reason", ""), str) else ""
+        parsed[item_id] = (raw, value, reason[:2000], seconds)
+    return parsed
+
+
+def submit_page(assignment_id: int, worker, answers: dict) -> SubmitResult:
+    """Store a page of answers atomically; late pages are kept and marked; repeats store nothing."""
+    with transaction.atomic():
+        try:
+            assignment = (
+                Assignment.objects.select_for_update(of=("self",))
+                .select_related("project")
+                .get(pk=assignment_id)
+            )
+        except Assignment.DoesNotExist:
+            raise SubmissionError("assignment", "no such page", status=404) from None
+        if assignment.worker_id != worker.pk:
+            raise SubmissionError("assignment", "this page belongs to another worker", status=403)
+        project = assignment.project
+        access.ensure_can_work(project, worker)
+        digest = _digest(answers)
+        if assignment.status == Assignment.Status.SUBMITTED:
+            if digest != assignment.submission_digest:
+                raise SubmissionError("assignment", "this page was already submitted with other answers", status=409)
+            claims = list(assignment.claims.values_list("item_id", flat=True))
+            return SubmitResult(assignment, created=0, late=assignment.late, repeated=True, items=claims)
+        if assignment.status == Assignment.Status.RELEASED:
+            raise SubmissionError("assignment", "this page was released and can no longer be submitted", status=409)
+        claims = list(assignment.claims.order_by("item_id"))
+        item_ids = [claim.item_id for claim in claims]
+        parsed = parse_answers(project, item_ids, answers)
+        now = timezone.now()
+        late = assignment.status == Assignment.Status.EXPIRED or now > assignment.expires_at
+        items = {item.id: item for item in Item.objects.select_for_update().filter(id__in=item_ids).order_by("id")}
+        Annotation.objects.bulk_create(
+            [
+                Annotation(
+                    item_id=item_id,
+                    worker=worker,
+                    assignment=assignment,
+                    raw=parsed[item_id][0],
+                    value=parsed[item_id][1],
+                    reason=parsed[item_id][2],
+                    seconds_spent=parsed[item_id][3],
+                    started_at=assignment.created_at,
+                    late=late,
+                )
+                for item_id in item_ids
+            ]
+        )
+        for claim in claims:
+            item = items[claim.item_id]
+            item.annotation_count += 1
+            if claim.active:
+                item.active_claims -= 1
+            settle_item(project, item)
+        Item.objects.bulk_update(
+            items.values(),
+            ["annotation_count", "active_claims", "target", "status", "aggregate", "claimable"],
+        )
+        Claim.objects.filter(assignment=assignment).update(active=False)
+        assignment.status = Assignment.Status.SUBMITTED
+        assignment.submitted_at = now
+        assignment.late = late
+        assignment.submission_digest = digest
+        assignment.save(update_fields=["status", "submitted_at", "late", "submission_digest"])
+    announce_progress(project)
+    return SubmitResult(assignment, created=len(item_ids), late=late, items=item_ids)
+
+
+def release_page(assignment_id: int, worker) -> Assignment:
+    """Give a page back unanswered: its items return to the pool (the worker will not see them again)."""
+    with transaction.atomic():
+        assignment = Assignment.objects.select_for_update().get(pk=assignment_id, worker=worker)
+        if assignment.status == Assignment.Status.OPEN:
+            _close(assignment, Assignment.Status.RELEASED)
+    return assignment
+
+
+def expire_stale(project: Project | None = None, now=None, limit: int = EXPIRE_BATCH) -> int:
+    """Expire open pages past their deadline and return their items to the pool; returns how many."""
+    now = now or timezone.now()
+    expired = 0
+    with transaction.atomic():
+        stale = Assignment.objects.select_for_update(skip_locked=True).filter(
+            status=Assignment.Status.OPEN, expires_at__lte=now
+        )
+        if project is not None:
+            stale = stale.filter(project=project)
+        for assignment in stale.order_by("expires_at")[:limit]:
+            _close(assignment, Assignment.Status.EXPIRED)
+            expired += 1
+    return expired
+
+
+def _close(assignment: Assignment, status: str) -> None:
+    """Deactivate the page's claims and give their slots back to the items."""
+    item_ids = list(assignment.claims.filter(active=True).values_list("item_id", flat=True))
+    items = list(Item.objects.select_for_update().filter(id__in=item_ids).order_by("id"))
+    for item in items:
+        item.active_claims -= 1
+        item.claimable = item.status == Item.Status.OPEN and item.annotation_count + item.active_claims < item.target
+    Item.objects.bulk_update(items, ["active_claims", "claimable"])
+    assignment.claims.update(active=False)
+    assignment.status = status
+    assignment.save(update_fields=["status"])
+

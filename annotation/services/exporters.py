@@ -1,0 +1,238 @@
+"""Dataset exports, streamed: each format is a generator of text chunks read from the database in
+keyset-paginated batches, so memory stays flat whatever the project's size.
+
+usnli     CSV id,pre,hyp,nli,unli (imported values unchanged; collected items: the final probability)
+chaosnli  JSONL with ChaosNLI's fields, counts recomputed from the stored votes
+atoms     JSONL, one example per line with its atoms, their gold fields and collected labels
+jsonl     JSONL, one item per line with every raw annotation and its timings
+csv       CSV, one item per line with its final label
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from collections import Counter
+from typing import Iterator
+
+from django.db.models import Prefetch
+
+from annotation.models import Annotation, Item, Project
+from annotation.tasktypes.nli_label import NLI_LABELS
+
+FORMATS = ("usnli", "chaosnli", "atoms", "jsonl", "csv")
+CONTENT_TYPES = {"usnli": "text/csv", "csv": "text/csv"}
+BATCH = 500
+
+
+def content_type(fmt: str) -> str:
+    return CONTENT_TYPES.get(fmt, "application/x-ndjson")
+
+
+def file_name(project: Project, fmt: str) -> str:
+    return f"{project.slug}.{fmt}.{'csv' if fmt in ('usnli', 'csv') else 'jsonl'}"
+
+
+def export(project: Project, fmt: str) -> Iterator[str]:
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown export format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    return {"usnli": _usnli, "chaosnli": _chaosnli, "atoms": _atoms, "jsonl": _jsonl, "csv": _csv}[fmt](project)
+
+
+def write_export(project: Project, fmt: str, path) -> int:
+    """Write an export to a file; returns the number of records written."""
+    records = 0
+    with open(path, "w", encoding="utf-8", newline="") as out:
+        for chunk in export(project, fmt):
+            out.write(chunk)
+            records += chunk.count("\n")
+    return records - (1 if fmt in ("usnli", "csv") else 0)
+
+
+def iter_item_batches(project: Project, with_annotations: bool = False, batch: int = BATCH) -> Iterator[list[Item]]:
+    """Items in creation order, a batch at a time, by keyset on the primary key."""
+    queryset = Item.objects.filter(project=project).select_related("example", "atom").order_by("id")
+    if with_annotations:
+        queryset = queryset.prefetch_related(
+            Prefetch("annotations", queryset=Annotation.objects.select_related("worker").order_by("id"))
+        )
+    last_id = 0
+    while True:
+        items = list(queryset.filter(id__gt=last_id)[:batch])
+        if not items:
+            return
+        yield items
+        last_id = items[-1].id
+
+
+def _csv_line(values) -> str:
+    buffer = io.StringIO()
+    csv.writer(buffer, lineterminator="\n").writerow(values)
+    return buffer.getvalue()
+
+
+def _json_line(record: dict) -> str:
+    return json.dumps(record, ensure_ascii=False) + "\n"
+
+
+def _usnli(project: Project) -> Iterator[str]:
+    yield _csv_line(["id", "pre", "hyp", "nli", "unli"])
+    for items in iter_item_batches(project):
+        lines = []
+        for item in items:
+            example = item.example
+            final = item.final_value
+            unli = repr(float(final)) if final is not None else example.source_data.get("unli", "")
+            nli = example.source_data.get("nli", example.source_label)
+            lines.append(_csv_line([example.source_id or example.key, example.premise, example.hypothesis, nli, unli]))
+        yield "".join(lines)
+
+
+def _vote_counts(items: list[Item]) -> dict[int, Counter]:
+    counts: dict[int, Counter] = {item.id: Counter() for item in items}
+    rows = Annotation.objects.filter(item__in=[item.id for item in items]).values_list("item_id", "value", "count")
+    for item_id, value, count in rows.iterator(chunk_size=5000):
+        counts[item_id][value] += count
+    return counts
+
+
+def _chaosnli(project: Project) -> Iterator[str]:
+    labels = project.options.get("labels") or list(NLI_LABELS)
+    numeric = labels == ["1", "2"]  # alphaNLI writes its labels as numbers
+
+    def out(label):
+        return int(label) if numeric and label is not None else label
+
+    for items in iter_item_batches(project):
+        counts = _vote_counts(items)
+        lines = []
+        for item in items:
+            counter = counts[item.id]
+            total = sum(counter.values())
+            label_count = [counter.get(label, 0) for label in labels]
+            label_dist = [count / total if total else 0.0 for count in label_count]
+            majority = item.final_value
+            if majority is None and total:
+                best = max(label_count)
+                winners = [label for label, count in zip(labels, label_count) if count == best]
+                source_majority = item.example.source_data.get("majority_label")
+                majority = str(source_majority) if str(source_majority) in winners else winners[0]
+            source = item.example.source_data
+            record = {
+                "uid": item.example.source_id or item.example.key,
+                "label_counter": {out(label): count for label, count in counter.most_common()},
+                "majority_label": out(majority),
+                "label_dist": label_dist,
+                "label_count": label_count,
+                "entropy": -sum(p * math.log2(p) for p in label_dist if p > 0),
+                "example": source.get(
+                    "example",
+                    {"uid": item.example.source_id, "premise": item.example.premise, "hypothesis": item.example.hypothesis},
+                ),
+                "old_label": source.get("old_label", item.example.source_label),
+            }
+            if "old_labels" in source:
+                record["old_labels"] = source["old_labels"]
+            if numeric:  # JSON object keys are strings; ChaosNLI writes them so too
+                record["label_counter"] = {str(k): v for k, v in record["label_counter"].items()}
+            lines.append(_json_line(record))
+        yield "".join(lines)
+
+
+def _example_fields(example) -> dict:
+    return {
+        "id": example.source_id or example.key,
+        "premise": example.premise,
+        "hypothesis": example.hypothesis,
+        "update": example.update,
+        "update_type": example.update_type,
+        "label": example.source_label,
+    }
+
+
+def _atoms(project: Project) -> Iterator[str]:
+    from annotation.models import Example
+
+    queryset = Example.objects.filter(project=project).prefetch_related("atoms__items").order_by("id")
+    last_id = 0
+    while True:
+        examples = list(queryset.filter(id__gt=last_id)[:BATCH])
+        if not examples:
+            return
+        lines = []
+        for example in examples:
+            atoms = []
+            for atom in example.atoms.all():
+                collected = [item.final_value for item in atom.items.all() if item.final_value is not None]
+                atoms.append(
+                    {
+                        "text": atom.text,
+                        "order": atom.order,
+                        "validity": atom.validity,
+                        "effect": atom.effect,
+                        "collected": collected[0] if collected else None,
+                    }
+                )
+            lines.append(_json_line({**_example_fields(example), "atoms": atoms}))
+        yield "".join(lines)
+        last_id = examples[-1].id
+
+
+def _annotation_record(annotation: Annotation) -> dict:
+    return {
+        "worker": f"w{annotation.worker_id}" if annotation.worker_id else None,
+        "imported": annotation.imported,
+        "count": annotation.count,
+        "raw": annotation.raw,
+        "value": annotation.value,
+        "reason": annotation.reason,
+        "seconds_spent": annotation.seconds_spent,
+        "started_at": annotation.started_at.isoformat() if annotation.started_at else None,
+        "submitted_at": annotation.submitted_at.isoformat() if annotation.submitted_at else None,
+        "late": annotation.late,
+    }
+
+
+def _jsonl(project: Project) -> Iterator[str]:
+    for items in iter_item_batches(project, with_annotations=True, batch=200):
+        lines = []
+        for item in items:
+            lines.append(
+                _json_line(
+                    {
+                        "item": item.id,
+                        "task_type": project.task_type,
+                        "example": _example_fields(item.example),
+                        "source_data": item.example.source_data,
+                        "atom": item.atom.text if item.atom else None,
+                        "status": item.status,
+                        "aggregate": item.aggregate,
+                        "adjudicated": item.adjudicated,
+                        "final": item.final_value,
+                        "annotations": [_annotation_record(a) for a in item.annotations.all()],
+                    }
+                )
+            )
+        yield "".join(lines)
+
+
+def _csv(project: Project) -> Iterator[str]:
+    yield _csv_line(["item", "id", "premise", "hypothesis", "update", "atom", "status", "annotations", "final"])
+    for items in iter_item_batches(project):
+        yield "".join(
+            _csv_line(
+                [
+                    item.id,
+                    item.example.source_id or item.example.key,
+                    item.example.premise,
+                    item.example.hypothesis,
+                    item.example.update,
+                    item.atom.text if item.atom else "",
+                    item.status,
+                    item.annotation_count,
+                    "" if item.final_value is None else item.final_value,
+                ]
+            )
+            for item in items
+        )

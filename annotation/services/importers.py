@@ -1,0 +1,519 @@
+"""Dataset importers: read a file into example rows, validate every row, then write all or nothing.
+
+Formats: usnli (CSV id,pre,hyp,nli,unli), chaosnli (JSONL, 100 labels per item), dnli (delta-NLI JSONL),
+snli (original SNLI JSONL or premise/hypothesis/label JSONL), atoms (JSONL of atoms for existing
+examples), jsonl / csv (any columns, with a mapping onto premise / hypothesis / id / label / update).
+"""
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import math
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Iterable, Iterator
+
+from django.db import transaction
+
+from annotation.models import Annotation, Atom, Example, Item, Project
+from annotation.tasktypes.nli_label import NLI_LABELS, normalise_label
+
+FORMATS = ("usnli", "chaosnli", "dnli", "snli", "atoms", "jsonl", "csv")
+MAX_ERRORS_REPORTED = 20
+GENERIC_FIELDS = ("id", "premise", "hypothesis", "update", "label")
+USNLI_COLUMNS = ("id", "pre", "hyp", "nli", "unli")
+
+
+class ImportFileError(Exception):
+    """The file has bad rows; nothing was imported. `errors` lists (line, field, message)."""
+
+    def __init__(self, errors: list[tuple[int, str, str]]):
+        self.errors = errors
+        lines = [f"line {line}, field {name!r}: {message}" for line, name, message in errors[:MAX_ERRORS_REPORTED]]
+        more = len(errors) - MAX_ERRORS_REPORTED
+        if more > 0:
+            lines.append(f"... and {more} more")
+        super().__init__("nothing was imported:\n" + "\n".join(lines))
+
+
+class RowError(Exception):
+    def __init__(self, field: str, message: str):
+        self.field = field
+        self.message = message
+
+
+@dataclass
+class ExampleRow:
+    line: int
+    key: str
+    premise: str
+    hypothesis: str
+    source_id: str = ""
+    update: str = ""
+    update_type: str = ""
+    source_label: str = ""
+    source_data: dict = field(default_factory=dict)
+    imported_labels: list[str] = field(default_factory=list)
+    label_set: tuple[str, ...] | None = None  # nli_label projects: the labels this row's votes use
+
+
+@dataclass
+class AtomRow:
+    line: int
+    example_ref: str  # an example id (source id or key) ...
+    hypothesis: str  # ... or a hypothesis text shared by examples
+    atoms: list[dict]
+
+
+@dataclass
+class Skipped:
+    line: int
+    reason: str
+
+
+@dataclass
+class ImportReport:
+    created: int = 0
+    skipped: int = 0
+    already_present: int = 0
+    unique_hypotheses: int = 0
+    items: int = 0
+    atoms: int = 0
+    annotations: int = 0
+    skipped_reasons: dict = field(default_factory=dict)
+
+    def as_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+# ---------------------------------------------------------------- reading
+
+
+def _text(row: dict, column: str, required: bool = True, field: str | None = None) -> str:
+    """The text in row[column]; errors name `field` (default: the column)."""
+    value = row.get(column)
+    if value is None or (isinstance(value, str) and not value.strip()):
+        if required:
+            raise RowError(field or column, "is missing or empty")
+        return ""
+    if not isinstance(value, (str, int, float)) or isinstance(value, bool):
+        raise RowError(field or column, f"must be text, got {type(value).__name__}")
+    return str(value)
+
+
+def _content_key(*parts: str) -> str:
+    digest = hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:40]
+    return f"sha:{digest}"
+
+
+def _json_lines(stream: IO[str]) -> Iterator[tuple[int, dict | RowError]]:
+    for number, line in enumerate(stream, start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            yield number, RowError("(json)", f"not valid JSON: {exc.msg} at column {exc.colno}")
+            continue
+        if not isinstance(record, dict):
+            yield number, RowError("(json)", "each line must be a JSON object")
+            continue
+        yield number, record
+
+
+def _csv_rows(stream: IO[str], required: Iterable[str] = ()) -> Iterator[tuple[int, dict | RowError]]:
+    # csv.DictReader rather than pandas: it reports the physical line of each record, which the error
+    # messages name, and it streams.
+    reader = csv.DictReader(stream)
+    missing = [name for name in required if name not in (reader.fieldnames or [])]
+    if missing:
+        yield 1, RowError(missing[0], f"header lacks the column(s) {', '.join(missing)}")
+        return
+    start = 2
+    for record in reader:
+        if None in record:
+            yield start, RowError("(csv)", "row has more fields than the header")
+        else:
+            yield start, record
+        start = reader.line_num + 1
+
+
+def _usnli(stream):
+    for line, record in _csv_rows(stream, USNLI_COLUMNS):
+        if isinstance(record, RowError):
+            yield line, record
+            continue
+        try:
+            source_id = _text(record, "id")
+            nli = _text(record, "nli").strip()
+            if nli not in ("0", "1", "2"):
+                raise RowError("nli", f"must be 0, 1 or 2, got {nli[:20]!r}")
+            unli = _text(record, "unli").strip()
+            try:
+                probability = float(unli)
+            except ValueError:
+                raise RowError("unli", f"must be a number, got {unli[:20]!r}") from None
+            if not (0.0 <= probability <= 1.0) or math.isnan(probability):
+                raise RowError("unli", f"must be a probability from 0 to 1, got {unli[:20]}")
+            yield line, ExampleRow(
+                line=line,
+                key=f"id:{source_id}",
+                source_id=source_id,
+                premise=_text(record, "pre"),
+                hypothesis=_text(record, "hyp"),
+                source_label=nli,
+                source_data={"nli": nli, "unli": unli},
+            )
+        except RowError as exc:
+            yield line, exc
+
+
+def _chaosnli(stream):
+    for line, record in _json_lines(stream):
+        if isinstance(record, RowError):
+            yield line, record
+            continue
+        try:
+            uid = _text(record, "uid")
+            example = record.get("example")
+            if not isinstance(example, dict):
+                raise RowError("example", "must be an object with the premise and hypothesis")
+            counter = record.get("label_counter")
+            if not isinstance(counter, dict) or not counter:
+                raise RowError("label_counter", "must be a non-empty object of label counts")
+            if "obs1" in example:  # alphaNLI: which of two hypotheses explains the observations
+                label_set: tuple[str, ...] = ("1", "2")
+                premise = f"{_text(example, 'obs1', field='example.obs1')} … {_text(example, 'obs2', field='example.obs2')}"
+                hypothesis = f"1: {_text(example, 'hyp1', field='example.hyp1')} | 2: {_text(example, 'hyp2', field='example.hyp2')}"
+            else:
+                label_set = tuple(NLI_LABELS)
+                premise = _text(example, "premise", field="example.premise")
+                hypothesis = _text(example, "hypothesis", field="example.hypothesis")
+            labels: list[str] = []
+            for label, count in counter.items():
+                name = normalise_label(label)
+                if name not in label_set:
+                    raise RowError("label_counter", f"unknown label {label!r}")
+                if not isinstance(count, int) or isinstance(count, bool) or count < 0:
+                    raise RowError("label_counter", f"count for {label!r} must be a whole number")
+                labels.extend([name] * count)
+            old_label = record.get("old_label")
+            yield line, ExampleRow(
+                line=line,
+                key=f"id:{uid}",
+                source_id=uid,
+                premise=premise,
+                hypothesis=hypothesis,
+                source_label="" if old_label is None else normalise_label(old_label),
+                source_data={
+                    name: record[name]
+                    for name in ("example", "old_label", "old_labels", "majority_label")
+                    if name in record
+                },
+                imported_labels=labels,
+                label_set=label_set,
+            )
+        except RowError as exc:
+            yield line, exc
+
+
+def _dnli(stream):
+    for line, record in _json_lines(stream):
+        if isinstance(record, RowError):
+            yield line, record
+            continue
+        try:
+            impossible = record.get("UpdateTypeImpossible", False)
+            if not isinstance(impossible, bool):
+                raise RowError("UpdateTypeImpossible", "must be true or false")
+            if impossible:
+                yield line, Skipped(line, "UpdateTypeImpossible")
+                continue
+            premise = _text(record, "Premise")
+            hypothesis = _text(record, "Hypothesis")
+            update = _text(record, "Update")
+            update_type = _text(record, "UpdateType").strip().lower()
+            if update_type not in ("strengthener", "weakener"):
+                raise RowError("UpdateType", f"must be strengthener or weakener, got {update_type[:20]!r}")
+            yield line, ExampleRow(
+                line=line,
+                key=_content_key(premise, hypothesis, update, update_type),
+                source_id=str(record.get("SNLIPairId") or record.get("AtomicEventRelationId") or ""),
+                premise=premise,
+                hypothesis=hypothesis,
+                update=update,
+                update_type=update_type,
+                source_label=update_type,
+                source_data={k: v for k, v in record.items() if k not in ("Premise", "Hypothesis", "Update")},
+            )
+        except RowError as exc:
+            yield line, exc
+
+
+SNLI_LABELS = ("entailment", "neutral", "contradiction", "-")
+
+
+def _snli(stream):
+    for line, record in _json_lines(stream):
+        if isinstance(record, RowError):
+            yield line, record
+            continue
+        try:
+            original = "sentence1" in record
+            premise = _text(record, "sentence1" if original else "premise")
+            hypothesis = _text(record, "sentence2" if original else "hypothesis")
+            label_field = "gold_label" if original else "label"
+            label = _text(record, label_field).strip().lower()
+            if label not in SNLI_LABELS:
+                raise RowError(label_field, f"must be one of {', '.join(SNLI_LABELS)}, got {label[:20]!r}")
+            pair_id = str(record.get("pairID", "") or record.get("id", "") or "")
+            extra = {k: record[k] for k in ("annotator_labels", "captionID") if k in record}
+            yield line, ExampleRow(
+                line=line,
+                key=f"id:{pair_id}" if pair_id else _content_key(premise, hypothesis),
+                source_id=pair_id,
+                premise=premise,
+                hypothesis=hypothesis,
+                source_label=label,
+                source_data=extra,
+            )
+        except RowError as exc:
+            yield line, exc
+
+
+def _generic(records, mapping: dict[str, str]):
+    for line, record in records:
+        if isinstance(record, RowError):
+            yield line, record
+            continue
+        try:
+            premise = _text(record, mapping["premise"])
+            hypothesis = _text(record, mapping["hypothesis"])
+            update = _text(record, mapping["update"], required=False)
+            source_id = _text(record, mapping["id"], required=False)
+            mapped = set(mapping.values())
+            yield line, ExampleRow(
+                line=line,
+                key=f"id:{source_id}" if source_id else _content_key(premise, hypothesis, update),
+                source_id=source_id,
+                premise=premise,
+                hypothesis=hypothesis,
+                update=update,
+                source_label=_text(record, mapping["label"], required=False),
+                source_data={k: v for k, v in record.items() if k not in mapped},
+            )
+        except RowError as exc:
+            yield line, exc
+
+
+def _atoms(stream):
+    for line, record in _json_lines(stream):
+        if isinstance(record, RowError):
+            yield line, record
+            continue
+        try:
+            example_ref = str(record.get("example_id") or record.get("id") or "")
+            hypothesis = record.get("hypothesis") or ""
+            if not example_ref and not hypothesis:
+                raise RowError("example_id", "give the example's id or its hypothesis text")
+            atoms = record.get("atoms")
+            if not isinstance(atoms, list) or not atoms:
+                raise RowError("atoms", "must be a non-empty list")
+            parsed = []
+            for index, atom in enumerate(atoms):
+                where = f"atoms[{index}]"
+                if isinstance(atom, str):
+                    atom = {"text": atom}
+                if not isinstance(atom, dict):
+                    raise RowError(where, "must be text or an object with 'text'")
+                text = atom.get("text")
+                if not isinstance(text, str) or not text.strip():
+                    raise RowError(f"{where}.text", "is missing or empty")
+                validity = atom.get("validity", "unknown")
+                if isinstance(validity, bool):
+                    validity = "valid" if validity else "invalid"
+                if validity not in Atom.Validity.values:
+                    raise RowError(f"{where}.validity", "must be valid, invalid or unknown")
+                effect = atom.get("effect", atom.get("label"))
+                if effect is not None and (isinstance(effect, bool) or effect not in (-2, -1, 0, 1, 2)):
+                    raise RowError(f"{where}.effect", "must be a whole number from -2 to 2")
+                parsed.append({"text": text.strip(), "validity": validity, "effect": effect})
+            yield line, AtomRow(line=line, example_ref=example_ref, hypothesis=hypothesis, atoms=parsed)
+        except RowError as exc:
+            yield line, exc
+
+
+def read_rows(stream: IO[str], fmt: str, mapping: dict[str, str] | None = None):
+    """Yield (line, ExampleRow | AtomRow | Skipped | RowError) for every record of the stream."""
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    if fmt in ("jsonl", "csv"):
+        full_mapping = {name: name for name in GENERIC_FIELDS}
+        unknown = set(mapping or {}) - set(GENERIC_FIELDS)
+        if unknown:
+            raise ValueError(f"mapping names unknown field(s) {', '.join(sorted(unknown))}")
+        full_mapping.update(mapping or {})
+        records = _json_lines(stream) if fmt == "jsonl" else _csv_rows(stream, [full_mapping["premise"], full_mapping["hypothesis"]])
+        return _generic(records, full_mapping)
+    return {"usnli": _usnli, "chaosnli": _chaosnli, "dnli": _dnli, "snli": _snli, "atoms": _atoms}[fmt](stream)
+
+
+# ---------------------------------------------------------------- writing
+
+
+def import_file(project: Project, path: str | Path, fmt: str, mapping: dict[str, str] | None = None) -> ImportReport:
+    with open(path, encoding="utf-8", newline="") as stream:
+        return import_stream(project, stream, fmt, mapping)
+
+
+def import_stream(project: Project, stream: IO[str], fmt: str, mapping=None) -> ImportReport:
+    """Validate the whole stream first; write nothing unless every row is good."""
+    rows, skipped, errors = [], [], []
+    try:
+        for line, row in read_rows(stream, fmt, mapping):
+            if isinstance(row, RowError):
+                errors.append((line, row.field, row.message))
+            elif isinstance(row, Skipped):
+                skipped.append(row)
+            else:
+                rows.append(row)
+    except UnicodeDecodeError as exc:
+        errors.append((0, "(file)", f"is not UTF-8 text: {exc.reason}"))
+    if fmt == "atoms":
+        return _write_atoms(project, rows, errors, skipped)
+    _check_example_rows(project, rows, errors)
+    if errors:
+        raise ImportFileError(errors)
+    return _write_examples(project, rows, skipped)
+
+
+def _check_example_rows(project: Project, rows: list[ExampleRow], errors: list) -> None:
+    first_line: dict[str, int] = {}
+    occurrences: Counter = Counter()
+    for row in rows:
+        if row.key.startswith("sha:"):
+            # Rows without an id that repeat another row's text (the releases have a few) stay rows of
+            # their own; numbering them keeps a re-import of the same file a no-op.
+            occurrences[row.key] += 1
+            row.key = f"{row.key}:{occurrences[row.key]}"
+        elif row.key in first_line:
+            errors.append((row.line, "id", f"repeats the id of line {first_line[row.key]}"))
+        else:
+            first_line[row.key] = row.line
+    label_sets = {row.label_set for row in rows if row.imported_labels}
+    if label_sets:
+        if project.task_type != "nli_label":
+            errors.append((rows[0].line, "label_counter", "label votes can only be imported into an nli_label project"))
+        elif len(label_sets) > 1:
+            errors.append((rows[0].line, "label_counter", "the file mixes label sets"))
+        else:
+            wanted = list(label_sets.pop())
+            current = project.options.get("labels")
+            if current and current != wanted and project.examples.exists():
+                errors.append((rows[0].line, "label_counter", f"the project uses labels {current}, the file {wanted}"))
+
+
+def _write_examples(project: Project, rows: list[ExampleRow], skipped: list[Skipped]) -> ImportReport:
+    task = project.task
+    report = ImportReport(skipped=len(skipped), skipped_reasons=dict(Counter(s.reason for s in skipped)))
+    report.unique_hypotheses = len({row.hypothesis for row in rows})
+    with transaction.atomic():
+        existing = set(project.examples.values_list("key", flat=True))
+        new_rows = [row for row in rows if row.key not in existing]
+        report.already_present = len(rows) - len(new_rows)
+        label_sets = {row.label_set for row in new_rows if row.imported_labels}
+        if label_sets and project.options.get("labels") != list(next(iter(label_sets))):
+            project.options = {**project.options, "labels": list(next(iter(label_sets)))}
+            project.save(update_fields=["options"])
+        start = project.examples.count()
+        examples = Example.objects.bulk_create(
+            [
+                Example(
+                    project=project,
+                    key=row.key,
+                    source_id=row.source_id,
+                    premise=row.premise,
+                    hypothesis=row.hypothesis,
+                    update=row.update,
+                    update_type=row.update_type,
+                    source_label=row.source_label,
+                    source_data=row.source_data,
+                    position=start + offset,
+                )
+                for offset, row in enumerate(new_rows)
+            ],
+            batch_size=2000,
+        )
+        report.created = len(examples)
+        if not task.per_atom:
+            items = [_new_item(project, example, labels=row.imported_labels) for example, row in zip(examples, new_rows)]
+            Item.objects.bulk_create(items, batch_size=2000)
+            report.items = len(items)
+            annotations = [
+                Annotation(item=item, raw={"value": label}, value=label, imported=True, count=count)
+                for item, row in zip(items, new_rows)
+                for label, count in Counter(row.imported_labels).items()
+            ]
+            Annotation.objects.bulk_create(annotations, batch_size=5000)
+            report.annotations = sum(annotation.count for annotation in annotations)
+    return report
+
+
+def _new_item(project: Project, example: Example, atom: Atom | None = None, labels: list[str] = ()) -> Item:
+    item = Item(project=project, example=example, atom=atom, target=project.redundancy)
+    if labels:  # imported votes: the item is complete as it stands
+        aggregate = project.task.aggregate(list(labels), project.options)
+        item.annotation_count = len(labels)
+        item.target = max(project.redundancy, len(labels))
+        item.claimable = False
+        item.aggregate = aggregate.value
+        item.status = Item.Status.ADJUDICATION if aggregate.tied else Item.Status.DONE
+    return item
+
+
+def _write_atoms(project: Project, rows: list[AtomRow], errors: list, skipped: list) -> ImportReport:
+    by_ref: dict[str, list[Example]] = {}
+    by_hypothesis: dict[str, list[Example]] = {}
+    for example in project.examples.all():
+        by_ref.setdefault(example.source_id, []).append(example)
+        by_ref.setdefault(example.key, []).append(example)
+        by_hypothesis.setdefault(example.hypothesis, []).append(example)
+    targets: list[tuple[AtomRow, list[Example]]] = []
+    for row in rows:
+        found = by_ref.get(row.example_ref, []) if row.example_ref else by_hypothesis.get(row.hypothesis, [])
+        if not found:
+            name = "example_id" if row.example_ref else "hypothesis"
+            errors.append((row.line, name, "matches no example of this project"))
+        targets.append((row, found))
+    if errors:
+        raise ImportFileError(errors)
+    report = ImportReport(skipped=len(skipped))
+    report.unique_hypotheses = len({example.hypothesis for _, found in targets for example in found})
+    with transaction.atomic():
+        existing = set(Atom.objects.filter(example__project=project).values_list("example_id", "text"))
+        new_atoms = []
+        for row, found in targets:
+            for example in found:
+                for order, atom in enumerate(row.atoms):
+                    if (example.id, atom["text"]) in existing:
+                        report.already_present += 1
+                        continue
+                    existing.add((example.id, atom["text"]))
+                    new_atoms.append(
+                        Atom(example=example, text=atom["text"], order=order, validity=atom["validity"], effect=atom["effect"])
+                    )
+        Atom.objects.bulk_create(new_atoms, batch_size=2000)
+        report.atoms = report.created = len(new_atoms)
+        if project.task.per_atom:
+            items = [_new_item(project, atom.example, atom) for atom in new_atoms]
+            Item.objects.bulk_create(items, batch_size=2000)
+            report.items = len(items)
+    return report
+
+
+def text_stream(data: bytes) -> IO[str]:
+    """An uploaded file's bytes as a text stream (UTF-8, BOM tolerated)."""
+    return io.StringIO(data.decode("utf-8-sig"))

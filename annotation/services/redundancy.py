@@ -1,0 +1,27 @@
+"""Incremental redundancy: after each annotation, decide whether an item needs one more, is done, or
+needs an author (an unresolved tie). The disagreement rule and the aggregate come from the task type."""
+from annotation.models import Annotation, Item, Project
+
+
+def settle_item(project: Project, item: Item) -> None:
+    """Update item.target / status / aggregate / claimable in memory from its stored annotations."""
+    rows = list(Annotation.objects.filter(item_id=item.id).values_list("raw", "value", "count"))
+    raws = [raw for raw, _, count in rows for _ in range(count)]
+    values = [value for _, value, count in rows for _ in range(count)]
+    task = project.task
+    if item.status == Item.Status.OPEN:
+        if len(values) >= item.target:
+            if len(values) < project.max_annotations and task.disagree(raws, values, project.options):
+                item.target = len(values) + 1
+            else:
+                _set_aggregate(project, item, values)
+    elif item.adjudicated is None:
+        # A late page arrived after the item was settled: its answer counts in the aggregate.
+        _set_aggregate(project, item, values)
+    item.claimable = item.status == Item.Status.OPEN and item.annotation_count + item.active_claims < item.target
+
+
+def _set_aggregate(project: Project, item: Item, values: list) -> None:
+    aggregate = project.task.aggregate(values, project.options)
+    item.aggregate = aggregate.value
+    item.status = Item.Status.ADJUDICATION if aggregate.tied else Item.Status.DONE

@@ -1,0 +1,105 @@
+"""Shared fixtures. Service-backed tests: when CI=true an unreachable service fails them; elsewhere they
+are skipped with a line in the summary that says which service was missing."""
+import os
+import socket
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_DATA = REPO.parent / "shared" / "data"
+IN_CI = os.environ.get("CI", "").lower() == "true"
+
+
+def service_reachable(host: str, port: int) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
+def require_service(name: str, host: str, port: int) -> None:
+    if service_reachable(host, port):
+        return
+    message = f"{name} is not reachable at {host}:{port}"
+    if IN_CI:
+        pytest.fail(f"{message} (CI=true: service tests must run)")
+    pytest.skip(f"{message}: skipped")
+
+
+def on_postgres() -> bool:
+    return settings.DATABASES["default"]["ENGINE"].endswith("postgresql")
+
+
+def pytest_collection_modifyitems(config, items):
+    # Tests marked postgres run in the PostgreSQL pass of `make test` (DATABASE_URL=postgres://...).
+    if on_postgres():
+        return
+    skip = pytest.mark.skip(reason="needs DATABASE_URL=postgres://... (run by the PostgreSQL pass of make test)")
+    for item in items:
+        if "postgres" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _postgres_reachable(request):
+    if on_postgres():
+        db = settings.DATABASES["default"]
+        require_service("PostgreSQL", db.get("HOST") or "127.0.0.1", int(db.get("PORT") or 5432))
+
+
+@pytest.fixture
+def shared_data() -> Path:
+    if not SHARED_DATA.is_dir():
+        pytest.fail(f"the shared datasets are missing: {SHARED_DATA}")
+    return SHARED_DATA
+
+
+@pytest.fixture
+def make_user(db):
+    from django.contrib.auth import get_user_model
+
+    from annotation.services.access import grant_role
+
+    def make(username: str, role: str = "worker", password: str = "a-test-password"):
+        user = get_user_model().objects.create_user(username=username, password=password)
+        grant_role(user, role)
+        return user
+
+    return make
+
+
+@pytest.fixture
+def author(make_user):
+    return make_user("author1", "author")
+
+
+@pytest.fixture
+def worker(make_user):
+    return make_user("worker1", "worker")
+
+
+@pytest.fixture
+def make_project(author):
+    from annotation.services.projects import create_project
+
+    def make(task_type: str, slug: str | None = None, **kwargs):
+        return create_project(slug or task_type.replace("_", "-"), task_type, kwargs.pop("owner", author), **kwargs)
+
+    return make
+
+
+@pytest.fixture
+def import_rows():
+    """Import JSON rows (written as JSONL) into a project through the real importer."""
+    import io
+    import json
+
+    from annotation.services.importers import import_stream
+
+    def run(project, rows, fmt="jsonl"):
+        return import_stream(project, io.StringIO("".join(json.dumps(r) + "\n" for r in rows)), fmt)
+
+    return run
