@@ -1,0 +1,136 @@
+"""`manage.py evaluate SUITE ...`: score model predictions with one of the evaluation suites.
+
+Thin wrapper over `evaluation.suites`: parse arguments, run the suite, print a table, or with --json one
+JSON object as the last line of stdout. docs/metrics.md describes every suite, metric and file format.
+"""
+import json
+
+from django.core.management.base import BaseCommand, CommandError
+
+from evaluation import suites
+from evaluation.readers import InputError
+
+
+class Command(BaseCommand):
+    help = "Evaluate predictions: unli, chaos, nli-atoms, defeasible, transitivity, epistemic."
+
+    def add_arguments(self, parser):
+        sub = parser.add_subparsers(dest="suite", required=True, metavar="SUITE")
+
+        unli = sub.add_parser("unli", help="U-SNLI probabilities: Pearson, Spearman, MSE")
+        unli.add_argument("--gold", required=True, help="U-SNLI CSV: id,pre,hyp,nli,unli")
+        unli.add_argument("--predictions", required=True, help="CSV id,prediction or JSONL {id, prediction}")
+
+        chaos = sub.add_parser("chaos", help="ChaosNLI: model vs human label distributions")
+        chaos.add_argument("--human", required=True, help="ChaosNLI JSONL")
+        chaos.add_argument("--predictions", required=True, help="ChaosNLI prediction JSON or JSONL rows")
+        chaos.add_argument("--model", help="model name inside a ChaosNLI prediction file with several")
+        chaos.add_argument("--divergence", action="store_true", help="JS divergence instead of JS distance")
+        chaos.add_argument("--seed", type=int, default=0, help="seed of the human split-half baseline")
+
+        atoms = sub.add_parser("nli-atoms", help="logical consistency of full vs atom labels")
+        atoms.add_argument("--input", required=True, help="atomic NLI JSONL")
+
+        defeasible = sub.add_parser("defeasible", help="defeasible atoms: critical atoms, inferential consistency")
+        defeasible.add_argument("--input", required=True, help="defeasible atoms JSONL")
+        defeasible.add_argument("--weighted", action="store_true", help="weight buckets by support in I_C")
+        defeasible.add_argument("--atom-labels", choices=("auto", "binary", "ternary"), default="auto",
+                                help="binary models are scored on non-neutral atoms only (auto: no neutral predicted)")
+
+        transitivity = sub.add_parser("transitivity", help="transitive self-consistency")
+        transitivity.add_argument("--input", required=True, help="transitivity JSONL")
+
+        epistemic = sub.add_parser("epistemic", help="epistemic closure filters: generate or score")
+        mode = epistemic.add_mutually_exclusive_group(required=True)
+        mode.add_argument("--generate", action="store_true", help="build the data set from SNLI")
+        mode.add_argument("--score", action="store_true", help="score predictions on a generated data set")
+        epistemic.add_argument("--snli", help="SNLI JSONL (premise, hypothesis, label) for --generate")
+        epistemic.add_argument("--per-template", type=int, default=300, help="rows per template and label")
+        epistemic.add_argument("--seed", type=int, default=0)
+        epistemic.add_argument("--output", help="JSONL file to write with --generate")
+        epistemic.add_argument("--input", help="generated JSONL for --score")
+        epistemic.add_argument("--predictions", help="JSONL {id or index, label} for --score")
+
+        for suite_parser in (unli, chaos, atoms, defeasible, transitivity, epistemic):
+            suite_parser.add_argument("--json", action="store_true", help="print one JSON object (last line)")
+
+    def handle(self, *args, **options):
+        try:
+            result = self.run_suite(options)
+        except InputError as error:
+            raise CommandError(str(error)) from None
+        except OSError as error:
+            raise CommandError(f"{error.filename}: {error.strerror}") from None
+        if options["json"]:
+            self.stdout.write(json.dumps(result, allow_nan=False))
+        else:
+            self.stdout.write(format_table(result))
+
+    def run_suite(self, options) -> dict:
+        suite = options["suite"]
+        if suite == "unli":
+            return suites.run_unli(options["gold"], options["predictions"])
+        if suite == "chaos":
+            return suites.run_chaos(
+                options["human"], options["predictions"], model=options["model"],
+                divergence=options["divergence"], seed=options["seed"],
+            )
+        if suite == "nli-atoms":
+            return suites.run_nli_atoms(options["input"])
+        if suite == "defeasible":
+            return suites.run_defeasible(options["input"], weighted=options["weighted"],
+                                         atom_labels=options["atom_labels"])
+        if suite == "transitivity":
+            return suites.run_transitivity(options["input"])
+        if options["generate"]:
+            needed = ("snli", "output")
+            self.require(options, needed, "--generate")
+            if options["per_template"] < 1:
+                raise CommandError("--per-template must be at least 1")
+            return suites.run_epistemic_generate(
+                options["snli"], options["per_template"], options["seed"], options["output"]
+            )
+        self.require(options, ("input", "predictions"), "--score")
+        return suites.run_epistemic_score(options["input"], options["predictions"])
+
+    @staticmethod
+    def require(options, names, mode):
+        missing = [f"--{name.replace('_', '-')}" for name in names if not options.get(name)]
+        if missing:
+            raise CommandError(f"epistemic {mode} needs {' and '.join(missing)}")
+
+
+def format_table(result: dict) -> str:
+    """Readable text: one `name  value` line per scalar (nested names joined with dots), and a small
+    aligned table for each list of rows (bins, cells, buckets)."""
+    scalars, tables = [], []
+
+    def walk(prefix, value):
+        if isinstance(value, dict):
+            for key, item in value.items():
+                walk(f"{prefix}.{key}" if prefix else key, item)
+        elif isinstance(value, list) and value and all(isinstance(row, dict) for row in value):
+            tables.append((prefix, value))
+        else:
+            scalars.append((prefix, value))
+
+    walk("", result)
+    width = max((len(name) for name, _ in scalars), default=0)
+    lines = [f"{name:<{width}}  {show(value)}" for name, value in scalars]
+    for name, rows in tables:
+        columns = list(rows[0])
+        cells = [[show(row.get(column)) for column in columns] for row in rows]
+        widths = [max(len(column), *(len(line[i]) for line in cells)) for i, column in enumerate(columns)]
+        lines += ["", f"{name}:", "  ".join(c.ljust(w) for c, w in zip(columns, widths))]
+        lines += ["  ".join(c.ljust(w) for c, w in zip(line, widths)) for line in cells]
+    return "\n".join(lines)
+
+
+def show(value) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.4f}"
+    if isinstance(value, list):
+        return "[" + ", ".join(show(item) for item in value) + "]"
+    return str(value)

@@ -1,0 +1,163 @@
+"""`evaluate chaos` against an independent per-item scipy computation on the real ChaosNLI files."""
+import json
+
+import numpy as np
+import pytest
+from django.core.management.base import CommandError
+from scipy.spatial import distance
+from scipy.stats import entropy
+
+from evaluation.metrics.distributions import floor_probabilities, quantile_bins, split_half_distributions
+from tests.evaluation.helpers import evaluate, evaluate_text, write_jsonl
+
+SUBSETS = [
+    # human file, prediction sample, share of items whose original label is not the 100-vote majority
+    ("chaosNLI_snli.jsonl", "snli_random_baseline.json", 0.250),
+    ("chaosNLI_mnli_m.jsonl", "mnli_random_baseline.json", 0.318),
+    ("chaosNLI_alphanli.jsonl", "abdnli_random_baseline.json", 0.106),
+]
+NLI_LETTER = {"entailment": "e", "neutral": "n", "contradiction": "c"}
+
+
+def reference_scores(human_path, prediction_path):
+    """Item by item, as the ChaosNLI scorer does it."""
+    items = [json.loads(line) for line in open(human_path)]
+    predictions = next(iter(json.load(open(prediction_path)).values()))
+    jsd, kl, old, majority = [], [], [], []
+    for item in items:
+        prediction = predictions[item["uid"]]
+        model = np.array(prediction["predicted_probabilities"], dtype=float)
+        model[model < 1e-15] = 1e-15
+        model = model / model.sum()
+        human = np.array(item["label_dist"])
+        value = distance.jensenshannon(human, model)
+        jsd.append(0.0 if np.isnan(value) else value)
+        kl.append(entropy(human, model))
+        label = prediction["predicted_label"]
+        label = NLI_LETTER.get(label, label)
+        old.append(label == item["old_label"])
+        majority.append(label == item["majority_label"])
+    return {"jsd": np.mean(jsd), "kl": np.mean(kl), "old_acc": np.mean(old), "majority_acc": np.mean(majority),
+            "jsd_items": np.array(jsd), "items": items}
+
+
+@pytest.mark.parametrize("human_file, prediction_file, relabelled", SUBSETS)
+def test_chaos_matches_scipy_item_by_item(shared_data, human_file, prediction_file, relabelled):
+    human = shared_data / "chaosnli" / human_file
+    predictions = shared_data / "chaosnli" / "prediction_samples" / prediction_file
+    result = evaluate("chaos", "--human", human, "--predictions", predictions)
+    expected = reference_scores(human, predictions)
+
+    assert result["n"] == len(expected["items"])
+    for key in ("jsd", "kl", "old_acc", "majority_acc"):
+        assert result[key] == pytest.approx(expected[key], rel=1e-12), key
+    assert round(result["old_label_differs_from_majority"], 3) == relabelled
+    assert result["jsd_measure"] == "distance"
+
+    # Bins: 5 quantile bins of the dataset's entropy covering every item once, per-bin JSD as the reference.
+    bins = result["bins"]
+    assert len(bins) == 5 and sum(b["n"] for b in bins) == result["n"]
+    entropies = np.array([item["entropy"] for item in expected["items"]])
+    assert bins[0]["entropy_range"][0] == pytest.approx(entropies.min())
+    assert bins[-1]["entropy_range"][1] == pytest.approx(entropies.max())
+    for b, (low, high, mask) in zip(bins, quantile_bins(entropies)):
+        assert b["n"] == mask.sum()
+        assert b["jsd"] == pytest.approx(expected["jsd_items"][mask].mean(), rel=1e-12)
+
+    # The human split-half baseline is far below a random model.
+    assert 0 < result["human_split_jsd"] < result["jsd"] / 2
+
+
+def test_divergence_is_the_mean_squared_distance(shared_data):
+    human = shared_data / "chaosnli" / "chaosNLI_snli.jsonl"
+    predictions = shared_data / "chaosnli" / "prediction_samples" / "snli_random_baseline.json"
+    result = evaluate("chaos", "--human", human, "--predictions", predictions, "--divergence")
+    expected = reference_scores(human, predictions)
+    assert result["jsd"] == pytest.approx(np.mean(expected["jsd_items"] ** 2), rel=1e-12)
+    assert result["jsd_measure"] == "divergence"
+
+
+def test_jsonl_rows_from_the_predict_command_score_the_same(shared_data, tmp_path):
+    human = shared_data / "chaosnli" / "chaosNLI_snli.jsonl"
+    sample = shared_data / "chaosnli" / "prediction_samples" / "snli_random_baseline.json"
+    rows = []
+    for uid, entry in json.load(open(sample))["random_baseline"].items():
+        e, n, c = entry["predicted_probabilities"]
+        rows.append({"id": uid, "probabilities": {"entailment": e, "neutral": n, "contradiction": c},
+                     "label": entry["predicted_label"]})
+    as_rows = evaluate("chaos", "--human", human, "--predictions", write_jsonl(tmp_path / "p.jsonl", rows))
+    original = evaluate("chaos", "--human", human, "--predictions", sample)
+    assert as_rows == original
+
+
+def test_argmax_is_used_without_a_predicted_label(tmp_path):
+    human = write_jsonl(tmp_path / "h.jsonl", [
+        {"uid": "a", "label_count": [90, 10, 0], "label_dist": [0.9, 0.1, 0.0], "entropy": 0.469,
+         "majority_label": "e", "old_label": "n"},
+        {"uid": "b", "label_count": [0, 0, 100], "label_dist": [0.0, 0.0, 1.0], "entropy": 0.0,
+         "majority_label": "c", "old_label": "c"},
+    ])
+    predictions = write_jsonl(tmp_path / "p.jsonl", [
+        {"id": "a", "probabilities": {"e": 0.7, "n": 0.3, "c": 0.0}},
+        {"id": "b", "probabilities": {"e": 0.0, "n": 0.0, "c": 1.0}},
+    ])
+    result = evaluate("chaos", "--human", human, "--predictions", predictions)
+    assert result["majority_acc"] == 1.0 and result["old_acc"] == 0.5
+    # Item b: identical distributions; item a: floored model [0.7, 0.3, 1e-15] against [0.9, 0.1, 0].
+    model_a = floor_probabilities(np.array([[0.7, 0.3, 0.0]]))[0]
+    expected_kl = 0.9 * np.log(0.9 / model_a[0]) + 0.1 * np.log(0.1 / model_a[1])
+    assert result["kl"] == pytest.approx(expected_kl / 2)
+    assert result["jsd"] == pytest.approx(distance.jensenshannon([0.9, 0.1, 0.0], model_a) / 2)
+
+
+def test_split_halves_rebuild_the_votes():
+    counts = np.array([[30, 70, 0], [1, 2, 97], [100, 0, 0]])
+    first, second = split_half_distributions(counts, np.random.default_rng(3))
+    np.testing.assert_allclose((first + second) / 2, counts / 100)
+    np.testing.assert_allclose(first[2], [1, 0, 0])
+    assert np.all(np.isin(first * 50, np.arange(51)))
+
+
+def test_split_baseline_is_seeded(shared_data):
+    human = shared_data / "chaosnli" / "chaosNLI_alphanli.jsonl"
+    predictions = shared_data / "chaosnli" / "prediction_samples" / "abdnli_random_baseline.json"
+    first = evaluate("chaos", "--human", human, "--predictions", predictions, "--seed", 7)
+    again = evaluate("chaos", "--human", human, "--predictions", predictions, "--seed", 7)
+    other = evaluate("chaos", "--human", human, "--predictions", predictions, "--seed", 8)
+    assert first["human_split_jsd"] == again["human_split_jsd"] != other["human_split_jsd"]
+
+
+def test_missing_uid_is_named(shared_data):
+    human = shared_data / "chaosnli" / "chaosNLI_snli.jsonl"
+    predictions = shared_data / "chaosnli" / "prediction_samples" / "mnli_random_baseline.json"
+    with pytest.raises(CommandError, match=r"no prediction for uid '2407214681\.jpg#0r1n'"):
+        evaluate("chaos", "--human", human, "--predictions", predictions)
+
+
+def test_several_models_need_a_choice(shared_data, tmp_path):
+    human = shared_data / "chaosnli" / "chaosNLI_snli.jsonl"
+    sample = json.load(open(shared_data / "chaosnli" / "prediction_samples" / "snli_random_baseline.json"))
+    both = tmp_path / "both.json"
+    both.write_text(json.dumps({"first": sample["random_baseline"], "second": sample["random_baseline"]}))
+    with pytest.raises(CommandError, match="choose one with --model"):
+        evaluate("chaos", "--human", human, "--predictions", both)
+    assert evaluate("chaos", "--human", human, "--predictions", both, "--model", "second")["n"] == 1514
+
+
+def test_bad_label_names_the_line_and_field(tmp_path):
+    human = write_jsonl(tmp_path / "h.jsonl", [
+        {"uid": "a", "label_count": [90, 10, 0], "label_dist": [0.9, 0.1, 0.0], "entropy": 0.469,
+         "majority_label": "e", "old_label": "n"},
+        {"uid": "b", "label_count": [0, 0, 100], "label_dist": [0.0, 0.0, 1.0], "entropy": 0.0,
+         "majority_label": "x", "old_label": "c"},
+    ])
+    with pytest.raises(CommandError, match=r"h\.jsonl:2 field 'majority_label'"):
+        evaluate("chaos", "--human", human, "--predictions", human)
+
+
+def test_table_output(shared_data):
+    text = evaluate_text(
+        "chaos", "--human", shared_data / "chaosnli" / "chaosNLI_snli.jsonl",
+        "--predictions", shared_data / "chaosnli" / "prediction_samples" / "snli_random_baseline.json",
+    )
+    assert "majority_acc" in text and "bins:" in text and "{" not in text
