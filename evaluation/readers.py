@@ -213,7 +213,7 @@ def read_chaos_predictions(path, n_classes: int, model: str | None = None) -> di
     predictions = {}
     for uid, entry in document[model].items():
         place = f"{model}/{uid}"
-        probabilities = entry.get("predicted_probabilities")
+        probabilities = entry.get("predicted_probabilities") if isinstance(entry, dict) else None
         if not isinstance(probabilities, list) or len(probabilities) != n_classes:
             raise InputError(f"{where(path, None, 'predicted_probabilities')} of {place}: expected {n_classes} numbers")
         label = entry.get("predicted_label")

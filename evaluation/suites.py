@@ -19,6 +19,7 @@ from evaluation.metrics.regression import unli_scores
 from evaluation.metrics.transitivity import transitivity_scores
 from evaluation.readers import (
     InputError,
+    chaos_label_names,
     read_chaos_human,
     read_chaos_predictions,
     read_defeasible,
@@ -67,7 +68,7 @@ def run_chaos(human, predictions, model: str | None = None, divergence: bool = F
         raise InputError(f"{predictions}: no prediction for uid {missing[0]!r} ({len(missing)} items missing)")
     entries = [predicted[uid] for uid in items["uid"]]
     probabilities = np.array([entry["probabilities"] for entry in entries])
-    names = ("e", "n", "c") if n_classes == 3 else (1, 2)
+    names = chaos_label_names(n_classes)
     # Accuracy uses the file's predicted label when it gives one, else the most probable class.
     labels = [entry["label"] if entry["label"] is not None else names[int(np.argmax(entry["probabilities"]))]
               for entry in entries]
