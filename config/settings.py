@@ -133,6 +133,8 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = VAR_DIR / "staticfiles"
+STATIC_ROOT.mkdir(exist_ok=True)
+WHITENOISE_USE_FINDERS = DEBUG  # no collectstatic needed while developing
 MEDIA_ROOT = VAR_DIR / "media"
 
 # Uploads larger than this are refused; imports stream from disk above the memory threshold.

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import random
+import time
 from dataclasses import dataclass, field
 from datetime import timedelta
 
@@ -24,7 +26,8 @@ from annotation.services import access
 from annotation.services.redundancy import settle_item
 from annotation.tasktypes import AnswerError
 
-CANDIDATE_FACTOR = 4  # rows locked per page slot, so coherence-group conflicts can be skipped
+CLAIM_ATTEMPTS = 5
+MAX_LOCK_ROUNDS = 8  # batches of rows tried when coherence groups reject candidates
 EXPIRE_BATCH = 100
 
 
@@ -73,25 +76,26 @@ def claim_page(project: Project, worker) -> Assignment | None:
     if current is not None:
         return current
     expire_stale(project=project)
-    now = timezone.now()
+    for _ in range(CLAIM_ATTEMPTS):
+        assignment = _try_claim(project, worker)
+        if assignment is not None:
+            return assignment
+        # Nothing unlocked was free; if rows are merely held by concurrent claimers, look again.
+        if not Item.objects.filter(project=project, claimable=True).exists():
+            return None
+        time.sleep(random.uniform(0.005, 0.05))
+    return None
+
+
+def _try_claim(project: Project, worker) -> Assignment | None:
     with transaction.atomic():
-        already_seen = Claim.objects.filter(item=OuterRef("pk"), worker=worker)
-        candidates = list(
-            Item.objects.select_for_update(skip_locked=True, of=("self",))
-            .filter(project=project, claimable=True)
-            .exclude(Exists(already_seen))
-            .order_by("priority", "id")
-            .only("id", "coherence_group", "annotation_count", "active_claims", "target")[
-                : project.items_per_page * CANDIDATE_FACTOR
-            ]
-        )
-        chosen = _pick_page(project, worker, candidates)
+        chosen = _lock_page(project, worker)
         if not chosen:
             return None
         assignment = Assignment.objects.create(
             project=project,
             worker=worker,
-            expires_at=now + timedelta(minutes=project.claim_timeout_minutes),
+            expires_at=timezone.now() + timedelta(minutes=project.claim_timeout_minutes),
         )
         Claim.objects.bulk_create(
             [
@@ -109,27 +113,46 @@ def claim_page(project: Project, worker) -> Assignment | None:
     return assignment
 
 
-def _pick_page(project: Project, worker, candidates: list[Item]) -> list[Item]:
-    """Up to k items, at most one per coherence group, none of a group the worker holds (or held)."""
-    groups = {item.coherence_group for item in candidates if item.coherence_group}
-    blocked: set[str] = set()
-    if groups:
-        held = Claim.objects.filter(worker=worker, item__project=project, item__coherence_group__in=groups)
-        if not project.options.get("coherence_exclusive_per_worker"):
-            held = held.filter(active=True)
-        blocked = set(held.values_list("item__coherence_group", flat=True))
+def _lock_page(project: Project, worker) -> list[Item]:
+    """Lock up to k free items for the worker: at most one per coherence group, none of a group the
+    worker holds (or, if the project says so, ever held). Rows are locked a page at a time, so
+    concurrent claimers skip only what others really take."""
+    already_seen = Claim.objects.filter(item=OuterRef("pk"), worker=worker)
+    free = (
+        Item.objects.select_for_update(skip_locked=True, of=("self",))
+        .filter(project=project, claimable=True)
+        .exclude(Exists(already_seen))
+        .order_by("priority", "id")
+        .only("id", "coherence_group", "annotation_count", "active_claims", "target")
+    )
     chosen: list[Item] = []
-    for item in candidates:
-        if item.annotation_count + item.active_claims >= item.target:
-            continue  # filled since the index said otherwise
-        if item.coherence_group:
-            if item.coherence_group in blocked:
-                continue
-            blocked.add(item.coherence_group)
-        chosen.append(item)
+    considered: list[int] = []
+    blocked: set[str] | None = None
+    for _ in range(MAX_LOCK_ROUNDS):
+        batch = list(free.exclude(id__in=considered)[: project.items_per_page - len(chosen)])
+        if not batch:
+            break
+        considered += [item.id for item in batch]
+        if blocked is None and any(item.coherence_group for item in batch):
+            blocked = _held_groups(project, worker)
+        for item in batch:
+            if item.annotation_count + item.active_claims >= item.target:
+                continue  # filled since the index said otherwise
+            if item.coherence_group:
+                if item.coherence_group in blocked:
+                    continue
+                blocked.add(item.coherence_group)
+            chosen.append(item)
         if len(chosen) == project.items_per_page:
             break
     return chosen
+
+
+def _held_groups(project: Project, worker) -> set[str]:
+    held = Claim.objects.filter(worker=worker, item__project=project).exclude(item__coherence_group="")
+    if not project.options.get("coherence_exclusive_per_worker"):
+        held = held.filter(active=True)
+    return set(held.values_list("item__coherence_group", flat=True))
 
 
 def _digest(answers: dict) -> str:

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class ModelsBackendConfig(AppConfig):
+    name = "models_backend"
+    verbose_name = "Model backend"
