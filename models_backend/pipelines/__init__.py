@@ -1,0 +1,1 @@
+"""Data-generation pipelines built on local models: atomic decomposition and antonym replacement."""

@@ -1,0 +1,1 @@
+"""Training recipes for local checkpoints."""
