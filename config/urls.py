@@ -8,6 +8,8 @@ urlpatterns = [
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("api/evaluation/", include("evaluation.api_urls")),
     path("api/", include("annotation.api_urls")),
+    path("evaluation/", include("evaluation.urls")),
     path("", include("annotation.urls")),
 ]
