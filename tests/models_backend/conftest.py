@@ -35,7 +35,7 @@ def build_bert_classifier(folder, num_labels=3, id2label=None, seed=0, extra_con
     id2label = id2label or {0: "entailment", 1: "neutral", 2: "contradiction"}
     config = BertConfig(
         vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-        intermediate_size=64, max_position_embeddings=128, num_labels=num_labels,
+        intermediate_size=64, max_position_embeddings=128, num_labels=num_labels, initializer_range=0.5,
         id2label=id2label, label2id={v: k for k, v in id2label.items()}, **(extra_config or {}),
     )
     torch.manual_seed(seed)
