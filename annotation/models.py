@@ -24,7 +24,16 @@ class Project(models.Model):
     # Task-type settings (slider threshold, label set, ...), validated by the task type module.
     options = models.JSONField(default=dict, blank=True)
     claim_timeout_minutes = models.PositiveIntegerField(default=30)
-    requires_qualification = models.BooleanField(default=False)
+    qualification = models.ForeignKey(
+        "QualificationTest", on_delete=models.SET_NULL, null=True, blank=True, related_name="projects"
+    )
+    # Quality control: share of pages that carry one hidden gold item, and the gold accuracy under which
+    # a worker is suspended once they have answered gold_min_checks gold items (0 disables suspension).
+    gold_rate = models.FloatField(default=0.0)
+    gold_min_checks = models.PositiveSmallIntegerField(default=3)
+    suspend_below = models.FloatField(default=0.0)
+    # EASL-style adaptive pages (slider projects): after a first round, serve the most uncertain items.
+    adaptive = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -106,6 +115,9 @@ class Item(models.Model):
     priority = models.FloatField(default=0.0)
     aggregate = models.JSONField(null=True, blank=True)
     adjudicated = models.JSONField(null=True, blank=True)
+    # Gold check items carry a reference answer; they are mixed into pages and never count as data.
+    is_gold = models.BooleanField(default=False)
+    gold = models.JSONField(null=True, blank=True)
 
     class Meta:
         ordering = ["id"]
@@ -114,6 +126,7 @@ class Item(models.Model):
                 fields=["project", "priority", "id"], condition=Q(claimable=True), name="item_claimable_idx"
             ),
             models.Index(fields=["project", "status"], name="item_status_idx"),
+            models.Index(fields=["project"], condition=Q(is_gold=True), name="item_gold_idx"),
         ]
 
     def __str__(self) -> str:
@@ -196,5 +209,104 @@ class Annotation(models.Model):
         constraints = [
             models.UniqueConstraint(
                 fields=["item", "worker"], condition=Q(worker__isnull=False), name="annotation_item_worker_unique"
+            )
+        ]
+
+
+class QualificationTest(models.Model):
+    """A page of reference items a worker must pass before working on the projects that use it."""
+
+    slug = models.SlugField(max_length=80, unique=True)
+    title = models.CharField(max_length=200)
+    task_type = models.CharField(max_length=32, choices=TASK_TYPE_CHOICES)
+    instructions = models.TextField(blank=True)
+    max_attempts = models.PositiveSmallIntegerField(default=2)
+    # Nominal and ordinal tasks: share of reference answers matched.
+    min_accuracy = models.FloatField(default=0.8)
+    # Slider: easy items within min(y, 1-y) / delta_divisor of y, and correlations over all items.
+    delta_divisor = models.FloatField(default=4.0)
+    min_pearson = models.FloatField(default=0.7)
+    min_spearman = models.FloatField(default=0.4)
+
+    def __str__(self) -> str:
+        return self.slug
+
+
+class QualificationItem(models.Model):
+    test = models.ForeignKey(QualificationTest, on_delete=models.CASCADE, related_name="items")
+    premise = models.TextField()
+    hypothesis = models.TextField()
+    update = models.TextField(blank=True)
+    atom_text = models.TextField(blank=True)
+    # Normalised reference value: a probability for the slider, a label or an effect otherwise.
+    reference = models.JSONField()
+    easy = models.BooleanField(default=False)
+    order = models.PositiveSmallIntegerField(default=0)
+
+    class Meta:
+        ordering = ["test_id", "order", "id"]
+
+    # The task templates read item.example.* and item.atom.text; a reference item plays both parts.
+    @property
+    def example(self):
+        return self
+
+    @property
+    def atom(self):
+        return type("AtomText", (), {"text": self.atom_text})()
+
+
+class QualificationAttempt(models.Model):
+    test = models.ForeignKey(QualificationTest, on_delete=models.CASCADE, related_name="attempts")
+    worker = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="qualification_attempts")
+    answers = models.JSONField()
+    passed = models.BooleanField()
+    details = models.JSONField(default=dict)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["test", "worker", "passed"], name="attempt_worker_idx")]
+
+
+class WorkerStatus(models.Model):
+    """A worker's standing in one project: gold checks answered and whether they are suspended."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="worker_statuses")
+    worker = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="project_statuses")
+    gold_answered = models.PositiveIntegerField(default=0)
+    gold_correct = models.PositiveIntegerField(default=0)
+    suspended = models.BooleanField(default=False)
+    suspended_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["project", "worker"], name="worker_status_unique")]
+
+    @property
+    def gold_accuracy(self) -> float | None:
+        return self.gold_correct / self.gold_answered if self.gold_answered else None
+
+
+class CrowdSession(models.Model):
+    """A worker who arrived through a crowd platform link (Prolific or MTurk) and their completion code."""
+
+    class Platform(models.TextChoices):
+        PROLIFIC = "prolific"
+        MTURK = "mturk"
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="crowd_sessions")
+    worker = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="crowd_sessions")
+    platform = models.CharField(max_length=10, choices=Platform.choices)
+    participant_id = models.CharField(max_length=100)
+    study_id = models.CharField(max_length=100, blank=True)
+    session_id = models.CharField(max_length=100, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    completed_at = models.DateTimeField(null=True, blank=True)
+    completion_code = models.CharField(max_length=40, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "platform", "participant_id", "session_id"], name="crowd_session_unique"
             )
         ]

@@ -1,5 +1,6 @@
 """HTML views: thin wrappers over the services, shared with the API and the commands."""
 from django.contrib import messages
+from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
@@ -8,8 +9,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from annotation.forms import ImportForm, ProjectForm
-from annotation.models import Assignment, Item, Project
-from annotation.services import access, exporters
+from annotation.models import Assignment, CrowdSession, Item, Project
+from annotation.services import access, crowd, exporters, qualification
 from annotation.services.assignments import SubmissionError, claim_page, release_page, submit_page
 from annotation.services.importers import ImportFileError, import_stream, text_stream
 from annotation.services.progress import project_progress
@@ -45,10 +46,72 @@ def _project(slug: str) -> Project:
 def work(request, slug):
     """Show the worker's current page of this project, claiming a new one when needed."""
     project = _project(slug)
-    assignment = claim_page(project, request.user)
+    try:
+        assignment = claim_page(project, request.user)
+    except access.NotQualified:
+        return redirect("qualify", slug=slug)
     if assignment is None:
-        return render(request, "annotation/no_work.html", {"project": project})
+        return render(request, "annotation/no_work.html", {"project": project, "code": _completion(request, project)})
     return _render_page(request, project, assignment)
+
+
+def _crowd_session(request, project):
+    return CrowdSession.objects.filter(pk=request.session.get("crowd_session"), project=project, worker=request.user).first()
+
+
+def _completion(request, project) -> str | None:
+    session = _crowd_session(request, project)
+    return crowd.complete(session) if session else None
+
+
+def enter(request, slug):
+    """Public entry link for crowd platforms: /enter/<slug>/?PROLIFIC_PID=...&STUDY_ID=...&SESSION_ID=..."""
+    project = _project(slug)
+    try:
+        session = crowd.enter(project, request.GET)
+    except crowd.EntryError as exc:
+        return render(request, "annotation/entry_error.html", {"project": project, "error": str(exc)}, status=400)
+    login(request, session.worker, backend="django.contrib.auth.backends.ModelBackend")
+    request.session["crowd_session"] = session.pk
+    return redirect("work", slug=slug)
+
+
+@login_required
+def done(request, slug):
+    """Finish a crowd session early and show its completion code."""
+    project = _project(slug)
+    code = _completion(request, project)
+    if code is None:
+        raise Http404("no crowd session for this project")
+    return render(request, "annotation/no_work.html", {"project": project, "code": code, "finished": True})
+
+
+@login_required
+def qualify(request, slug):
+    project = _project(slug)
+    test = project.qualification
+    if test is None or qualification.has_passed(test, request.user):
+        return redirect("work", slug=slug)
+    items = list(test.items.all())
+    context = {
+        "project": project,
+        "test": test,
+        "items": items,
+        "attempts_left": qualification.attempts_left(test, request.user),
+        **_task_context(project),
+    }
+    if request.method == "POST":
+        answers = answers_from_form(request.POST, [item.id for item in items])
+        try:
+            attempt = qualification.take_test(test, request.user, answers)
+        except SubmissionError as exc:
+            context.update(error=exc, values={int(k): v["value"] for k, v in answers.items()})
+            return render(request, "annotation/qualify.html", context, status=exc.status)
+        if attempt.passed:
+            messages.success(request, "You passed the qualification test. Welcome!")
+            return redirect("work", slug=slug)
+        context.update(attempt=attempt, attempts_left=qualification.attempts_left(test, request.user))
+    return render(request, "annotation/qualify.html", context)
 
 
 def _render_page(request, project, assignment, error=None, values=None, status=200):
@@ -64,16 +127,23 @@ def _render_page(request, project, assignment, error=None, values=None, status=2
         "project": project,
         "assignment": assignment,
         "items": items,
-        "task_template": project.task.template,
         "error": error,
         "values": values or {},
+        "crowd": _crowd_session(request, project) is not None,
+        **_task_context(project),
+    }
+    return render(request, "annotation/work.html", context, status=status)
+
+
+def _task_context(project) -> dict:
+    return {
+        "task_template": project.task.template,
         "effect_labels": sorted(EFFECT_LABELS.items()),
         "criteria": CRITERIA,
         "nli_labels": [(label, LABEL_NAMES.get(label, label)) for label in project.task.labels(project.options)]
         if project.task_type == "nli_label"
         else [],
     }
-    return render(request, "annotation/work.html", context, status=status)
 
 
 def answers_from_form(post, item_ids) -> dict:

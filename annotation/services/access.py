@@ -32,9 +32,21 @@ def ensure_can_manage(user, project) -> None:
         raise PermissionDenied("only the project's author or an admin may do this")
 
 
+class NotQualified(PermissionDenied):
+    """The worker must pass the project's qualification test first."""
+
+
 def ensure_can_work(project, user) -> None:
+    """The gate on every claim and submit, whatever the client: role, qualification, suspension."""
+    from annotation.models import WorkerStatus
+    from annotation.services.qualification import has_passed
+
     if not has_role(user, WORKER):
         raise PermissionDenied("only workers may annotate")
+    if project.qualification_id and not has_passed(project.qualification, user):
+        raise NotQualified("pass this project's qualification test first")
+    if WorkerStatus.objects.filter(project=project, worker=user, suspended=True).exists():
+        raise PermissionDenied("your work on this project is suspended after failed quality checks")
 
 
 def grant_role(user, role: str) -> None:

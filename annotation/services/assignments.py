@@ -23,22 +23,13 @@ from django.utils import timezone
 from annotation.live import announce_progress
 from annotation.models import Annotation, Assignment, Claim, Item, Project
 from annotation.services import access
+from annotation.services.quality import is_gold_correct, record_gold_answers
 from annotation.services.redundancy import settle_item
-from annotation.tasktypes import AnswerError
+from annotation.services.answers import SubmissionError, parse_answers
 
 CLAIM_ATTEMPTS = 5
 MAX_LOCK_ROUNDS = 8  # batches of rows tried when coherence groups reject candidates
 EXPIRE_BATCH = 100
-
-
-class SubmissionError(Exception):
-    """A submission was refused; nothing was stored. `field` names what is wrong."""
-
-    def __init__(self, field: str, message: str, status: int = 400):
-        super().__init__(f"{field}: {message}")
-        self.field = field
-        self.message = message
-        self.status = status
 
 
 @dataclass
@@ -92,6 +83,9 @@ def _try_claim(project: Project, worker) -> Assignment | None:
         chosen = _lock_page(project, worker)
         if not chosen:
             return None
+        gold = _gold_check(project, worker)
+        if gold is not None:  # hidden among the others, at a random place
+            chosen.insert(random.randrange(len(chosen) + 1), gold)
         assignment = Assignment.objects.create(
             project=project,
             worker=worker,
@@ -103,7 +97,7 @@ def _try_claim(project: Project, worker) -> Assignment | None:
                 for position, item in enumerate(chosen)
             ]
         )
-        Item.objects.filter(id__in=[item.id for item in chosen]).update(
+        Item.objects.filter(id__in=[item.id for item in chosen if not item.is_gold]).update(
             active_claims=F("active_claims") + 1,
             claimable=Case(
                 When(target__gt=F("annotation_count") + F("active_claims") + 1, then=Value(True)),
@@ -123,7 +117,8 @@ def _lock_page(project: Project, worker) -> list[Item]:
         .filter(project=project, claimable=True)
         .exclude(Exists(already_seen))
         .order_by("priority", "id")
-        .only("id", "coherence_group", "annotation_count", "active_claims", "target")
+        .filter(is_gold=False)
+        .only("id", "coherence_group", "annotation_count", "active_claims", "target", "is_gold")
     )
     chosen: list[Item] = []
     considered: list[int] = []
@@ -148,6 +143,14 @@ def _lock_page(project: Project, worker) -> list[Item]:
     return chosen
 
 
+def _gold_check(project: Project, worker) -> Item | None:
+    """With probability gold_rate, one gold item this worker has not seen yet."""
+    if project.gold_rate <= 0 or random.random() >= project.gold_rate:
+        return None
+    already_seen = Claim.objects.filter(item=OuterRef("pk"), worker=worker)
+    return Item.objects.filter(project=project, is_gold=True).exclude(Exists(already_seen)).order_by("?").first()
+
+
 def _held_groups(project: Project, worker) -> set[str]:
     held = Claim.objects.filter(worker=worker, item__project=project).exclude(item__coherence_group="")
     if not project.options.get("coherence_exclusive_per_worker"):
@@ -157,47 +160,6 @@ def _held_groups(project: Project, worker) -> set[str]:
 
 def _digest(answers: dict) -> str:
     return hashlib.sha256(json.dumps(answers, sort_keys=True, default=str).encode()).hexdigest()
-
-
-def parse_answers(project: Project, item_ids: list[int], answers: dict) -> dict[int, tuple]:
-    """Validate a page of answers without touching the database: {item_id: (raw, value, reason, seconds)}."""
-    if not isinstance(answers, dict):
-        raise SubmissionError("answers", "must be an object keyed by item id")
-    by_id: dict[int, dict] = {}
-    for key, answer in answers.items():
-        try:
-            item_id = int(key)
-        except (TypeError, ValueError):
-            raise SubmissionError(f"answers[{str(key)[:20]}]", "is not an item id") from None
-        if item_id not in item_ids:
-            raise SubmissionError(f"answers[{item_id}]", "is not an item of this page")
-        if not isinstance(answer, dict):
-            answer = {"value": answer}
-        by_id[item_id] = answer
-    missing = [item_id for item_id in item_ids if item_id not in by_id]
-    if missing:
-        raise SubmissionError(f"answers[{missing[0]}]", "every item on the page needs an answer")
-    parsed = {}
-    task = project.task
-    for item_id in item_ids:
-        answer = by_id[item_id]
-        try:
-            raw, value = task.parse_answer(answer, project.options)
-        except AnswerError as exc:
-            raise SubmissionError(f"answers[{item_id}].{exc.field}", exc.message) from None
-        seconds = answer.get("seconds")
-        if seconds not in (None, ""):
-            try:
-                seconds = float(seconds)
-            except (TypeError, ValueError):
-                raise SubmissionError(f"answers[{item_id}].seconds", "must be a number of seconds") from None
-            if not 0 <= seconds < 86400 * 7:
-                raise SubmissionError(f"answers[{item_id}].seconds", "must be from 0 to a week")
-        else:
-            seconds = None
-        reason = answer.get("reason", "") if isinstance(answer.get("reason", ""), str) else ""
-        parsed[item_id] = (raw, value, reason[:2000], seconds)
-    return parsed
 
 
 def submit_page(assignment_id: int, worker, answers: dict) -> SubmitResult:
@@ -225,7 +187,7 @@ def submit_page(assignment_id: int, worker, answers: dict) -> SubmitResult:
             raise SubmissionError("assignment", "this page was released and can no longer be submitted", status=409)
         claims = list(assignment.claims.order_by("item_id"))
         item_ids = [claim.item_id for claim in claims]
-        parsed = parse_answers(project, item_ids, answers)
+        parsed = parse_answers(project.task, project.options, item_ids, answers)
         now = timezone.now()
         late = assignment.status == Assignment.Status.EXPIRED or now > assignment.expires_at
         items = {item.id: item for item in Item.objects.select_for_update().filter(id__in=item_ids).order_by("id")}
@@ -245,15 +207,21 @@ def submit_page(assignment_id: int, worker, answers: dict) -> SubmitResult:
                 for item_id in item_ids
             ]
         )
+        gold_results = []
         for claim in claims:
             item = items[claim.item_id]
             item.annotation_count += 1
-            if claim.active:
+            if claim.active and not item.is_gold:
                 item.active_claims -= 1
-            settle_item(project, item)
+            if item.is_gold:
+                gold_results.append(is_gold_correct(project, item, parsed[item.id][1]))
+            else:
+                settle_item(project, item)
+        if gold_results:
+            record_gold_answers(project, worker, gold_results)
         Item.objects.bulk_update(
             items.values(),
-            ["annotation_count", "active_claims", "target", "status", "aggregate", "claimable"],
+            ["annotation_count", "active_claims", "target", "status", "aggregate", "claimable", "priority"],
         )
         Claim.objects.filter(assignment=assignment).update(active=False)
         assignment.status = Assignment.Status.SUBMITTED
@@ -292,7 +260,7 @@ def expire_stale(project: Project | None = None, now=None, limit: int = EXPIRE_B
 
 def _close(assignment: Assignment, status: str) -> None:
     """Deactivate the page's claims and give their slots back to the items."""
-    item_ids = list(assignment.claims.filter(active=True).values_list("item_id", flat=True))
+    item_ids = list(assignment.claims.filter(active=True, item__is_gold=False).values_list("item_id", flat=True))
     items = list(Item.objects.select_for_update().filter(id__in=item_ids).order_by("id"))
     for item in items:
         item.active_claims -= 1

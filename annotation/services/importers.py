@@ -19,11 +19,12 @@ from typing import IO, Iterable, Iterator
 from django.db import transaction
 
 from annotation.models import Annotation, Atom, Example, Item, Project
+from annotation.services.quality import gold_reference
 from annotation.tasktypes.nli_label import NLI_LABELS, normalise_label
 
 FORMATS = ("usnli", "chaosnli", "dnli", "snli", "atoms", "jsonl", "csv")
 MAX_ERRORS_REPORTED = 20
-GENERIC_FIELDS = ("id", "premise", "hypothesis", "update", "label")
+GENERIC_FIELDS = ("id", "premise", "hypothesis", "update", "label", "group")
 USNLI_COLUMNS = ("id", "pre", "hyp", "nli", "unli")
 
 
@@ -58,6 +59,7 @@ class ExampleRow:
     source_data: dict = field(default_factory=dict)
     imported_labels: list[str] = field(default_factory=list)
     label_set: tuple[str, ...] | None = None  # nli_label projects: the labels this row's votes use
+    group: str = ""  # coherence group: items of one group never share a page or a worker at once
 
 
 @dataclass
@@ -304,6 +306,7 @@ def _generic(records, mapping: dict[str, str]):
                 update=update,
                 source_label=_text(record, mapping["label"], required=False),
                 source_data={k: v for k, v in record.items() if k not in mapped},
+                group=_text(record, mapping["group"], required=False)[:100],
             )
         except RowError as exc:
             yield line, exc
@@ -364,13 +367,15 @@ def read_rows(stream: IO[str], fmt: str, mapping: dict[str, str] | None = None):
 # ---------------------------------------------------------------- writing
 
 
-def import_file(project: Project, path: str | Path, fmt: str, mapping: dict[str, str] | None = None) -> ImportReport:
+def import_file(project: Project, path: str | Path, fmt: str, mapping: dict[str, str] | None = None, gold: bool = False) -> ImportReport:
     with open(path, encoding="utf-8", newline="") as stream:
-        return import_stream(project, stream, fmt, mapping)
+        return import_stream(project, stream, fmt, mapping, gold=gold)
 
 
-def import_stream(project: Project, stream: IO[str], fmt: str, mapping=None) -> ImportReport:
-    """Validate the whole stream first; write nothing unless every row is good."""
+def import_stream(project: Project, stream: IO[str], fmt: str, mapping=None, gold: bool = False) -> ImportReport:
+    """Validate the whole stream first; write nothing unless every row is good.
+
+    gold=True imports the rows as hidden gold checks whose reference is the row's own label."""
     rows, skipped, errors = [], [], []
     try:
         for line, row in read_rows(stream, fmt, mapping):
@@ -383,11 +388,21 @@ def import_stream(project: Project, stream: IO[str], fmt: str, mapping=None) -> 
     except UnicodeDecodeError as exc:
         errors.append((0, "(file)", f"is not UTF-8 text: {exc.reason}"))
     if fmt == "atoms":
-        return _write_atoms(project, rows, errors, skipped)
+        return _write_atoms(project, rows, errors, skipped, gold)
     _check_example_rows(project, rows, errors)
+    if gold and not project.task.per_atom:
+        _check_gold_references(project, rows, errors)
     if errors:
         raise ImportFileError(errors)
-    return _write_examples(project, rows, skipped)
+    return _write_examples(project, rows, skipped, gold)
+
+
+def _check_gold_references(project: Project, rows: list[ExampleRow], errors: list) -> None:
+    for row in rows:
+        try:
+            gold_reference(project, Example(source_label=row.source_label, source_data=row.source_data), None)
+        except (TypeError, ValueError):
+            errors.append((row.line, "label", "a gold item needs a reference answer in its label"))
 
 
 def _check_example_rows(project: Project, rows: list[ExampleRow], errors: list) -> None:
@@ -416,7 +431,7 @@ def _check_example_rows(project: Project, rows: list[ExampleRow], errors: list) 
                 errors.append((rows[0].line, "label_counter", f"the project uses labels {current}, the file {wanted}"))
 
 
-def _write_examples(project: Project, rows: list[ExampleRow], skipped: list[Skipped]) -> ImportReport:
+def _write_examples(project: Project, rows: list[ExampleRow], skipped: list[Skipped], gold: bool) -> ImportReport:
     task = project.task
     report = ImportReport(skipped=len(skipped), skipped_reasons=dict(Counter(s.reason for s in skipped)))
     report.unique_hypotheses = len({row.hypothesis for row in rows})
@@ -449,7 +464,10 @@ def _write_examples(project: Project, rows: list[ExampleRow], skipped: list[Skip
         )
         report.created = len(examples)
         if not task.per_atom:
-            items = [_new_item(project, example, labels=row.imported_labels) for example, row in zip(examples, new_rows)]
+            items = [
+                _new_item(project, example, labels=row.imported_labels, group=row.group, gold=gold)
+                for example, row in zip(examples, new_rows)
+            ]
             Item.objects.bulk_create(items, batch_size=2000)
             report.items = len(items)
             annotations = [
@@ -462,9 +480,12 @@ def _write_examples(project: Project, rows: list[ExampleRow], skipped: list[Skip
     return report
 
 
-def _new_item(project: Project, example: Example, atom: Atom | None = None, labels: list[str] = ()) -> Item:
-    item = Item(project=project, example=example, atom=atom, target=project.redundancy)
-    if labels:  # imported votes: the item is complete as it stands
+def _new_item(project: Project, example: Example, atom: Atom | None = None, labels: list[str] = (), group: str = "", gold: bool = False) -> Item:
+    item = Item(project=project, example=example, atom=atom, target=project.redundancy, coherence_group=group)
+    if gold:  # served only as hidden checks, never as data to collect
+        item.is_gold, item.gold = True, gold_reference(project, example, atom)
+        item.claimable, item.status, item.target = False, Item.Status.DONE, 0
+    elif labels:  # imported votes: the item is complete as it stands
         aggregate = project.task.aggregate(list(labels), project.options)
         item.annotation_count = len(labels)
         item.target = max(project.redundancy, len(labels))
@@ -474,7 +495,7 @@ def _new_item(project: Project, example: Example, atom: Atom | None = None, labe
     return item
 
 
-def _write_atoms(project: Project, rows: list[AtomRow], errors: list, skipped: list) -> ImportReport:
+def _write_atoms(project: Project, rows: list[AtomRow], errors: list, skipped: list, gold: bool) -> ImportReport:
     by_ref: dict[str, list[Example]] = {}
     by_hypothesis: dict[str, list[Example]] = {}
     for example in project.examples.all():
@@ -508,7 +529,15 @@ def _write_atoms(project: Project, rows: list[AtomRow], errors: list, skipped: l
         Atom.objects.bulk_create(new_atoms, batch_size=2000)
         report.atoms = report.created = len(new_atoms)
         if project.task.per_atom:
-            items = [_new_item(project, atom.example, atom) for atom in new_atoms]
+            if gold:
+                for row, found in targets:
+                    for order, atom in enumerate(row.atoms):
+                        needed = "validity" if project.task_type == "atom_validity" else "effect"
+                        if (needed == "validity" and atom["validity"] == "unknown") or (needed == "effect" and atom["effect"] is None):
+                            errors.append((row.line, f"atoms[{order}].{needed}", "a gold atom needs its reference answer"))
+                if errors:
+                    raise ImportFileError(errors)
+            items = [_new_item(project, atom.example, atom, gold=gold) for atom in new_atoms]
             Item.objects.bulk_create(items, batch_size=2000)
             report.items = len(items)
     return report

@@ -5,12 +5,13 @@ from annotation.models import Annotation, Item, Project
 
 
 def project_progress(project: Project) -> dict:
-    by_status = dict(project.items.values_list("status").annotate(n=Count("id")).values_list("status", "n"))
-    in_progress = project.items.filter(status=Item.Status.OPEN, active_claims__gt=0).count()
+    data_items = project.items.filter(is_gold=False)
+    by_status = dict(data_items.values("status").annotate(n=Count("id")).values_list("status", "n"))
+    in_progress = data_items.filter(status=Item.Status.OPEN, active_claims__gt=0).count()
     total = sum(by_status.values())
     done = by_status.get(Item.Status.DONE, 0)
-    collected = Annotation.objects.filter(item__project=project, imported=False).count()
-    target = project.items.aggregate(t=Sum("target"))["t"] or 0
+    collected = Annotation.objects.filter(item__project=project, item__is_gold=False, imported=False).count()
+    target = data_items.aggregate(t=Sum("target"))["t"] or 0
     return {
         "items": total,
         "done": done,

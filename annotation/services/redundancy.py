@@ -19,6 +19,17 @@ def settle_item(project: Project, item: Item) -> None:
         # A late page arrived after the item was settled: its answer counts in the aggregate.
         _set_aggregate(project, item, values)
     item.claimable = item.status == Item.Status.OPEN and item.annotation_count + item.active_claims < item.target
+    if project.adaptive and values:
+        item.priority = adaptive_priority(values)
+
+
+def adaptive_priority(probabilities: list[float]) -> float:
+    """EASL-style: a Beta(1 + sum p, 1 + sum (1 - p)) posterior per item; items not yet annotated keep
+    priority 0 and come first, then the ones whose posterior variance is highest (priority 1 - variance)."""
+    alpha = 1.0 + sum(probabilities)
+    beta = 1.0 + sum(1.0 - p for p in probabilities)
+    variance = alpha * beta / ((alpha + beta) ** 2 * (alpha + beta + 1.0))
+    return 1.0 - variance
 
 
 def _set_aggregate(project: Project, item: Item, values: list) -> None:

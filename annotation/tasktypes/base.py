@@ -54,6 +54,10 @@ class TaskType(ABC):
     def aggregate(self, values: list, options: dict) -> Aggregate:
         """The item's label from its collected values."""
 
+    def matches_reference(self, value, reference, delta_divisor: float = 4.0) -> bool:
+        """Whether an answer counts as right against a reference (qualification and gold checks)."""
+        return value == reference
+
 
 class NominalTaskType(TaskType):
     """Categorical answers: any disagreement asks for one more; the label is the majority."""

@@ -48,5 +48,9 @@ class UNLISlider(TaskType):
     def aggregate(self, values, options):
         return Aggregate(median(values) if values else None)
 
+    def matches_reference(self, value, reference, delta_divisor=4.0):
+        # Within min(y, 1-y) / 4 of the reference y: tight near 0 and 1, loose in the middle.
+        return abs(value - reference) <= min(reference, 1 - reference) / delta_divisor
+
 
 TASK = UNLISlider()

@@ -20,6 +20,7 @@ class Command(BaseCommand):
             metavar="FIELD=COLUMN",
             help="for jsonl/csv: which column holds id, premise, hypothesis, update or label",
         )
+        parser.add_argument("--gold", action="store_true", help="import the rows as hidden gold checks (their label is the reference)")
         parser.add_argument("--json", action="store_true")
 
     def handle(self, *args, **opts):
@@ -34,7 +35,7 @@ class Command(BaseCommand):
                 raise CommandError(f"--map takes FIELD=COLUMN, got {pair!r}")
             mapping[field.strip()] = column.strip()
         try:
-            report = import_file(project, opts["path"], opts["format"], mapping or None)
+            report = import_file(project, opts["path"], opts["format"], mapping or None, gold=opts["gold"])
         except FileNotFoundError:
             raise CommandError(f"no such file: {opts['path']}") from None
         except (ImportFileError, ValueError) as exc:

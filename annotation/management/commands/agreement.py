@@ -1,0 +1,69 @@
+"""`manage.py agreement SLUG`: agreement figures of a project's annotations (see services/agreement.py)."""
+import json
+
+from django.core.management.base import BaseCommand, CommandError
+
+from annotation.models import Project
+from annotation.services.agreement import project_agreement
+
+
+class Command(BaseCommand):
+    help = "Agreement of a project's annotations: Krippendorff's alpha, pairwise figures, human baseline."
+
+    def add_arguments(self, parser):
+        parser.add_argument("slug")
+        parser.add_argument("--json", action="store_true", help="print one JSON object (last line)")
+        parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples of items (0: no intervals)")
+        parser.add_argument("--seed", type=int, default=0)
+
+    def handle(self, *args, **options):
+        if options["bootstrap"] < 0:
+            raise CommandError(f"--bootstrap must be 0 or more, got {options['bootstrap']}")
+        try:
+            project = Project.objects.get(slug=options["slug"])
+        except Project.DoesNotExist:
+            raise CommandError(f"no project with the slug {options['slug']!r}") from None
+        try:
+            figures = project_agreement(project, bootstrap=options["bootstrap"], seed=options["seed"])
+        except ValueError as error:
+            raise CommandError(str(error)) from None
+        if options["json"]:
+            self.stdout.write(json.dumps(figures, allow_nan=False))
+        else:
+            self.stdout.write(format_table(figures))
+
+
+def _number(value) -> str:
+    return "—" if value is None else f"{value:.4f}"
+
+
+def _interval(ci) -> str:
+    return "" if ci is None else f"[{ci[0]:.4f}, {ci[1]:.4f}]"
+
+
+def format_table(figures: dict) -> str:
+    resamples = figures["bootstrap"]["resamples"]
+    lines = [
+        f"project {figures['project']} ({figures['task_type']}), Krippendorff level {figures['level']}",
+        f"items {figures['n_items']} ({figures['n_items_pairable']} with two or more annotations), "
+        f"annotations {figures['n_annotations']} ({figures['n_imported_votes']} imported), workers {figures['n_workers']}",
+        "",
+        f"{'figure':<34}{'value':>10}  95% CI ({resamples} resamples of items)",
+    ]
+    rows = [(f"krippendorff_alpha ({figures['level']})", figures["krippendorff_alpha"], figures["krippendorff_alpha_ci"])]
+    pairwise = figures["pairwise"]
+    if pairwise is not None:
+        rows.append((f"{pairwise['statistic']} (mean over pairs)", pairwise["value"], pairwise["ci"]))
+        if "spearman" in pairwise:
+            rows.append(("spearman (mean over pairs)", pairwise["spearman"], None))
+    baseline = figures["human_baseline"]
+    if baseline is not None:
+        for name in ("pearson", "spearman", "mse"):
+            rows.append((f"human baseline {name}", baseline[name], None))
+    if figures["split_half_jsd"] is not None:
+        rows.append(("split-half JSD", figures["split_half_jsd"], None))
+    lines += [f"{name:<34}{_number(value):>10}  {_interval(ci)}" for name, value, ci in rows]
+    if figures["unavailable"]:
+        lines += ["", "not available:"]
+        lines += [f"  {name}: {reason}" for name, reason in figures["unavailable"].items()]
+    return "\n".join(lines)

@@ -1,0 +1,390 @@
+"""Agreement figures of a project's annotations, for the `agreement` command and the report page.
+
+The annotations are streamed with values_list into arrays (`load_annotations`); the figures come from the
+pure functions in evaluation.metrics.agreement (`agreement_figures`). Units are items: with per-atom task
+types each atom is an item.
+
+Imported votes (ChaosNLI: up to 100 per item, stored as one row per label with its count) carry no worker
+ids. They enter every figure that needs only each item's multiset of values: Krippendorff's alpha from
+value counts and the split-half JSD. Figures between annotator pairs, and the held-out human baseline, use
+worker annotations only.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import combinations
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+
+from annotation.models import Annotation, Project
+from annotation.services import plots
+from annotation.tasktypes.defeasible_atom import EFFECT_LABELS
+from evaluation.metrics.agreement import (
+    bootstrap_ci,
+    cohen_kappa_pairwise,
+    human_baseline,
+    kendall_tau_pairwise,
+    krippendorff_alpha,
+    pearson_spearman_pairwise,
+    reliability_matrix,
+    split_half_jsd,
+)
+
+CONFIDENCE = 0.95
+STREAM_CHUNK = 10_000
+
+# The pairwise figure reported at each Krippendorff level (the papers' choices: kappa for validity,
+# Kendall's tau for the -2..+2 effect, correlations for the slider).
+PAIRWISE_STATISTIC = {"nominal": "cohen_kappa", "ordinal": "kendall_tau", "interval": "pearson"}
+
+
+@dataclass
+class AnnotationTable:
+    """A project's annotations as arrays.
+
+    level: the task type's Krippendorff level ("nominal", "ordinal" or "interval").
+    categories: the ordered values of a categorical scale (labels, or -2..+2); None for the slider.
+    item_ids: (items,) every item with at least one annotation, worker or imported.
+    counts: (items, categories) votes per value, worker and imported together, rows in item_ids order;
+        None for the slider.
+    workers: reliability matrix of worker annotations, shape (workers, items they annotated), index worker
+        ids, columns item ids; categorical values are coded as their index in `categories`.
+    n_annotations: all votes (an imported row counts its `count`); n_imported: the imported ones.
+    """
+
+    level: str
+    categories: list | None
+    item_ids: np.ndarray
+    counts: np.ndarray | None
+    workers: pd.DataFrame
+    n_annotations: int
+    n_imported: int
+
+    def values_by_item(self) -> np.ndarray:
+        """Worker annotations packed per item: shape (most annotations on one item, items), NaN-padded.
+
+        Alpha and the held-out baseline depend only on each item's values, not on who gave them; packing
+        keeps their arrays (and bootstrap resamples) small however many workers there are.
+        """
+        matrix = self.workers.to_numpy()
+        packed = np.sort(matrix, axis=0)  # NaN sorts last
+        most = int((~np.isnan(matrix)).sum(axis=0).max()) if matrix.size else 0
+        return packed[:most]
+
+
+def scale_categories(project: Project) -> list | None:
+    """The ordered values of the project's scale, or None for a continuous one."""
+    task = project.task
+    if task.agreement_level == "nominal":
+        return list(task.labels(project.options))
+    if task.agreement_level == "ordinal":
+        return sorted(EFFECT_LABELS)
+    return None
+
+
+def load_annotations(project: Project) -> AnnotationTable:
+    """Stream the project's annotations into an AnnotationTable (no per-row ORM objects)."""
+    categories = scale_categories(project)
+    worker_rows, imported_rows = [], []
+    stream = (
+        Annotation.objects.filter(item__project=project)
+        .order_by("item_id", "id")  # items in import order: seeded figures do not depend on the database
+        .values_list("item_id", "worker_id", "value", "count")
+        .iterator(chunk_size=STREAM_CHUNK)
+    )
+    for item_id, worker_id, value, count in stream:
+        if worker_id is None:
+            imported_rows.append((item_id, value, count))
+        else:
+            worker_rows.append((item_id, worker_id, value))
+    try:
+        workers = reliability_matrix(worker_rows, categories=categories)
+    except ValueError as error:
+        raise ValueError(f"project {project.slug}: worker annotations: {error}") from None
+
+    imported_items = [item_id for item_id, _, _ in imported_rows]
+    item_ids = pd.Index(workers.columns).append(pd.Index(imported_items)).unique().to_numpy()
+    counts = None
+    if categories is not None:
+        column = {category: index for index, category in enumerate(categories)}
+        position = pd.Index(item_ids)
+        counts = np.zeros((len(item_ids), len(categories)))
+        worker_columns, worker_codes = position.get_indexer(workers.columns), workers.to_numpy()
+        for code in range(len(categories)):
+            counts[worker_columns, code] = (worker_codes == code).sum(axis=0)
+        for item_id, value, count in imported_rows:
+            if value not in column:
+                raise ValueError(f"project {project.slug}: item {item_id}: imported value {value!r} is not one of {categories}")
+            counts[position.get_loc(item_id), column[value]] += count
+    return AnnotationTable(
+        level=project.task.agreement_level,
+        categories=categories,
+        item_ids=item_ids,
+        counts=counts,
+        workers=workers,
+        n_annotations=len(worker_rows) + sum(count for _, _, count in imported_rows),
+        n_imported=sum(count for _, _, count in imported_rows),
+    )
+
+
+def _finite(number) -> float | None:
+    """A float for JSON: None where the metric is undefined (NaN)."""
+    return None if number is None or np.isnan(number) else float(number)
+
+
+def _nan_on_error(statistic: Callable[..., float]) -> Callable[..., float]:
+    """A bootstrap resample can lose every pairable item; count it as undefined rather than fail."""
+
+    def safe(*arrays):
+        try:
+            return statistic(*arrays)
+        except ValueError:
+            return float("nan")
+
+    return safe
+
+
+def _interval(statistic, data, resamples: int, seed: int, axis: int) -> list[float | None] | None:
+    """[low, high] percentile interval over items, or None without resamples or when undefined."""
+    if resamples <= 0:
+        return None
+    ci = bootstrap_ci(_nan_on_error(statistic), data, n_boot=resamples, alpha=1 - CONFIDENCE, seed=seed, axis=axis)
+    if np.isnan(ci.low):
+        return None
+    return [float(ci.low), float(ci.high)]
+
+
+def agreement_figures(table: AnnotationTable, bootstrap: int = 1000, seed: int = 0, nli_labels: bool = False) -> dict:
+    """The agreement figures of an AnnotationTable (see project_agreement for the keys).
+
+    nli_labels: the scale is a label distribution per item (nli_label projects): add the split-half JSD.
+    """
+    level = table.level
+    unavailable: dict[str, str] = {}
+    packed = table.values_by_item()
+    worker_matrix = table.workers.to_numpy()
+    if table.counts is not None:
+        sizes = table.counts.sum(axis=1)
+    else:
+        sizes = (~np.isnan(worker_matrix)).sum(axis=0)
+    pairable = sizes >= 2
+
+    figures: dict = {
+        "level": level,
+        "n_items": int(len(table.item_ids)),
+        "n_items_pairable": int(pairable.sum()),
+        "n_annotations": int(table.n_annotations),
+        "n_imported_votes": int(table.n_imported),
+        "n_workers": int(len(table.workers.index)),
+        "krippendorff_alpha": None,
+        "krippendorff_alpha_ci": None,
+        "pairwise": None,
+        "human_baseline": None,
+        "split_half_jsd": None,
+        "bootstrap": {"resamples": int(bootstrap), "seed": int(seed), "confidence": CONFIDENCE, "over": "items"},
+    }
+
+    # Krippendorff's alpha: from value counts on categorical scales (imported votes included), from the
+    # packed worker values on the slider. Items with one value carry no pairs and are left out.
+    if not pairable.any():
+        unavailable["krippendorff_alpha"] = "no item has two or more annotations yet"
+    else:
+        if table.counts is not None:
+            data, axis = table.counts[pairable], 0
+
+            def alpha(counts):
+                return krippendorff_alpha(value_counts=counts, level=level)
+        else:
+            data, axis = packed[:, (~np.isnan(packed)).sum(axis=0) >= 2], 1
+
+            def alpha(values):
+                return krippendorff_alpha(reliability_data=values, level=level)
+
+        figures["krippendorff_alpha"] = _finite(alpha(data))
+        if figures["krippendorff_alpha"] is None:
+            unavailable["krippendorff_alpha"] = "every annotation has the same value, so no disagreement is expected"
+        else:
+            figures["krippendorff_alpha_ci"] = _interval(alpha, data, bootstrap, seed, axis)
+
+    figures["pairwise"] = _pairwise(table, level, bootstrap, seed, unavailable)
+
+    if level == "nominal":
+        unavailable["human_baseline"] = "scored with correlations and MSE, which need a numeric scale"
+    elif ((~np.isnan(packed)).sum(axis=0) >= 2).any():
+        baseline = human_baseline(packed, aggregate="median", seed=seed)
+        figures["human_baseline"] = {
+            "aggregate": "median",
+            "pearson": _finite(baseline["pearson"]),
+            "spearman": _finite(baseline["spearman"]),
+            "mse": _finite(baseline["mse"]),
+            "items": baseline["units"],
+        }
+    else:
+        unavailable["human_baseline"] = "no item has two or more worker annotations yet"
+
+    if not nli_labels:
+        unavailable["split_half_jsd"] = "reported for label distributions (nli_label projects)"
+    elif not pairable.any():
+        unavailable["split_half_jsd"] = "no item has two or more annotations yet"
+    else:
+        figures["split_half_jsd"] = split_half_jsd(table.counts[pairable], seed=seed)
+
+    figures["unavailable"] = unavailable
+    return figures
+
+
+def _pairwise(table: AnnotationTable, level: str, bootstrap: int, seed: int, unavailable: dict) -> dict | None:
+    """The mean over annotator pairs of the level's pairwise statistic, with its interval over items."""
+    statistic = PAIRWISE_STATISTIC[level]
+    matrix = table.workers.to_numpy()
+    if matrix.size == 0:
+        unavailable["pairwise"] = (
+            "imported votes carry no annotator ids; only value-count figures apply to them"
+            if table.n_imported
+            else "no worker annotations yet"
+        )
+        return None
+    # Items with one worker annotation pair no one; dropping them keeps the bootstrap cheaper.
+    matrix = matrix[:, (~np.isnan(matrix)).sum(axis=0) >= 2]
+    matrix = matrix[(~np.isnan(matrix)).any(axis=1)]
+
+    if level == "interval":
+        correlations = pearson_spearman_pairwise(matrix)
+        value = _finite(correlations.pearson)
+        extra = {"spearman": _finite(correlations.spearman), "pairs": correlations.pairs}
+
+        def main(sample):
+            return pearson_spearman_pairwise(sample).pearson
+    else:
+        main = cohen_kappa_pairwise if level == "nominal" else kendall_tau_pairwise
+        value = _finite(main(matrix)) if matrix.size else None
+        extra = {}
+
+    if value is None:
+        unavailable["pairwise"] = "no two annotators share two or more items on which both vary"
+        return None
+    return {"statistic": statistic, "value": value, "ci": _interval(main, matrix, bootstrap, seed, axis=1), **extra}
+
+
+def project_agreement(project: Project, bootstrap: int = 1000, seed: int = 0) -> dict:
+    """Agreement figures of a project's annotations.
+
+    Returns a JSON-ready dict:
+        project, task_type, level: the Krippendorff level of the task type;
+        n_items (items with an annotation), n_items_pairable (with two or more), n_annotations (imported
+            votes count one each), n_imported_votes, n_workers;
+        krippendorff_alpha and krippendorff_alpha_ci ([low, high], percentile bootstrap over items);
+        pairwise: {"statistic": cohen_kappa | kendall_tau | pearson, "value", "ci", and for the slider
+            "spearman" and "pairs"}: the mean over annotator pairs of worker annotations;
+        human_baseline: {"aggregate": "median", "pearson", "spearman", "mse", "items"}: one worker
+            annotation per item held out against the median of the others (ordinal and interval scales);
+        split_half_jsd: mean JS distance between two random halves of each item's votes (nli_label);
+        bootstrap: the resampling settings; unavailable: {figure: reason} for every figure left as None.
+    """
+    return _project_figures(project, load_annotations(project), bootstrap, seed)
+
+
+def _project_figures(project: Project, table: AnnotationTable, bootstrap: int, seed: int) -> dict:
+    figures = agreement_figures(table, bootstrap=bootstrap, seed=seed, nli_labels=project.task_type == "nli_label")
+    return {"project": project.slug, "task_type": project.task_type, **figures}
+
+
+# ---------------------------------------------------------------- per-item agreement, for the report's plot
+
+
+def item_pair_agreement(counts: np.ndarray) -> np.ndarray:
+    """Share of agreeing annotator pairs on each item with two or more votes.
+
+    counts: (items, categories) votes. Returns (items with >= 2 votes,) values in [0, 1]:
+    sum_c n_c (n_c - 1) / (n (n - 1)).
+    """
+    counts = np.asarray(counts, dtype=float)
+    sizes = counts.sum(axis=1)
+    kept = sizes >= 2
+    return (counts[kept] * (counts[kept] - 1)).sum(axis=1) / (sizes[kept] * (sizes[kept] - 1))
+
+
+def item_mean_abs_difference(values: np.ndarray) -> np.ndarray:
+    """Mean absolute difference between the annotations of each item with two or more.
+
+    values: (annotations, items) NaN-padded, e.g. AnnotationTable.values_by_item(). Returns
+    (items with >= 2 values,) over all pairs of the item's annotations.
+    """
+    values = np.asarray(values, dtype=float)
+    kept = (~np.isnan(values)).sum(axis=0) >= 2
+    values = values[:, kept]
+    if len(values) < 2:
+        return np.empty(0)
+    differences = np.stack([np.abs(values[a] - values[b]) for a, b in combinations(range(len(values)), 2)])
+    return np.nanmean(differences, axis=0)
+
+
+# ---------------------------------------------------------------- the report page
+
+
+def _settled_items(project: Project):
+    """(example id, source label, update type, final value) of every item with a final value."""
+    rows = (
+        project.items.order_by()
+        .values_list("example_id", "example__source_label", "example__update_type", "aggregate", "adjudicated")
+        .iterator(chunk_size=STREAM_CHUNK)
+    )
+    for example_id, source_label, update_type, aggregate, adjudicated in rows:
+        final = adjudicated if adjudicated is not None else aggregate
+        if isinstance(final, (int, float)) and not isinstance(final, bool):
+            yield example_id, source_label, update_type, float(final)
+
+
+def _agreement_plot(table: AnnotationTable) -> dict:
+    if table.level == "nominal":
+        values = item_pair_agreement(table.counts)
+        xlabel, value_range = "share of annotator pairs that agree on the item", (0.0, 1.0)
+    else:
+        values = item_mean_abs_difference(table.values_by_item())
+        if table.level == "ordinal":
+            xlabel, value_range = "mean absolute difference between two annotators' effects", (0.0, 4.0)
+        else:
+            xlabel, value_range = "mean absolute difference between two annotators' probabilities", (0.0, 1.0)
+    plot = {"title": "Agreement per item", "svg": None, "empty": None}
+    if len(values) == 0:
+        plot["empty"] = "No item has two or more annotations yet."
+    else:
+        plot["svg"] = plots.agreement_histogram_svg(values, xlabel, value_range=value_range)
+    return plot
+
+
+def _task_plot(project: Project) -> dict | None:
+    """The task type's own plot: slider probabilities by NLI label, or atom effects per example."""
+    if project.task_type == "unli_slider":
+        rows = [(label, value) for _, label, _, value in _settled_items(project)]
+        plot = {"title": "Slider probability by NLI label", "svg": None, "empty": None}
+        known = [(label, value) for label, value in rows if str(label).strip().lower() in plots.NLI_LABEL_NAMES]
+        if not known:
+            plot["empty"] = "No settled item whose example has an NLI label (entailment, neutral, contradiction) yet."
+        else:
+            plot["svg"] = plots.slider_by_label_svg([value for _, value in known], [label for label, _ in known])
+        return plot
+    if project.task_type == "defeasible_atom":
+        frame = pd.DataFrame(
+            [(example, value, update_type) for example, _, update_type, value in _settled_items(project)],
+            columns=["example", "effect", "update_type"],
+        )
+        plot = {"title": "Atom effects per example", "svg": None, "empty": None}
+        if frame.empty:
+            plot["empty"] = "No atom has a settled effect yet."
+        else:
+            plot["svg"] = plots.atom_effect_strips_svg(frame)
+        return plot
+    return None
+
+
+def project_report(project: Project, bootstrap: int = 1000, seed: int = 0) -> dict:
+    """What the report page shows: {"figures": project_agreement(...), "plots": [plot, ...]}.
+
+    Each plot is {"title", "svg" (an <svg> element or None), "empty" (why there is no plot, or None)}.
+    """
+    table = load_annotations(project)
+    report_plots = [plot for plot in (_task_plot(project), _agreement_plot(table)) if plot is not None]
+    return {"figures": _project_figures(project, table, bootstrap, seed), "plots": report_plots}

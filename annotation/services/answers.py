@@ -1,0 +1,52 @@
+"""Validating a page of answers: one rule for the HTML form, the API and qualification tests."""
+from annotation.tasktypes import AnswerError, TaskType
+
+
+class SubmissionError(Exception):
+    """A submission was refused; nothing was stored. `field` names what is wrong."""
+
+    def __init__(self, field: str, message: str, status: int = 400):
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.message = message
+        self.status = status
+
+
+def parse_answers(task: TaskType, options: dict, item_ids: list[int], answers: dict) -> dict[int, tuple]:
+    """Validate a page of answers without touching the database: {item_id: (raw, value, reason, seconds)}."""
+    if not isinstance(answers, dict):
+        raise SubmissionError("answers", "must be an object keyed by item id")
+    by_id: dict[int, dict] = {}
+    for key, answer in answers.items():
+        try:
+            item_id = int(key)
+        except (TypeError, ValueError):
+            raise SubmissionError(f"answers[{str(key)[:20]}]", "is not an item id") from None
+        if item_id not in item_ids:
+            raise SubmissionError(f"answers[{item_id}]", "is not an item of this page")
+        if not isinstance(answer, dict):
+            answer = {"value": answer}
+        by_id[item_id] = answer
+    missing = [item_id for item_id in item_ids if item_id not in by_id]
+    if missing:
+        raise SubmissionError(f"answers[{missing[0]}]", "every item on the page needs an answer")
+    parsed = {}
+    for item_id in item_ids:
+        answer = by_id[item_id]
+        try:
+            raw, value = task.parse_answer(answer, options)
+        except AnswerError as exc:
+            raise SubmissionError(f"answers[{item_id}].{exc.field}", exc.message) from None
+        seconds = answer.get("seconds")
+        if seconds not in (None, ""):
+            try:
+                seconds = float(seconds)
+            except (TypeError, ValueError):
+                raise SubmissionError(f"answers[{item_id}].seconds", "must be a number of seconds") from None
+            if not 0 <= seconds < 86400 * 7:
+                raise SubmissionError(f"answers[{item_id}].seconds", "must be from 0 to a week")
+        else:
+            seconds = None
+        reason = answer.get("reason", "") if isinstance(answer.get("reason", ""), str) else ""
+        parsed[item_id] = (raw, value, reason[:2000], seconds)
+    return parsed

@@ -1,0 +1,108 @@
+"""Qualification tests: a page of reference items; pass rules from REFERENCE.md, all configurable."""
+from __future__ import annotations
+
+import math
+
+from django.contrib.auth import get_user_model
+from django.db import transaction
+from scipy import stats
+
+from annotation.models import QualificationAttempt, QualificationItem, QualificationTest
+from annotation.services.answers import SubmissionError, parse_answers
+from annotation.tasktypes import AnswerError, get_task_type
+
+
+class QualificationError(ValueError):
+    pass
+
+
+def create_test(slug: str, task_type: str, rows: list[dict], title: str = "", **rules) -> QualificationTest:
+    """rows: {"premise", "hypothesis", "update"?, "atom"?, "reference", "easy"?}; references normalised
+    like answers (slider: a probability; nli: e/n/c; validity: valid/invalid; defeasible: -2..2)."""
+    task = get_task_type(task_type)
+    if not rows:
+        raise QualificationError("a qualification test needs at least one reference item")
+    items = []
+    for number, row in enumerate(rows, start=1):
+        for field in ("premise", "hypothesis", "reference"):
+            if row.get(field) in (None, ""):
+                raise QualificationError(f"row {number}, field {field!r}: is missing")
+        reference = row["reference"]
+        if task.name == "unli_slider":
+            if isinstance(reference, bool) or not isinstance(reference, (int, float)) or not 0 <= reference <= 1:
+                raise QualificationError(f"row {number}, field 'reference': must be a probability from 0 to 1")
+        else:
+            try:
+                _, reference = task.parse_answer({"value": reference}, task.default_options())
+            except AnswerError as exc:
+                raise QualificationError(f"row {number}, field 'reference': {exc.message}") from None
+        items.append(
+            QualificationItem(
+                premise=row["premise"], hypothesis=row["hypothesis"], update=row.get("update", ""),
+                atom_text=row.get("atom", ""), reference=reference, easy=bool(row.get("easy")), order=number,
+            )
+        )
+    with transaction.atomic():
+        test = QualificationTest.objects.create(slug=slug, title=title or slug, task_type=task_type, **rules)
+        for item in items:
+            item.test = test
+        QualificationItem.objects.bulk_create(items)
+    return test
+
+
+def has_passed(test: QualificationTest, worker) -> bool:
+    return QualificationAttempt.objects.filter(test=test, worker=worker, passed=True).exists()
+
+
+def attempts_left(test: QualificationTest, worker) -> int:
+    return max(0, test.max_attempts - QualificationAttempt.objects.filter(test=test, worker=worker).count())
+
+
+def grade(test: QualificationTest, values: dict[int, object], items: list[QualificationItem]) -> tuple[bool, dict]:
+    """Apply the test's pass rules to normalised answers keyed by reference item id."""
+    task = get_task_type(test.task_type)
+    answers = [values[item.id] for item in items]
+    references = [item.reference for item in items]
+    if task.name != "unli_slider":
+        correct = sum(task.matches_reference(a, r) for a, r in zip(answers, references))
+        accuracy = correct / len(items)
+        return accuracy >= test.min_accuracy, {"accuracy": accuracy, "min_accuracy": test.min_accuracy}
+    easy = [(item, values[item.id]) for item in items if item.easy]
+    easy_ok = all(task.matches_reference(value, item.reference, test.delta_divisor) for item, value in easy)
+    pearson = spearman = float("nan")
+    if len(items) >= 3 and len(set(answers)) > 1 and len(set(references)) > 1:
+        pearson = float(stats.pearsonr(answers, references).statistic)
+        spearman = float(stats.spearmanr(answers, references).statistic)
+    passed = (
+        easy_ok
+        and not math.isnan(pearson)
+        and pearson > test.min_pearson
+        and spearman > test.min_spearman
+    )
+    details = {
+        "easy_items_within_delta": easy_ok,
+        "pearson": None if math.isnan(pearson) else pearson,
+        "spearman": None if math.isnan(spearman) else spearman,
+        "min_pearson": test.min_pearson,
+        "min_spearman": test.min_spearman,
+    }
+    return passed, details
+
+
+def take_test(test: QualificationTest, worker, answers: dict) -> QualificationAttempt:
+    """Validate and grade one attempt; raises SubmissionError (stores nothing) on bad input or no attempts left."""
+    with transaction.atomic():
+        # Serialise one worker's attempts so the attempt limit holds under double submits.
+        get_user_model().objects.select_for_update().filter(pk=worker.pk).first()
+        if has_passed(test, worker):
+            raise SubmissionError("qualification", "you have already passed this test", status=409)
+        if attempts_left(test, worker) == 0:
+            raise SubmissionError("qualification", "no attempts left for this test", status=403)
+        items = list(test.items.all())
+        task = get_task_type(test.task_type)
+        parsed = parse_answers(task, task.default_options(), [item.id for item in items], answers)
+        values = {item_id: parsed[item_id][1] for item_id in parsed}
+        passed, details = grade(test, values, items)
+        return QualificationAttempt.objects.create(
+            test=test, worker=worker, answers={str(k): v for k, v in values.items()}, passed=passed, details=details
+        )

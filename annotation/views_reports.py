@@ -1,0 +1,67 @@
+"""The project agreement report page (authors of the project and admins only)."""
+from django.contrib.auth.decorators import login_required
+from django.shortcuts import get_object_or_404, render
+
+from annotation.models import Project
+from annotation.services import access
+from annotation.services.agreement import project_report
+
+# Resamples behind the page's intervals; `manage.py agreement SLUG --bootstrap N` gives more.
+REPORT_BOOTSTRAP = 200
+
+PAIRWISE_NAMES = {"cohen_kappa": "Cohen's kappa", "kendall_tau": "Kendall's tau-b", "pearson": "Pearson r"}
+UNAVAILABLE_NAMES = {
+    "krippendorff_alpha": "Krippendorff's alpha",
+    "pairwise": "Pairwise agreement",
+    "human_baseline": "Human baseline",
+    "split_half_jsd": "Split-half JSD",
+}
+
+
+def figure_rows(figures: dict) -> list[dict]:
+    """The figures as table rows: name, value, interval (or None) and what the figure means."""
+    rows = []
+    if figures["krippendorff_alpha"] is not None:
+        rows.append({
+            "name": f"Krippendorff's alpha ({figures['level']})",
+            "value": figures["krippendorff_alpha"],
+            "ci": figures["krippendorff_alpha_ci"],
+            "note": "all annotations, imported votes included",
+        })
+    pairwise = figures["pairwise"]
+    if pairwise is not None:
+        rows.append({
+            "name": PAIRWISE_NAMES[pairwise["statistic"]],
+            "value": pairwise["value"],
+            "ci": pairwise["ci"],
+            "note": "mean over pairs of workers, on the items both annotated",
+        })
+        if "spearman" in pairwise:
+            rows.append({"name": "Spearman rho", "value": pairwise["spearman"], "ci": None,
+                         "note": f"mean over {pairwise['pairs']} pairs of workers"})
+    baseline = figures["human_baseline"]
+    if baseline is not None:
+        held_out = f"one annotation per item against the {baseline['aggregate']} of the others ({baseline['items']} items)"
+        for key, name in (("pearson", "Pearson r"), ("spearman", "Spearman rho"), ("mse", "MSE")):
+            if baseline[key] is not None:
+                rows.append({"name": f"Human baseline: {name}", "value": baseline[key], "ci": None, "note": held_out})
+    if figures["split_half_jsd"] is not None:
+        rows.append({"name": "Split-half JSD", "value": figures["split_half_jsd"], "ci": None,
+                     "note": "JS distance between two random halves of each item's votes"})
+    return rows
+
+
+@login_required
+def report(request, slug):
+    project = get_object_or_404(Project, slug=slug)
+    access.ensure_can_manage(request.user, project)
+    result = project_report(project, bootstrap=REPORT_BOOTSTRAP)
+    figures = result["figures"]
+    context = {
+        "project": project,
+        "figures": figures,
+        "rows": figure_rows(figures),
+        "unavailable": [(UNAVAILABLE_NAMES.get(key, key), reason) for key, reason in figures["unavailable"].items()],
+        "plots": result["plots"],
+    }
+    return render(request, "annotation/report.html", context)
