@@ -32,6 +32,7 @@ STOPWORDS = frozenset(
     "may might must shall should one two three four five other another very just also".split()
 )
 WORD = re.compile(r"[A-Za-z]+")
+ARTICLE_BEFORE = re.compile(r"\b([Aa]n?) $")
 POS_ORDER = ("v", "a", "r", "n")
 
 
@@ -64,9 +65,20 @@ def replacement_candidates(sentence: str, wordnet: WordNet) -> list[Replacement]
                     if replaced.lower() == word.lower() or replaced in seen:
                         continue
                     seen.add(replaced)
-                    new_sentence = sentence[:match.start()] + replaced + sentence[match.end():]
+                    new_sentence = _fix_article(sentence[:match.start()], replaced) + replaced + sentence[match.end():]
                     candidates.append(Replacement(new_sentence, word, replaced, pos, rest))
     return candidates
+
+
+def _fix_article(before: str, replaced: str) -> str:
+    """Make an indefinite article right before the replaced word agree with it (a bar -> an unbar)."""
+    found = ARTICLE_BEFORE.search(before)
+    if not found:
+        return before
+    article = "an" if replaced[0].lower() in "aeiou" else "a"
+    if found.group(1)[0] == "A":
+        article = article.capitalize()
+    return before[:found.start(1)] + article + " "
 
 
 class Embedder:
