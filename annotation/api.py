@@ -10,14 +10,19 @@ from rest_framework.response import Response
 
 from annotation.models import Assignment, Project
 from annotation.serializers import (
+    AdjudicateSerializer,
+    AdjudicationQueueItemSerializer,
+    AdjudicationRecordSerializer,
     AssignmentSerializer,
+    ResultSerializer,
     ErrorSerializer,
     ImportSerializer,
     ProjectSerializer,
     SubmitResultSerializer,
     SubmitSerializer,
 )
-from annotation.services import access, exporters
+from annotation.services import access, adjudication, exporters
+from annotation.services.agreement import project_agreement
 from annotation.services.assignments import SubmissionError, claim_page, release_page, submit_page
 from annotation.services.importers import ImportFileError, import_stream, text_stream
 from annotation.services.progress import project_progress
@@ -75,6 +80,50 @@ class ProjectViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Cr
     @action(detail=True, methods=["get"])
     def progress(self, request, slug=None):
         return Response(project_progress(self._managed()))
+
+    @extend_schema(responses={200: AdjudicationQueueItemSerializer(many=True)})
+    @action(detail=True, methods=["get"], url_path="adjudication")
+    def adjudication_queue(self, request, slug=None):
+        """Items waiting for an author: unresolved ties and picked items."""
+        page = self.paginate_queryset(adjudication.queue(self._managed()))
+        return self.get_paginated_response(AdjudicationQueueItemSerializer(page, many=True).data)
+
+    @extend_schema(request=AdjudicateSerializer, responses={200: AdjudicationRecordSerializer, 400: ErrorSerializer})
+    @action(detail=True, methods=["post"])
+    def adjudicate(self, request, slug=None):
+        """Set an item's final label (slider: a probability), with a note; every change is kept."""
+        project = self._managed()
+        serializer = AdjudicateSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        if not project.items.filter(pk=data["item"]).exists():
+            return Response({"field": "item", "detail": "no such item in this project"}, status=status.HTTP_400_BAD_REQUEST)
+        try:
+            record = adjudication.adjudicate(data["item"], request.user, data["value"], data.get("note", ""))
+        except SubmissionError as exc:
+            return Response({"field": exc.field, "detail": exc.message}, status=exc.status)
+        return Response(AdjudicationRecordSerializer(record).data)
+
+    @extend_schema(responses={200: ResultSerializer(many=True)})
+    @action(detail=True, methods=["get"])
+    def results(self, request, slug=None):
+        """Every item with its aggregate, adjudicated and final label."""
+        items = self._managed().items.filter(is_gold=False).select_related("example", "atom").order_by("id")
+        page = self.paginate_queryset(items)
+        return self.get_paginated_response(ResultSerializer(page, many=True).data)
+
+    @extend_schema(
+        parameters=[OpenApiParameter("bootstrap", int, description="bootstrap resamples for the intervals (default 200, at most 2000)")],
+        responses={200: OpenApiResponse(description="agreement figures")},
+    )
+    @action(detail=True, methods=["get"])
+    def agreement(self, request, slug=None):
+        project = self._managed()
+        try:
+            resamples = min(max(int(request.query_params.get("bootstrap", 200)), 0), 2000)
+        except ValueError:
+            raise ValidationError({"bootstrap": ["must be a whole number"]}) from None
+        return Response(project_agreement(project, bootstrap=resamples))
 
     @extend_schema(request={"multipart/form-data": ImportSerializer}, responses={200: OpenApiResponse(description="import report")})
     @action(detail=True, methods=["post"], url_path="import", parser_classes=[MultiPartParser])

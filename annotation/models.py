@@ -115,6 +115,8 @@ class Item(models.Model):
     priority = models.FloatField(default=0.0)
     aggregate = models.JSONField(null=True, blank=True)
     adjudicated = models.JSONField(null=True, blank=True)
+    # Picked by an author for adjudication although the redundancy policy settled it.
+    flagged = models.BooleanField(default=False)
     # Gold check items carry a reference answer; they are mixed into pages and never count as data.
     is_gold = models.BooleanField(default=False)
     gold = models.JSONField(null=True, blank=True)
@@ -211,6 +213,20 @@ class Annotation(models.Model):
                 fields=["item", "worker"], condition=Q(worker__isnull=False), name="annotation_item_worker_unique"
             )
         ]
+
+
+class AdjudicationRecord(models.Model):
+    """Every change of an item's final label: who, when, before, after and why. Never edited or deleted."""
+
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="adjudications")
+    author = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="adjudications")
+    before = models.JSONField(null=True)
+    after = models.JSONField(null=True)
+    note = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
 
 
 class QualificationTest(models.Model):

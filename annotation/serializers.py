@@ -1,6 +1,6 @@
 from rest_framework import serializers
 
-from annotation.models import Assignment, Item, Project
+from annotation.models import AdjudicationRecord, Assignment, Item, Project
 from annotation.tasktypes import TASK_TYPE_CHOICES
 
 
@@ -67,3 +67,41 @@ class ErrorSerializer(serializers.Serializer):
 class ImportSerializer(serializers.Serializer):
     file = serializers.FileField()
     format = serializers.ChoiceField(choices=["usnli", "chaosnli", "dnli", "snli", "atoms", "jsonl", "csv"])
+
+
+class ResultSerializer(serializers.ModelSerializer):
+    example_id = serializers.SerializerMethodField()
+    premise = serializers.CharField(source="example.premise")
+    hypothesis = serializers.CharField(source="example.hypothesis")
+    atom = serializers.CharField(source="atom.text", allow_null=True, default=None)
+    final = serializers.JSONField(source="final_value")
+    aggregate = serializers.JSONField()
+    adjudicated = serializers.JSONField()
+
+    class Meta:
+        model = Item
+        fields = ["id", "example_id", "premise", "hypothesis", "atom", "status", "annotation_count", "aggregate", "adjudicated", "final"]
+
+    def get_example_id(self, item) -> str:
+        return item.example.source_id or item.example.key
+
+
+class AdjudicationQueueItemSerializer(ResultSerializer):
+    class Meta(ResultSerializer.Meta):
+        fields = ResultSerializer.Meta.fields + ["flagged"]
+
+
+class AdjudicateSerializer(serializers.Serializer):
+    item = serializers.IntegerField()
+    value = serializers.JSONField(help_text="slider: a probability 0..1; defeasible: -2..2; validity: valid/invalid; nli: e/n/c")
+    note = serializers.CharField(required=False, allow_blank=True, max_length=5000)
+
+
+class AdjudicationRecordSerializer(serializers.ModelSerializer):
+    author = serializers.CharField(source="author.username")
+    before = serializers.JSONField()
+    after = serializers.JSONField()
+
+    class Meta:
+        model = AdjudicationRecord
+        fields = ["id", "item", "author", "before", "after", "note", "created_at"]

@@ -10,7 +10,7 @@ from django.views.decorators.http import require_POST
 
 from annotation.forms import ImportForm, ProjectForm
 from annotation.models import Assignment, CrowdSession, Item, Project
-from annotation.services import access, crowd, exporters, qualification
+from annotation.services import access, adjudication, crowd, exporters, qualification, quality
 from annotation.services.assignments import SubmissionError, claim_page, release_page, submit_page
 from annotation.services.importers import ImportFileError, import_stream, text_stream
 from annotation.services.progress import project_progress
@@ -250,7 +250,8 @@ def project_detail(request, slug):
             "form": form,
             "items": items,
             "export_formats": exporters.FORMATS,
-            "status_choices": Item.Status.choices,
+            "figures": quality.worker_figures(project),
+            "queue_size": adjudication.queue(project).count(),
         },
         status=400 if form.errors else 200,
     )
@@ -265,3 +266,50 @@ def project_export(request, slug, fmt):
     response = StreamingHttpResponse(exporters.export(project, fmt), content_type=exporters.content_type(fmt))
     response["Content-Disposition"] = f'attachment; filename="{exporters.file_name(project, fmt)}"'
     return response
+
+
+@login_required
+def adjudication_queue(request, slug):
+    project = _project(slug)
+    access.ensure_can_manage(request.user, project)
+    items = Paginator(adjudication.queue(project), 25).get_page(request.GET.get("page"))
+    return render(request, "annotation/adjudication_queue.html", {"project": project, "items": items})
+
+
+@login_required
+def adjudication_item(request, slug, item_id):
+    project = _project(slug)
+    access.ensure_can_manage(request.user, project)
+    item = get_object_or_404(Item.objects.select_related("example", "atom"), pk=item_id, project=project)
+    error = None
+    if request.method == "POST":
+        if request.POST.get("action") in ("flag", "unflag"):
+            adjudication.flag(item, request.user, request.POST["action"] == "flag")
+            return redirect("adjudication_item", slug=slug, item_id=item.id)
+        try:
+            adjudication.adjudicate(item.id, request.user, request.POST.get("value", ""), request.POST.get("note", ""))
+        except SubmissionError as exc:
+            error = exc
+        else:
+            messages.success(request, f"Item {item.id} settled.")
+            following = adjudication.queue(project).filter(id__gt=item.id).first()
+            if following is not None:
+                return redirect("adjudication_item", slug=slug, item_id=following.id)
+            return redirect("adjudication_queue", slug=slug)
+    context = {
+        "project": project,
+        "item": item,
+        "annotations": adjudication.anonymised_annotations(item),
+        "history": item.adjudications.select_related("author"),
+        "error": error,
+        **_task_context(project),
+    }
+    return render(request, "annotation/adjudication_item.html", context, status=400 if error else 200)
+
+
+@login_required
+def worker_figures(request, slug):
+    """The per-worker table of the dashboard, as a fragment the live page reloads."""
+    project = _project(slug)
+    access.ensure_can_manage(request.user, project)
+    return render(request, "annotation/_worker_figures.html", {"figures": quality.worker_figures(project)})

@@ -50,3 +50,22 @@ def parse_answers(task: TaskType, options: dict, item_ids: list[int], answers: d
         reason = answer.get("reason", "") if isinstance(answer.get("reason", ""), str) else ""
         parsed[item_id] = (raw, value, reason[:2000], seconds)
     return parsed
+
+
+def parse_reference(task: TaskType, value):
+    """A reference or final label in normalised form: a probability for the slider, else a label/effect
+    written as a worker would answer it."""
+    if task.name == "unli_slider":
+        if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+            raise SubmissionError("value", "must be a probability from 0 to 1")
+        try:
+            probability = float(value)
+        except ValueError:
+            raise SubmissionError("value", "must be a probability from 0 to 1") from None
+        if not 0.0 <= probability <= 1.0:
+            raise SubmissionError("value", "must be a probability from 0 to 1")
+        return probability
+    try:
+        return task.parse_answer({"value": value}, task.default_options())[1]
+    except AnswerError as exc:
+        raise SubmissionError(exc.field, exc.message) from None

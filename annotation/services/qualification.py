@@ -8,8 +8,8 @@ from django.db import transaction
 from scipy import stats
 
 from annotation.models import QualificationAttempt, QualificationItem, QualificationTest
-from annotation.services.answers import SubmissionError, parse_answers
-from annotation.tasktypes import AnswerError, get_task_type
+from annotation.services.answers import SubmissionError, parse_answers, parse_reference
+from annotation.tasktypes import get_task_type
 
 
 class QualificationError(ValueError):
@@ -27,15 +27,10 @@ def create_test(slug: str, task_type: str, rows: list[dict], title: str = "", **
         for field in ("premise", "hypothesis", "reference"):
             if row.get(field) in (None, ""):
                 raise QualificationError(f"row {number}, field {field!r}: is missing")
-        reference = row["reference"]
-        if task.name == "unli_slider":
-            if isinstance(reference, bool) or not isinstance(reference, (int, float)) or not 0 <= reference <= 1:
-                raise QualificationError(f"row {number}, field 'reference': must be a probability from 0 to 1")
-        else:
-            try:
-                _, reference = task.parse_answer({"value": reference}, task.default_options())
-            except AnswerError as exc:
-                raise QualificationError(f"row {number}, field 'reference': {exc.message}") from None
+        try:
+            reference = parse_reference(task, row["reference"])
+        except SubmissionError as exc:
+            raise QualificationError(f"row {number}, field 'reference': {exc.message}") from None
         items.append(
             QualificationItem(
                 premise=row["premise"], hypothesis=row["hypothesis"], update=row.get("update", ""),

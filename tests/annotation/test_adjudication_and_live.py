@@ -1,0 +1,137 @@
+"""Adjudication with its audit trail, and live progress over Channels (in-memory layer and Redis)."""
+import json
+
+import pytest
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
+from channels.testing import WebsocketCommunicator
+from rest_framework.test import APIClient
+
+from annotation.models import AdjudicationRecord, Item
+from annotation.services.adjudication import adjudicate, queue
+from annotation.services.answers import SubmissionError
+from annotation.services.assignments import claim_page, submit_page
+from tests.conftest import require_service
+
+
+@pytest.fixture
+def tied(make_project, import_rows, make_user):
+    """A validity project whose two annotators disagree and the cap stops at two: an unresolved tie."""
+    project = make_project("atom_validity", items_per_page=1, redundancy=2, max_annotations=2)
+    import_rows(project, [{"id": "e1", "premise": "P", "hypothesis": "H"}])
+    import_rows(project, [{"example_id": "e1", "atoms": ["a1"]}], "atoms")
+    for name, value in (("worker-alpha", "valid"), ("worker-beta", "invalid")):
+        worker = make_user(name)
+        page = claim_page(project, worker)
+        submit_page(page.pk, worker, {str(page.claims.get().item_id): {"value": value}})
+    return project
+
+
+@pytest.mark.django_db
+def test_ties_wait_for_an_author_and_every_change_is_kept(tied, author, make_user, tmp_path):
+    item = Item.objects.get(project=tied)
+    assert item.status == "adjudication" and list(queue(tied)) == [item]
+    with pytest.raises(SubmissionError):
+        adjudicate(item.id, author, "perhaps")
+    adjudicate(item.id, author, "valid", "criterion 2 holds")
+    adjudicate(item.id, author, "invalid", "on second reading it adds information")
+    item.refresh_from_db()
+    assert item.final_value == "invalid" and item.status == "done" and not queue(tied).exists()
+    history = list(AdjudicationRecord.objects.filter(item=item).order_by("id").values_list("before", "after", "author__username"))
+    assert history == [(None, "valid", "author1"), ("valid", "invalid", "author1")]
+    from annotation.services.exporters import write_export
+
+    out = tmp_path / "x.jsonl"
+    write_export(tied, "jsonl", out)
+    record = json.loads(out.read_text())
+    assert record["final"] == "invalid" and len(record["annotations"]) == 2
+    from django.core.exceptions import PermissionDenied
+
+    with pytest.raises(PermissionDenied):
+        adjudicate(item.id, make_user("other-author", "author"), "valid")
+
+
+@pytest.mark.django_db
+def test_adjudication_pages_and_api(tied, author, client):
+    item = Item.objects.get(project=tied)
+    client.force_login(author)
+    page = client.get(f"/projects/{tied.slug}/adjudication/{item.id}/")
+    html = page.content.decode()
+    assert "Annotator A" in html and "Annotator B" in html and "worker-alpha" not in html  # anonymised
+    assert client.post(f"/projects/{tied.slug}/adjudication/{item.id}/", {"value": "valid", "note": "ok"}).status_code == 302
+    api = APIClient()
+    api.force_authenticate(author)
+    response = api.post(f"/api/projects/{tied.slug}/adjudicate/", {"item": item.id, "value": "invalid", "note": "no"}, format="json")
+    assert response.status_code == 200 and response.json()["before"] == "valid"
+    assert api.post(f"/api/projects/{tied.slug}/adjudicate/", {"item": item.id, "value": 7}, format="json").status_code == 400
+    results = api.get(f"/api/projects/{tied.slug}/results/").json()["results"]
+    assert results[0]["final"] == "invalid"
+
+
+def _watch_progress(project, user, submit):
+    """Open the dashboard socket as `user`, run `submit`, return the pushed progress."""
+    from config.asgi import application
+
+    async def scenario():
+        communicator = WebsocketCommunicator(application, f"/ws/projects/{project.slug}/progress/", headers=[(b"origin", b"http://127.0.0.1")])
+        communicator.scope["user"] = user
+        connected, _ = await communicator.connect()
+        assert connected
+        first = await communicator.receive_json_from(timeout=5)
+        from channels.db import database_sync_to_async
+
+        await database_sync_to_async(submit)()
+        update = await communicator.receive_json_from(timeout=5)
+        await communicator.disconnect()
+        return first, update
+
+    return async_to_sync(scenario)()
+
+
+def _run_live_test(make_project, import_rows, author, worker):
+    project = make_project("nli_label", items_per_page=2, redundancy=1, max_annotations=1)
+    import_rows(project, [{"id": str(i), "premise": "P", "hypothesis": f"H{i}"} for i in range(4)])
+
+    def submit():
+        page = claim_page(project, worker)
+        submit_page(page.pk, worker, {str(c.item_id): {"value": "n"} for c in page.claims.all()})
+
+    first, update = _watch_progress(project, author, submit)
+    assert first["progress"]["done"] == 0
+    assert update["progress"]["done"] == 2 and update["progress"]["annotations"] == 2
+
+
+@pytest.mark.django_db(transaction=True)
+def test_dashboard_gets_submits_live_in_memory(make_project, import_rows, author, worker):
+    _run_live_test(make_project, import_rows, author, worker)
+
+
+@pytest.mark.redis
+@pytest.mark.django_db(transaction=True)
+def test_dashboard_gets_submits_live_through_redis(make_project, import_rows, author, worker, settings):
+    require_service("Redis", "127.0.0.1", 6379)
+    from channels.layers import channel_layers
+
+    settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {"hosts": ["redis://127.0.0.1:6379/0"]}}}
+    channel_layers.backends.clear()
+    try:
+        assert type(get_channel_layer()).__name__ == "RedisChannelLayer"
+        _run_live_test(make_project, import_rows, author, worker)
+    finally:
+        channel_layers.backends.clear()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_workers_cannot_watch_the_dashboard(make_project, worker):
+    from config.asgi import application
+
+    project = make_project("nli_label")
+
+    async def scenario():
+        communicator = WebsocketCommunicator(application, f"/ws/projects/{project.slug}/progress/", headers=[(b"origin", b"http://127.0.0.1")])
+        communicator.scope["user"] = worker
+        connected, code = await communicator.connect()
+        return connected, code
+
+    connected, code = async_to_sync(scenario)()
+    assert not connected
