@@ -1,14 +1,18 @@
 """`manage.py evaluate SUITE ...`: score model predictions with one of the evaluation suites.
 
 Thin wrapper over `evaluation.suites`: parse arguments, run the suite, print a table, or with --json one
-JSON object as the last line of stdout. docs/metrics.md describes every suite, metric and file format.
+JSON object as the last line of stdout. With --save the run is also stored (evaluation.runs) and shows up
+on /evaluation/. docs/metrics.md describes every suite, metric and file format.
 """
 import json
 
+from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
-from evaluation import suites
+from evaluation import runs, suites
 from evaluation.readers import InputError
+from evaluation.runs import RunError
+from evaluation.tables import show, split_result, table_cells
 
 
 class Command(BaseCommand):
@@ -53,36 +57,33 @@ class Command(BaseCommand):
 
         for suite_parser in (unli, chaos, atoms, defeasible, transitivity, epistemic):
             suite_parser.add_argument("--json", action="store_true", help="print one JSON object (last line)")
+            suite_parser.add_argument("--save", action="store_true",
+                                      help="store the run (inputs copied with sha256 checksums) to browse later")
+            suite_parser.add_argument("--user", help="with --save: the username the run belongs to")
 
     def handle(self, *args, **options):
+        run = None
         try:
-            result = self.run_suite(options)
-        except InputError as error:
+            if options["save"]:
+                run = self.save_run(options)
+                result = run.results
+            else:
+                result = self.run_suite(options)
+        except (InputError, RunError) as error:
             raise CommandError(str(error)) from None
         except OSError as error:
             raise CommandError(f"{error.filename}: {error.strerror}") from None
         if options["json"]:
+            if run:
+                self.stderr.write(f"stored as evaluation run {run.pk}")
             self.stdout.write(json.dumps(result, allow_nan=False))
         else:
             self.stdout.write(format_table(result))
+            if run:
+                self.stdout.write(f"\nstored as evaluation run {run.pk}")
 
     def run_suite(self, options) -> dict:
-        suite = options["suite"]
-        if suite == "unli":
-            return suites.run_unli(options["gold"], options["predictions"])
-        if suite == "chaos":
-            return suites.run_chaos(
-                options["human"], options["predictions"], model=options["model"],
-                divergence=options["divergence"], seed=options["seed"],
-            )
-        if suite == "nli-atoms":
-            return suites.run_nli_atoms(options["input"])
-        if suite == "defeasible":
-            return suites.run_defeasible(options["input"], weighted=options["weighted"],
-                                         atom_labels=options["atom_labels"])
-        if suite == "transitivity":
-            return suites.run_transitivity(options["input"])
-        if options["generate"]:
+        if options["suite"] == "epistemic" and options["generate"]:
             needed = ("snli", "output")
             self.require(options, needed, "--generate")
             if options["per_template"] < 1:
@@ -90,8 +91,32 @@ class Command(BaseCommand):
             return suites.run_epistemic_generate(
                 options["snli"], options["per_template"], options["seed"], options["output"]
             )
-        self.require(options, ("input", "predictions"), "--score")
-        return suites.run_epistemic_score(options["input"], options["predictions"])
+        paths, params = self.suite_inputs(options)
+        return runs.run_suite(options["suite"], paths, params)
+
+    def save_run(self, options):
+        """Store the run (inputs copied with checksums) and score it here; a failed run is stored too."""
+        if options["suite"] == "epistemic" and options["generate"]:
+            raise CommandError("--save stores scoring runs; epistemic --generate writes a data set")
+        user = None
+        if options["user"]:
+            user = get_user_model().objects.filter(username=options["user"]).first()
+            if user is None:
+                raise CommandError(f"--user: no user named {options['user']!r}")
+        paths, params = self.suite_inputs(options)
+        run = runs.start_run(options["suite"], params, paths, user, background=False)
+        if run.status == run.Status.FAILED:
+            raise CommandError(f"{run.error} (stored as failed evaluation run {run.pk})")
+        return run
+
+    def suite_inputs(self, options) -> tuple[dict, dict]:
+        """The suite's input files (role -> path) and settings, from the command-line options."""
+        suite = runs.get_suite(options["suite"])
+        if suite.name == "epistemic":
+            self.require(options, ("input", "predictions"), "--score")
+        paths = {role: options[role] for role in suite.files}
+        params = {parameter.name: options[parameter.name] for parameter in suite.parameters}
+        return paths, params
 
     @staticmethod
     def require(options, names, mode):
@@ -103,34 +128,12 @@ class Command(BaseCommand):
 def format_table(result: dict) -> str:
     """Readable text: one `name  value` line per scalar (nested names joined with dots), and a small
     aligned table for each list of rows (bins, cells, buckets)."""
-    scalars, tables = [], []
-
-    def walk(prefix, value):
-        if isinstance(value, dict):
-            for key, item in value.items():
-                walk(f"{prefix}.{key}" if prefix else key, item)
-        elif isinstance(value, list) and value and all(isinstance(row, dict) for row in value):
-            tables.append((prefix, value))
-        else:
-            scalars.append((prefix, value))
-
-    walk("", result)
+    scalars, tables = split_result(result)
     width = max((len(name) for name, _ in scalars), default=0)
     lines = [f"{name:<{width}}  {show(value)}" for name, value in scalars]
     for name, rows in tables:
-        columns = list(rows[0])
-        cells = [[show(row.get(column)) for column in columns] for row in rows]
+        columns, cells = table_cells(rows)
         widths = [max(len(column), *(len(line[i]) for line in cells)) for i, column in enumerate(columns)]
         lines += ["", f"{name}:", "  ".join(c.ljust(w) for c, w in zip(columns, widths))]
         lines += ["  ".join(c.ljust(w) for c, w in zip(line, widths)) for line in cells]
     return "\n".join(lines)
-
-
-def show(value) -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, float):
-        return f"{value:.4f}"
-    if isinstance(value, list):
-        return "[" + ", ".join(show(item) for item in value) + "]"
-    return str(value)
