@@ -1,4 +1,11 @@
-from django.urls import path  # noqa: F401  (pages are added by the evaluation views)
+from django.urls import path
+
+from evaluation import views
 
 app_name = "evaluation"
-urlpatterns: list = []
+urlpatterns = [
+    path("", views.run_list, name="run_list"),
+    path("new/", views.run_new, name="run_new"),
+    path("<int:run_id>/", views.run_detail, name="run_detail"),
+    path("<int:run_id>/status/", views.run_status, name="run_status"),
+]

@@ -1,0 +1,65 @@
+"""REST API for stored evaluation runs: list and read your runs (admins: all), start one by upload."""
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import mixins, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.exceptions import PermissionDenied, ValidationError
+from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.permissions import BasePermission, IsAuthenticated
+from rest_framework.response import Response
+
+from annotation.models import Project
+from annotation.services.access import AUTHOR, can_manage, has_role
+from evaluation.runs import RunError, start_run, visible_runs
+from evaluation.serializers import RunCreateSerializer, RunSerializer, RunSummarySerializer
+
+
+class IsAuthor(BasePermission):
+    message = "evaluation runs are for authors and admins"
+
+    def has_permission(self, request, view):
+        return has_role(request.user, AUTHOR)
+
+
+class EvaluationRunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+    permission_classes = [IsAuthenticated, IsAuthor]
+    parser_classes = [MultiPartParser, FormParser]
+
+    def get_queryset(self):
+        return visible_runs(self.request.user)
+
+    def get_serializer_class(self):
+        return RunSummarySerializer if self.action == "list" else RunSerializer
+
+    @extend_schema(
+        request={"multipart/form-data": RunCreateSerializer},
+        responses={201: RunSerializer, 400: OpenApiResponse(description="bad suite, file or setting")},
+        description="Upload the files and start the run in the background; poll the run until its status is "
+                    "done or failed. Problems in the files' content give a failed run with the error, not a 400.",
+    )
+    def create(self, request):
+        serializer = RunCreateSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        project = None
+        if data.get("project"):
+            project = Project.objects.filter(slug=data["project"]).first()
+            if project is None:
+                raise ValidationError({"project": f"no project {data['project']!r}"})
+            if not can_manage(request.user, project):
+                raise PermissionDenied("only the project's author or an admin may evaluate against it")
+        try:
+            run = start_run(data["suite"], data["parameters"], data["files"], request.user, project=project)
+        except RunError as error:
+            raise ValidationError({"detail": str(error)}) from None
+        return Response(RunSerializer(run).data, status=status.HTTP_201_CREATED,
+                        headers={"Location": f"{request.path}{run.pk}/"})
+
+    @extend_schema(responses={200: OpenApiResponse(description="the suite's result object (see docs/metrics.md)"),
+                              409: OpenApiResponse(description="the run has not finished, or failed")})
+    @action(detail=True, methods=["get"])
+    def results(self, request, pk=None):
+        """The run's results alone, as the `evaluate ... --json` command prints them."""
+        run = self.get_object()
+        if run.status != run.Status.DONE:
+            return Response({"status": run.status, "error": run.error}, status=status.HTTP_409_CONFLICT)
+        return Response(run.results)
