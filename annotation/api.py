@@ -5,7 +5,11 @@ from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_sche
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
+from rest_framework.authtoken.models import Token
+from rest_framework.authtoken.serializers import AuthTokenSerializer
 from rest_framework.parsers import MultiPartParser
+from rest_framework.permissions import AllowAny
+from rest_framework.views import APIView
 from rest_framework.response import Response
 
 from annotation.models import Assignment, Project
@@ -190,3 +194,24 @@ class AssignmentViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewse
         except Assignment.DoesNotExist:
             raise NotFound("no such page") from None
         return Response(AssignmentSerializer(assignment).data)
+
+
+class TokenView(APIView):
+    """POST username and password for an API token; DELETE revokes the caller's token."""
+
+    permission_classes = [AllowAny]
+    serializer_class = AuthTokenSerializer
+
+    @extend_schema(request=AuthTokenSerializer, responses={200: OpenApiResponse(description='{"token": "..."}'), 400: OpenApiResponse(description="wrong credentials")})
+    def post(self, request):
+        serializer = AuthTokenSerializer(data=request.data, context={"request": request})
+        serializer.is_valid(raise_exception=True)
+        token, _ = Token.objects.get_or_create(user=serializer.validated_data["user"])
+        return Response({"token": token.key})
+
+    @extend_schema(request=None, responses={204: OpenApiResponse(description="token revoked")})
+    def delete(self, request):
+        if not request.user.is_authenticated:
+            return Response({"detail": "not logged in"}, status=status.HTTP_401_UNAUTHORIZED)
+        Token.objects.filter(user=request.user).delete()
+        return Response(status=status.HTTP_204_NO_CONTENT)

@@ -1,8 +1,9 @@
+from django.urls import path
 from rest_framework.routers import DefaultRouter
 
-from annotation.api import AssignmentViewSet, ProjectViewSet
+from annotation.api import AssignmentViewSet, ProjectViewSet, TokenView
 
 router = DefaultRouter()
 router.register("projects", ProjectViewSet, basename="project")
 router.register("assignments", AssignmentViewSet, basename="assignment")
-urlpatterns = router.urls
+urlpatterns = [path("token/", TokenView.as_view(), name="api-token"), *router.urls]

@@ -41,6 +41,7 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "drf_spectacular",
     "django_htmx",
+    "axes",
     "channels",
     "django_tasks",
     "django_tasks_db",
@@ -59,7 +60,18 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "axes.middleware.AxesMiddleware",  # login throttling: last, as django-axes asks
 ]
+
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+# Five failed logins for one username from one address lock that pair out for 15 minutes.
+AXES_FAILURE_LIMIT = int(os.environ.get("AXES_FAILURE_LIMIT", 5))
+AXES_COOLOFF_TIME = 0.25
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
 
 ROOT_URLCONF = "config.urls"
 ASGI_APPLICATION = "config.asgi.application"
@@ -75,6 +87,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "annotation.context_processors.roles",
             ],
         },
     },
@@ -153,8 +166,8 @@ X_FRAME_OPTIONS = "DENY"
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.SessionAuthentication",
         "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
@@ -165,6 +178,11 @@ SPECTACULAR_SETTINGS = {
     "TITLE": "NLI Studio API",
     "DESCRIPTION": "Projects, the worker flow (claim, submit, release), imports, exports and results.",
     "VERSION": "0.1.0",
+    "ENUM_NAME_OVERRIDES": {
+        "EvaluationRunStatusEnum": "evaluation.models.EvaluationRun.Status",
+        "ItemStatusEnum": "annotation.models.Item.Status",
+        "AssignmentStatusEnum": "annotation.models.Assignment.Status",
+    },
 }
 
 LOGGING = {

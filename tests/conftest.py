@@ -46,6 +46,8 @@ def pytest_collection_modifyitems(config, items):
 @pytest.fixture(autouse=True)
 def _fast_password_hashing(settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    # The test client's login() passes no request, which django-axes needs; test_security enables it.
+    settings.AXES_ENABLED = False
 
 
 @pytest.fixture(scope="session", autouse=True)
