@@ -8,6 +8,9 @@ from annotation.services.agreement import project_report
 
 # Resamples behind the page's intervals; `manage.py agreement SLUG --bootstrap N` gives more.
 REPORT_BOOTSTRAP = 200
+# The pairwise interval calls scipy once per annotator pair and resample (about a millisecond each): past
+# this many calls the page leaves it out rather than keep the author waiting.
+REPORT_PAIR_EVALUATIONS = 5000
 
 PAIRWISE_NAMES = {"cohen_kappa": "Cohen's kappa", "kendall_tau": "Kendall's tau-b", "pearson": "Pearson r"}
 UNAVAILABLE_NAMES = {
@@ -15,6 +18,7 @@ UNAVAILABLE_NAMES = {
     "pairwise": "Pairwise agreement",
     "human_baseline": "Human baseline",
     "split_half_jsd": "Split-half JSD",
+    "pairwise_ci": "Interval of the pairwise figure",
 }
 
 
@@ -34,11 +38,11 @@ def figure_rows(figures: dict) -> list[dict]:
             "name": PAIRWISE_NAMES[pairwise["statistic"]],
             "value": pairwise["value"],
             "ci": pairwise["ci"],
-            "note": "mean over pairs of workers, on the items both annotated",
+            "note": f"mean over {pairwise['pairs']} pairs of workers, each on the items both annotated",
         })
-        if "spearman" in pairwise:
+        if pairwise.get("spearman") is not None:
             rows.append({"name": "Spearman rho", "value": pairwise["spearman"], "ci": None,
-                         "note": f"mean over {pairwise['pairs']} pairs of workers"})
+                         "note": f"mean over {pairwise['pairs']} pairs of workers, each on the items both annotated"})
     baseline = figures["human_baseline"]
     if baseline is not None:
         held_out = f"one annotation per item against the {baseline['aggregate']} of the others ({baseline['items']} items)"
@@ -55,7 +59,7 @@ def figure_rows(figures: dict) -> list[dict]:
 def report(request, slug):
     project = get_object_or_404(Project, slug=slug)
     access.ensure_can_manage(request.user, project)
-    result = project_report(project, bootstrap=REPORT_BOOTSTRAP)
+    result = project_report(project, bootstrap=REPORT_BOOTSTRAP, max_pair_evaluations=REPORT_PAIR_EVALUATIONS)
     figures = result["figures"]
     context = {
         "project": project,

@@ -116,7 +116,9 @@ def load_annotations(project: Project) -> AnnotationTable:
             counts[worker_columns, code] = (worker_codes == code).sum(axis=0)
         for item_id, value, count in imported_rows:
             if value not in column:
-                raise ValueError(f"project {project.slug}: item {item_id}: imported value {value!r} is not one of {categories}")
+                raise ValueError(
+                    f"project {project.slug}: item {item_id}: imported value {value!r} is not one of {categories}"
+                )
             counts[position.get_loc(item_id), column[value]] += count
     return AnnotationTable(
         level=project.task.agreement_level,
@@ -146,7 +148,7 @@ def _nan_on_error(statistic: Callable[..., float]) -> Callable[..., float]:
     return safe
 
 
-def _interval(statistic, data, resamples: int, seed: int, axis: int) -> list[float | None] | None:
+def _interval(statistic, data, resamples: int, seed: int, axis: int) -> list[float] | None:
     """[low, high] percentile interval over items, or None without resamples or when undefined."""
     if resamples <= 0:
         return None
@@ -156,10 +158,18 @@ def _interval(statistic, data, resamples: int, seed: int, axis: int) -> list[flo
     return [float(ci.low), float(ci.high)]
 
 
-def agreement_figures(table: AnnotationTable, bootstrap: int = 1000, seed: int = 0, nli_labels: bool = False) -> dict:
+def agreement_figures(
+    table: AnnotationTable,
+    bootstrap: int = 1000,
+    seed: int = 0,
+    nli_labels: bool = False,
+    max_pair_evaluations: int | None = None,
+) -> dict:
     """The agreement figures of an AnnotationTable (see project_agreement for the keys).
 
     nli_labels: the scale is a label distribution per item (nli_label projects): add the split-half JSD.
+    max_pair_evaluations: skip the pairwise interval when annotator pairs x resamples exceed this (each
+        evaluation is a scipy call per pair, about a millisecond); None: no limit.
     """
     level = table.level
     unavailable: dict[str, str] = {}
@@ -208,7 +218,7 @@ def agreement_figures(table: AnnotationTable, bootstrap: int = 1000, seed: int =
         else:
             figures["krippendorff_alpha_ci"] = _interval(alpha, data, bootstrap, seed, axis)
 
-    figures["pairwise"] = _pairwise(table, level, bootstrap, seed, unavailable)
+    figures["pairwise"] = _pairwise(table, bootstrap, seed, max_pair_evaluations, unavailable)
 
     if level == "nominal":
         unavailable["human_baseline"] = "scored with correlations and MSE, which need a numeric scale"
@@ -235,9 +245,11 @@ def agreement_figures(table: AnnotationTable, bootstrap: int = 1000, seed: int =
     return figures
 
 
-def _pairwise(table: AnnotationTable, level: str, bootstrap: int, seed: int, unavailable: dict) -> dict | None:
+def _pairwise(
+    table: AnnotationTable, bootstrap: int, seed: int, max_pair_evaluations: int | None, unavailable: dict
+) -> dict | None:
     """The mean over annotator pairs of the level's pairwise statistic, with its interval over items."""
-    statistic = PAIRWISE_STATISTIC[level]
+    level = table.level
     matrix = table.workers.to_numpy()
     if matrix.size == 0:
         unavailable["pairwise"] = (
@@ -249,11 +261,13 @@ def _pairwise(table: AnnotationTable, level: str, bootstrap: int, seed: int, una
     # Items with one worker annotation pair no one; dropping them keeps the bootstrap cheaper.
     matrix = matrix[:, (~np.isnan(matrix)).sum(axis=0) >= 2]
     matrix = matrix[(~np.isnan(matrix)).any(axis=1)]
+    present = (~np.isnan(matrix)).astype(np.int64)
+    pairs = int(np.triu(present @ present.T >= 2, k=1).sum())
 
     if level == "interval":
         correlations = pearson_spearman_pairwise(matrix)
         value = _finite(correlations.pearson)
-        extra = {"spearman": _finite(correlations.spearman), "pairs": correlations.pairs}
+        extra = {"spearman": _finite(correlations.spearman)}
 
         def main(sample):
             return pearson_spearman_pairwise(sample).pearson
@@ -265,10 +279,20 @@ def _pairwise(table: AnnotationTable, level: str, bootstrap: int, seed: int, una
     if value is None:
         unavailable["pairwise"] = "no two annotators share two or more items on which both vary"
         return None
-    return {"statistic": statistic, "value": value, "ci": _interval(main, matrix, bootstrap, seed, axis=1), **extra}
+    resamples = bootstrap
+    if max_pair_evaluations is not None and pairs * bootstrap > max_pair_evaluations:
+        resamples = 0
+        unavailable["pairwise_ci"] = (
+            f"{pairs} annotator pairs x {bootstrap} resamples is more than this page computes; "
+            "the agreement command computes it"
+        )
+    ci = _interval(main, matrix, resamples, seed, axis=1)
+    return {"statistic": PAIRWISE_STATISTIC[level], "value": value, "ci": ci, "pairs": pairs, **extra}
 
 
-def project_agreement(project: Project, bootstrap: int = 1000, seed: int = 0) -> dict:
+def project_agreement(
+    project: Project, bootstrap: int = 1000, seed: int = 0, max_pair_evaluations: int | None = None
+) -> dict:
     """Agreement figures of a project's annotations.
 
     Returns a JSON-ready dict:
@@ -276,18 +300,22 @@ def project_agreement(project: Project, bootstrap: int = 1000, seed: int = 0) ->
         n_items (items with an annotation), n_items_pairable (with two or more), n_annotations (imported
             votes count one each), n_imported_votes, n_workers;
         krippendorff_alpha and krippendorff_alpha_ci ([low, high], percentile bootstrap over items);
-        pairwise: {"statistic": cohen_kappa | kendall_tau | pearson, "value", "ci", and for the slider
-            "spearman" and "pairs"}: the mean over annotator pairs of worker annotations;
+        pairwise: {"statistic": cohen_kappa | kendall_tau | pearson, "value", "ci", "pairs" (worker pairs
+            sharing two or more items), and for the slider "spearman"}: the mean over those pairs (pairs
+            where the statistic is undefined, e.g. a constant annotator, are left out by the metric);
         human_baseline: {"aggregate": "median", "pearson", "spearman", "mse", "items"}: one worker
             annotation per item held out against the median of the others (ordinal and interval scales);
         split_half_jsd: mean JS distance between two random halves of each item's votes (nli_label);
-        bootstrap: the resampling settings; unavailable: {figure: reason} for every figure left as None.
+        bootstrap: the resampling settings; unavailable: {figure: reason} for every figure left as None
+            ("pairwise_ci" when max_pair_evaluations skipped that interval).
     """
-    return _project_figures(project, load_annotations(project), bootstrap, seed)
+    return _project_figures(project, load_annotations(project), bootstrap, seed, max_pair_evaluations)
 
 
-def _project_figures(project: Project, table: AnnotationTable, bootstrap: int, seed: int) -> dict:
-    figures = agreement_figures(table, bootstrap=bootstrap, seed=seed, nli_labels=project.task_type == "nli_label")
+def _project_figures(project, table, bootstrap, seed, max_pair_evaluations) -> dict:
+    figures = agreement_figures(
+        table, bootstrap, seed, nli_labels=project.task_type == "nli_label", max_pair_evaluations=max_pair_evaluations
+    )
     return {"project": project.slug, "task_type": project.task_type, **figures}
 
 
@@ -380,11 +408,14 @@ def _task_plot(project: Project) -> dict | None:
     return None
 
 
-def project_report(project: Project, bootstrap: int = 1000, seed: int = 0) -> dict:
+def project_report(
+    project: Project, bootstrap: int = 1000, seed: int = 0, max_pair_evaluations: int | None = None
+) -> dict:
     """What the report page shows: {"figures": project_agreement(...), "plots": [plot, ...]}.
 
     Each plot is {"title", "svg" (an <svg> element or None), "empty" (why there is no plot, or None)}.
     """
     table = load_annotations(project)
     report_plots = [plot for plot in (_task_plot(project), _agreement_plot(table)) if plot is not None]
-    return {"figures": _project_figures(project, table, bootstrap, seed), "plots": report_plots}
+    figures = _project_figures(project, table, bootstrap, seed, max_pair_evaluations)
+    return {"figures": figures, "plots": report_plots}

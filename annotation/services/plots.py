@@ -45,11 +45,11 @@ def slider_by_label_svg(probabilities: Sequence[float], labels: Sequence[str]) -
     """Box plot of slider probabilities per NLI label (as U-SNLI's Figure 5 shows its categories).
 
     probabilities: (n,) item probabilities in [0, 1]; labels: (n,) the item's source label (U-SNLI 0/1/2,
-    e/n/c or the long names). Items with another label are left out. The box spans the quartiles with the
-    median marked; whiskers reach the 2nd and 98th percentiles (96% of items).
+    e/n/c or the long names); at least one must be known, items with another label are left out. The box
+    spans the quartiles with the median marked; whiskers reach the 2nd and 98th percentiles (96% of items).
     """
-    frame = pd.DataFrame({"p": np.asarray(probabilities, dtype=float), "label": [str(label).strip().lower() for label in labels]})
-    frame["name"] = frame["label"].map(NLI_LABEL_NAMES)
+    names = [NLI_LABEL_NAMES.get(str(label).strip().lower()) for label in labels]
+    frame = pd.DataFrame({"p": np.asarray(probabilities, dtype=float), "name": names})
     present = [name for name in NLI_ORDER if (frame["name"] == name).any()]
     groups = [frame.loc[frame["name"] == name, "p"].to_numpy() for name in present]
 
@@ -106,7 +106,9 @@ def atom_effect_strips_svg(frame: pd.DataFrame, max_examples: int = 120) -> str:
     for update_type, group in cells.groupby("update_type", sort=True):
         colour = UPDATE_COLOURS.get(update_type, OTHER_COLOUR)
         label = update_type if update_type in UPDATE_COLOURS else "other"
-        axes.scatter(group["effect"], group["row"], s=12 * group["atoms"], color=colour, alpha=0.75, label=label, linewidths=0)
+        axes.scatter(
+            group["effect"], group["row"], s=12 * group["atoms"], color=colour, alpha=0.75, label=label, linewidths=0
+        )
     axes.set_xticks(range(-2, 3), ["-2\nstrongly\nweakens", "-1", "0\nno effect", "+1", "+2\nstrongly\nstrengthens"])
     axes.set_xlim(-2.6, 2.6)
     axes.set_ylim(len(shown) - 0.5, -0.5)
@@ -114,11 +116,13 @@ def atom_effect_strips_svg(frame: pd.DataFrame, max_examples: int = 120) -> str:
     axes.set_ylabel(f"examples ({len(shown)} of {len(order)})")
     axes.set_title("Atom effects per example")
     axes.grid(axis="x", alpha=0.3)
-    axes.legend(title="update", loc="lower right", fontsize="small")
+    axes.legend(title="update", loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize="small", frameon=False)
     return _svg(figure)
 
 
-def agreement_histogram_svg(values: Sequence[float], xlabel: str, value_range: tuple[float, float] | None = None, bins: int = 20) -> str:
+def agreement_histogram_svg(
+    values: Sequence[float], xlabel: str, value_range: tuple[float, float] | None = None, bins: int = 20
+) -> str:
     """Histogram of a per-item agreement figure (share of agreeing pairs, or mean absolute difference).
 
     values: (items,) one figure per item; xlabel: what it measures; value_range: the x range of the bins

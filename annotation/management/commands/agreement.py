@@ -53,9 +53,9 @@ def format_table(figures: dict) -> str:
     rows = [(f"krippendorff_alpha ({figures['level']})", figures["krippendorff_alpha"], figures["krippendorff_alpha_ci"])]
     pairwise = figures["pairwise"]
     if pairwise is not None:
-        rows.append((f"{pairwise['statistic']} (mean over pairs)", pairwise["value"], pairwise["ci"]))
+        rows.append((f"{pairwise['statistic']} ({pairwise['pairs']} pairs)", pairwise["value"], pairwise["ci"]))
         if "spearman" in pairwise:
-            rows.append(("spearman (mean over pairs)", pairwise["spearman"], None))
+            rows.append((f"spearman ({pairwise['pairs']} pairs)", pairwise["spearman"], None))
     baseline = figures["human_baseline"]
     if baseline is not None:
         for name in ("pearson", "spearman", "mse"):
