@@ -5,6 +5,8 @@ JSON object as the last line of stdout. With --save the run is also stored (eval
 on /evaluation/. docs/metrics.md describes every suite, metric and file format.
 """
 import json
+import tempfile
+from pathlib import Path
 
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
@@ -22,11 +24,13 @@ class Command(BaseCommand):
         sub = parser.add_subparsers(dest="suite", required=True, metavar="SUITE")
 
         unli = sub.add_parser("unli", help="U-SNLI probabilities: Pearson, Spearman, MSE")
-        unli.add_argument("--gold", required=True, help="U-SNLI CSV: id,pre,hyp,nli,unli")
+        unli.add_argument("--gold", help="U-SNLI CSV: id,pre,hyp,nli,unli")
+        unli.add_argument("--project", help="instead of --gold: a slider project's final (adjudicated or median) labels")
         unli.add_argument("--predictions", required=True, help="CSV id,prediction or JSONL {id, prediction}")
 
         chaos = sub.add_parser("chaos", help="ChaosNLI: model vs human label distributions")
-        chaos.add_argument("--human", required=True, help="ChaosNLI JSONL")
+        chaos.add_argument("--human", help="ChaosNLI JSONL")
+        chaos.add_argument("--project", help="instead of --human: an nli_label project's votes")
         chaos.add_argument("--predictions", required=True, help="ChaosNLI prediction JSON or JSONL rows")
         chaos.add_argument("--model", help="model name inside a ChaosNLI prediction file with several")
         chaos.add_argument("--divergence", action="store_true", help="JS divergence instead of JS distance")
@@ -63,6 +67,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         run = None
+        self.scratch = tempfile.TemporaryDirectory()
         try:
             if options["save"]:
                 run = self.save_run(options)
@@ -73,6 +78,8 @@ class Command(BaseCommand):
             raise CommandError(str(error)) from None
         except OSError as error:
             raise CommandError(f"{error.filename}: {error.strerror}") from None
+        finally:
+            self.scratch.cleanup()
         if options["json"]:
             if run:
                 self.stderr.write(f"stored as evaluation run {run.pk}")
@@ -114,9 +121,26 @@ class Command(BaseCommand):
         suite = runs.get_suite(options["suite"])
         if suite.name == "epistemic":
             self.require(options, ("input", "predictions"), "--score")
-        paths = {role: options[role] for role in suite.files}
+        paths = {role: options.get(role) for role in suite.files}
+        gold_role = {"unli": "gold", "chaos": "human"}.get(suite.name)
+        if gold_role and options.get("project"):
+            paths[gold_role] = self.project_gold(options["project"], "usnli" if suite.name == "unli" else "chaosnli")
+        elif gold_role and not paths[gold_role]:
+            raise CommandError(f"{suite.name} needs --{gold_role} or --project")
         params = {parameter.name: options[parameter.name] for parameter in suite.parameters}
         return paths, params
+
+    def project_gold(self, slug: str, fmt: str) -> str:
+        """A project's gold written in the suite's file format, through the same exporter users download."""
+        from annotation.models import Project
+        from annotation.services.exporters import write_export
+
+        project = Project.objects.filter(slug=slug).first()
+        if project is None:
+            raise CommandError(f"--project: no project with the slug {slug!r}")
+        path = Path(self.scratch.name) / f"{slug}.{fmt}"
+        write_export(project, fmt, path)
+        return str(path)
 
     @staticmethod
     def require(options, names, mode):
