@@ -4,6 +4,8 @@ The annotations are streamed with values_list into arrays (`load_annotations`); 
 pure functions in evaluation.metrics.agreement (`agreement_figures`). Units are items: with per-atom task
 types each atom is an item.
 
+Gold check items are quality control, not data, and are left out everywhere.
+
 Imported votes (ChaosNLI: up to 100 per item, stored as one row per label with its count) carry no worker
 ids. They enter every figure that needs only each item's multiset of values: Krippendorff's alpha from
 value counts and the split-half JSD. Figures between annotator pairs, and the held-out human baseline, use
@@ -89,7 +91,7 @@ def load_annotations(project: Project) -> AnnotationTable:
     categories = scale_categories(project)
     worker_rows, imported_rows = [], []
     stream = (
-        Annotation.objects.filter(item__project=project)
+        Annotation.objects.filter(item__project=project, item__is_gold=False)
         .order_by("item_id", "id")  # items in import order: seeded figures do not depend on the database
         .values_list("item_id", "worker_id", "value", "count")
         .iterator(chunk_size=STREAM_CHUNK)
@@ -355,7 +357,8 @@ def item_mean_abs_difference(values: np.ndarray) -> np.ndarray:
 def _settled_items(project: Project):
     """(example id, source label, update type, final value) of every item with a final value."""
     rows = (
-        project.items.order_by()
+        project.items.filter(is_gold=False)
+        .order_by()
         .values_list("example_id", "example__source_label", "example__update_type", "aggregate", "adjudicated")
         .iterator(chunk_size=STREAM_CHUNK)
     )

@@ -190,11 +190,14 @@ def test_defeasible_figures_match_scipy_and_the_krippendorff_package(defeasible)
 
 def test_nominal_worker_labels_give_cohen_kappa(make_project, import_rows, make_user):
     project = make_project("nli_label", slug="labels")
-    import_rows(project, [{"id": str(i), "premise": "P", "hypothesis": f"H{i}"} for i in range(10)])
+    import_rows(project, [{"id": str(i), "premise": "P", "hypothesis": f"H{i}"} for i in range(11)])
     first = list("eencnnceec")
     second = list("encccnceen")
-    annotate(project, [make_user("a"), make_user("b")], [first, second])
+    # The last item is a gold check: quality control, not data, so none of the figures counts it.
+    items = annotate(project, [make_user("a"), make_user("b")], [first + ["e"], second + ["c"]])
+    Item.objects.filter(pk=items[-1].pk).update(is_gold=True)
     result = project_agreement(project, bootstrap=50)
+    assert (result["n_items"], result["n_annotations"]) == (10, 20)
 
     observed = np.mean([x == y for x, y in zip(first, second)])
     chance = sum(first.count(label) * second.count(label) for label in "enc") / 100
