@@ -40,3 +40,12 @@ def find_user(username: str):
         return get_user_model().objects.get(username=username)
     except get_user_model().DoesNotExist:
         raise ValueError(f"no user named {username!r}") from None
+
+
+def find_project(slug: str):
+    from annotation.models import Project
+
+    try:
+        return Project.objects.get(slug=slug)
+    except Project.DoesNotExist:
+        raise ValueError(f"no project with the slug {slug!r}") from None

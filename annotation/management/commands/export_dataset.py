@@ -4,7 +4,7 @@ import time
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.models import Project
+from annotation.services.projects import find_project
 from annotation.services.exporters import FORMATS, write_export
 
 
@@ -19,9 +19,9 @@ class Command(BaseCommand):
 
     def handle(self, *args, **opts):
         try:
-            project = Project.objects.get(slug=opts["slug"])
-        except Project.DoesNotExist:
-            raise CommandError(f"no project with the slug {opts['slug']!r}") from None
+            project = find_project(opts["slug"])
+        except ValueError as exc:
+            raise CommandError(str(exc)) from None
         started = time.perf_counter()
         try:
             records = write_export(project, opts["format"], opts["output"])

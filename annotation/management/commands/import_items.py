@@ -2,7 +2,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.models import Project
+from annotation.services.projects import find_project
 from annotation.services.importers import FORMATS, ImportFileError, import_file
 
 
@@ -25,9 +25,9 @@ class Command(BaseCommand):
 
     def handle(self, *args, **opts):
         try:
-            project = Project.objects.get(slug=opts["slug"])
-        except Project.DoesNotExist:
-            raise CommandError(f"no project with the slug {opts['slug']!r}") from None
+            project = find_project(opts["slug"])
+        except ValueError as exc:
+            raise CommandError(str(exc)) from None
         mapping = {}
         for pair in opts["map"]:
             field, sep, column = pair.partition("=")
