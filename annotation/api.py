@@ -26,7 +26,7 @@ from annotation.serializers import (
     SubmitSerializer,
 )
 from annotation.services import access, adjudication, exporters
-from annotation.services.agreement import project_agreement
+from annotation.services.agreement import INTERACTIVE_PAIR_EVALUATIONS, project_agreement
 from annotation.services.assignments import SubmissionError, claim_page, release_page, submit_page
 from annotation.services.importers import ImportFileError, import_stream, text_stream
 from annotation.services.progress import project_progress
@@ -127,7 +127,7 @@ class ProjectViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Cr
             resamples = min(max(int(request.query_params.get("bootstrap", 200)), 0), 2000)
         except ValueError:
             raise ValidationError({"bootstrap": ["must be a whole number"]}) from None
-        return Response(project_agreement(project, bootstrap=resamples))
+        return Response(project_agreement(project, bootstrap=resamples, max_pair_evaluations=INTERACTIVE_PAIR_EVALUATIONS))
 
     @extend_schema(request={"multipart/form-data": ImportSerializer}, responses={200: OpenApiResponse(description="import report")})
     @action(detail=True, methods=["post"], url_path="import", parser_classes=[MultiPartParser])

@@ -4,13 +4,10 @@ from django.shortcuts import get_object_or_404, render
 
 from annotation.models import Project
 from annotation.services import access
-from annotation.services.agreement import project_report
+from annotation.services.agreement import INTERACTIVE_PAIR_EVALUATIONS, project_report
 
 # Resamples behind the page's intervals; `manage.py agreement SLUG --bootstrap N` gives more.
 REPORT_BOOTSTRAP = 200
-# The pairwise interval calls scipy once per annotator pair and resample (about a millisecond each): past
-# this many calls the page leaves it out rather than keep the author waiting.
-REPORT_PAIR_EVALUATIONS = 5000
 
 PAIRWISE_NAMES = {"cohen_kappa": "Cohen's kappa", "kendall_tau": "Kendall's tau-b", "pearson": "Pearson r"}
 UNAVAILABLE_NAMES = {
@@ -59,7 +56,7 @@ def figure_rows(figures: dict) -> list[dict]:
 def report(request, slug):
     project = get_object_or_404(Project, slug=slug)
     access.ensure_can_manage(request.user, project)
-    result = project_report(project, bootstrap=REPORT_BOOTSTRAP, max_pair_evaluations=REPORT_PAIR_EVALUATIONS)
+    result = project_report(project, bootstrap=REPORT_BOOTSTRAP, max_pair_evaluations=INTERACTIVE_PAIR_EVALUATIONS)
     figures = result["figures"]
     context = {
         "project": project,

@@ -76,6 +76,10 @@ class AnnotationTable:
         return packed[:most]
 
 
+# The pairwise interval calls scipy once per annotator pair and resample (about a millisecond each): past
+# this many calls the report page and the API leave it out rather than keep the author waiting.
+INTERACTIVE_PAIR_EVALUATIONS = 5000
+
 def scale_categories(project: Project) -> list | None:
     """The ordered values of the project's scale, or None for a continuous one."""
     task = project.task
