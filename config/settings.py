@@ -40,6 +40,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "django_htmx",
     "axes",
     "channels",
@@ -178,6 +179,8 @@ SPECTACULAR_SETTINGS = {
     "TITLE": "NLI Studio API",
     "DESCRIPTION": "Projects, the worker flow (claim, submit, release), imports, exports and results.",
     "VERSION": "0.1.0",
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "ENUM_NAME_OVERRIDES": {
         "EvaluationRunStatusEnum": "evaluation.models.EvaluationRun.Status",
         "ItemStatusEnum": "annotation.models.Item.Status",

@@ -130,3 +130,10 @@ def test_openapi_schema_lists_the_worker_flow(client):
     assert schema.status_code == 200
     paths = json.loads(schema.content)["paths"]
     assert "/api/projects/{slug}/claim/" in paths and "/api/assignments/{id}/submit/" in paths
+
+
+def test_api_docs_page_is_served_without_any_cdn(client):
+    page = client.get("/api/docs/")
+    html = page.content.decode()
+    assert page.status_code == 200 and "swagger-ui" in html
+    assert "cdn." not in html and "jsdelivr" not in html
