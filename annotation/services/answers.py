@@ -41,7 +41,7 @@ def parse_answers(task: TaskType, options: dict, item_ids: list[int], answers: d
         if seconds not in (None, ""):
             try:
                 seconds = float(seconds)
-            except (TypeError, ValueError):
+            except (TypeError, ValueError, OverflowError):  # OverflowError: an int past float's range
                 raise SubmissionError(f"answers[{item_id}].seconds", "must be a number of seconds") from None
             if not 0 <= seconds < 86400 * 7:
                 raise SubmissionError(f"answers[{item_id}].seconds", "must be from 0 to a week")
