@@ -111,14 +111,22 @@ def _content_key(*parts: str) -> str:
     return f"sha:{digest}"
 
 
+def _refuse_constant(name: str):
+    raise ValueError(f"{name} is not a JSON number")
+
+
 def _json_lines(stream: IO[str]) -> Iterator[tuple[int, dict | RowError]]:
     for number, line in enumerate(stream, start=1):
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
+            record = json.loads(line, parse_constant=_refuse_constant)
         except json.JSONDecodeError as exc:
             yield number, RowError("(json)", f"not valid JSON: {exc.msg} at column {exc.colno}")
+            continue
+        except (ValueError, RecursionError) as exc:  # NaN, Infinity, a number of over 4300 digits, deep nesting
+            reason = "nested too deeply" if isinstance(exc, RecursionError) else str(exc).split(";")[0]
+            yield number, RowError("(json)", f"not valid JSON: {reason}")
             continue
         if not isinstance(record, dict):
             yield number, RowError("(json)", "each line must be a JSON object")
@@ -130,17 +138,25 @@ def _csv_rows(stream: IO[str], required: Iterable[str] = ()) -> Iterator[tuple[i
     # csv.DictReader rather than pandas: it reports the physical line of each record, which the error
     # messages name, and it streams.
     reader = csv.DictReader(stream)
-    missing = [name for name in required if name not in (reader.fieldnames or [])]
+    try:
+        header = reader.fieldnames or []
+    except csv.Error as exc:  # a lone carriage return, a field past the size limit
+        yield 1, RowError("(csv)", f"cannot be read as CSV: {str(exc).split(' - ')[0]}")
+        return
+    missing = [name for name in required if name not in header]
     if missing:
         yield 1, RowError(missing[0], f"header lacks the column(s) {', '.join(missing)}")
         return
     start = 2
-    for record in reader:
-        if None in record:
-            yield start, RowError("(csv)", "row has more fields than the header")
-        else:
-            yield start, record
-        start = reader.line_num + 1
+    try:
+        for record in reader:
+            if None in record:
+                yield start, RowError("(csv)", "row has more fields than the header")
+            else:
+                yield start, record
+            start = reader.line_num + 1
+    except csv.Error as exc:
+        yield start, RowError("(csv)", f"cannot be read as CSV: {str(exc).split(' - ')[0]}")
 
 
 def _usnli(stream):

@@ -33,3 +33,47 @@ def test_seconds_past_the_float_range_are_refused(nli_page, worker_api):
     assert response.status_code == 400
     assert response.json()["field"].endswith(".seconds")
     assert not Annotation.objects.exists()
+
+
+def import_text(project, text, fmt):
+    from annotation.services.importers import import_stream
+
+    return import_stream(project, io.StringIO(text), fmt)
+
+
+def import_errors(project, text, fmt) -> list[tuple[int, str]]:
+    from annotation.services.importers import ImportFileError
+
+    with pytest.raises(ImportFileError) as error:
+        import_text(project, text, fmt)
+    assert not Example.objects.filter(project=project).exists()
+    return [(line, field) for line, field, _ in error.value.errors]
+
+
+GOOD_LINE = '{"premise": "P", "hypothesis": "H"}\n'
+
+
+@pytest.mark.parametrize("bad_line", [
+    '{"premise": ' + "9" * 5000 + ', "hypothesis": "H"}',  # past Python's 4300-digit int limit
+    "[" * 5000 + "]" * 5000,  # deeper than the JSON reader recurses
+    '{"premise": NaN, "hypothesis": "H"}',  # NaN and Infinity are not JSON (PostgreSQL refuses them)
+    '{"premise": "P", "hypothesis": "H", "score": -Infinity}',
+])
+@pytest.mark.parametrize("fmt", ["jsonl", "snli", "dnli", "chaosnli", "atoms"])
+def test_unreadable_json_lines_are_line_errors(make_project, fmt, bad_line):
+    project = make_project("nli_label")
+    assert import_errors(project, GOOD_LINE + bad_line + "\n", fmt)[-1] == (2, "(json)")
+
+
+@pytest.mark.parametrize("bad_row", [
+    "a,b\rc\n",  # a lone carriage return (old Mac line ends) in an unquoted field
+    "x" * 140_000 + ",H\n",  # past the csv module's field size limit
+])
+def test_unreadable_csv_rows_are_line_errors(make_project, bad_row):
+    project = make_project("nli_label")
+    assert import_errors(project, "premise,hypothesis\nP,H\n" + bad_row, "csv") == [(3, "(csv)")]
+
+
+def test_an_unreadable_csv_header_is_a_line_error(make_project):
+    project = make_project("unli_slider")
+    assert import_errors(project, "id,pre\rx,hyp,nli,unli\n", "usnli") == [(1, "(csv)")]
