@@ -115,6 +115,24 @@ def _refuse_constant(name: str):
     raise ValueError(f"{name} is not a JSON number")
 
 
+def _nul_field(record: dict) -> str | None:
+    """Where the record holds a NUL character (PostgreSQL stores none in text or jsonb), else None."""
+    pending: list[tuple[str, object]] = [("", record)]
+    while pending:  # a loop, not recursion: the record may nest as deep as the JSON reader allows
+        path, value = pending.pop()
+        if isinstance(value, str) and "\x00" in value:
+            return path
+        if isinstance(value, dict):
+            for key, inner in value.items():
+                where = f"{path}.{key}" if path else key
+                if "\x00" in key:
+                    return where.replace("\x00", "\\0")
+                pending.append((where, inner))
+        elif isinstance(value, list):
+            pending.extend((f"{path}[{index}]", inner) for index, inner in enumerate(value))
+    return None
+
+
 def _json_lines(stream: IO[str]) -> Iterator[tuple[int, dict | RowError]]:
     for number, line in enumerate(stream, start=1):
         if not line.strip():
@@ -130,6 +148,10 @@ def _json_lines(stream: IO[str]) -> Iterator[tuple[int, dict | RowError]]:
             continue
         if not isinstance(record, dict):
             yield number, RowError("(json)", "each line must be a JSON object")
+            continue
+        nul = _nul_field(record)
+        if nul is not None:
+            yield number, RowError(nul, "contains a NUL character")
             continue
         yield number, record
 
@@ -150,8 +172,11 @@ def _csv_rows(stream: IO[str], required: Iterable[str] = ()) -> Iterator[tuple[i
     start = 2
     try:
         for record in reader:
+            nul = next((name for name, value in record.items() if "\x00" in (name or "") + str(value or "")), None)
             if None in record:
                 yield start, RowError("(csv)", "row has more fields than the header")
+            elif nul is not None:
+                yield start, RowError(nul.replace("\x00", "\\0"), "contains a NUL character")
             else:
                 yield start, record
             start = reader.line_num + 1
@@ -421,10 +446,19 @@ def _check_gold_references(project: Project, rows: list[ExampleRow], errors: lis
             errors.append((row.line, "label", "a gold item needs a reference answer in its label"))
 
 
+# Columns with a width, and the field an error names. PostgreSQL enforces the widths; SQLite does not.
+SIZED_COLUMNS = (("key", "id"), ("source_id", "id"), ("source_label", "label"))
+
+
 def _check_example_rows(project: Project, rows: list[ExampleRow], errors: list) -> None:
     first_line: dict[str, int] = {}
     occurrences: Counter = Counter()
     for row in rows:
+        for column, name in SIZED_COLUMNS:
+            limit = Example._meta.get_field(column).max_length
+            if len(getattr(row, column)) > limit:
+                errors.append((row.line, name, f"is longer than {limit} characters"))
+                break
         if row.key.startswith("sha:"):
             # Rows without an id that repeat another row's text (the releases have a few) stay rows of
             # their own; numbering them keeps a re-import of the same file a no-op.

@@ -77,3 +77,26 @@ def test_unreadable_csv_rows_are_line_errors(make_project, bad_row):
 def test_an_unreadable_csv_header_is_a_line_error(make_project):
     project = make_project("unli_slider")
     assert import_errors(project, "id,pre\rx,hyp,nli,unli\n", "usnli") == [(1, "(csv)")]
+
+
+@pytest.mark.parametrize("fmt,text,error", [
+    ("jsonl", '{"premise": "P\\u0000", "hypothesis": "H"}\n', (1, "premise")),
+    ("jsonl", '{"premise": "P", "hypothesis": "H", "extra": {"deep": ["\\u0000"]}}\n', (1, "extra.deep[0]")),
+    ("chaosnli", '{"uid": "1", "example": {"premise": "P", "hypothesis": "H\\u0000"}, "label_counter": {"e": 1}}\n', (1, "example.hypothesis")),
+    ("csv", "premise,hypothesis\nP,H\x00\n", (2, "hypothesis")),
+])
+def test_nul_characters_are_refused(make_project, fmt, text, error):
+    """PostgreSQL stores no NUL in text or jsonb: refuse the row instead of failing at the INSERT."""
+    project = make_project("nli_label")
+    assert import_errors(project, text, fmt) == [error]
+
+
+@pytest.mark.parametrize("row,field", [
+    ({"id": "x" * 198, "premise": "P", "hypothesis": "H"}, "id"),
+    ({"premise": "P", "hypothesis": "H", "label": "y" * 41}, "label"),
+])
+def test_values_longer_than_their_column_are_refused(make_project, row, field):
+    """PostgreSQL enforces varchar lengths (SQLite does not): refuse the row instead of failing at the INSERT."""
+    project = make_project("nli_label")
+    assert import_errors(project, json.dumps(row) + "\n", "jsonl") == [(1, field)]
+    assert import_text(project, json.dumps({**row, field: row[field][:40]}) + "\n", "jsonl").created == 1
