@@ -361,6 +361,8 @@ def _atoms(stream):
         try:
             example_ref = str(record.get("example_id") or record.get("id") or "")
             hypothesis = record.get("hypothesis") or ""
+            if not isinstance(hypothesis, str):
+                raise RowError("hypothesis", "must be text")
             if not example_ref and not hypothesis:
                 raise RowError("example_id", "give the example's id or its hypothesis text")
             atoms = record.get("atoms")

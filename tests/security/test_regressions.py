@@ -100,3 +100,14 @@ def test_values_longer_than_their_column_are_refused(make_project, row, field):
     project = make_project("nli_label")
     assert import_errors(project, json.dumps(row) + "\n", "jsonl") == [(1, field)]
     assert import_text(project, json.dumps({**row, field: row[field][:40]}) + "\n", "jsonl").created == 1
+
+
+@pytest.mark.parametrize("hypothesis", [["a list"], {"an": "object"}, 7])
+def test_atoms_for_a_hypothesis_that_is_not_text_are_refused(make_project, import_rows, hypothesis):
+    project = make_project("atom_validity")
+    import_rows(project, [{"id": "1", "premise": "P", "hypothesis": "H"}])
+    from annotation.services.importers import ImportFileError
+
+    with pytest.raises(ImportFileError) as error:
+        import_text(project, json.dumps({"hypothesis": hypothesis, "atoms": ["a"]}) + "\n", "atoms")
+    assert [(line, field) for line, field, _ in error.value.errors] == [(1, "hypothesis")]
