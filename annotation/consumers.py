@@ -1,8 +1,11 @@
 """WebSocket consumer for the live project dashboard."""
+import asyncio
+import time
+
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
-from annotation.live import progress_group
+from annotation.live import PROGRESS_INTERVAL, progress_group
 from annotation.models import Project
 from annotation.services.access import can_manage
 from annotation.services.progress import project_progress
@@ -11,18 +14,35 @@ from annotation.services.progress import project_progress
 class ProgressConsumer(AsyncJsonWebsocketConsumer):
     async def connect(self):
         user = self.scope["user"]
-        project = await database_sync_to_async(Project.objects.filter(slug=self.scope["url_route"]["kwargs"]["slug"]).first)()
-        if project is None or not await database_sync_to_async(can_manage)(user, project):
+        slug = self.scope["url_route"]["kwargs"]["slug"]
+        self.project = await database_sync_to_async(Project.objects.filter(slug=slug).first)()
+        if self.project is None or not await database_sync_to_async(can_manage)(user, self.project):
             await self.close(code=4403)
             return
-        self.group = progress_group(project.id)
+        self.group = progress_group(self.project.id)
+        self.last_sent = 0.0
+        self.scheduled = None
         await self.channel_layer.group_add(self.group, self.channel_name)
         await self.accept()
-        await self.send_json({"progress": await database_sync_to_async(project_progress)(project)})
+        await self.send_progress()
 
     async def disconnect(self, code):
+        if getattr(self, "scheduled", None):
+            self.scheduled.cancel()
         if hasattr(self, "group"):
             await self.channel_layer.group_discard(self.group, self.channel_name)
 
-    async def progress_update(self, event):
-        await self.send_json({"progress": event["progress"]})
+    async def progress_changed(self, event):
+        # Bursts of submits collapse into one recount per interval; the last change is always shown.
+        if self.scheduled is None:
+            delay = max(0.0, self.last_sent + PROGRESS_INTERVAL - time.monotonic())
+            self.scheduled = asyncio.ensure_future(self._send_later(delay))
+
+    async def _send_later(self, delay: float):
+        await asyncio.sleep(delay)
+        self.scheduled = None
+        await self.send_progress()
+
+    async def send_progress(self):
+        self.last_sent = time.monotonic()
+        await self.send_json({"progress": await database_sync_to_async(project_progress)(self.project)})
