@@ -124,9 +124,10 @@ def _nul_field(record: dict) -> str | None:
             return path
         if isinstance(value, dict):
             for key, inner in value.items():
-                where = f"{path}.{key}" if path else key
+                name = key.replace("\x00", "\\0") or '""'
+                where = f"{path}.{name}" if path else name
                 if "\x00" in key:
-                    return where.replace("\x00", "\\0")
+                    return where
                 pending.append((where, inner))
         elif isinstance(value, list):
             pending.extend((f"{path}[{index}]", inner) for index, inner in enumerate(value))
@@ -176,7 +177,7 @@ def _csv_rows(stream: IO[str], required: Iterable[str] = ()) -> Iterator[tuple[i
             if None in record:
                 yield start, RowError("(csv)", "row has more fields than the header")
             elif nul is not None:
-                yield start, RowError(nul.replace("\x00", "\\0"), "contains a NUL character")
+                yield start, RowError(nul.replace("\x00", "\\0") or '""', "contains a NUL character")
             else:
                 yield start, record
             start = reader.line_num + 1

@@ -84,6 +84,8 @@ def test_an_unreadable_csv_header_is_a_line_error(make_project):
     ("jsonl", '{"premise": "P", "hypothesis": "H", "extra": {"deep": ["\\u0000"]}}\n', (1, "extra.deep[0]")),
     ("chaosnli", '{"uid": "1", "example": {"premise": "P", "hypothesis": "H\\u0000"}, "label_counter": {"e": 1}}\n', (1, "example.hypothesis")),
     ("csv", "premise,hypothesis\nP,H\x00\n", (2, "hypothesis")),
+    ("jsonl", '{"premise": "P", "hypothesis": "H", "": {"": "\\u0000"}}\n', (1, '"".""')),
+    ("csv", 'premise,hypothesis,\nP,H,\x00\n', (2, '""')),
 ])
 def test_nul_characters_are_refused(make_project, fmt, text, error):
     """PostgreSQL stores no NUL in text or jsonb: refuse the row instead of failing at the INSERT."""
