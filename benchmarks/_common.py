@@ -1,0 +1,233 @@
+"""Helpers shared by the engine benchmarks: a scratch PostgreSQL database, Django set up against it,
+bulk-built projects, progress on stderr and the figures on stdout.
+
+Django reads DATABASE_URL and NLI_STUDIO_VAR when its settings load, so `setup_django` sets them first
+and only then imports Django.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
+POSTGRES_SERVER = "postgres://postgres@127.0.0.1:5432"
+PYTHON = sys.executable
+
+_started = time.perf_counter()
+
+
+def log(message: str) -> None:
+    """Progress goes to stderr so that stdout carries only the figures."""
+    print(f"[{time.perf_counter() - _started:7.1f} s] {message}", file=sys.stderr, flush=True)
+
+
+def emit(figures: dict, as_json: bool) -> None:
+    if as_json:
+        print(json.dumps(figures))
+    else:
+        width = max(len(key) for key in figures)
+        for key, value in figures.items():
+            print(f"{key:<{width}}  {value}")
+
+
+def load_average() -> float:
+    """The machine's 1-minute load average: other work on the machine skews every figure here."""
+    return round(os.getloadavg()[0], 2)
+
+
+def django_env(database_url: str, var_dir: str | Path, **extra: str) -> dict[str, str]:
+    """The environment a Django process of this repo needs to run against `database_url`."""
+    env = dict(os.environ)
+    env.update(
+        DJANGO_SETTINGS_MODULE="config.settings",
+        DATABASE_URL=database_url,
+        NLI_STUDIO_VAR=str(var_dir),
+        PYTHONPATH=str(REPO_ROOT),
+    )
+    env.update(extra)
+    return env
+
+
+def setup_django(database_url: str, var_dir: str | Path) -> None:
+    """Point this process at the database, then load Django (settings read the environment once)."""
+    os.environ.update(django_env(database_url, var_dir))
+    if str(REPO_ROOT) not in sys.path:
+        sys.path.insert(0, str(REPO_ROOT))
+    import django
+
+    django.setup()
+
+
+def migrate(database_url: str, var_dir: str | Path) -> None:
+    log("migrating")
+    subprocess.run(
+        [PYTHON, "manage.py", "migrate", "--noinput", "-v0"],
+        cwd=REPO_ROOT,
+        env=django_env(database_url, var_dir),
+        check=True,
+    )
+
+
+def _admin_connection():
+    import psycopg
+
+    return psycopg.connect(f"{POSTGRES_SERVER}/postgres", autocommit=True)
+
+
+@contextmanager
+def scratch_postgres(purpose: str):
+    """A fresh database nli_bench_<purpose>_<pid> on the local server, dropped afterwards whatever happens."""
+    name = f"nli_bench_{purpose}_{os.getpid()}"
+    with _admin_connection() as admin:
+        admin.execute(f'DROP DATABASE IF EXISTS "{name}"')
+        admin.execute(f'CREATE DATABASE "{name}"')
+    log(f"created database {name}")
+    try:
+        yield f"{POSTGRES_SERVER}/{name}"
+    finally:
+        _close_django_connections()
+        with _admin_connection() as admin:
+            # FORCE ends sessions a killed server or worker thread may have left behind.
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        log(f"dropped database {name}")
+
+
+def _close_django_connections() -> None:
+    if "django.db" in sys.modules and os.environ.get("DJANGO_SETTINGS_MODULE"):
+        from django.db import connections
+
+        connections.close_all()
+
+
+def make_workers(count: int, prefix: str = "worker"):
+    """`count` users with the worker role and no usable password (no hashing: they are made by the dozen)."""
+    from django.contrib.auth import get_user_model
+    from django.contrib.auth.models import Group
+
+    from annotation.services.access import WORKER
+
+    users = get_user_model().objects.bulk_create(
+        [get_user_model()(username=f"{prefix}{index}", password="!") for index in range(count)]
+    )
+    group, _ = Group.objects.get_or_create(name=WORKER)
+    group.user_set.add(*users)
+    return users
+
+
+def make_author(username: str = "bench-author"):
+    from django.contrib.auth import get_user_model
+
+    from annotation.services.access import AUTHOR, grant_role
+
+    author = get_user_model().objects.create_user(username=username)
+    grant_role(author, AUTHOR)
+    return author
+
+
+def series_sql(count_placeholder: str = "%s") -> str:
+    """A FROM clause yielding n = 1..count, on PostgreSQL and on SQLite."""
+    from django.db import connection
+
+    if connection.vendor == "postgresql":
+        return f"generate_series(1, {count_placeholder}) AS s(n)"
+    return (
+        "(WITH RECURSIVE s(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM s WHERE n < "
+        f"{count_placeholder}) SELECT n FROM s) AS s"
+    )
+
+
+def insert_select(model, given: dict[str, str], source_sql: str, params: list) -> int:
+    """INSERT INTO model's table SELECT ... FROM source_sql, one row per source row.
+
+    `given` maps column names to SQL expressions over the source (without parameters;
+    a literal % is written %%); every other
+    column gets the model field's default, because Django keeps defaults in Python, not in the schema.
+    Returns the row count.
+    """
+    from django.db import connection
+    from django.utils import timezone
+
+    columns, expressions, default_params = [], [], []
+    for model_field in model._meta.concrete_fields:
+        if model_field.primary_key:
+            continue
+        columns.append(connection.ops.quote_name(model_field.column))
+        if model_field.column in given:
+            expressions.append(given[model_field.column])
+            continue
+        if getattr(model_field, "auto_now", False) or getattr(model_field, "auto_now_add", False):
+            value = timezone.now()
+        else:
+            value = model_field.get_default()
+        # PostgreSQL types a bare parameter in a SELECT list as text; SQLite needs (and wants) no cast.
+        cast = model_field.cast_db_type(connection) if connection.vendor == "postgresql" else None
+        expressions.append(f"CAST(%s AS {cast})" if cast else "%s")
+        default_params.append(model_field.get_db_prep_save(value, connection))
+    unknown = set(given) - {f.column for f in model._meta.concrete_fields}
+    if unknown:
+        raise ValueError(f"{model.__name__} has no column(s) {', '.join(sorted(unknown))}")
+    sql = (
+        f"INSERT INTO {connection.ops.quote_name(model._meta.db_table)} ({', '.join(columns)}) "
+        f"SELECT {', '.join(expressions)} FROM {source_sql}"
+    )
+    with connection.cursor() as cursor:
+        # The defaults' placeholders come first in the statement, the source's after them.
+        cursor.execute(sql, default_params + list(params))
+        return cursor.rowcount
+
+
+def bulk_items(project, count: int, **item_columns: str) -> None:
+    """Insert `count` examples with one item each into `project` in SQL (no Python object per row).
+
+    `item_columns` overrides item columns with SQL expressions (over the example row `e`).
+    """
+    from django.db import connection, transaction
+
+    from annotation.models import Example, Item
+
+    with transaction.atomic():
+        insert_select(
+            Example,
+            {
+                "project_id": str(int(project.pk)),
+                "key": "'bench-' || n",
+                "source_id": "'' || n",
+                "premise": "'A premise sentence number ' || n || ' about a dog in a park.'",
+                "hypothesis": "'A hypothesis sentence number ' || n || '.'",
+                "position": "n",
+            },
+            series_sql(),
+            [count],
+        )
+        insert_select(
+            Item,
+            {"project_id": str(int(project.pk)), "example_id": "e.id", "target": str(int(project.redundancy)),
+             **item_columns},
+            f"annotation_example e WHERE e.project_id = {int(project.pk)} ORDER BY e.id",
+            [],
+        )
+    analyze()
+
+
+def analyze() -> None:
+    """Fresh planner statistics after a bulk load (PostgreSQL would otherwise guess from an empty table)."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE")
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    """Nearest-rank percentile (p99 of 100 values is the 99th smallest)."""
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    rank = min(len(ordered), max(1, math.ceil(fraction * len(ordered))))
+    return ordered[rank - 1]

@@ -1,0 +1,206 @@
+"""Benchmark: time and peak memory of the jsonl export (every raw annotation) of a big project.
+
+Builds an unli_slider project holding --annotations worker annotations (--per-item workers answered each
+of annotations / per-item items; all items done) with INSERT ... SELECT statements, on SQLite in a
+temporary NLI_STUDIO_VAR folder (default) or in a scratch PostgreSQL database (--database postgres).
+Then a fresh Python process (so its memory is the export's alone) loads Django and runs
+`write_export(project, "jsonl", path)`, the code behind the export_dataset command and the API download.
+
+Memory figures of that export process:
+  peak_mb            its peak resident set size (getrusage ru_maxrss): interpreter, Django and the export
+  rss_before_mb      its resident set size just before the export started (Django loaded, connected)
+  peak_above_start_mb  the difference: what the export itself added at its peak
+  tracemalloc_peak_mb  (with --tracemalloc, a second export run) peak of Python allocations during it
+Afterwards the file is read back: every line must parse and the annotations in it must add up.
+
+Usage: python benchmarks/export.py [--annotations 1000000] [--per-item 5] [--database sqlite|postgres] [--json]
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from _common import (
+    PYTHON,
+    analyze,
+    bulk_items,
+    emit,
+    insert_select,
+    load_average,
+    log,
+    make_author,
+    make_workers,
+    migrate,
+    scratch_postgres,
+    setup_django,
+)
+
+SLUG = "export-bench"
+
+
+def build_project(annotations: int, per_item: int) -> int:
+    """The project with annotations // per_item done items and per_item annotations each; returns how many."""
+    from django.db import connection, transaction
+
+    from annotation.models import Annotation
+    from annotation.services.projects import create_project
+
+    items = annotations // per_item
+    workers = make_workers(per_item)
+    project = create_project(SLUG, "unli_slider", make_author(), redundancy=per_item, max_annotations=per_item)
+    postgres = connection.vendor == "postgresql"
+    # Slider positions spread by item and worker; the value is position / 10000 (a stand-in for the map).
+    position = "((i.id * 7919 + w.id * 104729) %% 10001)"  # %% : the statement takes parameters
+    if postgres:
+        raw, value = f"jsonb_build_object('position', {position})", f"to_jsonb({position} / 10000.0)"
+        aggregate, started = "to_jsonb(0.5)", "now() - interval '40 seconds'"
+    else:
+        raw, value = f"json_object('position', {position})", f"json_quote({position} / 10000.0)"
+        aggregate, started = "json_quote(0.5)", "datetime('now', '-40 seconds')"
+    start = time.perf_counter()
+    bulk_items(
+        project, items, status="'done'", claimable="false", annotation_count=str(per_item), aggregate=aggregate,
+    )
+    log(f"{items} items in {time.perf_counter() - start:.1f} s")
+    start = time.perf_counter()
+    worker_ids = ", ".join(str(int(worker.pk)) for worker in workers)
+    with transaction.atomic():
+        created = insert_select(
+            Annotation,
+            {
+                "item_id": "i.id",
+                "worker_id": "w.id",
+                "raw": raw,
+                "value": value,
+                "seconds_spent": "1.5 + (i.id + w.id) %% 30",
+                "started_at": started,
+            },
+            f"annotation_item i CROSS JOIN auth_user w "
+            f"WHERE i.project_id = {int(project.pk)} AND w.id IN ({worker_ids}) ORDER BY i.id, w.id",
+            [],
+        )
+    analyze()
+    log(f"{created} annotations in {time.perf_counter() - start:.1f} s")
+    return created
+
+
+def rss_mb() -> float:
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def export_child(args) -> None:
+    """Runs in the fresh process: one export, its figures as one JSON line on stdout."""
+    setup_django(os.environ["DATABASE_URL"], os.environ["NLI_STUDIO_VAR"])
+    import tracemalloc
+
+    from django.db import connection
+
+    from annotation.models import Project
+    from annotation.services.exporters import write_export
+
+    project = Project.objects.get(slug=SLUG)
+    connection.ensure_connection()
+    before = rss_mb()
+    if args.trace:
+        tracemalloc.start()
+    start = time.perf_counter()
+    records = write_export(project, "jsonl", args.out)
+    seconds = time.perf_counter() - start
+    traced = tracemalloc.get_traced_memory()[1] / 2**20 if args.trace else None
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux reports KiB
+    print(json.dumps({"records": records, "seconds": seconds, "peak_mb": peak, "rss_before_mb": before,
+                      "tracemalloc_peak_mb": traced}))
+
+
+def run_export(out: Path, database_url: str, var_dir: str, trace: bool) -> dict:
+    command = [PYTHON, __file__, "--child", "--out", str(out)] + (["--trace"] if trace else [])
+    env = dict(os.environ, DATABASE_URL=database_url, NLI_STUDIO_VAR=var_dir)
+    result = subprocess.run(command, env=env, capture_output=True, text=True)
+    if result.returncode != 0:
+        raise RuntimeError(f"the export process failed:\n{result.stderr[-3000:]}")
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def count_file(path: Path) -> tuple[int, int]:
+    """(lines, annotations) of a jsonl export; every line must be a JSON object."""
+    lines = annotations = 0
+    with open(path, encoding="utf-8") as records:
+        for line in records:
+            annotations += len(json.loads(line)["annotations"])
+            lines += 1
+    return lines, annotations
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--annotations", type=int, default=1_000_000)
+    parser.add_argument("--per-item", type=int, default=5, help="annotations (workers) per item")
+    parser.add_argument("--database", choices=("sqlite", "postgres"), default="sqlite")
+    parser.add_argument("--tracemalloc", action="store_true", help="export a second time under tracemalloc")
+    parser.add_argument("--json", action="store_true", help="end with one JSON line of the figures")
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--trace", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--out", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        return export_child(args)
+    if not 1 <= args.per_item <= 100 or args.annotations < args.per_item:
+        parser.error("--per-item must be 1..100 and --annotations at least --per-item")
+
+    load_before = load_average()
+    with tempfile.TemporaryDirectory(prefix="nli-bench-export-") as var_dir, contextlib.ExitStack() as stack:
+        if args.database == "postgres":
+            url = stack.enter_context(scratch_postgres("export"))
+        else:
+            url = f"sqlite:///{Path(var_dir) / 'export.sqlite3'}"
+        migrate(url, var_dir)
+        setup_django(url, var_dir)
+        from django.db import connections
+
+        created = build_project(args.annotations, args.per_item)
+        connections.close_all()
+
+        out = Path(var_dir) / "export.jsonl"
+        log("exporting in a fresh process")
+        figures = run_export(out, url, var_dir, trace=False)
+        log(f"exported {figures['records']} records in {figures['seconds']:.1f} s; peak RSS {figures['peak_mb']:.0f} MB")
+        traced = None
+        if args.tracemalloc:
+            traced = run_export(out, url, var_dir, trace=True)["tracemalloc_peak_mb"]
+            log(f"tracemalloc peak {traced:.1f} MB")
+        file_mb = out.stat().st_size / 2**20
+        lines, exported = count_file(out)
+        if exported != created or lines != figures["records"]:
+            raise RuntimeError(f"the file holds {lines} lines / {exported} annotations; expected {created}")
+
+    result = {
+        "rows": exported,
+        "seconds": round(figures["seconds"], 1),
+        "peak_mb": round(figures["peak_mb"], 1),
+        "rss_before_mb": round(figures["rss_before_mb"], 1),
+        "peak_above_start_mb": round(figures["peak_mb"] - figures["rss_before_mb"], 1),
+        "lines": lines,
+        "file_mb": round(file_mb, 1),
+        "annotations_per_s": round(exported / figures["seconds"]),
+        "database": "postgresql" if args.database == "postgres" else "sqlite",
+        "load_average_before": load_before,
+    }
+    if traced is not None:
+        result["tracemalloc_peak_mb"] = round(traced, 1)
+    emit(result, args.json)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
