@@ -83,13 +83,41 @@ ATOM_EXAMPLES = [
 
 DEMO_PROJECTS = [
     ("demo-slider", "unli_slider", "Demo: how likely is the hypothesis?",
-     "Use the slider to say how likely each hypothesis is, given its premise."),
+     "Use the slider to say how likely each hypothesis is, given its premise.", [
+         {"premise": "A man is asleep on a park bench.", "hypothesis": "A man is resting outside.",
+          "answer": "near certain (0.95)", "why": "Sleeping on a bench is resting, and a park is outside."},
+         {"premise": "A man is asleep on a park bench.", "hypothesis": "The man is homeless.",
+          "answer": "unlikely (about 0.2)", "why": "Possible, but most people napping in a park are not."},
+         {"premise": "A man is asleep on a park bench.", "hypothesis": "The man is running a race.",
+          "answer": "near impossible (1 in 10,000)", "why": "He cannot sleep and race at once."},
+     ]),
     ("demo-nli", "nli_label", "Demo: entailment, neutral or contradiction",
-     "Choose the relation between the premise and the hypothesis."),
+     "Choose the relation between the premise and the hypothesis.", [
+         {"premise": "Two girls share an umbrella at a bus stop.", "hypothesis": "Two people are waiting outdoors.",
+          "answer": "Entailment", "why": "A bus stop is outdoors and they are waiting there."},
+         {"premise": "Two girls share an umbrella at a bus stop.", "hypothesis": "The girls are sisters.",
+          "answer": "Neutral", "why": "Nothing says whether they are related."},
+         {"premise": "Two girls share an umbrella at a bus stop.", "hypothesis": "The girls are swimming.",
+          "answer": "Contradiction", "why": "They cannot swim while standing at a bus stop."},
+     ]),
     ("demo-atoms", "atom_validity", "Demo: are these atoms valid?",
-     "Check each candidate atom against the three criteria."),
+     "Check each candidate atom against the three criteria.", [
+         {"premise": "A girl kicks a ball in a yard.", "hypothesis": "A child plays football with her father.",
+          "atom": "A child plays with her father.", "answer": "valid", "why": "Grammatical, said by the hypothesis, not by the premise."},
+         {"premise": "A girl kicks a ball in a yard.", "hypothesis": "A child plays football with her father.",
+          "atom": "A girl kicks a ball.", "answer": "invalid", "why": "The premise already says it."},
+         {"premise": "A girl kicks a ball in a yard.", "hypothesis": "A child plays football with her father.",
+          "atom": "The father is a coach.", "answer": "invalid", "why": "The hypothesis does not say it."},
+     ]),
     ("demo-defeasible", "defeasible_atom", "Demo: how does the update change the atom?",
-     "Rate the effect of the update on each atom from -2 to +2."),
+     "Rate the effect of the update on each atom from -2 to +2.", [
+         {"premise": "A man holds a leash in a park.", "update": "A dog is chasing a ball near him.",
+          "hypothesis": "A man is walking his dog.", "atom": "The man has a dog.", "answer": "+2",
+          "why": "A dog playing next to a man holding a leash makes it very likely his."},
+         {"premise": "A man holds a leash in a park.", "update": "The leash is tangled around a bench.",
+          "hypothesis": "A man is walking his dog.", "atom": "The man is walking.", "answer": "-1",
+          "why": "He seems to be stopped, which makes walking somewhat less likely."},
+     ]),
 ]
 
 
@@ -128,10 +156,13 @@ def load_demo() -> dict:
         grant_role(user, role)
     author = User.objects.get(username="author")
     created_items = 0
-    for slug, task_type, title, instructions in DEMO_PROJECTS:
+    for slug, task_type, title, instructions, worked_examples in DEMO_PROJECTS:
         project = Project.objects.filter(slug=slug).first()
         if project is None:
-            project = create_project(slug, task_type, author, title=title, instructions=instructions)
+            project = create_project(
+                slug, task_type, author, title=title, instructions=instructions,
+                options={"worked_examples": worked_examples},
+            )
         if task_type in ("unli_slider", "nli_label"):
             created_items += import_stream(project, _jsonl(_scene_rows()), "jsonl").items
         else:

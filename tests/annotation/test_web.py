@@ -137,3 +137,9 @@ def test_api_docs_page_is_served_without_any_cdn(client):
     html = page.content.decode()
     assert page.status_code == 200 and "swagger-ui" in html
     assert "cdn." not in html and "jsdelivr" not in html
+
+
+def test_pages_show_the_projects_worked_examples(client, demo):
+    login(client, "worker1", "demo-worker-pass")
+    html = client.get("/work/demo-defeasible/").content.decode()
+    assert "Worked examples" in html and "The leash is tangled around a bench." in html
