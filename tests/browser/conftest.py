@@ -6,6 +6,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -46,18 +47,39 @@ def demo_server(tmp_path_factory):
             time.sleep(0.3)
     else:
         raise RuntimeError("the server did not start within 90 s")
-    yield {"url": f"http://127.0.0.1:{port}", "database": var / "nli_studio.sqlite3", "log": var / "server.log"}
+    # The first request loads the whole app (seconds on a busy machine): pay for it here, not inside a test's timeouts.
+    urllib.request.urlopen(f"http://127.0.0.1:{port}/accounts/login/", timeout=120).read()
+    yield {"url": f"http://127.0.0.1:{port}", "database": var / "nli_studio.sqlite3", "log": var / "server.log", "var": var, "env": env}
     os.killpg(process.pid, 15)
     process.wait(timeout=20)
     log.close()
+
+
+def manage(server: dict, *commands: list[str]) -> list[str]:
+    """Run manage.py commands against the demo server's database, side by side; returns their stdouts."""
+    env = {key: value for key, value in server["env"].items() if key != "PORT"}
+    processes = [
+        subprocess.Popen(
+            [sys.executable, "manage.py", *args], cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        for args in commands
+    ]
+    outputs = []
+    for args, process in zip(commands, processes):
+        stdout, stderr = process.communicate(timeout=120)
+        if process.returncode:
+            raise AssertionError(f"manage.py {' '.join(args)} failed: {stderr[-2000:]}")
+        outputs.append(stdout)
+    return outputs
 
 
 @pytest.fixture(scope="session")
 def browser():
     if not Path(CHROMIUM).exists():
         pytest.fail("Debian's chromium is missing: `make test` installs it (apt-get install chromium)")
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
 
+    expect.set_options(timeout=15000)  # assertions wait as long as page actions do (a busy 2-core runner is slow)
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         yield browser
@@ -82,3 +104,34 @@ def login(page, base_url: str, username: str, password: str) -> None:
     page.keyboard.type(password)
     page.keyboard.press("Enter")
     page.wait_for_url(f"{base_url}/")
+
+
+def focused_item(page) -> str:
+    """The data-item of the fieldset holding keyboard focus ('' outside any item)."""
+    return page.evaluate("() => { const f = document.activeElement.closest('fieldset.item'); return f ? f.dataset.item : ''; }")
+
+
+def tab_to_item(page, current: str, backwards: bool = False) -> str:
+    """Press Tab (Shift+Tab backwards) until focus lands on the answer control (radio or slider) of
+    another item, passing over text fields such as the optional reason; returns the item's id."""
+    for _ in range(12):
+        page.keyboard.press("Shift+Tab" if backwards else "Tab")
+        now = focused_item(page)
+        on_answer = page.evaluate("() => document.activeElement.matches('input[type=radio], input[type=range]')")
+        if now and now != current and on_answer:
+            return now
+    raise AssertionError(f"{'Shift+Tab' if backwards else 'Tab'} did not reach another item after {current}")
+
+
+def tab_to_link(page, text: str, presses: int = 40) -> None:
+    """Press Tab until the focused element is the link or button whose text contains `text`."""
+    for _ in range(presses):
+        page.keyboard.press("Tab")
+        if text in page.evaluate("() => document.activeElement.textContent || ''"):
+            return
+    raise AssertionError(f"Tab never reached {text!r}")
+
+
+def save_screenshot(page, name: str) -> None:
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
