@@ -11,7 +11,7 @@ from django.views.decorators.http import require_POST
 from annotation.forms import ImportForm, ProjectForm
 from annotation.models import Assignment, CrowdSession, Item, Project
 from annotation.services import access, adjudication, crowd, exporters, qualification, quality
-from annotation.services.assignments import SubmissionError, claim_page, release_page, submit_page
+from annotation.services.assignments import SubmissionError, claim_page, open_assignment, release_page, submit_page
 from annotation.services.importers import ImportFileError, import_stream, text_stream
 from annotation.services.progress import project_progress
 from annotation.services.projects import create_project
@@ -78,12 +78,28 @@ def enter(request, slug):
 
 @login_required
 def done(request, slug):
-    """Finish a crowd session early and show its completion code."""
+    """Finish a crowd session: give back the unanswered page and show the completion code. A code is
+    given once the worker has submitted at least one page (or there is no work left for them)."""
     project = _project(slug)
-    code = _completion(request, project)
-    if code is None:
+    session = _crowd_session(request, project)
+    if session is None:
         raise Http404("no crowd session for this project")
-    return render(request, "annotation/no_work.html", {"project": project, "code": code, "finished": True})
+    if request.method == "POST" and not session.completion_code:
+        current = open_assignment(project, request.user)
+        submitted = Assignment.objects.filter(project=project, worker=request.user, status=Assignment.Status.SUBMITTED)
+        if not submitted.exists() and not _no_work_left(project, request.user):
+            messages.error(request, "Submit at least one page before finishing.")
+            return redirect("work", slug=slug)
+        if current is not None:
+            release_page(current.pk, request.user)
+        crowd.complete(session)
+    if not session.completion_code:
+        return redirect("work", slug=slug)
+    return render(request, "annotation/no_work.html", {"project": project, "code": session.completion_code, "finished": True})
+
+
+def _no_work_left(project, worker) -> bool:
+    return not project.items.filter(claimable=True).exclude(claims__worker=worker).exists()
 
 
 @login_required
@@ -234,9 +250,10 @@ def project_detail(request, slug):
             except (ImportFileError, UnicodeDecodeError, ValueError) as exc:
                 form.add_error("file", str(exc))
             else:
+                created = f"{report.atoms} atoms" if form.cleaned_data["format"] == "atoms" else f"{report.created} examples"
                 messages.success(
                     request,
-                    f"Imported {report.created} examples ({report.items} items, {report.atoms} atoms); "
+                    f"Imported {created} ({report.items} new items); "
                     f"{report.skipped} skipped, {report.already_present} already present.",
                 )
                 return redirect("project_detail", slug=slug)

@@ -2,6 +2,8 @@
 audit trail. Exports and evaluation read Item.final_value, which prefers the adjudicated label."""
 from __future__ import annotations
 
+import json
+
 from django.db import transaction
 from django.db.models import Q, QuerySet
 
@@ -59,6 +61,7 @@ def anonymised_annotations(item: Item) -> list[dict]:
                 "annotator": who,
                 "value": annotation.value,
                 "raw": annotation.raw,
+                "raw_json": json.dumps(annotation.raw, ensure_ascii=False),
                 "count": annotation.count,
                 "reason": annotation.reason,
                 "seconds_spent": annotation.seconds_spent,

@@ -5,7 +5,6 @@ import math
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
-from scipy import stats
 
 from annotation.models import QualificationAttempt, QualificationItem, QualificationTest
 from annotation.services.answers import SubmissionError, parse_answers, parse_reference
@@ -62,6 +61,8 @@ def grade(test: QualificationTest, values: dict[int, object], items: list[Qualif
         correct = sum(task.matches_reference(a, r) for a, r in zip(answers, references))
         accuracy = correct / len(items)
         return accuracy >= test.min_accuracy, {"accuracy": accuracy, "min_accuracy": test.min_accuracy}
+    from scipy import stats  # here, not at the top: it costs seconds of start-up for every command
+
     easy = [(item, values[item.id]) for item in items if item.easy]
     easy_ok = all(task.matches_reference(value, item.reference, test.delta_divisor) for item, value in easy)
     pearson = spearman = float("nan")

@@ -193,3 +193,19 @@ def test_scripted_crowd_gets_a_third_annotation_exactly_on_disagreement(make_pro
         assert [raw["position"] for raw, _ in stored] == ([first, second, third] if disagree else [first, second])
         assert item.status == "done"
         assert item.aggregate == pytest.approx(median(value for _, value in stored))
+
+
+def test_finishing_gives_back_the_open_page_and_needs_some_work(make_project, import_rows, client):
+    project = make_project("nli_label", items_per_page=2)
+    import_rows(project, [{"id": str(i), "premise": "P", "hypothesis": f"H{i}"} for i in range(6)])
+    first = client.get(f"/enter/{project.slug}/?PROLIFIC_PID=p1&STUDY_ID=s&SESSION_ID=x", follow=True).context["assignment"]
+    refused = client.post(f"/done/{project.slug}/")
+    assert refused.status_code == 302 and not CrowdSession.objects.get().completion_code
+    ids = list(first.claims.values_list("item_id", flat=True))
+    client.post(f"/work/{project.slug}/{first.id}/submit/", {f"value_{i}": "e" for i in ids})
+    second = client.get(f"/work/{project.slug}/").context["assignment"]
+    finished = client.post(f"/done/{project.slug}/")
+    assert finished.status_code == 200 and finished.context["code"] == CrowdSession.objects.get().completion_code
+    second.refresh_from_db()
+    assert second.status == "released"
+    assert client.get(f"/done/{project.slug}/").context["code"] == finished.context["code"]

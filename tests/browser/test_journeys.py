@@ -260,7 +260,7 @@ def test_author_runs_a_project_from_creation_to_export(browser, demo_server, pre
         page.select_option("#id_format", "usnli")
         page.set_input_files("#id_file", str(usnli))
         page.get_by_role("button", name="Import", exact=True).click()
-        expect(page.locator(".message.success")).to_contain_text("Imported 3 examples (3 items")
+        expect(page.locator(".message.success")).to_contain_text("Imported 3 examples (3 new items")
         item_table = page.locator("section[aria-labelledby=items-h] tbody tr")
         expect(item_table).to_have_count(3)
         for row in USNLI_ROWS:
@@ -273,7 +273,7 @@ def test_author_runs_a_project_from_creation_to_export(browser, demo_server, pre
         # The tie project (made by create_project: the form has no max-annotations field) gets its
         # examples and atoms through the upload form too.
         page.goto(f"{base}/projects/{TIE_PROJECT}/")
-        for fmt, path, message in (("jsonl", examples, "Imported 1 examples"), ("atoms", atoms, "(2 items, 2 atoms)")):
+        for fmt, path, message in (("jsonl", examples, "Imported 1 examples"), ("atoms", atoms, "Imported 2 atoms (2 new items)")):
             page.select_option("#id_format", fmt)
             page.set_input_files("#id_file", str(path))
             page.get_by_role("button", name="Import", exact=True).click()
