@@ -164,6 +164,7 @@ class AssignmentViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewse
     """A worker's own pages; submit and release act on one."""
 
     serializer_class = AssignmentSerializer
+    lookup_value_regex = r"[0-9]+"  # page ids only: submit and release read the id as a number
 
     def get_queryset(self):
         return Assignment.objects.filter(worker=self.request.user).select_related("project").order_by("-created_at")

@@ -113,3 +113,10 @@ def test_atoms_for_a_hypothesis_that_is_not_text_are_refused(make_project, impor
     with pytest.raises(ImportFileError) as error:
         import_text(project, json.dumps({"hypothesis": hypothesis, "atoms": ["a"]}) + "\n", "atoms")
     assert [(line, field) for line, field, _ in error.value.errors] == [(1, "hypothesis")]
+
+
+@pytest.mark.parametrize("action", ["submit", "release"])
+@pytest.mark.parametrize("page_id", ["abc", "%12", "1.5", "99999999999999999999999"])
+def test_a_page_id_that_is_not_a_page_is_a_404(worker_api, action, page_id):
+    response = worker_api.post(f"/api/assignments/{page_id}/{action}/", {"answers": {}}, format="json")
+    assert response.status_code == 404
