@@ -98,7 +98,9 @@ class ProjectViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Cr
         """Set an item's final label (slider: a probability), with a note; every change is kept."""
         project = self._managed()
         serializer = AdjudicateSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
+        if not serializer.is_valid():  # answer in the documented {"field", "detail"} shape
+            field, messages = next(iter(serializer.errors.items()))
+            return Response({"field": field, "detail": str(messages[0])}, status=status.HTTP_400_BAD_REQUEST)
         data = serializer.validated_data
         if not project.items.filter(pk=data["item"]).exists():
             return Response({"field": "item", "detail": "no such item in this project"}, status=status.HTTP_400_BAD_REQUEST)

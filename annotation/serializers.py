@@ -60,7 +60,7 @@ class SubmitResultSerializer(serializers.Serializer):
 
 
 class ErrorSerializer(serializers.Serializer):
-    field = serializers.CharField()
+    field = serializers.CharField(required=False, help_text="what is wrong; absent when the body could not be parsed")
     detail = serializers.CharField()
 
 

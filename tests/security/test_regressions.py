@@ -120,3 +120,35 @@ def test_atoms_for_a_hypothesis_that_is_not_text_are_refused(make_project, impor
 def test_a_page_id_that_is_not_a_page_is_a_404(worker_api, action, page_id):
     response = worker_api.post(f"/api/assignments/{page_id}/{action}/", {"answers": {}}, format="json")
     assert response.status_code == 404
+
+
+@pytest.fixture
+def admin_api(make_user):
+    api = APIClient()
+    api.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=make_user('root', 'admin')).key}")
+    return api
+
+
+@pytest.mark.parametrize("body,field", [
+    ({"value": "e"}, "item"),
+    ({"item": "seven", "value": "e"}, "item"),
+    ({"item": 1}, "value"),
+    ([1, 2], "non_field_errors"),
+])
+def test_adjudicate_refusals_have_the_documented_error_shape(make_project, admin_api, body, field):
+    """The schema documents 400 as {"field", "detail"}; serializer errors used to come back as DRF's {name: [...]}."""
+    project = make_project("nli_label")
+    response = admin_api.post(f"/api/projects/{project.slug}/adjudicate/", body, format="json")
+    assert response.status_code == 400
+    assert response.json()["field"] == field and response.json()["detail"]
+
+
+def test_unparseable_bodies_match_the_documented_error_shape(nli_page, worker_api):
+    """DRF refuses a body it cannot parse with {"detail"} alone: the schema must allow that 400."""
+    from drf_spectacular.generators import SchemaGenerator
+
+    schema = SchemaGenerator().get_schema(request=None, public=True)
+    error = schema["components"]["schemas"]["Error"]
+    response = worker_api.post(f"/api/assignments/{nli_page.pk}/submit/", b"\xbe", content_type="application/json")
+    assert response.status_code == 400
+    assert set(error["required"]) <= set(response.json())
