@@ -16,8 +16,6 @@ import math
 from collections import Counter
 from typing import Iterator
 
-from django.db.models import Prefetch
-
 from annotation.models import Annotation, Item, Project
 from annotation.tasktypes.nli_label import NLI_LABELS
 
@@ -50,13 +48,9 @@ def write_export(project: Project, fmt: str, path) -> int:
     return records - (1 if fmt in ("usnli", "csv") else 0)
 
 
-def iter_item_batches(project: Project, with_annotations: bool = False, batch: int = BATCH) -> Iterator[list[Item]]:
+def iter_item_batches(project: Project, batch: int = BATCH) -> Iterator[list[Item]]:
     """Items in creation order, a batch at a time, by keyset on the primary key."""
     queryset = Item.objects.filter(project=project).select_related("example", "atom").order_by("id")
-    if with_annotations:
-        queryset = queryset.prefetch_related(
-            Prefetch("annotations", queryset=Annotation.objects.select_related("worker").order_by("id"))
-        )
     last_id = 0
     while True:
         items = list(queryset.filter(id__gt=last_id)[:batch])
@@ -179,42 +173,53 @@ def _atoms(project: Project) -> Iterator[str]:
         last_id = examples[-1].id
 
 
-def _annotation_record(annotation: Annotation) -> dict:
-    return {
-        "worker": f"w{annotation.worker_id}" if annotation.worker_id else None,
-        "imported": annotation.imported,
-        "count": annotation.count,
-        "raw": annotation.raw,
-        "value": annotation.value,
-        "reason": annotation.reason,
-        "seconds_spent": annotation.seconds_spent,
-        "started_at": annotation.started_at.isoformat() if annotation.started_at else None,
-        "submitted_at": annotation.submitted_at.isoformat() if annotation.submitted_at else None,
-        "late": annotation.late,
-    }
+ANNOTATION_FIELDS = (
+    "item_id", "worker_id", "imported", "count", "raw", "value", "reason", "seconds_spent", "started_at", "submitted_at", "late",
+)
+
+
+def _annotations_by_item(items: list[Item]) -> dict[int, list[dict]]:
+    """Every annotation of a batch of items as export records, read as plain rows (no model objects)."""
+    grouped: dict[int, list[dict]] = {item.id: [] for item in items}
+    rows = Annotation.objects.filter(item__in=list(grouped)).order_by("item_id", "id").values_list(*ANNOTATION_FIELDS)
+    for item_id, worker_id, imported, count, raw, value, reason, seconds, started, submitted, late in rows.iterator(chunk_size=5000):
+        grouped[item_id].append(
+            {
+                "worker": f"w{worker_id}" if worker_id else None,
+                "imported": imported,
+                "count": count,
+                "raw": raw,
+                "value": value,
+                "reason": reason,
+                "seconds_spent": seconds,
+                "started_at": started.isoformat() if started else None,
+                "submitted_at": submitted.isoformat() if submitted else None,
+                "late": late,
+            }
+        )
+    return grouped
 
 
 def _jsonl(project: Project) -> Iterator[str]:
-    for items in iter_item_batches(project, with_annotations=True, batch=200):
-        lines = []
-        for item in items:
-            lines.append(
-                _json_line(
-                    {
-                        "item": item.id,
-                        "task_type": project.task_type,
-                        "example": _example_fields(item.example),
-                        "source_data": item.example.source_data,
-                        "atom": item.atom.text if item.atom else None,
-                        "status": item.status,
-                        "aggregate": item.aggregate,
-                        "adjudicated": item.adjudicated,
-                        "final": item.final_value,
-                        "annotations": [_annotation_record(a) for a in item.annotations.all()],
-                    }
-                )
+    for items in iter_item_batches(project, batch=200):
+        annotations = _annotations_by_item(items)
+        yield "".join(
+            _json_line(
+                {
+                    "item": item.id,
+                    "task_type": project.task_type,
+                    "example": _example_fields(item.example),
+                    "source_data": item.example.source_data,
+                    "atom": item.atom.text if item.atom else None,
+                    "status": item.status,
+                    "aggregate": item.aggregate,
+                    "adjudicated": item.adjudicated,
+                    "final": item.final_value,
+                    "annotations": annotations[item.id],
+                }
             )
-        yield "".join(lines)
+            for item in items
+        )
 
 
 def _csv(project: Project) -> Iterator[str]:
