@@ -1,0 +1,212 @@
+"""Who reaches what: every HTML page and every API route, for anonymous, a worker, another author, the
+owning author and an admin. One table row per route; a completeness test keeps the table in step with the
+URL configuration.
+
+Status legend: 200/201/204 reached; 302 redirect (LOGIN: to the login page); 400 reached but the request
+itself is refused; 401/403 refused; 404 hidden (another author's project does not exist for them); 405
+wrong method. Admins are admins by role (the "admin" group), not superusers: they manage everything but
+annotate only if also given the worker role, so the worker pages refuse them.
+"""
+import pytest
+from django.test import Client
+from django.urls import URLPattern, URLResolver, get_resolver
+from rest_framework.test import APIClient
+
+from annotation.models import Assignment
+from annotation.services.assignments import claim_page
+from evaluation.models import EvaluationRun
+from tests.security.db import rolled_back
+
+pytestmark = pytest.mark.django_db
+
+WHO = ("anonymous", "worker", "other_author", "owner", "admin")
+LOGIN = "login"  # a 302 whose Location is the login page
+
+
+def row(*statuses):
+    return dict(zip(WHO, statuses))
+
+
+MANAGE_PAGE = row(LOGIN, 403, 403, 200, 200)
+AUTHOR_PAGE = row(LOGIN, 403, 200, 200, 200)
+WORK_PAGE = row(LOGIN, 200, 403, 403, 403)
+MANAGE_API = row(401, 403, 404, 200, 200)
+
+# (url name, method, path, expected by user). {slug} {item} {page} {run} are filled in by the fixture.
+PAGES = [
+    ("home", "get", "/", row(200, 200, 200, 200, 200)),
+    ("project_new", "get", "/projects/new/", AUTHOR_PAGE),
+    ("project_detail", "get", "/projects/{slug}/", MANAGE_PAGE),
+    ("project_detail", "post", "/projects/{slug}/", row(LOGIN, 403, 403, 400, 400)),  # the import form, empty
+    *[("project_export", "get", f"/projects/{{slug}}/export/{fmt}/", MANAGE_PAGE) for fmt in ("usnli", "chaosnli", "atoms", "jsonl", "csv")],
+    ("project_export", "get", "/projects/{slug}/export/xml/", row(LOGIN, 403, 403, 404, 404)),
+    ("worker_figures", "get", "/projects/{slug}/workers/", MANAGE_PAGE),
+    ("adjudication_queue", "get", "/projects/{slug}/adjudication/", MANAGE_PAGE),
+    ("adjudication_item", "get", "/projects/{slug}/adjudication/{item}/", MANAGE_PAGE),
+    ("adjudication_item", "post", "/projects/{slug}/adjudication/{item}/", row(LOGIN, 403, 403, 400, 400)),  # no value
+    ("project_report", "get", "/projects/{slug}/report/", MANAGE_PAGE),
+    ("work", "get", "/work/{slug}/", WORK_PAGE),
+    ("submit", "post", "/work/{slug}/{page}/submit/", row(LOGIN, 400, 404, 404, 404)),  # empty answers
+    ("submit", "get", "/work/{slug}/{page}/submit/", row(LOGIN, 405, 405, 405, 405)),
+    ("release", "post", "/work/{slug}/{page}/release/", row(LOGIN, 302, 404, 404, 404)),
+    ("enter", "get", "/enter/{slug}/", row(400, 400, 400, 400, 400)),  # no platform parameters
+    ("qualify", "get", "/qualify/{slug}/", row(LOGIN, 302, 302, 302, 302)),  # no test: on to the work page
+    ("done", "get", "/done/{slug}/", row(LOGIN, 404, 404, 404, 404)),  # no crowd session
+    ("evaluation:run_list", "get", "/evaluation/", AUTHOR_PAGE),
+    ("evaluation:run_new", "get", "/evaluation/new/", AUTHOR_PAGE),
+    ("evaluation:run_detail", "get", "/evaluation/{run}/", row(LOGIN, 403, 404, 200, 200)),
+    ("evaluation:run_status", "get", "/evaluation/{run}/status/", row(LOGIN, 403, 404, 200, 200)),
+    ("admin:index", "get", "/admin/", row(302, 302, 302, 302, 200)),
+    ("login", "get", "/accounts/login/", row(200, 200, 200, 200, 200)),
+]
+
+API = [
+    ("api-token", "post", "/api/token/", row(400, 400, 400, 400, 400)),  # no credentials
+    ("api-token", "delete", "/api/token/", row(401, 204, 204, 204, 204)),
+    ("api-schema", "get", "/api/schema/", row(200, 200, 200, 200, 200)),
+    ("api-docs", "get", "/api/docs/", row(200, 200, 200, 200, 200)),
+    ("project-list", "get", "/api/projects/", row(401, 200, 200, 200, 200)),
+    ("project-list", "post", "/api/projects/", row(401, 403, 201, 201, 201)),
+    ("project-detail", "get", "/api/projects/{slug}/", row(401, 200, 404, 200, 200)),
+    ("project-claim", "post", "/api/projects/{slug}/claim/", row(401, 201, 404, 403, 403)),
+    ("project-progress", "get", "/api/projects/{slug}/progress/", MANAGE_API),
+    ("project-adjudication-queue", "get", "/api/projects/{slug}/adjudication/", MANAGE_API),
+    ("project-adjudicate", "post", "/api/projects/{slug}/adjudicate/", MANAGE_API),
+    ("project-results", "get", "/api/projects/{slug}/results/", MANAGE_API),
+    ("project-agreement", "get", "/api/projects/{slug}/agreement/?bootstrap=0", MANAGE_API),
+    ("project-import-file", "post", "/api/projects/{slug}/import/", MANAGE_API),
+    ("project-export", "get", "/api/projects/{slug}/export/?as=jsonl", MANAGE_API),
+    ("assignment-list", "get", "/api/assignments/", row(401, 200, 200, 200, 200)),
+    ("assignment-detail", "get", "/api/assignments/{page}/", row(401, 200, 404, 404, 404)),
+    ("assignment-submit", "post", "/api/assignments/{page}/submit/", row(401, 200, 403, 403, 403)),
+    ("assignment-release", "post", "/api/assignments/{page}/release/", row(401, 200, 404, 404, 404)),
+    ("evaluation-run-list", "get", "/api/evaluation/runs/", row(401, 403, 200, 200, 200)),
+    ("evaluation-run-list", "post", "/api/evaluation/runs/", row(401, 403, 400, 400, 400)),  # no files
+    ("evaluation-run-detail", "get", "/api/evaluation/runs/{run}/", row(401, 403, 404, 200, 200)),
+    ("evaluation-run-results", "get", "/api/evaluation/runs/{run}/results/", row(401, 403, 404, 200, 200)),
+]
+
+
+@pytest.fixture
+def world(make_user, make_project, import_rows, author):
+    """A project of the owner with a tie to adjudicate, the worker's open page and the owner's finished run."""
+    users = {
+        "worker": make_user("worker1", "worker"),
+        "other_author": make_user("author2", "author"),
+        "owner": author,
+        "admin": make_user("root", "admin"),
+    }
+    project = make_project("nli_label", slug="owned", owner=users["owner"], items_per_page=2)
+    import_rows(project, [{"id": str(i), "premise": f"P{i}", "hypothesis": f"H{i}"} for i in range(4)])
+    # Imported votes that tie: an item waiting for adjudication, never served to workers.
+    import_rows(project, [{"uid": "t", "example": {"premise": "P", "hypothesis": "H"}, "label_counter": {"e": 1, "n": 1}}], "chaosnli")
+    tie = project.items.get(status="adjudication")
+    page = claim_page(project, users["worker"])
+    run = EvaluationRun.objects.create(suite="unli", status=EvaluationRun.Status.DONE, results={"pearson": 0.5}, created_by=users["owner"], project=project)
+    return {
+        "users": users,
+        "project": project,
+        "fill": {"slug": project.slug, "item": tie.pk, "page": page.pk, "run": run.pk},
+    }
+
+
+def request_as(who, world, method, path, api: bool):
+    client = (APIClient if api else Client)()
+    if who != "anonymous":
+        client.force_login(world["users"][who])
+    path = path.format(**world["fill"])
+    data = {}
+    if api and path.endswith("/submit/"):
+        page = Assignment.objects.get(pk=world["fill"]["page"])
+        data = {"answers": {str(claim.item_id): {"value": "e"} for claim in page.claims.all()}}
+    if api and path.endswith("/adjudicate/"):
+        data = {"item": world["fill"]["item"], "value": "e", "note": "settled"}
+    if api and path.endswith("/import/"):
+        from django.core.files.uploadedfile import SimpleUploadedFile
+
+        data = {"format": "jsonl", "file": SimpleUploadedFile("rows.jsonl", b'{"id": "new", "premise": "P", "hypothesis": "H"}\n')}
+        return client.post(path, data, format="multipart")
+    if api and path == "/api/projects/" and method == "post":
+        data = {"slug": f"new-{who}", "task_type": "nli_label", "title": "New"}
+    if api and path == "/api/evaluation/runs/" and method == "post":
+        return client.post(path, {"suite": "unli"}, format="multipart")
+    if api:
+        return getattr(client, method)(path, data, format="json")
+    return getattr(client, method)(path, data)
+
+
+def assert_status(response, expected, who, method, path):
+    where = f"{who} {method.upper()} {path}"
+    if expected == LOGIN:
+        assert response.status_code == 302, (where, response.status_code)
+        assert response["Location"].startswith("/accounts/login/"), (where, response["Location"])
+    else:
+        assert response.status_code == expected, (where, response.status_code, getattr(response, "content", b"")[:200])
+
+
+@pytest.mark.parametrize("name,method,path,expected", PAGES, ids=[f"{m} {p}" for _, m, p, _ in PAGES])
+def test_pages(world, name, method, path, expected):
+    for who in WHO:
+        response = request_as(who, world, method, path, api=False)
+        assert_status(response, expected[who], who, method, path)
+
+
+@pytest.mark.parametrize("name,method,path,expected", API, ids=[f"{m} {p}" for _, m, p, _ in API])
+def test_api(world, name, method, path, expected):
+    for who in WHO:
+        # Acting changes state (a claim, a submit, a revoked token): each user gets the world fresh.
+        with rolled_back():
+            response = request_as(who, world, method, path, api=True)
+            assert_status(response, expected[who], who, method, path)
+
+
+def test_every_route_is_in_the_table():
+    """A new URL pattern must get a row here, with what each kind of user may do with it."""
+    covered = {name for name, *_ in PAGES + API}
+
+    def names(patterns, namespace=""):
+        for pattern in patterns:
+            if isinstance(pattern, URLResolver):
+                if pattern.namespace == "admin":
+                    continue  # Django's admin guards itself (staff only): one row checks its index
+                inner = f"{namespace}{pattern.namespace}:" if pattern.namespace else namespace
+                yield from names(pattern.url_patterns, inner)
+            elif isinstance(pattern, URLPattern) and pattern.name and not pattern.name.startswith("api-root"):
+                if "format" not in str(pattern.pattern):  # DRF's .json suffix twins
+                    yield namespace + pattern.name
+
+    routes = set(names(get_resolver().url_patterns)) - {"logout"}
+    assert routes - covered == set()
+
+
+def test_workers_see_only_their_own_pages_in_the_api(world, make_user):
+    other_worker = make_user("worker2", "worker")
+    theirs = claim_page(world["project"], other_worker)
+    mine = world["fill"]["page"]
+    for user, own, foreign in ((world["users"]["worker"], mine, theirs.pk), (other_worker, theirs.pk, mine)):
+        api = APIClient()
+        api.force_login(user)
+        listed = [page["id"] for page in api.get("/api/assignments/").json()["results"]]
+        assert listed == [own]
+        assert api.get(f"/api/assignments/{foreign}/").status_code == 404
+        assert api.post(f"/api/assignments/{foreign}/release/").status_code == 404
+        assert Assignment.objects.get(pk=foreign).status == "open"
+
+
+def test_authors_list_only_their_own_projects_and_runs(world, make_project):
+    others = make_project("nli_label", slug="someone-else", owner=world["users"]["other_author"])
+    api = APIClient()
+    api.force_login(world["users"]["other_author"])
+    assert [p["slug"] for p in api.get("/api/projects/").json()["results"]] == [others.slug]
+    assert api.get("/api/evaluation/runs/").json()["results"] == []
+    api.force_login(world["users"]["admin"])
+    assert {p["slug"] for p in api.get("/api/projects/").json()["results"]} == {"owned", "someone-else"}
+    assert len(api.get("/api/evaluation/runs/").json()["results"]) == 1
+
+
+def test_html_home_lists_only_managed_projects(world, make_project):
+    make_project("nli_label", slug="someone-else", owner=world["users"]["other_author"])
+    client = Client()
+    client.force_login(world["users"]["other_author"])
+    managed = [project.slug for project in client.get("/").context["managed_projects"]]
+    assert managed == ["someone-else"]
