@@ -48,9 +48,12 @@ class ProjectViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Cr
             return projects.filter(owner=user)
         return projects.none()
 
-    def perform_create(self, serializer):
-        if not access.has_role(self.request.user, access.AUTHOR):
+    def create(self, request, *args, **kwargs):
+        if not access.has_role(request.user, access.AUTHOR):  # before validation: no hints to non-authors
             raise PermissionDenied("only authors create projects")
+        return super().create(request, *args, **kwargs)
+
+    def perform_create(self, serializer):
         data = serializer.validated_data
         try:
             serializer.instance = create_project(

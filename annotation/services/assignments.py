@@ -173,8 +173,8 @@ def submit_page(assignment_id: int, worker, answers: dict) -> SubmitResult:
             )
         except Assignment.DoesNotExist:
             raise SubmissionError("assignment", "no such page", status=404) from None
-        if assignment.worker_id != worker.pk:
-            raise SubmissionError("assignment", "this page belongs to another worker", status=403)
+        if assignment.worker_id != worker.pk:  # as if it did not exist: page ids are not to be probed
+            raise SubmissionError("assignment", "no such page", status=404)
         project = assignment.project
         access.ensure_can_work(project, worker)
         digest = _digest(answers)

@@ -77,7 +77,7 @@ def test_another_worker_cannot_submit_my_page(slider, worker, make_user):
     other = make_user("other")
     with pytest.raises(SubmissionError) as error:
         submit_page(page.pk, other, answer_all(page, 4000))
-    assert error.value.status == 403
+    assert error.value.status == 404
 
 
 def test_a_worker_never_gets_an_item_twice(slider, worker):

@@ -78,7 +78,7 @@ API = [
     ("project-export", "get", "/api/projects/{slug}/export/?as=jsonl", MANAGE_API),
     ("assignment-list", "get", "/api/assignments/", row(401, 200, 200, 200, 200)),
     ("assignment-detail", "get", "/api/assignments/{page}/", row(401, 200, 404, 404, 404)),
-    ("assignment-submit", "post", "/api/assignments/{page}/submit/", row(401, 200, 403, 403, 403)),
+    ("assignment-submit", "post", "/api/assignments/{page}/submit/", row(401, 200, 404, 404, 404)),
     ("assignment-release", "post", "/api/assignments/{page}/release/", row(401, 200, 404, 404, 404)),
     ("evaluation-run-list", "get", "/api/evaluation/runs/", row(401, 403, 200, 200, 200)),
     ("evaluation-run-list", "post", "/api/evaluation/runs/", row(401, 403, 400, 400, 400)),  # no files
