@@ -12,5 +12,6 @@ urlpatterns = [
     path("api/evaluation/", include("evaluation.api_urls")),
     path("api/", include("annotation.api_urls")),
     path("evaluation/", include("evaluation.urls")),
+    path("models/", include("models_backend.urls")),
     path("", include("annotation.urls")),
 ]

@@ -15,6 +15,7 @@ from rest_framework.test import APIClient
 from annotation.models import Assignment
 from annotation.services.assignments import claim_page
 from evaluation.models import EvaluationRun
+from models_backend.models import ModelRun
 from tests.security.db import rolled_back
 
 pytestmark = pytest.mark.django_db
@@ -56,6 +57,12 @@ PAGES = [
     ("evaluation:run_new", "get", "/evaluation/new/", AUTHOR_PAGE),
     ("evaluation:run_detail", "get", "/evaluation/{run}/", row(LOGIN, 403, 404, 200, 200)),
     ("evaluation:run_status", "get", "/evaluation/{run}/status/", row(LOGIN, 403, 404, 200, 200)),
+    ("models_backend:run_list", "get", "/models/", AUTHOR_PAGE),
+    ("models_backend:run_list", "post", "/models/", row(LOGIN, 403, 200, 200, 200)),  # empty form: shown again
+    ("models_backend:run_detail", "get", "/models/{model_run}/", row(LOGIN, 403, 404, 200, 200)),
+    ("models_backend:run_status", "get", "/models/{model_run}/status/", row(LOGIN, 403, 404, 200, 200)),
+    ("models_backend:run_cancel", "post", "/models/{model_run}/cancel/", row(LOGIN, 403, 404, 302, 302)),
+    ("models_backend:run_output", "get", "/models/{model_run}/output/", row(LOGIN, 403, 404, 404, 404)),  # no output yet
     ("admin:index", "get", "/admin/", row(302, 302, 302, 302, 200)),
     ("login", "get", "/accounts/login/", row(200, 200, 200, 200, 200)),
 ]
@@ -103,10 +110,11 @@ def world(make_user, make_project, import_rows, author):
     tie = project.items.get(status="adjudication")
     page = claim_page(project, users["worker"])
     run = EvaluationRun.objects.create(suite="unli", status=EvaluationRun.Status.DONE, results={"pearson": 0.5}, created_by=users["owner"], project=project)
+    model_run = ModelRun.objects.create(job="predict", params={}, created_by=users["owner"])
     return {
         "users": users,
         "project": project,
-        "fill": {"slug": project.slug, "item": tie.pk, "page": page.pk, "run": run.pk},
+        "fill": {"slug": project.slug, "item": tie.pk, "page": page.pk, "run": run.pk, "model_run": model_run.pk},
     }
 
 
