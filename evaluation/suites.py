@@ -13,7 +13,7 @@ import numpy as np
 from evaluation.generators.epistemic import generate_epistemic
 from evaluation.metrics.atomic_nli import logical_consistency
 from evaluation.metrics.classification import accuracy_by_group
-from evaluation.metrics.defeasible import NEUTRAL, defeasible_scores
+from evaluation.metrics.defeasible import NEUTRAL, bucket_ids, defeasible_scores, equivalent_atom_groups
 from evaluation.metrics.distributions import human_split_jsd, human_vs_model
 from evaluation.metrics.regression import unli_scores
 from evaluation.metrics.transitivity import transitivity_scores
@@ -90,13 +90,17 @@ def run_nli_atoms(path) -> dict:
     return json_ready(logical_consistency(examples["gold_label"], examples["predicted_label"], atom_labels))
 
 
-def run_defeasible(path, weighted: bool = False, atom_labels: str = "auto") -> dict:
+def run_defeasible(path, weighted: bool = False, atom_labels: str = "auto", embed=None, entails=None) -> dict:
     """Defeasible atoms JSONL -> accuracies, critical atoms and inferential consistency.
 
     atom_labels: "binary" (the model only says strengthener/weakener on atoms), "ternary", or "auto":
-    binary when no valid atom is predicted neutral.
+    binary when no valid atom is predicted neutral. With `embed` and `entails` (see
+    `equivalent_atom_groups`), buckets are built from the atoms' texts instead of read from the file.
     """
     examples, atoms = read_defeasible(path)
+    if embed is not None and entails is not None:
+        ids = bucket_ids(equivalent_atom_groups(list(atoms["text"]), embed, entails))
+        atoms["buckets"] = [tuple(ids[text]) for text in atoms["text"]]
     if atom_labels == "auto":
         valid = atoms[atoms["valid"].astype(bool)]
         binary = not (valid["predicted"] == NEUTRAL).any()

@@ -44,6 +44,11 @@ class Command(BaseCommand):
         defeasible.add_argument("--weighted", action="store_true", help="weight buckets by support in I_C")
         defeasible.add_argument("--atom-labels", choices=("auto", "binary", "ternary"), default="auto",
                                 help="binary models are scored on non-neutral atoms only (auto: no neutral predicted)")
+        defeasible.add_argument("--nli-model", help="build buckets of equivalent atoms with this local NLI checkpoint "
+                                "(entailment both ways) instead of reading bucket ids from the file")
+        defeasible.add_argument("--embedder", help="with --nli-model: sentence encoder for the cosine >= 0.75 test "
+                                "(default: the packaged MiniLM)")
+        defeasible.add_argument("--device", help="with --nli-model: cpu, cuda, ... (default: cuda if available)")
 
         transitivity = sub.add_parser("transitivity", help="transitive self-consistency")
         transitivity.add_argument("--input", required=True, help="transitivity JSONL")
@@ -98,13 +103,30 @@ class Command(BaseCommand):
             return suites.run_epistemic_generate(
                 options["snli"], options["per_template"], options["seed"], options["output"]
             )
+        if options["suite"] == "defeasible" and options.get("nli_model"):
+            return self.defeasible_with_models(options)
         paths, params = self.suite_inputs(options)
         return runs.run_suite(options["suite"], paths, params)
+
+    def defeasible_with_models(self, options) -> dict:
+        from models_backend.pipelines.equivalence import nli_entailment, sentence_embedder
+        from models_backend.registry import ModelError
+
+        try:
+            embed = sentence_embedder(options.get("embedder"), options.get("device"))
+            entails = nli_entailment(options["nli_model"], options.get("device"))
+        except ModelError as error:
+            raise CommandError(str(error)) from None
+        return suites.run_defeasible(
+            options["input"], weighted=options["weighted"], atom_labels=options["atom_labels"], embed=embed, entails=entails
+        )
 
     def save_run(self, options):
         """Store the run (inputs copied with checksums) and score it here; a failed run is stored too."""
         if options["suite"] == "epistemic" and options["generate"]:
             raise CommandError("--save stores scoring runs; epistemic --generate writes a data set")
+        if options.get("nli_model"):
+            raise CommandError("--save stores runs over files; buckets built with --nli-model are not stored yet")
         user = None
         if options["user"]:
             user = get_user_model().objects.filter(username=options["user"]).first()
