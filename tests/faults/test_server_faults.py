@@ -108,6 +108,19 @@ def crowd(port, project, tokens, stop, acknowledged, statuses):
     return threads
 
 
+def wait_for(condition, seconds: float) -> None:
+    deadline = time.time() + seconds
+    while not condition() and time.time() < deadline:
+        time.sleep(0.1)
+
+
+def shut_down(stop, threads, server) -> None:
+    stop.set()
+    for thread in threads:
+        thread.join(timeout=30)
+    server.stop()
+
+
 def assert_no_lost_or_partial_pages(acknowledged):
     for assignment_id, item_ids in acknowledged:
         stored = sorted(Annotation.objects.filter(assignment_id=assignment_id).values_list("item_id", flat=True))
@@ -134,21 +147,14 @@ def test_killed_server_keeps_every_acknowledged_submit_and_claims_expire(loaded_
     stop, acknowledged, statuses = threading.Event(), [], []
     threads = crowd(server.port, project, tokens, stop, acknowledged, statuses)
     try:
-        deadline = time.time() + 30
-        while len(acknowledged) < 10 and time.time() < deadline:
-            time.sleep(0.1)
+        wait_for(lambda: len(acknowledged) >= 10, 30)
         server.kill()  # mid-run: requests in flight are cut
         before_restart = len(acknowledged)
         time.sleep(0.5)
         server.start()
-        deadline = time.time() + 30
-        while len(acknowledged) < before_restart + 10 and time.time() < deadline:
-            time.sleep(0.1)
+        wait_for(lambda: len(acknowledged) >= before_restart + 10, 30)
     finally:
-        stop.set()
-        for thread in threads:
-            thread.join(timeout=30)
-        server.stop()
+        shut_down(stop, threads, server)
     assert before_restart >= 10 and len(acknowledged) >= before_restart + 10
     assert not [s for s in statuses if s >= 500]
     assert_no_lost_or_partial_pages(acknowledged)
@@ -179,14 +185,9 @@ def test_lost_database_connections_give_clean_errors_and_no_half_written_page(lo
                 )
         time.sleep(1.0)
         recovered = len(acknowledged)
-        deadline = time.time() + 20
-        while len(acknowledged) < recovered + 5 and time.time() < deadline:
-            time.sleep(0.1)
+        wait_for(lambda: len(acknowledged) >= recovered + 5, 20)
     finally:
-        stop.set()
-        for thread in threads:
-            thread.join(timeout=30)
-        server.stop()
+        shut_down(stop, threads, server)
     assert len(acknowledged) >= recovered + 5, "the server did not recover after the connections were cut"
     assert_no_lost_or_partial_pages(acknowledged)
     errors = [s for s in statuses if s >= 500]
