@@ -99,9 +99,13 @@ def page(browser, request):
 
 def login(page, base_url: str, username: str, password: str) -> None:
     page.goto(f"{base_url}/accounts/login/")
-    page.keyboard.type(username)  # the username field has focus
+    # Type only once the autofocused username field really has focus (a loaded machine can lag).
+    page.wait_for_function("() => document.activeElement && document.activeElement.name === 'username'")
+    page.keyboard.type(username)
     page.keyboard.press("Tab")
     page.keyboard.type(password)
+    filled = page.evaluate("() => [document.querySelector('[name=username]').value, document.querySelector('[name=password]').value.length]")
+    assert filled == [username, len(password)], filled
     page.keyboard.press("Enter")
     page.wait_for_url(f"{base_url}/")
 
