@@ -74,11 +74,7 @@ class ProjectViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Cr
     @action(detail=True, methods=["post"])
     def claim(self, request, slug=None):
         """Claim the next page of k items (or get back the page you hold)."""
-        project = self.get_object()
-        try:
-            assignment = claim_page(project, request.user)
-        except access.PermissionDenied as exc:
-            raise PermissionDenied(str(exc)) from None
+        assignment = claim_page(self.get_object(), request.user)  # DRF answers Django's PermissionDenied with 403
         if assignment is None:
             return Response(status=status.HTTP_204_NO_CONTENT)
         return Response(AssignmentSerializer(assignment).data, status=status.HTTP_201_CREATED)

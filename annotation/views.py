@@ -4,6 +4,7 @@ from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
+from django.db.models import Exists, OuterRef
 from django.http import Http404, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
@@ -27,8 +28,9 @@ def home(request):
         context["is_worker"] = access.has_role(user, access.WORKER)
         context["is_author"] = access.has_role(user, access.AUTHOR)
         if context["is_worker"]:
+            has_work = Exists(Item.objects.filter(project=OuterRef("pk"), claimable=True))
             context["work_projects"] = [
-                (project, project.items.filter(claimable=True).exists()) for project in Project.objects.order_by("title")
+                (project, project.has_work) for project in Project.objects.annotate(has_work=has_work).order_by("title")
             ]
         if context["is_author"]:
             managed = Project.objects.select_related("owner")

@@ -16,7 +16,7 @@ import math
 from collections import Counter
 from typing import Iterator
 
-from annotation.models import Annotation, Item, Project
+from annotation.models import Annotation, Example, Item, Project
 from annotation.tasktypes.nli_label import NLI_LABELS
 
 FORMATS = ("usnli", "chaosnli", "atoms", "jsonl", "csv")
@@ -146,8 +146,6 @@ def _example_fields(example) -> dict:
 
 
 def _atoms(project: Project) -> Iterator[str]:
-    from annotation.models import Example
-
     queryset = Example.objects.filter(project=project).prefetch_related("atoms__items").order_by("id")
     last_id = 0
     while True:

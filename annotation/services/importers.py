@@ -562,6 +562,8 @@ def _write_atoms(project: Project, rows: list[AtomRow], errors: list, skipped: l
             name = "example_id" if row.example_ref else "hypothesis"
             errors.append((row.line, name, "matches no example of this project"))
         targets.append((row, found))
+    if gold and project.task.per_atom:
+        _check_gold_atoms(project, rows, errors)
     if errors:
         raise ImportFileError(errors)
     report = ImportReport(skipped=len(skipped))
@@ -582,18 +584,18 @@ def _write_atoms(project: Project, rows: list[AtomRow], errors: list, skipped: l
         Atom.objects.bulk_create(new_atoms, batch_size=2000)
         report.atoms = report.created = len(new_atoms)
         if project.task.per_atom:
-            if gold:
-                for row, found in targets:
-                    for order, atom in enumerate(row.atoms):
-                        needed = "validity" if project.task_type == "atom_validity" else "effect"
-                        if (needed == "validity" and atom["validity"] == "unknown") or (needed == "effect" and atom["effect"] is None):
-                            errors.append((row.line, f"atoms[{order}].{needed}", "a gold atom needs its reference answer"))
-                if errors:
-                    raise ImportFileError(errors)
             items = [_new_item(project, atom.example, atom, gold=gold) for atom in new_atoms]
             Item.objects.bulk_create(items, batch_size=2000)
             report.items = len(items)
     return report
+
+
+def _check_gold_atoms(project: Project, rows: list[AtomRow], errors: list) -> None:
+    needed = "validity" if project.task_type == "atom_validity" else "effect"
+    for row in rows:
+        for order, atom in enumerate(row.atoms):
+            if atom[needed] in ("unknown", None):
+                errors.append((row.line, f"atoms[{order}].{needed}", "a gold atom needs its reference answer"))
 
 
 def text_stream(data: bytes) -> IO[str]:

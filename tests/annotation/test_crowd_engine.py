@@ -209,3 +209,18 @@ def test_finishing_gives_back_the_open_page_and_needs_some_work(make_project, im
     second.refresh_from_db()
     assert second.status == "released"
     assert client.get(f"/done/{project.slug}/").context["code"] == finished.context["code"]
+
+
+def test_gold_atoms_without_a_reference_import_nothing(make_project, import_rows):
+    from annotation.models import Atom
+    from annotation.services.importers import ImportFileError, import_stream
+
+    project = make_project("atom_validity")
+    import_rows(project, [{"id": "a", "premise": "P", "hypothesis": "H"}])
+    import io
+
+    bad = '{"example_id": "a", "atoms": [{"text": "x", "validity": "valid"}, "y"]}\n'
+    with pytest.raises(ImportFileError) as error:
+        import_stream(project, io.StringIO(bad), "atoms", gold=True)
+    assert error.value.errors[0][:2] == (1, "atoms[1].validity")
+    assert not Atom.objects.exists() and not Item.objects.filter(is_gold=True).exists()
