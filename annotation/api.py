@@ -1,10 +1,9 @@
 """REST API: projects, the worker flow (claim, submit, release), import and streamed export."""
 from django.http import StreamingHttpResponse
-from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
+from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.authtoken.models import Token
 from rest_framework.authtoken.serializers import AuthTokenSerializer
 from rest_framework.parsers import MultiPartParser
@@ -12,69 +11,106 @@ from rest_framework.permissions import AllowAny
 from rest_framework.views import APIView
 from rest_framework.response import Response
 
-from annotation.models import Assignment, Project
+from annotation.models import Assignment
 from annotation.serializers import (
     AdjudicateSerializer,
     AdjudicationQueueItemSerializer,
     AdjudicationRecordSerializer,
     AssignmentSerializer,
-    ResultSerializer,
     ErrorSerializer,
     ImportSerializer,
     ProjectSerializer,
+    ResultSerializer,
     SubmitResultSerializer,
     SubmitSerializer,
+    settings_from,
 )
 from annotation.services import access, adjudication, exporters
 from annotation.services.agreement import INTERACTIVE_PAIR_EVALUATIONS, project_agreement
 from annotation.services.assignments import SubmissionError, claim_page, release_page, submit_page
-from annotation.services.importers import ImportFileError, import_stream, text_stream
+from annotation.services.importers import ImportFileError, import_upload
 from annotation.services.progress import project_progress
-from annotation.services.projects import create_project
+from annotation.services.projects import create_project, update_project
+from common.schema import SettingError
 
 
-class ProjectViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.CreateModelMixin, viewsets.GenericViewSet):
-    """Authors see and create their own projects, admins all; workers see the projects they can work on."""
+def invalid(serializer) -> Response:
+    """A request body the serializer refused, in the documented error shape."""
+    errors = {name: str(messages[0]) if isinstance(messages, list) else str(messages)
+              for name, messages in serializer.errors.items()}
+    field, detail = next(iter(errors.items()))
+    return Response({"field": field, "detail": detail, "errors": errors}, status=status.HTTP_400_BAD_REQUEST)
 
-    serializer_class = ProjectSerializer
+
+def setting_errors(error: SettingError) -> Response:
+    """A refused setting in the documented error shape, with every wrong setting listed."""
+    field, detail = next(iter(error.errors.items()))
+    return Response({"field": field, "detail": detail, "errors": error.errors}, status=status.HTTP_400_BAD_REQUEST)
+
+
+class ProjectViewSet(
+    mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.CreateModelMixin, mixins.UpdateModelMixin,
+    viewsets.GenericViewSet,
+):
+    """Authors see, create and change their own projects, admins all; workers see the projects they may
+    work on, without the settings that are not theirs to know (completion codes among them)."""
+
     lookup_field = "slug"
+    http_method_names = ["get", "post", "patch", "head", "options"]
 
     def get_queryset(self):
+        return access.visible_projects(self.request.user).select_related("owner").order_by("-created_at")
+
+    serializer_class = ProjectSerializer
+
+    def get_serializer_context(self):
+        # A mixed list: the projects a user may only work on are shown as workers see them.
         user = self.request.user
-        projects = Project.objects.select_related("owner").order_by("-created_at")
-        if access.is_admin(user) or access.has_role(user, access.WORKER):
-            return projects
-        if access.has_role(user, access.AUTHOR):
-            return projects.filter(owner=user)
-        return projects.none()
+        return {**super().get_serializer_context(), "may_manage": lambda project: access.can_manage(user, project)}
 
+    def _project(self, action_name: str = "view"):
+        return access.project_for(self.request.user, self.kwargs["slug"], action_name)
+
+    @extend_schema(request=ProjectSerializer, responses={201: ProjectSerializer, 400: ErrorSerializer, 403: ErrorSerializer})
     def create(self, request, *args, **kwargs):
-        if not access.has_role(request.user, access.AUTHOR):  # before validation: no hints to non-authors
-            raise PermissionDenied("only authors create projects")
-        return super().create(request, *args, **kwargs)
-
-    def perform_create(self, serializer):
+        access.ensure_can_create_project(request.user)  # before validation: no hints to non-authors
+        serializer = ProjectSerializer(data=request.data)
+        if not serializer.is_valid():
+            return invalid(serializer)
         data = serializer.validated_data
         try:
-            serializer.instance = create_project(
-                data["slug"], data["task_type"], self.request.user, title=data.get("title", ""),
-                items_per_page=data.get("items_per_page"), redundancy=data.get("redundancy"),
-                max_annotations=data.get("max_annotations"), instructions=data.get("instructions", ""),
-            )
-        except ValueError as exc:
-            raise ValidationError({"slug": [str(exc)]}) from None
+            project = create_project(data["slug"], data["task_type"], request.user, **settings_from(data))
+        except SettingError as error:
+            return setting_errors(error)
+        return Response(ProjectSerializer(project).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(request=ProjectSerializer, responses={200: ProjectSerializer, 400: ErrorSerializer})
+    def partial_update(self, request, *args, **kwargs):
+        """Change settings, or the lifecycle with {"status": "published" | "paused" | "closed" | "draft"}."""
+        project = self._project("manage")
+        serializer = ProjectSerializer(project, data=request.data, partial=True)
+        if not serializer.is_valid():
+            return invalid(serializer)
+        changes = settings_from(serializer.validated_data)
+        if "task_type" in serializer.validated_data:
+            changes["task_type"] = serializer.validated_data["task_type"]
+        try:
+            project = update_project(project, **changes)
+        except SettingError as error:
+            return setting_errors(error)
+        return Response(ProjectSerializer(project).data)
+
+    def update(self, request, *args, **kwargs):
+        return self.partial_update(request, *args, **kwargs)
 
     def _managed(self):
-        project = self.get_object()
-        if not access.can_manage(self.request.user, project):
-            raise PermissionDenied("only the project's author or an admin may do this")
-        return project
+        return self._project("manage")
 
     @extend_schema(request=None, responses={201: AssignmentSerializer, 204: OpenApiResponse(description="no work left")})
     @action(detail=True, methods=["post"])
     def claim(self, request, slug=None):
         """Claim the next page of k items (or get back the page you hold)."""
-        assignment = claim_page(self.get_object(), request.user)  # DRF answers Django's PermissionDenied with 403
+        assignment = claim_page(self._project(), request.user)  # DRF answers Http404 / PermissionDenied itself
         if assignment is None:
             return Response(status=status.HTTP_204_NO_CONTENT)
         return Response(AssignmentSerializer(assignment).data, status=status.HTTP_201_CREATED)
@@ -136,9 +172,10 @@ class ProjectViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Cr
         project = self._managed()
         serializer = ImportSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
         try:
-            report = import_stream(project, text_stream(serializer.validated_data["file"].read()), serializer.validated_data["format"])
-        except (ImportFileError, UnicodeDecodeError, ValueError) as exc:
+            report = import_upload(project, data["file"], data["format"], gold=data.get("gold", False))
+        except (ImportFileError, ValueError) as exc:
             errors = getattr(exc, "errors", [])
             return Response(
                 {"detail": str(exc), "errors": [{"line": line, "field": field, "message": msg} for line, field, msg in errors]},
@@ -148,15 +185,17 @@ class ProjectViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Cr
 
     @extend_schema(
         parameters=[OpenApiParameter("as", str, enum=list(exporters.FORMATS), description="export format")],
-        responses={200: OpenApiResponse(description="the exported file, streamed")},
+        responses={200: OpenApiResponse(description="the exported file, streamed"), 400: ErrorSerializer},
     )
     @action(detail=True, methods=["get"])
     def export(self, request, slug=None):
-        project = self._managed()
+        project = self._project("export")
         fmt = request.query_params.get("as", "jsonl")
-        if fmt not in exporters.FORMATS:
-            raise ValidationError({"as": [f"choose one of {', '.join(exporters.FORMATS)}"]})
-        response = StreamingHttpResponse(exporters.export(project, fmt), content_type=exporters.content_type(fmt))
+        try:
+            chunks = exporters.export(project, fmt)
+        except exporters.ExportError as exc:
+            return Response({"field": "as", "detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+        response = StreamingHttpResponse(chunks, content_type=exporters.content_type(fmt))
         response["Content-Disposition"] = f'attachment; filename="{exporters.file_name(project, fmt)}"'
         return response
 

@@ -7,7 +7,7 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
 from annotation.live import PROGRESS_INTERVAL, progress_group
 from annotation.models import Project
-from annotation.services.access import can_manage
+from annotation.services.access import can_manage, can_view
 from annotation.services.progress import project_progress
 
 
@@ -16,7 +16,11 @@ class ProgressConsumer(AsyncJsonWebsocketConsumer):
         user = self.scope["user"]
         slug = self.scope["url_route"]["kwargs"]["slug"]
         self.project = await database_sync_to_async(Project.objects.filter(slug=slug).first)()
-        if self.project is None or not await database_sync_to_async(can_manage)(user, self.project):
+        # The one status policy, in WebSocket close codes: 4404 not visible, 4403 visible but not yours.
+        if self.project is None or not await database_sync_to_async(can_view)(user, self.project):
+            await self.close(code=4404)
+            return
+        if not await database_sync_to_async(can_manage)(user, self.project):
             await self.close(code=4403)
             return
         self.group = progress_group(self.project.id)

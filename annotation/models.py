@@ -8,14 +8,30 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from annotation.tasktypes import TASK_TYPE_CHOICES
 
 
 class Project(models.Model):
+    class Status(models.TextChoices):
+        DRAFT = "draft"  # invisible to workers, freely editable
+        PUBLISHED = "published"  # takes claims
+        PAUSED = "paused"  # no new pages; pages already handed out may still be submitted
+        CLOSED = "closed"  # read-only
+
+    class Audience(models.TextChoices):
+        EVERYONE = "everyone", "all workers"
+        MEMBERS = "members", "members only"
+        PLATFORM = "platform", "arrivals through a Prolific or MTurk link only"
+
     slug = models.SlugField(max_length=80, unique=True)
     title = models.CharField(max_length=200)
-    task_type = models.CharField(max_length=32, choices=TASK_TYPE_CHOICES)
+    # A name of annotation.tasktypes.TASK_TYPES; checked there, not as model choices, so that adding a
+    # task type needs no migration.
+    task_type = models.CharField(max_length=32)
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="projects")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.DRAFT)
+    audience = models.CharField(max_length=10, choices=Audience.choices, default=Audience.EVERYONE)
+    members = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True, related_name="member_projects")
+    member_groups = models.ManyToManyField("auth.Group", blank=True, related_name="member_projects")
     instructions = models.TextField(blank=True)
     items_per_page = models.PositiveSmallIntegerField(default=5)
     # Annotations every item gets before the disagreement rule is asked; the cap bounds extra rounds.
@@ -234,7 +250,9 @@ class QualificationTest(models.Model):
 
     slug = models.SlugField(max_length=80, unique=True)
     title = models.CharField(max_length=200)
-    task_type = models.CharField(max_length=32, choices=TASK_TYPE_CHOICES)
+    task_type = models.CharField(max_length=32)
+    # The task type's settings the items are answered with (e.g. the label set of a 3-way project).
+    options = models.JSONField(default=dict, blank=True)
     instructions = models.TextField(blank=True)
     max_attempts = models.PositiveSmallIntegerField(default=2)
     # Nominal and ordinal tasks: share of reference answers matched.
@@ -294,6 +312,13 @@ class WorkerStatus(models.Model):
     gold_correct = models.PositiveIntegerField(default=0)
     suspended = models.BooleanField(default=False)
     suspended_at = models.DateTimeField(null=True, blank=True)
+    # Blocked by an author: no more claims; optionally their answers leave aggregates and agreement.
+    blocked = models.BooleanField(default=False)
+    blocked_at = models.DateTimeField(null=True, blank=True)
+    blocked_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    exclude_answers = models.BooleanField(default=False)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["project", "worker"], name="worker_status_unique")]

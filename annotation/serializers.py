@@ -1,20 +1,59 @@
 from rest_framework import serializers
 
 from annotation.models import AdjudicationRecord, Assignment, Item, Project
-from annotation.tasktypes import TASK_TYPE_CHOICES
+from annotation.services.importers import FORMATS as IMPORT_FORMATS
+from annotation.services.projects import all_settings
+from annotation.tasktypes import TASK_TYPE_CHOICES, TASK_TYPES
+
+SETTINGS = all_settings()
+COLUMN_SETTINGS = [setting.name for setting in SETTINGS if setting.column]
 
 
-class ProjectSerializer(serializers.ModelSerializer):
-    owner = serializers.CharField(source="owner.username", read_only=True)
+def settings_from(validated: dict) -> dict:
+    """The settings a project request gives: its column settings and the entries of `options`."""
+    given = {name: validated[name] for name in COLUMN_SETTINGS if name in validated}
+    return {**given, **validated.get("options", {})}
+
+
+class ProjectSerializer(serializers.Serializer):
+    """A project as its author sees it. Settings are checked by the project service against the task type's
+    schema; `options` holds the task type's own settings and the study's crowd settings."""
+
+    slug = serializers.SlugField(max_length=80)
     task_type = serializers.ChoiceField(choices=TASK_TYPE_CHOICES)
+    owner = serializers.CharField(source="owner.username", read_only=True)
+    created_at = serializers.DateTimeField(read_only=True)
+    options = serializers.JSONField(
+        required=False,
+        help_text="task-type and crowd settings: " + "; ".join(
+            f"{setting.name} ({setting.help})" for setting in SETTINGS if not setting.column
+        ),
+    )
 
-    class Meta:
-        model = Project
-        fields = [
-            "slug", "title", "task_type", "owner", "instructions", "items_per_page",
-            "redundancy", "max_annotations", "claim_timeout_minutes", "options", "created_at",
-        ]
-        read_only_fields = ["owner", "created_at", "options"]
+    def get_fields(self):
+        fields = super().get_fields()
+        for name in COLUMN_SETTINGS:
+            fields[name] = SETTINGS.get(name).serializer_field()
+        return fields
+
+    def validate_options(self, value):
+        if not isinstance(value, dict):
+            raise serializers.ValidationError("must be an object of settings")
+        return value
+
+    def to_representation(self, project):
+        data = super().to_representation(project)
+        may_manage = self.context.get("may_manage")
+        if may_manage is not None and not may_manage(project):
+            # As a worker sees it: what the work is, never how it is checked or paid (completion codes).
+            data = {name: value for name, value in data.items() if name in WORKER_FIELDS}
+            data["options"] = {name: value for name, value in project.options.items() if name in WORKER_OPTIONS}
+        return data
+
+
+WORKER_FIELDS = ("slug", "title", "task_type", "owner", "created_at", "status", "instructions", "items_per_page",
+                 "claim_timeout_minutes")
+WORKER_OPTIONS = ("worked_examples", "labels")
 
 
 class PageItemSerializer(serializers.ModelSerializer):
@@ -42,7 +81,7 @@ class AssignmentSerializer(serializers.ModelSerializer):
 
 
 class AnswerSerializer(serializers.Serializer):
-    value = serializers.JSONField(help_text="slider: raw position 0..10000; defeasible: -2..2; validity: valid/invalid; nli: e/n/c")
+    value = serializers.JSONField(help_text="; ".join(f"{task.label}: {task.answer_help}" for task in TASK_TYPES.values()))
     reason = serializers.CharField(required=False, allow_blank=True)
     seconds = serializers.FloatField(required=False, help_text="time spent on the item")
 
@@ -62,11 +101,14 @@ class SubmitResultSerializer(serializers.Serializer):
 class ErrorSerializer(serializers.Serializer):
     field = serializers.CharField(required=False, help_text="what is wrong; absent when the body could not be parsed")
     detail = serializers.CharField()
+    errors = serializers.DictField(child=serializers.CharField(), required=False,
+                                   help_text="every wrong field with what is wrong, where several are")
 
 
 class ImportSerializer(serializers.Serializer):
     file = serializers.FileField()
-    format = serializers.ChoiceField(choices=["usnli", "chaosnli", "dnli", "snli", "atoms", "jsonl", "csv"])
+    format = serializers.ChoiceField(choices=list(IMPORT_FORMATS), help_text="one of the formats that fit the project's task type")
+    gold = serializers.BooleanField(required=False, default=False, help_text="import the rows as hidden gold check items")
 
 
 class ResultSerializer(serializers.ModelSerializer):
@@ -93,7 +135,7 @@ class AdjudicationQueueItemSerializer(ResultSerializer):
 
 class AdjudicateSerializer(serializers.Serializer):
     item = serializers.IntegerField()
-    value = serializers.JSONField(help_text="slider: a probability 0..1; defeasible: -2..2; validity: valid/invalid; nli: e/n/c")
+    value = serializers.JSONField(help_text="the final label as the task type reads it (a slider's: a probability from 0 to 1)")
     note = serializers.CharField(required=False, allow_blank=True, max_length=5000)
 
 

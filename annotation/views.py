@@ -1,24 +1,23 @@
-"""HTML views: thin wrappers over the services, shared with the API and the commands."""
+"""HTML views: thin wrappers over the services, shared with the API and the commands. Every project route
+goes through access.project_for (404 when the user may not see the project, 403 when they may not act)."""
 from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.db.models import Exists, OuterRef
-from django.http import Http404, StreamingHttpResponse
+from django.http import Http404, HttpResponseBadRequest, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from annotation.forms import ImportForm, ProjectForm
-from annotation.models import Assignment, CrowdSession, Item, Project
+from annotation.forms import ImportForm, project_form_class
+from annotation.models import Assignment, CrowdSession, Item
 from annotation.services import access, adjudication, crowd, exporters, qualification, quality
 from annotation.services.assignments import SubmissionError, claim_page, open_assignment, release_page, submit_page
-from annotation.services.importers import ImportFileError, import_stream, text_stream
+from annotation.services.importers import ImportFileError, import_upload
 from annotation.services.progress import project_progress
 from annotation.services.projects import create_project
-from annotation.tasktypes.defeasible_atom import EFFECT_LABELS
-from annotation.tasktypes.atom_validity import CRITERIA
-from annotation.tasktypes.nli_label import LABEL_NAMES
+from common.schema import SettingError
 
 
 def home(request):
@@ -30,24 +29,19 @@ def home(request):
         if context["is_worker"]:
             has_work = Exists(Item.objects.filter(project=OuterRef("pk"), claimable=True))
             context["work_projects"] = [
-                (project, project.has_work) for project in Project.objects.annotate(has_work=has_work).order_by("title")
+                (project, project.has_work)
+                for project in access.workable_projects(user).annotate(has_work=has_work).order_by("title")
             ]
         if context["is_author"]:
-            managed = Project.objects.select_related("owner")
-            if not access.is_admin(user):
-                managed = managed.filter(owner=user)
+            managed = access.managed_projects(user).select_related("owner")
             context["managed_projects"] = Paginator(managed, 25).get_page(request.GET.get("page"))
     return render(request, "home.html", context)
-
-
-def _project(slug: str) -> Project:
-    return get_object_or_404(Project, slug=slug)
 
 
 @login_required
 def work(request, slug):
     """Show the worker's current page of this project, claiming a new one when needed."""
-    project = _project(slug)
+    project = access.project_for(request.user, slug)
     try:
         assignment = claim_page(project, request.user)
     except access.NotQualified:
@@ -68,7 +62,7 @@ def _completion(request, project) -> str | None:
 
 def enter(request, slug):
     """Public entry link for crowd platforms: /enter/<slug>/?PROLIFIC_PID=...&STUDY_ID=...&SESSION_ID=..."""
-    project = _project(slug)
+    project = get_object_or_404(access.enterable_projects(), slug=slug)
     try:
         session = crowd.enter(project, request.GET)
     except crowd.EntryError as exc:
@@ -82,7 +76,7 @@ def enter(request, slug):
 def done(request, slug):
     """Finish a crowd session: give back the unanswered page and show the completion code. A code is
     given once the worker has submitted at least one page (or there is no work left for them)."""
-    project = _project(slug)
+    project = access.project_for(request.user, slug)
     session = _crowd_session(request, project)
     if session is None:
         raise Http404("no crowd session for this project")
@@ -106,7 +100,7 @@ def _no_work_left(project, worker) -> bool:
 
 @login_required
 def qualify(request, slug):
-    project = _project(slug)
+    project = access.project_for(request.user, slug)
     test = project.qualification
     if test is None or qualification.has_passed(test, request.user):
         return redirect("work", slug=slug)
@@ -116,7 +110,7 @@ def qualify(request, slug):
         "test": test,
         "items": items,
         "attempts_left": qualification.attempts_left(test, request.user),
-        **_task_context(project),
+        **_task_context(project.task, test.options or project.options),
     }
     if request.method == "POST":
         answers = answers_from_form(request.POST, [item.id for item in items])
@@ -134,34 +128,20 @@ def qualify(request, slug):
 
 def _render_page(request, project, assignment, error=None, values=None, status=200):
     claims = assignment.claims.select_related("item__example", "item__atom").order_by("position")
-    items = [claim.item for claim in claims]
-    if project.task_type == "unli_slider":
-        # Pairs sharing a premise sit together: seeing them side by side calibrates the judgments.
-        first_seen = {}
-        for index, item in enumerate(items):
-            first_seen.setdefault(item.example.premise, index)
-        items.sort(key=lambda item: first_seen[item.example.premise])
     context = {
         "project": project,
         "assignment": assignment,
-        "items": items,
+        "items": project.task.order_page([claim.item for claim in claims]),
         "error": error,
         "values": values or {},
         "crowd": _crowd_session(request, project) is not None,
-        **_task_context(project),
+        **_task_context(project.task, project.options),
     }
     return render(request, "annotation/work.html", context, status=status)
 
 
-def _task_context(project) -> dict:
-    return {
-        "task_template": project.task.template,
-        "effect_labels": sorted(EFFECT_LABELS.items()),
-        "criteria": CRITERIA,
-        "nli_labels": [(label, LABEL_NAMES.get(label, label)) for label in project.task.labels(project.options)]
-        if project.task_type == "nli_label"
-        else [],
-    }
+def _task_context(task, options) -> dict:
+    return {"task_template": task.template, **task.widget_context(options)}
 
 
 def answers_from_form(post, item_ids) -> dict:
@@ -180,7 +160,7 @@ def answers_from_form(post, item_ids) -> dict:
 @login_required
 @require_POST
 def submit(request, slug, assignment_id):
-    project = _project(slug)
+    project = access.project_for(request.user, slug)
     assignment = get_object_or_404(Assignment, pk=assignment_id, project=project, worker=request.user)
     item_ids = list(assignment.claims.values_list("item_id", flat=True))
     answers = answers_from_form(request.POST, item_ids)
@@ -197,14 +177,15 @@ def submit(request, slug, assignment_id):
     if result.late:
         messages.warning(request, "That page was submitted after its time ran out; your answers were kept.")
     else:
-        messages.success(request, f"Saved {len(result.items)} answers. Here is the next page.")
+        count = len(result.items)
+        messages.success(request, f"Saved {count} answer{'s' if count != 1 else ''}. Here is the next page.")
     return redirect("work", slug=slug)
 
 
 @login_required
 @require_POST
 def release(request, slug, assignment_id):
-    project = _project(slug)
+    project = access.project_for(request.user, slug)
     try:
         release_page(assignment_id, request.user)
     except Assignment.DoesNotExist:
@@ -215,44 +196,36 @@ def release(request, slug, assignment_id):
 
 @login_required
 def project_new(request):
-    if not access.has_role(request.user, access.AUTHOR):
-        raise PermissionDenied("only authors create projects")
-    form = ProjectForm(request.POST or None)
+    access.ensure_can_create_project(request.user)
+    form_class = project_form_class(request.POST.get("task_type") or request.GET.get("task_type"))
+    form = form_class(request.POST or None)
     if request.method == "POST" and form.is_valid():
-        data = form.cleaned_data
+        data = dict(form.cleaned_data)
         try:
-            project = create_project(
-                data["slug"],
-                data["task_type"],
-                request.user,
-                title=data["title"],
-                items_per_page=data["items_per_page"],
-                redundancy=data["redundancy"],
-                instructions=data["instructions"],
-            )
-        except ValueError as exc:
-            form.add_error(None, str(exc))
+            project = create_project(data.pop("slug"), data.pop("task_type"), request.user, **data)
+        except SettingError as exc:
+            for name, message in exc.errors.items():
+                form.add_error(name if name in form.fields else None, message)
         else:
-            messages.success(request, f"Project {project.slug} created. Import some data to start.")
+            messages.success(request, f"Project {project.slug} created as a draft. Import some data, then publish it.")
             return redirect("project_detail", slug=project.slug)
-    return render(request, "annotation/project_form.html", {"form": form})
+    return render(request, "annotation/project_form.html", {"form": form}, status=400 if form.errors else 200)
 
 
 @login_required
 def project_detail(request, slug):
-    project = _project(slug)
-    access.ensure_can_manage(request.user, project)
-    form = ImportForm()
+    project = access.project_for(request.user, slug, "manage")
+    form = ImportForm(formats=project.task.import_formats)
     if request.method == "POST":
-        form = ImportForm(request.POST, request.FILES)
+        form = ImportForm(request.POST, request.FILES, formats=project.task.import_formats)
         if form.is_valid():
-            upload = form.cleaned_data["file"]
+            fmt = form.cleaned_data["format"]
             try:
-                report = import_stream(project, text_stream(upload.read()), form.cleaned_data["format"])
-            except (ImportFileError, UnicodeDecodeError, ValueError) as exc:
+                report = import_upload(project, form.cleaned_data["file"], fmt, gold=form.cleaned_data["gold"])
+            except (ImportFileError, ValueError) as exc:
                 form.add_error("file", str(exc))
             else:
-                created = f"{report.atoms} atoms" if form.cleaned_data["format"] == "atoms" else f"{report.created} examples"
+                created = f"{report.atoms} atoms" if fmt == "atoms" else f"{report.created} examples"
                 messages.success(
                     request,
                     f"Imported {created} ({report.items} new items); "
@@ -268,7 +241,7 @@ def project_detail(request, slug):
             "progress": project_progress(project),
             "form": form,
             "items": items,
-            "export_formats": exporters.FORMATS,
+            "export_formats": project.task.export_formats,
             "figures": quality.worker_figures(project),
             "queue_size": adjudication.queue(project).count(),
         },
@@ -278,27 +251,26 @@ def project_detail(request, slug):
 
 @login_required
 def project_export(request, slug, fmt):
-    project = _project(slug)
-    access.ensure_can_manage(request.user, project)
-    if fmt not in exporters.FORMATS:
-        raise Http404("unknown export format")
-    response = StreamingHttpResponse(exporters.export(project, fmt), content_type=exporters.content_type(fmt))
+    project = access.project_for(request.user, slug, "export")
+    try:
+        chunks = exporters.export(project, fmt)
+    except exporters.ExportError as exc:
+        return HttpResponseBadRequest(str(exc), content_type="text/plain; charset=utf-8")
+    response = StreamingHttpResponse(chunks, content_type=exporters.content_type(fmt))
     response["Content-Disposition"] = f'attachment; filename="{exporters.file_name(project, fmt)}"'
     return response
 
 
 @login_required
 def adjudication_queue(request, slug):
-    project = _project(slug)
-    access.ensure_can_manage(request.user, project)
+    project = access.project_for(request.user, slug, "manage")
     items = Paginator(adjudication.queue(project), 25).get_page(request.GET.get("page"))
     return render(request, "annotation/adjudication_queue.html", {"project": project, "items": items})
 
 
 @login_required
 def adjudication_item(request, slug, item_id):
-    project = _project(slug)
-    access.ensure_can_manage(request.user, project)
+    project = access.project_for(request.user, slug, "manage")
     item = get_object_or_404(Item.objects.select_related("example", "atom"), pk=item_id, project=project)
     error = None
     if request.method == "POST":
@@ -315,13 +287,16 @@ def adjudication_item(request, slug, item_id):
             if following is not None:
                 return redirect("adjudication_item", slug=slug, item_id=following.id)
             return redirect("adjudication_queue", slug=slug)
+    task = project.task
     context = {
         "project": project,
         "item": item,
+        "final_shown": task.display(item.final_value, project.options),
+        "aggregate_shown": task.display(item.aggregate, project.options) if item.aggregate is not None else "unresolved",
         "annotations": adjudication.anonymised_annotations(item),
         "history": item.adjudications.select_related("author"),
         "error": error,
-        **_task_context(project),
+        **_task_context(task, project.options),
     }
     return render(request, "annotation/adjudication_item.html", context, status=400 if error else 200)
 
@@ -329,6 +304,5 @@ def adjudication_item(request, slug, item_id):
 @login_required
 def worker_figures(request, slug):
     """The per-worker table of the dashboard, as a fragment the live page reloads."""
-    project = _project(slug)
-    access.ensure_can_manage(request.user, project)
+    project = access.project_for(request.user, slug, "manage")
     return render(request, "annotation/_worker_figures.html", {"figures": quality.worker_figures(project)})

@@ -1,8 +1,7 @@
 """The project agreement report page (authors of the project and admins only)."""
 from django.contrib.auth.decorators import login_required
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import render
 
-from annotation.models import Project
 from annotation.services import access
 from annotation.services.agreement import INTERACTIVE_PAIR_EVALUATIONS, project_report
 
@@ -54,8 +53,7 @@ def figure_rows(figures: dict) -> list[dict]:
 
 @login_required
 def report(request, slug):
-    project = get_object_or_404(Project, slug=slug)
-    access.ensure_can_manage(request.user, project)
+    project = access.project_for(request.user, slug, "manage")
     result = project_report(project, bootstrap=REPORT_BOOTSTRAP, max_pair_evaluations=INTERACTIVE_PAIR_EVALUATIONS)
     figures = result["figures"]
     context = {

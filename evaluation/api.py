@@ -7,8 +7,7 @@ from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.permissions import BasePermission, IsAuthenticated
 from rest_framework.response import Response
 
-from annotation.models import Project
-from annotation.services.access import AUTHOR, can_manage, has_role
+from annotation.services import access
 from evaluation.runs import RunError, start_run, visible_runs
 from evaluation.serializers import RunCreateSerializer, RunSerializer, RunSummarySerializer
 
@@ -17,7 +16,7 @@ class IsAuthor(BasePermission):
     message = "evaluation runs are for authors and admins"
 
     def has_permission(self, request, view):
-        return has_role(request.user, AUTHOR)
+        return access.has_role(request.user, access.AUTHOR)
 
 
 class EvaluationRunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
@@ -42,10 +41,10 @@ class EvaluationRunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, vie
         data = serializer.validated_data
         project = None
         if data.get("project"):
-            project = Project.objects.filter(slug=data["project"]).first()
+            project = access.visible_projects(request.user).filter(slug=data["project"]).first()
             if project is None:
                 raise ValidationError({"project": f"no project {data['project']!r}"})
-            if not can_manage(request.user, project):
+            if not access.can_manage(request.user, project):
                 raise PermissionDenied("only the project's author or an admin may evaluate against it")
         try:
             run = start_run(data["suite"], data["parameters"], data["files"], request.user, project=project)

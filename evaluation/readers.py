@@ -37,7 +37,7 @@ def where(path, line=None, field=None) -> str:
     return text
 
 
-def nli_label(value, path, line, field) -> str:
+def canonical_nli_label(value, path, line, field) -> str:
     """Canonical 3-way label ("entailment" / "neutral" / "contradiction") from a name or a letter."""
     label = _NLI_ALIASES.get(str(value).strip().lower()) if value is not None else None
     if label is None:
@@ -154,7 +154,7 @@ def chaos_label_names(n_classes: int) -> tuple:
 def chaos_label(value, n_classes: int, path, line, field):
     """ChaosNLI label: "e"/"n"/"c" (from letters or names) or, for alphaNLI, the int 1 or 2."""
     if n_classes == 3:
-        return nli_label(value, path, line, field)[0]
+        return canonical_nli_label(value, path, line, field)[0]
     if str(value).strip() in {"1", "2"}:
         return int(value)
     raise InputError(f"{where(path, line, field)}: {value!r} is not an alphaNLI label (1 or 2)")
@@ -258,8 +258,8 @@ def read_nli_atoms(path) -> tuple[pd.DataFrame, list[list[str]]]:
     for line, row in read_jsonl(path):
         records.append({
             "id": str(first_present(row, ("id", "uid"), path, line)),
-            "gold_label": nli_label(require(row, "gold_label", path, line), path, line, "gold_label"),
-            "predicted_label": nli_label(require(row, "predicted_label", path, line), path, line, "predicted_label"),
+            "gold_label": canonical_nli_label(require(row, "gold_label", path, line), path, line, "gold_label"),
+            "predicted_label": canonical_nli_label(require(row, "predicted_label", path, line), path, line, "predicted_label"),
         })
         atoms = require(row, "atoms", path, line)
         if not isinstance(atoms, list):
@@ -272,7 +272,7 @@ def read_nli_atoms(path) -> tuple[pd.DataFrame, list[list[str]]]:
                 raise InputError(f"{where(path, line, field + '.entailed_by_hypothesis')}: expected true or false")
             if entailed:
                 value = atom.get("predicted_label")
-                labels.append(nli_label(value, path, line, field + ".predicted_label"))
+                labels.append(canonical_nli_label(value, path, line, field + ".predicted_label"))
         atom_labels.append(labels)
     return pd.DataFrame.from_records(records, columns=["id", "gold_label", "predicted_label"]), atom_labels
 
@@ -332,7 +332,7 @@ def read_transitivity(path) -> pd.DataFrame:
     for line, row in read_jsonl(path):
         record = {"id": str(first_present(row, ("id", "uid"), path, line))}
         for field in TRANSITIVITY_FIELDS:
-            record[field] = nli_label(require(row, field, path, line), path, line, field)[0].upper()
+            record[field] = canonical_nli_label(require(row, field, path, line), path, line, field)[0].upper()
         records.append(record)
     return pd.DataFrame.from_records(records, columns=["id", *TRANSITIVITY_FIELDS])
 
@@ -362,8 +362,8 @@ def read_epistemic_rows(path) -> pd.DataFrame:
             "index": index,
             "id": str(row["id"]) if row.get("id") is not None else None,
             "template": str(require(row, "template", path, line)),
-            "label": nli_label(require(row, "label", path, line), path, line, "label"),
-            "original_label": nli_label(require(row, "original_label", path, line), path, line, "original_label"),
+            "label": canonical_nli_label(require(row, "label", path, line), path, line, "label"),
+            "original_label": canonical_nli_label(require(row, "original_label", path, line), path, line, "original_label"),
         })
     return pd.DataFrame.from_records(records, columns=["index", "id", "template", "label", "original_label"])
 
@@ -381,5 +381,5 @@ def read_label_predictions(path) -> dict:
             raise InputError(f"{where(path, line, 'id')}: missing (or give an integer 'index')")
         if key in predictions:
             raise InputError(f"{where(path, line, 'id')}: duplicate {key!r}")
-        predictions[key] = nli_label(require(row, "label", path, line), path, line, "label")
+        predictions[key] = canonical_nli_label(require(row, "label", path, line), path, line, "label")
     return predictions

@@ -14,7 +14,7 @@ from django.conf import settings
 from django.utils import timezone
 from django.utils.text import get_valid_filename
 
-from annotation.services.access import AUTHOR, has_role, is_admin
+from annotation.services import access
 from evaluation import suites
 from evaluation.models import EvaluationRun
 from evaluation.readers import InputError
@@ -242,10 +242,5 @@ def describe_error(error: Exception, run: EvaluationRun) -> str:
 
 def visible_runs(user):
     """Runs a user may see: admins all, authors their own."""
-    runs = EvaluationRun.objects.select_related("created_by", "project")
-    if is_admin(user):
-        return runs
-    if has_role(user, AUTHOR):
-        return runs.filter(created_by=user)
-    return runs.none()
+    return access.visible_runs(user, EvaluationRun.objects.select_related("created_by", "project"))
 

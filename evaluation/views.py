@@ -1,13 +1,11 @@
 """Pages for stored evaluation runs: the list, the form to start one, and a run's results (authors and admins)."""
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.utils.safestring import mark_safe
 
-from annotation.models import Project
-from annotation.services.access import AUTHOR, has_role, is_admin
+from annotation.services import access
 from evaluation.forms import RunForm
 from evaluation.plots import entropy_bins_svg
 from evaluation.runs import SUITES, RunError, start_run, visible_runs
@@ -15,13 +13,11 @@ from evaluation.tables import show, split_result, table_cells
 
 
 def _require_author(user) -> None:
-    if not has_role(user, AUTHOR):
-        raise PermissionDenied("evaluation runs are for authors and admins")
+    access.ensure_role(user, access.AUTHOR, "run evaluations")
 
 
 def _run(request, run_id):
-    _require_author(request.user)
-    return get_object_or_404(visible_runs(request.user), pk=run_id)
+    return access.run_for(request.user, visible_runs(request.user), run_id)
 
 
 @login_required
@@ -34,7 +30,7 @@ def run_list(request):
 @login_required
 def run_new(request):
     _require_author(request.user)
-    projects = Project.objects.all() if is_admin(request.user) else Project.objects.filter(owner=request.user)
+    projects = access.managed_projects(request.user)
     form = RunForm(request.POST or None, request.FILES or None, projects=projects)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data

@@ -6,13 +6,12 @@ from django import forms
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import FileResponse, Http404
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from annotation.services.access import AUTHOR, has_role, is_admin
+from annotation.services import access
 from models_backend import runs
 from models_backend.models import ModelRun
 
@@ -32,10 +31,8 @@ class PredictForm(forms.Form):
 
 
 def _visible_runs(user):
-    if not has_role(user, AUTHOR):
-        raise PermissionDenied("only authors and admins run models")
-    queryset = ModelRun.objects.select_related("created_by")
-    return queryset if is_admin(user) else queryset.filter(created_by=user)
+    access.ensure_role(user, access.AUTHOR, "run models")
+    return access.visible_runs(user, ModelRun.objects.select_related("created_by"))
 
 
 @login_required
@@ -65,7 +62,7 @@ def run_list(request):
 
 
 def _run(request, run_id) -> ModelRun:
-    return get_object_or_404(_visible_runs(request.user), pk=run_id)
+    return access.run_for(request.user, ModelRun.objects.all(), run_id)
 
 
 @login_required

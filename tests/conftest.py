@@ -93,6 +93,7 @@ def make_project(author):
     from annotation.services.projects import create_project
 
     def make(task_type: str, slug: str | None = None, **kwargs):
+        kwargs.setdefault("status", "published")  # a running study unless the test says otherwise
         return create_project(slug or task_type.replace("_", "-"), task_type, kwargs.pop("owner", author), **kwargs)
 
     return make

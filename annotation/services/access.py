@@ -1,9 +1,39 @@
-"""Roles and who may do what. Roles are Django groups: admin, author, worker (superusers are admins)."""
+"""Who may do what: the one access module. HTML views, API permissions, the WebSocket consumer and the
+management commands all ask it.
+
+Roles are Django groups: admin, author, worker (superusers are admins).
+
+One status policy everywhere: a project (or run) you may not see answers 404, as if it did not exist; one
+you may see but not act on answers 403 with the reason. `project_for(user, slug, action)` applies it.
+
+    view    the project's owner and admins; workers while it is published or paused and its audience
+            admits them (everyone, its members, or workers who arrived through its platform link)
+    work    a worker who may view it: new pages only while it is published, submits of pages already
+            handed out while paused; passed its qualification test; not blocked or suspended
+    manage  its owner (an author) and admins
+    export  who may manage it, and holders of the `export_any_project` permission
+"""
+from __future__ import annotations
+
 from django.contrib.auth.models import Group
 from django.core.exceptions import PermissionDenied
+from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.http import Http404
 
 ADMIN, AUTHOR, WORKER = "admin", "author", "worker"
 ROLES = (ADMIN, AUTHOR, WORKER)
+ACTIONS = ("view", "work", "submit", "manage", "export")
+
+
+class NotQualified(PermissionDenied):
+    """The worker must pass the project's qualification test first."""
+
+
+class NotOpen(PermissionDenied):
+    """The project takes no new pages now (paused, or closed)."""
+
+
+# ---------------------------------------------------------------------------- roles
 
 
 def has_role(user, role: str) -> bool:
@@ -22,33 +52,6 @@ def is_admin(user) -> bool:
     return user.is_authenticated and (user.is_superuser or has_role(user, ADMIN))
 
 
-def can_manage(user, project) -> bool:
-    """Authors manage their own projects; admins manage all."""
-    return is_admin(user) or (has_role(user, AUTHOR) and project.owner_id == user.pk)
-
-
-def ensure_can_manage(user, project) -> None:
-    if not can_manage(user, project):
-        raise PermissionDenied("only the project's author or an admin may do this")
-
-
-class NotQualified(PermissionDenied):
-    """The worker must pass the project's qualification test first."""
-
-
-def ensure_can_work(project, user) -> None:
-    """The gate on every claim and submit, whatever the client: role, qualification, suspension."""
-    from annotation.models import WorkerStatus
-    from annotation.services.qualification import has_passed
-
-    if not has_role(user, WORKER):
-        raise PermissionDenied("only workers may annotate")
-    if project.qualification_id and not has_passed(project.qualification, user):
-        raise NotQualified("pass this project's qualification test first")
-    if WorkerStatus.objects.filter(project=project, worker=user, suspended=True).exists():
-        raise PermissionDenied("your work on this project is suspended after failed quality checks")
-
-
 def grant_role(user, role: str) -> None:
     if role not in ROLES:
         raise ValueError(f"unknown role {role!r}; choose one of {', '.join(ROLES)}")
@@ -57,3 +60,177 @@ def grant_role(user, role: str) -> None:
     if role == ADMIN:
         user.is_staff = True
         user.save(update_fields=["is_staff"])
+    user.__dict__.pop("_role_names", None)
+
+
+def ensure_role(user, role: str, doing: str) -> None:
+    """403 for a feature the user's role does not include (the page exists, it is not theirs)."""
+    if not has_role(user, role):
+        raise PermissionDenied(f"only {role}s {doing}")
+
+
+# ---------------------------------------------------------------------------- projects
+
+
+def managed_projects(user) -> QuerySet:
+    from annotation.models import Project
+
+    if is_admin(user):
+        return Project.objects.all()
+    if has_role(user, AUTHOR):
+        return Project.objects.filter(owner=user)
+    return Project.objects.none()
+
+
+def _audience_admits(user) -> Q:
+    from annotation.models import CrowdSession, Project
+
+    arrived = CrowdSession.objects.filter(project=OuterRef("pk"), worker=user)
+    return (
+        Q(audience=Project.Audience.EVERYONE)
+        | Q(audience=Project.Audience.MEMBERS, members=user)
+        | Q(audience=Project.Audience.MEMBERS, member_groups__in=user.groups.all())
+        | Q(Exists(arrived), audience=Project.Audience.PLATFORM)
+    )
+
+
+def workable_projects(user) -> QuerySet:
+    """Projects a worker may see: published or paused, and their audience admits the worker."""
+    from annotation.models import Project
+
+    if not has_role(user, WORKER):
+        return Project.objects.none()
+    visible = Project.objects.filter(status__in=(Project.Status.PUBLISHED, Project.Status.PAUSED))
+    return Project.objects.filter(pk__in=visible.filter(_audience_admits(user)).values("pk"))
+
+
+def enterable_projects() -> QuerySet:
+    """Projects a crowd platform link may open: published or paused, open to platform arrivals."""
+    from annotation.models import Project
+
+    return Project.objects.filter(
+        status__in=(Project.Status.PUBLISHED, Project.Status.PAUSED),
+        audience__in=(Project.Audience.EVERYONE, Project.Audience.PLATFORM),
+    )
+
+
+def visible_projects(user) -> QuerySet:
+    """Every project the user may see (manage or work on)."""
+    from annotation.models import Project
+
+    if not user.is_authenticated:
+        return Project.objects.none()
+    if is_admin(user):
+        return Project.objects.all()
+    return Project.objects.filter(Q(pk__in=managed_projects(user).values("pk")) | Q(pk__in=workable_projects(user).values("pk")))
+
+
+def can_manage(user, project) -> bool:
+    """Authors manage their own projects; admins manage all."""
+    return is_admin(user) or (has_role(user, AUTHOR) and project.owner_id == user.pk)
+
+
+def can_export(user, project) -> bool:
+    return can_manage(user, project) or (user.is_authenticated and user.has_perm("annotation.export_any_project"))
+
+
+def can_view(user, project) -> bool:
+    if not user.is_authenticated:
+        return False
+    if can_manage(user, project) or can_export(user, project):
+        return True
+    return workable_projects(user).filter(pk=project.pk).exists()
+
+
+def work_refusal(user, project, new_page: bool = True) -> PermissionDenied | None:
+    """Why this worker may not claim (new_page) or submit now, or None when they may. Assumes can_view."""
+    from annotation.models import Project, WorkerStatus
+    from annotation.services.qualification import has_passed
+
+    if not has_role(user, WORKER):
+        return PermissionDenied("only workers may annotate")
+    refusal = new_page_refusal(project) if new_page else None
+    if refusal is not None or project.status not in (Project.Status.PUBLISHED, Project.Status.PAUSED):
+        return refusal or NotOpen("this study is closed")
+    if project.qualification_id and not has_passed(project.qualification, user):
+        return NotQualified("pass this project's qualification test first")
+    standing = WorkerStatus.objects.filter(project=project, worker=user).values_list("suspended", "blocked").first()
+    if standing and standing[1]:
+        return PermissionDenied("the researchers have stopped your work on this study")
+    if standing and standing[0]:
+        return PermissionDenied("your work on this project is suspended after failed quality checks")
+    return None
+
+
+def new_page_refusal(project) -> NotOpen | None:
+    """Only a published study hands out new pages; a paused one still takes the pages it handed out."""
+    from annotation.models import Project
+
+    if project.status == Project.Status.PUBLISHED:
+        return None
+    if project.status == Project.Status.PAUSED:
+        return NotOpen("this study is paused: it hands out no new pages for now")
+    return NotOpen("this study is closed")
+
+
+def ensure_can_work(project, user, new_page: bool = True) -> None:
+    """The gate on every claim (new_page) and submit, whatever the client; 404 when the worker may not
+    see the project at all."""
+    if not can_view(user, project):
+        raise Http404("no such project")
+    refusal = work_refusal(user, project, new_page)
+    if refusal is not None:
+        raise refusal
+
+
+def ensure_can_manage(user, project) -> None:
+    if not can_view(user, project):
+        raise Http404("no such project")
+    if not can_manage(user, project):
+        raise PermissionDenied("only the project's author or an admin may do this")
+
+
+def project_for(user, slug: str, action: str = "view"):
+    """The project named `slug` if `user` may `action` it: Http404 when they may not see it, PermissionDenied
+    (with the reason) when they may see it but not do this."""
+    from annotation.models import Project
+
+    if action not in ACTIONS:
+        raise ValueError(f"unknown action {action!r}")
+    project = Project.objects.select_related("owner", "qualification").filter(slug=slug).first()
+    if project is None or not can_view(user, project):
+        raise Http404("no such project")
+    if action == "manage" and not can_manage(user, project):
+        raise PermissionDenied("only the project's author or an admin may do this")
+    if action == "export" and not can_export(user, project):
+        raise PermissionDenied("only the project's author or an admin may export it")
+    if action in ("work", "submit"):
+        refusal = work_refusal(user, project, new_page=action == "work")
+        if refusal is not None:
+            raise refusal
+    return project
+
+
+def ensure_can_create_project(user) -> None:
+    ensure_role(user, AUTHOR, "create projects")
+
+
+# ---------------------------------------------------------------------------- stored runs
+
+
+def visible_runs(user, runs: QuerySet) -> QuerySet:
+    """Of a queryset of stored runs (evaluation or model jobs): admins see all, authors their own."""
+    if is_admin(user):
+        return runs
+    if has_role(user, AUTHOR):
+        return runs.filter(created_by=user)
+    return runs.none()
+
+
+def run_for(user, runs: QuerySet, run_id):
+    """One run the user may see; 403 for users whose role has no runs, 404 for a run that is not theirs."""
+    ensure_role(user, AUTHOR, "run evaluations and models")
+    run = visible_runs(user, runs).filter(pk=run_id).first()
+    if run is None:
+        raise Http404("no such run")
+    return run

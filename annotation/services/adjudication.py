@@ -36,7 +36,7 @@ def adjudicate(item_id: int, user, value, note: str = "") -> AdjudicationRecord:
         access.ensure_can_manage(user, item.project)
         if item.is_gold:
             raise SubmissionError("item", "gold check items are not adjudicated")
-        final = parse_reference(item.project.task, value)
+        final = parse_reference(item.project.task, item.project.options, value)
         if not isinstance(note, str) or len(note) > 5000:
             raise SubmissionError("note", "must be text of at most 5000 characters")
         record = AdjudicationRecord.objects.create(item=item, author=user, before=item.final_value, after=final, note=note)

@@ -22,7 +22,6 @@ import pandas as pd
 
 from annotation.models import Annotation, Project
 from annotation.services import plots
-from annotation.tasktypes.defeasible_atom import EFFECT_LABELS
 from evaluation.metrics.agreement import (
     bootstrap_ci,
     cohen_kappa_pairwise,
@@ -80,19 +79,9 @@ class AnnotationTable:
 # this many calls the report page and the API leave it out rather than keep the author waiting.
 INTERACTIVE_PAIR_EVALUATIONS = 5000
 
-def scale_categories(project: Project) -> list | None:
-    """The ordered values of the project's scale, or None for a continuous one."""
-    task = project.task
-    if task.agreement_level == "nominal":
-        return list(task.labels(project.options))
-    if task.agreement_level == "ordinal":
-        return sorted(EFFECT_LABELS)
-    return None
-
-
 def load_annotations(project: Project) -> AnnotationTable:
     """Stream the project's annotations into an AnnotationTable (no per-row ORM objects)."""
-    categories = scale_categories(project)
+    categories = project.task.categories(project.options)
     worker_rows, imported_rows = [], []
     stream = (
         Annotation.objects.filter(item__project=project, item__is_gold=False)
@@ -168,12 +157,12 @@ def agreement_figures(
     table: AnnotationTable,
     bootstrap: int = 1000,
     seed: int = 0,
-    nli_labels: bool = False,
+    label_distributions: bool = False,
     max_pair_evaluations: int | None = None,
 ) -> dict:
     """The agreement figures of an AnnotationTable (see project_agreement for the keys).
 
-    nli_labels: the scale is a label distribution per item (nli_label projects): add the split-half JSD.
+    label_distributions: items carry distributions of many categorical votes: add the split-half JSD.
     max_pair_evaluations: skip the pairwise interval when annotator pairs x resamples exceed this (each
         evaluation is a scipy call per pair, about a millisecond); None: no limit.
     """
@@ -240,8 +229,8 @@ def agreement_figures(
     else:
         unavailable["human_baseline"] = "no item has two or more worker annotations yet"
 
-    if not nli_labels:
-        unavailable["split_half_jsd"] = "reported for label distributions (nli_label projects)"
+    if not label_distributions:
+        unavailable["split_half_jsd"] = "reported for projects that collect label distributions"
     elif not pairable.any():
         unavailable["split_half_jsd"] = "no item has two or more annotations yet"
     else:
@@ -311,7 +300,8 @@ def project_agreement(
             where the statistic is undefined, e.g. a constant annotator, are left out by the metric);
         human_baseline: {"aggregate": "median", "pearson", "spearman", "mse", "items"}: one worker
             annotation per item held out against the median of the others (ordinal and interval scales);
-        split_half_jsd: mean JS distance between two random halves of each item's votes (nli_label);
+        split_half_jsd: mean JS distance between two random halves of each item's votes (task types that
+            collect label distributions);
         bootstrap: the resampling settings; unavailable: {figure: reason} for every figure left as None
             ("pairwise_ci" when max_pair_evaluations skipped that interval).
     """
@@ -320,7 +310,8 @@ def project_agreement(
 
 def _project_figures(project, table, bootstrap, seed, max_pair_evaluations) -> dict:
     figures = agreement_figures(
-        table, bootstrap, seed, nli_labels=project.task_type == "nli_label", max_pair_evaluations=max_pair_evaluations
+        table, bootstrap, seed, label_distributions=project.task.label_distributions,
+        max_pair_evaluations=max_pair_evaluations
     )
     return {"project": project.slug, "task_type": project.task_type, **figures}
 
@@ -390,31 +381,6 @@ def _agreement_plot(table: AnnotationTable) -> dict:
     return plot
 
 
-def _task_plot(project: Project) -> dict | None:
-    """The task type's own plot: slider probabilities by NLI label, or atom effects per example."""
-    if project.task_type == "unli_slider":
-        rows = [(label, value) for _, label, _, value in _settled_items(project)]
-        plot = {"title": "Slider probability by NLI label", "svg": None, "empty": None}
-        known = [(label, value) for label, value in rows if str(label).strip().lower() in plots.NLI_LABEL_NAMES]
-        if not known:
-            plot["empty"] = "No settled item whose example has an NLI label (entailment, neutral, contradiction) yet."
-        else:
-            plot["svg"] = plots.slider_by_label_svg([value for _, value in known], [label for label, _ in known])
-        return plot
-    if project.task_type == "defeasible_atom":
-        frame = pd.DataFrame(
-            [(example, value, update_type) for example, _, update_type, value in _settled_items(project)],
-            columns=["example", "effect", "update_type"],
-        )
-        plot = {"title": "Atom effects per example", "svg": None, "empty": None}
-        if frame.empty:
-            plot["empty"] = "No atom has a settled effect yet."
-        else:
-            plot["svg"] = plots.atom_effect_strips_svg(frame)
-        return plot
-    return None
-
-
 def project_report(
     project: Project, bootstrap: int = 1000, seed: int = 0, max_pair_evaluations: int | None = None
 ) -> dict:
@@ -423,6 +389,7 @@ def project_report(
     Each plot is {"title", "svg" (an <svg> element or None), "empty" (why there is no plot, or None)}.
     """
     table = load_annotations(project)
-    report_plots = [plot for plot in (_task_plot(project), _agreement_plot(table)) if plot is not None]
+    task_plot = project.task.report_plot(list(_settled_items(project)))
+    report_plots = [plot for plot in (task_plot, _agreement_plot(table)) if plot is not None]
     figures = _project_figures(project, table, bootstrap, seed, max_pair_evaluations)
     return {"figures": figures, "plots": report_plots}

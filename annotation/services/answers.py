@@ -52,20 +52,9 @@ def parse_answers(task: TaskType, options: dict, item_ids: list[int], answers: d
     return parsed
 
 
-def parse_reference(task: TaskType, value):
-    """A reference or final label in normalised form: a probability for the slider, else a label/effect
-    written as a worker would answer it."""
-    if task.name == "unli_slider":
-        if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-            raise SubmissionError("value", "must be a probability from 0 to 1")
-        try:
-            probability = float(value)
-        except ValueError:
-            raise SubmissionError("value", "must be a probability from 0 to 1") from None
-        if not 0.0 <= probability <= 1.0:
-            raise SubmissionError("value", "must be a probability from 0 to 1")
-        return probability
+def parse_reference(task: TaskType, options: dict, value):
+    """A reference or final label in normalised form, as the task type reads it for this project."""
     try:
-        return task.parse_answer({"value": value}, task.default_options())[1]
+        return task.parse_reference(value, options)
     except AnswerError as exc:
         raise SubmissionError(exc.field, exc.message) from None

@@ -62,10 +62,13 @@ def open_assignment(project: Project, worker) -> Assignment | None:
 
 def claim_page(project: Project, worker) -> Assignment | None:
     """The worker's open page in this project, or a new one of up to k items; None when no work is left."""
-    access.ensure_can_work(project, worker)
+    access.ensure_can_work(project, worker, new_page=False)
     current = open_assignment(project, worker)
     if current is not None:
-        return current
+        return current  # a paused study still lets the worker finish the page they hold
+    refusal = access.new_page_refusal(project)
+    if refusal is not None:
+        raise refusal
     expire_stale(project=project)
     for _ in range(CLAIM_ATTEMPTS):
         assignment = _try_claim(project, worker)
@@ -176,7 +179,7 @@ def submit_page(assignment_id: int, worker, answers: dict) -> SubmitResult:
         if assignment.worker_id != worker.pk:  # as if it did not exist: page ids are not to be probed
             raise SubmissionError("assignment", "no such page", status=404)
         project = assignment.project
-        access.ensure_can_work(project, worker)
+        access.ensure_can_work(project, worker, new_page=False)
         digest = _digest(answers)
         if assignment.status == Assignment.Status.SUBMITTED:
             if digest != assignment.submission_digest:

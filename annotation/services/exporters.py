@@ -3,6 +3,7 @@ keyset-paginated batches, so memory stays flat whatever the project's size.
 
 usnli     CSV id,pre,hyp,nli,unli (imported values unchanged; collected items: the final probability)
 chaosnli  JSONL with ChaosNLI's fields, counts recomputed from the stored votes
+snli      JSONL in SNLI's original shape: sentence1, sentence2, gold_label (3 of 5 votes), annotator_labels, pairID
 atoms     JSONL, one example per line with its atoms, their gold fields and collected labels
 jsonl     JSONL, one item per line with every raw annotation and its timings
 csv       CSV, one item per line with its final label
@@ -17,35 +18,54 @@ from collections import Counter
 from typing import Iterator
 
 from annotation.models import Annotation, Example, Item, Project
-from annotation.tasktypes.nli_label import NLI_LABELS
+from common.vocabulary import ALPHA_NLI, NLI, USNLI_NUMBERING, label_set_of, long_name, snli_gold_label
 
-FORMATS = ("usnli", "chaosnli", "atoms", "jsonl", "csv")
-CONTENT_TYPES = {"usnli": "text/csv", "csv": "text/csv"}
+FORMATS = ("usnli", "chaosnli", "snli", "atoms", "jsonl", "csv")
+CSV_FORMATS = ("usnli", "csv")
 BATCH = 500
 
 
+class ExportError(ValueError):
+    """An export that cannot be made as asked; raised before anything is streamed."""
+
+
 def content_type(fmt: str) -> str:
-    return CONTENT_TYPES.get(fmt, "application/x-ndjson")
+    return "text/csv" if fmt in CSV_FORMATS else "application/x-ndjson"
 
 
 def file_name(project: Project, fmt: str) -> str:
-    return f"{project.slug}.{fmt}.{'csv' if fmt in ('usnli', 'csv') else 'jsonl'}"
+    """One extension: demo-slider-usnli.csv, demo-slider.csv, demo-nli-chaosnli.jsonl, demo-nli.jsonl."""
+    stem = project.slug if fmt in ("csv", "jsonl") else f"{project.slug}-{fmt}"
+    return f"{stem}.{'csv' if fmt in CSV_FORMATS else 'jsonl'}"
+
+
+def check_format(project: Project, fmt: str) -> None:
+    if fmt not in FORMATS:
+        raise ExportError(f"unknown export format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    if fmt not in project.task.export_formats:
+        raise ExportError(f"the {fmt} format does not fit a {project.task.label} project; choose one of "
+                          f"{', '.join(project.task.export_formats)}")
+    if fmt == "snli" and project.task.categories(project.options) != list(NLI.labels):
+        raise ExportError("the snli format needs the labels entailment / neutral / contradiction")
 
 
 def export(project: Project, fmt: str) -> Iterator[str]:
-    if fmt not in FORMATS:
-        raise ValueError(f"unknown export format {fmt!r}; choose one of {', '.join(FORMATS)}")
-    return {"usnli": _usnli, "chaosnli": _chaosnli, "atoms": _atoms, "jsonl": _jsonl, "csv": _csv}[fmt](project)
+    """The export's text chunks. The format is checked here, before the first chunk, so a refused export
+    is an error response and never a stream that breaks off."""
+    check_format(project, fmt)
+    writers = {"usnli": _usnli, "chaosnli": _chaosnli, "snli": _snli, "atoms": _atoms, "jsonl": _jsonl, "csv": _csv}
+    return writers[fmt](project)
 
 
 def write_export(project: Project, fmt: str, path) -> int:
     """Write an export to a file; returns the number of records written."""
     records = 0
+    chunks = export(project, fmt)  # refused formats fail here, before the file is created
     with open(path, "w", encoding="utf-8", newline="") as out:
-        for chunk in export(project, fmt):
+        for chunk in chunks:
             out.write(chunk)
             records += chunk.count("\n")
-    return records - (1 if fmt in ("usnli", "csv") else 0)
+    return records - (1 if fmt in CSV_FORMATS else 0)
 
 
 def iter_item_batches(project: Project, batch: int = BATCH) -> Iterator[list[Item]]:
@@ -70,6 +90,9 @@ def _json_line(record: dict) -> str:
     return json.dumps(record, ensure_ascii=False) + "\n"
 
 
+USNLI_CODES = {label: code for code, label in USNLI_NUMBERING.items()}
+
+
 def _usnli(project: Project) -> Iterator[str]:
     yield _csv_line(["id", "pre", "hyp", "nli", "unli"])
     for items in iter_item_batches(project):
@@ -78,7 +101,7 @@ def _usnli(project: Project) -> Iterator[str]:
             example = item.example
             final = item.final_value
             unli = repr(float(final)) if final is not None else example.source_data.get("unli", "")
-            nli = example.source_data.get("nli", example.source_label)
+            nli = example.source_data.get("nli", USNLI_CODES.get(example.source_label, ""))
             lines.append(_csv_line([example.source_id or example.key, example.premise, example.hypothesis, nli, unli]))
         yield "".join(lines)
 
@@ -92,8 +115,8 @@ def _vote_counts(items: list[Item]) -> dict[int, Counter]:
 
 
 def _chaosnli(project: Project) -> Iterator[str]:
-    labels = project.options.get("labels") or list(NLI_LABELS)
-    numeric = labels == ["1", "2"]  # alphaNLI writes its labels as numbers
+    labels = project.task.categories(project.options)
+    numeric = label_set_of(labels) is ALPHA_NLI  # alphaNLI writes its labels as numbers
 
     def out(label):
         return int(label) if numeric and label is not None else label
@@ -130,6 +153,36 @@ def _chaosnli(project: Project) -> Iterator[str]:
                 record["old_labels"] = source["old_labels"]
             if numeric:  # JSON object keys are strings; ChaosNLI writes them so too
                 record["label_counter"] = {str(k): v for k, v in record["label_counter"].items()}
+            lines.append(_json_line(record))
+        yield "".join(lines)
+
+
+def _votes(items: list[Item]) -> dict[int, list]:
+    """Each item's votes in the order they were given (an imported row with a count stands for that many)."""
+    votes: dict[int, list] = {item.id: [] for item in items}
+    rows = Annotation.objects.filter(item__in=list(votes)).order_by("item_id", "id").values_list("item_id", "value", "count")
+    for item_id, value, count in rows.iterator(chunk_size=5000):
+        votes[item_id].extend([value] * count)
+    return votes
+
+
+def _snli(project: Project) -> Iterator[str]:
+    for items in iter_item_batches(project):
+        votes = _votes(items)
+        lines = []
+        for item in items:
+            example = item.example
+            given = [long_name(vote) for vote in votes[item.id]]
+            gold = long_name(item.adjudicated) if item.adjudicated is not None else snli_gold_label(given)
+            record = {
+                "annotator_labels": given,
+                "gold_label": gold,
+                "pairID": example.source_data.get("pairID", example.source_id or example.key),
+                "sentence1": example.premise,
+                "sentence2": example.hypothesis,
+            }
+            if "captionID" in example.source_data:
+                record["captionID"] = example.source_data["captionID"]
             lines.append(_json_line(record))
         yield "".join(lines)
 

@@ -16,11 +16,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Iterable, Iterator
 
+from django.conf import settings
 from django.db import transaction
 
 from annotation.models import Annotation, Atom, Example, Item, Project
 from annotation.services.quality import gold_reference
-from annotation.tasktypes.nli_label import NLI_LABELS, normalise_label
+from common.vocabulary import ALPHA_NLI, NLI, NO_GOLD, USNLI_NUMBERING, LabelError, to_label
 
 FORMATS = ("usnli", "chaosnli", "dnli", "snli", "atoms", "jsonl", "csv")
 MAX_ERRORS_REPORTED = 20
@@ -58,7 +59,10 @@ class ExampleRow:
     source_label: str = ""
     source_data: dict = field(default_factory=dict)
     imported_labels: list[str] = field(default_factory=list)
-    label_set: tuple[str, ...] | None = None  # nli_label projects: the labels this row's votes use
+    label_set: tuple[str, ...] | None = None  # the labels this row's votes use
+    # The votes come in an order worth keeping (SNLI's annotator_labels: the writer's label first);
+    # unordered votes (ChaosNLI's label_counter) are stored one row per label with its count.
+    ordered_votes: bool = False
     group: str = ""  # coherence group: items of one group never share a page or a worker at once
 
 
@@ -193,8 +197,10 @@ def _usnli(stream):
         try:
             source_id = _text(record, "id")
             nli = _text(record, "nli").strip()
-            if nli not in ("0", "1", "2"):
-                raise RowError("nli", f"must be 0, 1 or 2, got {nli[:20]!r}")
+            try:
+                label = to_label(nli, NLI.labels, numbering=USNLI_NUMBERING)
+            except LabelError:
+                raise RowError("nli", f"must be 0, 1 or 2, got {nli[:20]!r}") from None
             unli = _text(record, "unli").strip()
             try:
                 probability = float(unli)
@@ -208,7 +214,7 @@ def _usnli(stream):
                 source_id=source_id,
                 premise=_text(record, "pre"),
                 hypothesis=_text(record, "hyp"),
-                source_label=nli,
+                source_label=label,
                 source_data={"nli": nli, "unli": unli},
             )
         except RowError as exc:
@@ -229,29 +235,34 @@ def _chaosnli(stream):
             if not isinstance(counter, dict) or not counter:
                 raise RowError("label_counter", "must be a non-empty object of label counts")
             if "obs1" in example:  # alphaNLI: which of two hypotheses explains the observations
-                label_set: tuple[str, ...] = ("1", "2")
+                label_set = ALPHA_NLI.labels
                 premise = f"{_text(example, 'obs1', field='example.obs1')} … {_text(example, 'obs2', field='example.obs2')}"
                 hypothesis = f"1: {_text(example, 'hyp1', field='example.hyp1')} | 2: {_text(example, 'hyp2', field='example.hyp2')}"
             else:
-                label_set = tuple(NLI_LABELS)
+                label_set = NLI.labels
                 premise = _text(example, "premise", field="example.premise")
                 hypothesis = _text(example, "hypothesis", field="example.hypothesis")
             labels: list[str] = []
             for label, count in counter.items():
-                name = normalise_label(label)
-                if name not in label_set:
-                    raise RowError("label_counter", f"unknown label {label!r}")
+                try:
+                    name = to_label(label, label_set)
+                except LabelError as error:
+                    raise RowError("label_counter", f"unknown label {label!r}: {error}") from None
                 if not isinstance(count, int) or isinstance(count, bool) or count < 0:
                     raise RowError("label_counter", f"count for {label!r} must be a whole number")
                 labels.extend([name] * count)
             old_label = record.get("old_label")
+            try:
+                source_label = "" if old_label is None else to_label(old_label, label_set)
+            except LabelError as error:
+                raise RowError("old_label", str(error)) from None
             yield line, ExampleRow(
                 line=line,
                 key=f"id:{uid}",
                 source_id=uid,
                 premise=premise,
                 hypothesis=hypothesis,
-                source_label="" if old_label is None else normalise_label(old_label),
+                source_label=source_label,
                 source_data={
                     name: record[name]
                     for name in ("example", "old_label", "old_labels", "majority_label")
@@ -297,7 +308,15 @@ def _dnli(stream):
             yield line, exc
 
 
-SNLI_LABELS = ("entailment", "neutral", "contradiction", "-")
+def _snli_label(value, field: str) -> str:
+    """An SNLI label: e / n / c, or "-" where the annotators reached no majority."""
+    text = str(value).strip()
+    if text == NO_GOLD:
+        return NO_GOLD
+    try:
+        return to_label(text, NLI.labels)
+    except LabelError:
+        raise RowError(field, f"must be entailment, neutral, contradiction or -, got {text[:20]!r}") from None
 
 
 def _snli(stream):
@@ -310,11 +329,13 @@ def _snli(stream):
             premise = _text(record, "sentence1" if original else "premise")
             hypothesis = _text(record, "sentence2" if original else "hypothesis")
             label_field = "gold_label" if original else "label"
-            label = _text(record, label_field).strip().lower()
-            if label not in SNLI_LABELS:
-                raise RowError(label_field, f"must be one of {', '.join(SNLI_LABELS)}, got {label[:20]!r}")
+            label = _snli_label(_text(record, label_field), label_field)
+            votes = record.get("annotator_labels", [])
+            if not isinstance(votes, list):
+                raise RowError("annotator_labels", "must be a list of labels")
+            votes = [_snli_label(vote, f"annotator_labels[{index}]") for index, vote in enumerate(votes)]
             pair_id = str(record.get("pairID", "") or record.get("id", "") or "")
-            extra = {k: record[k] for k in ("annotator_labels", "captionID") if k in record}
+            extra = {k: record[k] for k in ("annotator_labels", "captionID", "pairID", "gold_label") if k in record}
             yield line, ExampleRow(
                 line=line,
                 key=f"id:{pair_id}" if pair_id else _content_key(premise, hypothesis),
@@ -323,6 +344,9 @@ def _snli(stream):
                 hypothesis=hypothesis,
                 source_label=label,
                 source_data=extra,
+                imported_labels=[vote for vote in votes if vote != NO_GOLD],
+                label_set=NLI.labels,
+                ordered_votes=True,
             )
         except RowError as exc:
             yield line, exc
@@ -411,15 +435,45 @@ def read_rows(stream: IO[str], fmt: str, mapping: dict[str, str] | None = None):
 # ---------------------------------------------------------------- writing
 
 
+def check_format(project: Project, fmt: str) -> None:
+    """Refuse a format that does not fit the project's task type, saying which do."""
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    task = project.task
+    if fmt not in task.import_formats:
+        raise ValueError(f"the {fmt} format does not fit a {task.label} project; choose one of "
+                         f"{', '.join(task.import_formats)}")
+
+
+def check_size(size: int) -> None:
+    """The one import size limit, for the web form, the API and the command line alike."""
+    limit = settings.NLI_MAX_IMPORT_BYTES
+    if size > limit:
+        raise ImportFileError([(0, "(file)", f"is {size / 1e6:.1f} MB, over the import limit of {limit / 1e6:.0f} MB")])
+
+
 def import_file(project: Project, path: str | Path, fmt: str, mapping: dict[str, str] | None = None, gold: bool = False) -> ImportReport:
-    with open(path, encoding="utf-8", newline="") as stream:
+    check_size(Path(path).stat().st_size)
+    with open(path, encoding="utf-8-sig", newline="") as stream:
         return import_stream(project, stream, fmt, mapping, gold=gold)
+
+
+def import_upload(project: Project, upload, fmt: str, mapping: dict[str, str] | None = None, gold: bool = False) -> ImportReport:
+    """An uploaded file (Django's UploadedFile), read as a stream from its temporary file, never whole."""
+    check_size(upload.size)
+    upload.seek(0)
+    stream = io.TextIOWrapper(upload.file, encoding="utf-8-sig", newline="")
+    try:
+        return import_stream(project, stream, fmt, mapping, gold=gold)
+    finally:
+        stream.detach()  # leave the upload's own file open for Django to clean up
 
 
 def import_stream(project: Project, stream: IO[str], fmt: str, mapping=None, gold: bool = False) -> ImportReport:
     """Validate the whole stream first; write nothing unless every row is good.
 
     gold=True imports the rows as hidden gold checks whose reference is the row's own label."""
+    check_format(project, fmt)
     rows, skipped, errors = [], [], []
     try:
         for line, row in read_rows(stream, fmt, mapping):
@@ -430,7 +484,7 @@ def import_stream(project: Project, stream: IO[str], fmt: str, mapping=None, gol
             else:
                 rows.append(row)
     except UnicodeDecodeError as exc:
-        errors.append((0, "(file)", f"is not UTF-8 text: {exc.reason}"))
+        errors.append((0, "(file)", f"is not UTF-8 text (byte {exc.start}): {exc.reason}"))
     if fmt == "atoms":
         return _write_atoms(project, rows, errors, skipped, gold)
     _check_example_rows(project, rows, errors)
@@ -443,10 +497,10 @@ def import_stream(project: Project, stream: IO[str], fmt: str, mapping=None, gol
 
 def _check_gold_references(project: Project, rows: list[ExampleRow], errors: list) -> None:
     for row in rows:
-        try:
-            gold_reference(project, Example(source_label=row.source_label, source_data=row.source_data), None)
-        except (TypeError, ValueError):
-            errors.append((row.line, "label", "a gold item needs a reference answer in its label"))
+        example = Example(source_label=row.source_label, source_data=row.source_data)
+        if gold_reference(project, example, None) is None:
+            errors.append((row.line, "label", f"a gold item needs a reference answer for a {project.task.label} "
+                                               "project in its label"))
 
 
 # Columns with a width, and the field an error names. PostgreSQL enforces the widths; SQLite does not.
@@ -472,10 +526,8 @@ def _check_example_rows(project: Project, rows: list[ExampleRow], errors: list) 
         else:
             first_line[row.key] = row.line
     label_sets = {row.label_set for row in rows if row.imported_labels}
-    if label_sets:
-        if project.task_type != "nli_label":
-            errors.append((rows[0].line, "label_counter", "label votes can only be imported into an nli_label project"))
-        elif len(label_sets) > 1:
+    if label_sets and project.task.label_distributions:
+        if len(label_sets) > 1:
             errors.append((rows[0].line, "label_counter", "the file mixes label sets"))
         else:
             wanted = list(label_sets.pop())
@@ -493,6 +545,8 @@ def _write_examples(project: Project, rows: list[ExampleRow], skipped: list[Skip
         new_rows = [row for row in rows if row.key not in existing]
         report.already_present = len(rows) - len(new_rows)
         label_sets = {row.label_set for row in new_rows if row.imported_labels}
+        if not task.label_distributions:
+            label_sets = set()  # votes are kept only where items collect label distributions
         if label_sets and project.options.get("labels") != list(next(iter(label_sets))):
             project.options = {**project.options, "labels": list(next(iter(label_sets)))}
             project.save(update_fields=["options"])
@@ -517,16 +571,17 @@ def _write_examples(project: Project, rows: list[ExampleRow], skipped: list[Skip
         )
         report.created = len(examples)
         if not task.per_atom:
+            votes = [row.imported_labels if label_sets else [] for row in new_rows]
             items = [
-                _new_item(project, example, labels=row.imported_labels, group=row.group, gold=gold)
-                for example, row in zip(examples, new_rows)
+                _new_item(project, example, labels=labels, group=row.group, gold=gold)
+                for example, row, labels in zip(examples, new_rows, votes)
             ]
             Item.objects.bulk_create(items, batch_size=2000)
             report.items = len(items)
             annotations = [
                 Annotation(item=item, raw={"value": label}, value=label, imported=True, count=count)
-                for item, row in zip(items, new_rows)
-                for label, count in Counter(row.imported_labels).items()
+                for item, row, labels in zip(items, new_rows, votes)
+                for label, count in ([(label, 1) for label in labels] if row.ordered_votes else Counter(labels).items())
             ]
             Annotation.objects.bulk_create(annotations, batch_size=5000)
             report.annotations = sum(annotation.count for annotation in annotations)
@@ -591,13 +646,10 @@ def _write_atoms(project: Project, rows: list[AtomRow], errors: list, skipped: l
 
 
 def _check_gold_atoms(project: Project, rows: list[AtomRow], errors: list) -> None:
-    needed = "validity" if project.task_type == "atom_validity" else "effect"
+    task = project.task
     for row in rows:
         for order, atom in enumerate(row.atoms):
-            if atom[needed] in ("unknown", None):
-                errors.append((row.line, f"atoms[{order}].{needed}", "a gold atom needs its reference answer"))
-
-
-def text_stream(data: bytes) -> IO[str]:
-    """An uploaded file's bytes as a text stream (UTF-8, BOM tolerated)."""
-    return io.StringIO(data.decode("utf-8-sig"))
+            reference = task.gold_reference(None, Atom(validity=atom["validity"], effect=atom["effect"]), project.options)
+            if reference is None:
+                errors.append((row.line, f"atoms[{order}].{task.atom_reference_field}",
+                               f"a gold atom needs its reference answer for a {task.label} project"))

@@ -14,18 +14,6 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-# Source labels of NLI examples -> the names shown; U-SNLI codes its `nli` column 0/1/2.
-NLI_LABEL_NAMES = {
-    "0": "contradiction",
-    "1": "neutral",
-    "2": "entailment",
-    "c": "contradiction",
-    "n": "neutral",
-    "e": "entailment",
-    "contradiction": "contradiction",
-    "neutral": "neutral",
-    "entailment": "entailment",
-}
 NLI_ORDER = ("entailment", "neutral", "contradiction")
 UPDATE_COLOURS = {"weakener": "#b42318", "strengthener": "#1d7a45"}
 OTHER_COLOUR = "#5b6575"
@@ -44,12 +32,11 @@ def _svg(figure: Figure) -> str:
 def slider_by_label_svg(probabilities: Sequence[float], labels: Sequence[str]) -> str:
     """Box plot of slider probabilities per NLI label (as U-SNLI's Figure 5 shows its categories).
 
-    probabilities: (n,) item probabilities in [0, 1]; labels: (n,) the item's source label (U-SNLI 0/1/2,
-    e/n/c or the long names); at least one must be known, items with another label are left out. The box
+    probabilities: (n,) item probabilities in [0, 1]; labels: (n,) the item's NLI label as a long name
+    (entailment, neutral, contradiction); items with another label are left out. The box
     spans the quartiles with the median marked; whiskers reach the 2nd and 98th percentiles (96% of items).
     """
-    names = [NLI_LABEL_NAMES.get(str(label).strip().lower()) for label in labels]
-    frame = pd.DataFrame({"p": np.asarray(probabilities, dtype=float), "name": names})
+    frame = pd.DataFrame({"p": np.asarray(probabilities, dtype=float), "name": list(labels)})
     present = [name for name in NLI_ORDER if (frame["name"] == name).any()]
     groups = [frame.loc[frame["name"] == name, "p"].to_numpy() for name in present]
 

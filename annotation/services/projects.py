@@ -1,38 +1,187 @@
-"""Creating projects with the task type's defaults."""
+"""Projects: their settings schema, creation, changes and lifecycle. The web form, the API serializer and the
+`create_project` command all come from `settings_schema(task)` and call these functions."""
+from __future__ import annotations
+
+from dataclasses import replace
+
 from django.contrib.auth import get_user_model
+from django.db import transaction
 
-from annotation.models import Project
-from annotation.tasktypes import get_task_type
+from annotation.models import Annotation, Project
+from annotation.services import access
+from annotation.tasktypes import TASK_TYPES, get_task_type
+from common.schema import Schema, Setting, SettingError
+
+WORKED_EXAMPLE_FIELDS = ("premise", "hypothesis", "update", "atom", "answer", "why")
 
 
-def create_project(
-    slug: str,
-    task_type: str,
-    owner,
-    title: str = "",
-    items_per_page: int | None = None,
-    redundancy: int | None = None,
-    max_annotations: int | None = None,
-    instructions: str = "",
-    options: dict | None = None,
-) -> Project:
+def _check_worked_examples(value) -> None:
+    if not isinstance(value, list):
+        raise ValueError("must be a list of examples")
+    for number, example in enumerate(value, start=1):
+        if not isinstance(example, dict):
+            raise ValueError(f"example {number} must be an object")
+        unknown = sorted(set(example) - set(WORKED_EXAMPLE_FIELDS))
+        if unknown:
+            raise ValueError(f"example {number} has an unknown field {unknown[0]!r} (fields: {', '.join(WORKED_EXAMPLE_FIELDS)})")
+        for name in ("premise", "hypothesis", "answer"):
+            if not isinstance(example.get(name), str) or not example[name].strip():
+                raise ValueError(f"example {number} needs the text field {name!r}")
+        if any(not isinstance(text, str) for text in example.values()):
+            raise ValueError(f"example {number}: every field must be text")
+
+
+# Settings every task type has. Task types add their own (TaskType.settings); defaults that depend on the
+# task type are filled in by settings_schema().
+COMMON_SETTINGS = (
+    Setting("title", "str", "", "shown to workers and in lists (default: from the slug)", max_length=200, column=True),
+    Setting("instructions", "text", "", "what workers read before they start", max_length=20000, column=True),
+    Setting("items_per_page", "int", 5, "items on one page", minimum=1, maximum=50, column=True),
+    Setting("redundancy", "int", 2, "annotations every item gets before the disagreement rule is asked",
+            minimum=1, maximum=100, column=True),
+    Setting("max_annotations", "int", 3, "the most annotations one item may get when answers disagree",
+            minimum=1, maximum=100, column=True),
+    Setting("claim_timeout_minutes", "int", 30, "minutes a worker keeps a page before it returns to the pool",
+            label="Page timeout (minutes)", minimum=1, maximum=24 * 60, column=True),
+    Setting("gold_rate", "float", 0.0, "share of pages that carry one hidden gold check item", minimum=0, maximum=1,
+            column=True),
+    Setting("gold_min_checks", "int", 3, "gold answers a worker gives before suspension can apply", minimum=0,
+            maximum=10000, column=True),
+    Setting("suspend_below", "float", 0.0, "suspend a worker whose gold accuracy falls below this (0: never)",
+            minimum=0, maximum=1, column=True),
+    Setting("status", "choice", Project.Status.DRAFT, "draft (invisible to workers), published, paused or closed",
+            choices=tuple(Project.Status.choices), column=True),
+    Setting("audience", "choice", Project.Audience.EVERYONE, "who may work on it",
+            choices=tuple(Project.Audience.choices), column=True),
+    Setting("worked_examples", "json", [], "examples shown with the instructions: a list of objects with "
+            "premise, hypothesis, optional update and atom, answer and why", check=_check_worked_examples),
+    Setting("completion_code", "str", "", "the code crowd workers get when they finish (empty: one derived per "
+            "session)", max_length=40),
+    Setting("coherence_exclusive_per_worker", "bool", False, "a worker never gets two items of one coherence "
+            "group, even on different pages"),
+)
+# Settings that change what collected answers mean: refused once a project has answers.
+FIXED_ONCE_ANSWERED = ("task_type", "labels")
+
+
+def settings_schema(task) -> Schema:
+    """Every setting of a project of this task type, with the task type's defaults."""
+    defaults = {
+        "items_per_page": task.default_items_per_page,
+        "redundancy": task.default_redundancy,
+        "max_annotations": task.default_max_annotations,
+    }
+    common = tuple(replace(s, default=defaults[s.name]) if s.name in defaults else s for s in COMMON_SETTINGS)
+    return Schema(common + tuple(task.settings))
+
+
+def all_settings() -> Schema:
+    """The union over task types (the command line offers every option; each task type checks its own)."""
+    seen, settings = set(), []
+    for task in TASK_TYPES.values():
+        for setting in settings_schema(task):
+            if setting.name not in seen:
+                seen.add(setting.name)
+                settings.append(setting)
+    return Schema(tuple(settings))
+
+
+def _apply(project: Project, schema: Schema, cleaned: dict) -> None:
+    options = dict(project.options)
+    for name, value in cleaned.items():
+        setting = schema.get(name)
+        if setting.column:
+            setattr(project, name, value)
+        else:
+            options[name] = value
+    project.options = options
+
+
+def _check_together(project: Project) -> None:
+    if project.max_annotations < project.redundancy:
+        raise SettingError({"max_annotations": f"must be at least the redundancy ({project.redundancy})"})
+
+
+def create_project(slug: str, task_type: str, owner, **settings) -> Project:
+    """A new project owned by `owner` (an author or admin), its settings checked against the task type's
+    schema. Raises SettingError (field -> message), PermissionDenied for a non-author owner, ValueError
+    for an unknown task type or a slug in use."""
+    access.ensure_can_create_project(owner)
     task = get_task_type(task_type)
+    schema = settings_schema(task)
+    given = {name: value for name, value in settings.items() if value is not None}
+    cleaned = schema.clean(given)
+    if "max_annotations" not in given:
+        cleaned["max_annotations"] = max(cleaned["max_annotations"], cleaned["redundancy"])
+    if not cleaned["title"]:
+        cleaned["title"] = slug.replace("-", " ").capitalize()
+    project = Project(slug=slug, task_type=task_type, owner=owner, options={})
+    _apply(project, schema, cleaned)
+    _check_together(project)
     if Project.objects.filter(slug=slug).exists():
-        raise ValueError(f"a project with the slug {slug!r} exists already")
-    redundancy = redundancy or task.default_redundancy
-    if items_per_page is not None and not 1 <= items_per_page <= 50:
-        raise ValueError("items per page must be from 1 to 50")
-    return Project.objects.create(
-        slug=slug,
-        title=title or slug.replace("-", " ").capitalize(),
-        task_type=task_type,
-        owner=owner,
-        items_per_page=items_per_page or task.default_items_per_page,
-        redundancy=redundancy,
-        max_annotations=max(max_annotations or task.default_max_annotations, redundancy),
-        instructions=instructions,
-        options={**task.default_options(), **(options or {})},
-    )
+        raise SettingError({"slug": f"a project with the slug {slug!r} exists already"})
+    project.save()
+    return project
+
+
+def has_answers(project: Project) -> bool:
+    return Annotation.objects.filter(item__project=project).exists()
+
+
+def update_project(project: Project, **changes) -> Project:
+    """Change some settings. Settings that would change what collected answers mean (the task type, the
+    labels) are refused once the project has answers."""
+    schema = settings_schema(project.task)
+    fixed = [name for name in FIXED_ONCE_ANSWERED if name in changes and changes[name] != _current(project, schema, name)]
+    if fixed and has_answers(project):
+        raise SettingError({fixed[0]: "cannot change once the project has answers: they were given on the old "
+                                      "scale (clone the study to change it)"})
+    if "task_type" in changes:
+        project.task_type = get_task_type(changes.pop("task_type")).name
+        schema = settings_schema(project.task)
+    if "status" in changes:
+        changes["status"] = _checked_status(project, changes["status"])
+    _apply(project, schema, schema.clean(changes, partial=True))
+    _check_together(project)
+    with transaction.atomic():
+        project.save()
+    return project
+
+
+def _current(project: Project, schema: Schema, name: str):
+    if name == "task_type":
+        return project.task_type
+    if name in schema and schema.get(name).column:
+        return getattr(project, name)
+    return project.options.get(name)
+
+
+# Lifecycle: draft -> published <-> paused -> closed, and closed studies may reopen.
+TRANSITIONS = {
+    Project.Status.DRAFT: {Project.Status.PUBLISHED, Project.Status.CLOSED},
+    Project.Status.PUBLISHED: {Project.Status.PAUSED, Project.Status.CLOSED},
+    Project.Status.PAUSED: {Project.Status.PUBLISHED, Project.Status.CLOSED},
+    Project.Status.CLOSED: {Project.Status.PUBLISHED},
+}
+
+
+def _checked_status(project: Project, status) -> str:
+    status = schema_status(status)
+    if status == project.status:
+        return status
+    if status == Project.Status.DRAFT and not has_answers(project):
+        return status  # back to a draft while nothing was collected
+    if status not in TRANSITIONS[project.status]:
+        raise SettingError({"status": f"a {project.status} study cannot become {status}"})
+    return status
+
+
+def schema_status(value) -> str:
+    return Setting("status", "choice", None, choices=tuple(Project.Status.choices)).clean(value)
+
+
+def set_status(project: Project, status: str) -> Project:
+    return update_project(project, status=status)
 
 
 def find_user(username: str):
@@ -42,9 +191,7 @@ def find_user(username: str):
         raise ValueError(f"no user named {username!r}") from None
 
 
-def find_project(slug: str):
-    from annotation.models import Project
-
+def find_project(slug: str) -> Project:
     try:
         return Project.objects.get(slug=slug)
     except Project.DoesNotExist:

@@ -1,8 +1,6 @@
 """Qualification tests: a page of reference items; pass rules from REFERENCE.md, all configurable."""
 from __future__ import annotations
 
-import math
-
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
@@ -15,10 +13,12 @@ class QualificationError(ValueError):
     pass
 
 
-def create_test(slug: str, task_type: str, rows: list[dict], title: str = "", **rules) -> QualificationTest:
-    """rows: {"premise", "hypothesis", "update"?, "atom"?, "reference", "easy"?}; references normalised
-    like answers (slider: a probability; nli: e/n/c; validity: valid/invalid; defeasible: -2..2)."""
+def create_test(slug: str, task_type: str, rows: list[dict], title: str = "", options: dict | None = None, **rules) -> QualificationTest:
+    """rows: {"premise", "hypothesis", "update"?, "atom"?, "reference", "easy"?}; references read as the task
+    type reads a final label (slider: a probability; nli: e/n/c; validity: valid/invalid; defeasible: -2..2).
+    `options`: the task type's settings the items are answered with (e.g. a project's label set)."""
     task = get_task_type(task_type)
+    options = {**task.default_options(), **(options or {})}
     if not rows:
         raise QualificationError("a qualification test needs at least one reference item")
     items = []
@@ -27,7 +27,7 @@ def create_test(slug: str, task_type: str, rows: list[dict], title: str = "", **
             if row.get(field) in (None, ""):
                 raise QualificationError(f"row {number}, field {field!r}: is missing")
         try:
-            reference = parse_reference(task, row["reference"])
+            reference = parse_reference(task, options, row["reference"])
         except SubmissionError as exc:
             raise QualificationError(f"row {number}, field 'reference': {exc.message}") from None
         items.append(
@@ -37,7 +37,7 @@ def create_test(slug: str, task_type: str, rows: list[dict], title: str = "", **
             )
         )
     with transaction.atomic():
-        test = QualificationTest.objects.create(slug=slug, title=title or slug, task_type=task_type, **rules)
+        test = QualificationTest.objects.create(slug=slug, title=title or slug, task_type=task_type, options=options, **rules)
         for item in items:
             item.test = test
         QualificationItem.objects.bulk_create(items)
@@ -53,36 +53,10 @@ def attempts_left(test: QualificationTest, worker) -> int:
 
 
 def grade(test: QualificationTest, values: dict[int, object], items: list[QualificationItem]) -> tuple[bool, dict]:
-    """Apply the test's pass rules to normalised answers keyed by reference item id."""
+    """Apply the test's pass rules (the task type's grading) to normalised answers keyed by item id."""
     task = get_task_type(test.task_type)
-    answers = [values[item.id] for item in items]
-    references = [item.reference for item in items]
-    if task.name != "unli_slider":
-        correct = sum(task.matches_reference(a, r) for a, r in zip(answers, references))
-        accuracy = correct / len(items)
-        return accuracy >= test.min_accuracy, {"accuracy": accuracy, "min_accuracy": test.min_accuracy}
-    from scipy import stats  # here, not at the top: it costs seconds of start-up for every command
-
-    easy = [(item, values[item.id]) for item in items if item.easy]
-    easy_ok = all(task.matches_reference(value, item.reference, test.delta_divisor) for item, value in easy)
-    pearson = spearman = float("nan")
-    if len(items) >= 3 and len(set(answers)) > 1 and len(set(references)) > 1:
-        pearson = float(stats.pearsonr(answers, references).statistic)
-        spearman = float(stats.spearmanr(answers, references).statistic)
-    passed = (
-        easy_ok
-        and not math.isnan(pearson)
-        and pearson > test.min_pearson
-        and spearman > test.min_spearman
-    )
-    details = {
-        "easy_items_within_delta": easy_ok,
-        "pearson": None if math.isnan(pearson) else pearson,
-        "spearman": None if math.isnan(spearman) else spearman,
-        "min_pearson": test.min_pearson,
-        "min_spearman": test.min_spearman,
-    }
-    return passed, details
+    return task.grade([values[item.id] for item in items], [item.reference for item in items],
+                      [item.easy for item in items], test)
 
 
 def take_test(test: QualificationTest, worker, answers: dict) -> QualificationAttempt:
@@ -96,7 +70,7 @@ def take_test(test: QualificationTest, worker, answers: dict) -> QualificationAt
             raise SubmissionError("qualification", "no attempts left for this test", status=403)
         items = list(test.items.all())
         task = get_task_type(test.task_type)
-        parsed = parse_answers(task, task.default_options(), [item.id for item in items], answers)
+        parsed = parse_answers(task, test.options or task.default_options(), [item.id for item in items], answers)
         values = {item_id: parsed[item_id][1] for item_id in parsed}
         passed, details = grade(test, values, items)
         return QualificationAttempt.objects.create(

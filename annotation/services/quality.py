@@ -31,18 +31,8 @@ def record_gold_answers(project: Project, worker, gold_results: list[bool]) -> W
 
 
 def gold_reference(project: Project, example, atom) -> object:
-    """The reference answer an imported row carries, for items imported as gold checks."""
-    task = project.task.name
-    if task == "unli_slider":
-        value = example.source_data.get("unli", example.source_label)
-        return float(value)
-    if task == "nli_label":
-        from annotation.tasktypes.nli_label import normalise_label
-
-        return normalise_label(example.source_label)
-    if task == "atom_validity":
-        return atom.validity
-    return atom.effect
+    """The reference answer an imported row carries, for items imported as gold checks (None: it has none)."""
+    return project.task.gold_reference(example, atom, project.options)
 
 
 def worker_figures(project: Project) -> list[dict]:

@@ -1,4 +1,5 @@
-"""Registry of task types: one module each; adding a task type means adding a module here."""
+"""Registry of task types: one module each. Adding a task type means adding a module (and its template)
+and naming it here; docs/task-types.md walks through it."""
 from annotation.tasktypes import atom_validity, defeasible_atom, nli_label, unli_slider
 from annotation.tasktypes.base import Aggregate, AnswerError, TaskType
 

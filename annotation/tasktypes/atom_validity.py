@@ -1,11 +1,13 @@
 """Atom validity: is the candidate atom grammatical, entailed by H and not entailed by P?"""
-from annotation.tasktypes.base import AnswerError, NominalTaskType
+from annotation.tasktypes.base import AnswerError, Choice, DemoProject, NominalTaskType, parse_label
+from annotation.tasktypes.demo_text import atom_example_rows, atom_rows
 
 CRITERIA = (
     "It is a grammatical sentence.",
     "The hypothesis entails it: it adds nothing the hypothesis does not say.",
     "The premise does not already entail it.",
 )
+VALIDITY = ["valid", "invalid"]
 
 
 class AtomValidity(NominalTaskType):
@@ -13,18 +15,44 @@ class AtomValidity(NominalTaskType):
     label = "Atom validity"
     per_atom = True
     default_items_per_page = 5
+    import_formats = ("dnli", "snli", "atoms", "jsonl", "csv")
+    export_formats = ("atoms", "jsonl", "csv")
+    answer_help = "valid or invalid, with an optional reason"
+    atom_reference_field = "validity"
 
     def labels(self, options):
-        return ["valid", "invalid"]
+        return VALIDITY
+
+    def choices(self, options):
+        return [Choice("valid", "Valid", "v"), Choice("invalid", "Invalid", "i")]
 
     def parse_answer(self, answer, options):
-        value = str(answer.get("value", "")).strip().lower()
-        if value not in ("valid", "invalid"):
-            raise AnswerError("value", "choose valid or invalid")
+        value = parse_label(answer.get("value", ""), VALIDITY)
         reason = answer.get("reason", "")
         if not isinstance(reason, str) or len(reason) > 2000:
             raise AnswerError("reason", "must be text of at most 2000 characters")
         return {"value": value, "reason": reason}, value
+
+    def gold_reference(self, example, atom, options):
+        return atom.validity if atom is not None and atom.validity in VALIDITY else None
+
+    def widget_context(self, options):
+        return {**super().widget_context(options), "criteria": CRITERIA, "asks_reason": True}
+
+    def demo(self):
+        return DemoProject(
+            "demo-atoms", "Demo: are these atoms valid?", "Check each candidate atom against the three criteria.",
+            [
+                {"premise": "A girl kicks a ball in a yard.", "hypothesis": "A child plays football with her father.",
+                 "atom": "A child plays with her father.", "answer": "valid",
+                 "why": "Grammatical, said by the hypothesis, not by the premise."},
+                {"premise": "A girl kicks a ball in a yard.", "hypothesis": "A child plays football with her father.",
+                 "atom": "A girl kicks a ball.", "answer": "invalid", "why": "The premise already says it."},
+                {"premise": "A girl kicks a ball in a yard.", "hypothesis": "A child plays football with her father.",
+                 "atom": "The father is a coach.", "answer": "invalid", "why": "The hypothesis does not say it."},
+            ],
+            [("jsonl", list(atom_example_rows())), ("atoms", list(atom_rows()))],
+        )
 
 
 TASK = AtomValidity()

@@ -1,14 +1,25 @@
-"""What every task type module provides.
+"""What every task type answers. Callers (views, services, API, commands, templates) ask the project's task
+type; they never compare its name.
 
-A task type turns one submitted answer into (raw, value), says whether an item needs one more
-annotation, aggregates the collected values and names the Krippendorff level of its scale.
+A task type turns one submitted answer into (raw, value), parses reference answers (adjudication,
+qualification and gold items), says whether an item needs one more annotation, aggregates the collected
+values, names its agreement scale, grades qualification attempts, orders a page, gives its template the
+context it needs, draws its report plot, lists the import and export formats that fit it, declares its
+own settings and writes its demo project.
 """
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
-from statistics import median
-from typing import Any, ClassVar
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, NamedTuple
+
+from common.schema import Setting
+from common.vocabulary import LabelError, to_label
+
+# Formats every task type can import and export (any columns mapped onto premise / hypothesis / ...).
+GENERIC_IMPORTS = ("jsonl", "csv")
+GENERIC_EXPORTS = ("jsonl", "csv")
 
 
 class AnswerError(ValueError):
@@ -26,25 +37,80 @@ class Aggregate:
     tied: bool = False
 
 
+class Choice(NamedTuple):
+    """One answer button: the stored value, the name shown and the key that picks it."""
+
+    value: Any
+    name: str
+    key: str
+
+
+@dataclass(frozen=True)
+class DemoProject:
+    """A demo project written for this project: its settings and the files imported into it, in order."""
+
+    slug: str
+    title: str
+    instructions: str
+    worked_examples: list[dict]
+    imports: list[tuple[str, list[dict]]]  # (import format, rows)
+    options: dict = field(default_factory=dict)
+
+
 class TaskType(ABC):
     name: ClassVar[str]
     label: ClassVar[str]
     agreement_level: ClassVar[str]  # "nominal", "ordinal" or "interval" (Krippendorff)
     per_atom: ClassVar[bool] = False  # one item per atom of the example instead of one per example
+    # Items carry a distribution of many categorical votes: the split-half JSD applies.
+    label_distributions: ClassVar[bool] = False
     default_items_per_page: ClassVar[int] = 5
     default_redundancy: ClassVar[int] = 2
     default_max_annotations: ClassVar[int] = 3
+    import_formats: ClassVar[tuple[str, ...]] = GENERIC_IMPORTS
+    export_formats: ClassVar[tuple[str, ...]] = GENERIC_EXPORTS
+    # Settings of this task type only, kept in Project.options (or a column where `column=True`).
+    settings: ClassVar[tuple[Setting, ...]] = ()
+    # What the API's answer `value` is, for the schema's documentation.
+    answer_help: ClassVar[str] = ""
+    # Per-atom task types: the field of an atom row (atoms import) that holds a gold atom's reference.
+    atom_reference_field: ClassVar[str] = ""
 
     @property
     def template(self) -> str:
         return f"annotation/tasks/{self.name}.html"
 
     def default_options(self) -> dict:
-        return {}
+        return {setting.name: setting.default for setting in self.settings if not setting.column}
+
+    # ------------------------------------------------------------------ answers and references
 
     @abstractmethod
     def parse_answer(self, answer: dict, options: dict) -> tuple[Any, Any]:
         """Validate one answer dict (its "value" key) and return (raw, normalised value)."""
+
+    def parse_reference(self, value, options: dict):
+        """A reference or final label (adjudication, qualification, gold) in normalised form."""
+        return self.parse_answer({"value": value}, options)[1]
+
+    def gold_reference(self, example, atom, options: dict):
+        """The reference answer an imported row carries, for rows imported as gold or qualification items;
+        None when the row has none."""
+        return None
+
+    def matches_reference(self, value, reference, rules=None) -> bool:
+        """Whether an answer counts as right against a reference (qualification and gold checks)."""
+        return value == reference
+
+    def grade(self, answers: list, references: list, easy: list[bool], rules) -> tuple[bool, dict]:
+        """A qualification attempt: share of reference answers matched against `rules.min_accuracy`."""
+        correct = sum(self.matches_reference(a, r, rules) for a, r in zip(answers, references))
+        accuracy = correct / len(references)
+        passed = accuracy >= rules.min_accuracy
+        return passed, {"score": accuracy, "pass_mark": rules.min_accuracy, "accuracy": accuracy,
+                        "min_accuracy": rules.min_accuracy, "correct": correct, "items": len(references)}
+
+    # ------------------------------------------------------------------ collection
 
     @abstractmethod
     def disagree(self, raws: list, values: list, options: dict) -> bool:
@@ -54,9 +120,38 @@ class TaskType(ABC):
     def aggregate(self, values: list, options: dict) -> Aggregate:
         """The item's label from its collected values."""
 
-    def matches_reference(self, value, reference, delta_divisor: float = 4.0) -> bool:
-        """Whether an answer counts as right against a reference (qualification and gold checks)."""
-        return value == reference
+    def categories(self, options: dict) -> list | None:
+        """The ordered values of a categorical scale (agreement, distributions); None for a continuous one."""
+        return None
+
+    def choices(self, options: dict) -> list[Choice]:
+        """The answer buttons, in order; empty for a task answered otherwise (a slider, a text)."""
+        return []
+
+    def order_page(self, items: list) -> list:
+        """The order a claimed page shows its items in."""
+        return items
+
+    def widget_context(self, options: dict) -> dict:
+        """What the task's template needs besides the items."""
+        return {"choices": self.choices(options)}
+
+    def display(self, value, options: dict) -> str:
+        """A stored value as people read it."""
+        if value is None:
+            return "—"
+        names = {choice.value: choice.name for choice in self.choices(options)}
+        return names.get(value, str(value))
+
+    # ------------------------------------------------------------------ reports and demo
+
+    def report_plot(self, settled: list[tuple]) -> dict | None:
+        """The task's own plot on the agreement report, from (example id, source label, update type,
+        final value) rows of settled items: {"title", "svg", "empty"}, or None when it has none."""
+        return None
+
+    def demo(self) -> DemoProject | None:
+        return None
 
 
 class NominalTaskType(TaskType):
@@ -68,20 +163,40 @@ class NominalTaskType(TaskType):
     def labels(self, options: dict) -> list[str]:
         """The allowed labels, in the order used for ties and exports."""
 
+    def categories(self, options):
+        return list(self.labels(options))
+
+    def parse_answer(self, answer, options):
+        value = parse_label(answer.get("value", ""), self.labels(options))
+        return {"value": value}, value
+
     def disagree(self, raws, values, options):
         return len(set(values)) > 1
 
     def aggregate(self, values, options):
-        if not values:
-            return Aggregate(None)
-        counts: dict = {}
-        for value in values:
-            counts[value] = counts.get(value, 0) + 1
-        best = max(counts.values())
-        winners = [label for label in self.labels(options) if counts.get(label) == best]
-        if len(winners) > 1:
-            return Aggregate(None, tied=True)
-        return Aggregate(winners[0])
+        return majority(values, self.labels(options))
+
+
+def parse_label(value, labels) -> str:
+    """A label answer in any spelling the vocabulary knows, as the project's label."""
+    try:
+        return to_label(value, labels)
+    except LabelError as error:
+        raise AnswerError("value", str(error)) from None
+
+
+def majority(values: list, order: list) -> Aggregate:
+    """The most frequent value; a tie for the most is unresolved."""
+    if not values:
+        return Aggregate(None)
+    counts: dict = {}
+    for value in values:
+        counts[value] = counts.get(value, 0) + 1
+    best = max(counts.values())
+    winners = [label for label in order if counts.get(label) == best]
+    if len(winners) != 1:
+        return Aggregate(None, tied=True)
+    return Aggregate(winners[0])
 
 
 def median_or_tie(values: list[int]) -> Aggregate:
@@ -110,4 +225,20 @@ def require_int(answer: dict, field: str, low: int, high: int) -> int:
     return number
 
 
-__all__ = ["AnswerError", "Aggregate", "TaskType", "NominalTaskType", "median", "median_or_tie", "require_int"]
+def require_probability(value, field: str = "value") -> float:
+    """A probability from 0 to 1 given as a number or as text."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise AnswerError(field, "must be a probability from 0 to 1")
+    try:
+        probability = float(value)
+    except ValueError:
+        raise AnswerError(field, "must be a probability from 0 to 1") from None
+    if not (math.isfinite(probability) and 0.0 <= probability <= 1.0):
+        raise AnswerError(field, "must be a probability from 0 to 1")
+    return probability
+
+
+__all__ = [
+    "AnswerError", "Aggregate", "Choice", "DemoProject", "TaskType", "NominalTaskType", "majority", "median_or_tie",
+    "parse_label", "require_int", "require_probability", "GENERIC_IMPORTS", "GENERIC_EXPORTS",
+]

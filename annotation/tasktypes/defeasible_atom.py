@@ -1,5 +1,6 @@
 """Defeasible atom effect: how does the update U change the likelihood of atom a given P? (-2..+2)"""
-from annotation.tasktypes.base import TaskType, median_or_tie, require_int
+from annotation.tasktypes.base import Choice, DemoProject, TaskType, median_or_tie, require_int
+from annotation.tasktypes.demo_text import atom_example_rows, atom_rows
 
 EFFECT_LABELS = {
     -2: "Strongly weakens",
@@ -16,10 +17,17 @@ class DefeasibleAtom(TaskType):
     agreement_level = "ordinal"
     per_atom = True
     default_items_per_page = 5
+    import_formats = ("dnli", "atoms", "jsonl", "csv")
+    export_formats = ("atoms", "jsonl", "csv")
+    answer_help = "the effect of the update on the atom, a whole number from -2 to 2"
+    atom_reference_field = "effect"
 
     def parse_answer(self, answer, options):
         value = require_int(answer, "value", -2, 2)
         return {"value": value}, value
+
+    def gold_reference(self, example, atom, options):
+        return atom.effect if atom is not None else None
 
     def disagree(self, raws, values, options):
         # Two answers that are 2 or more apart, or on opposite sides of "no effect".
@@ -27,6 +35,44 @@ class DefeasibleAtom(TaskType):
 
     def aggregate(self, values, options):
         return median_or_tie(values)
+
+    def categories(self, options):
+        return sorted(EFFECT_LABELS)
+
+    def choices(self, options):
+        return [Choice(value, f"{value:+d} {name}", str(number)) for number, (value, name) in
+                enumerate(sorted(EFFECT_LABELS.items()), start=1)]
+
+    def report_plot(self, settled):
+        import pandas as pd
+
+        from annotation.services import plots
+
+        frame = pd.DataFrame(
+            [(example, value, update_type) for example, _, update_type, value in settled],
+            columns=["example", "effect", "update_type"],
+        )
+        plot = {"title": "Atom effects per example", "svg": None, "empty": None}
+        if frame.empty:
+            plot["empty"] = "No atom has a settled effect yet."
+        else:
+            plot["svg"] = plots.atom_effect_strips_svg(frame)
+        return plot
+
+    def demo(self):
+        return DemoProject(
+            "demo-defeasible", "Demo: how does the update change the atom?",
+            "Rate the effect of the update on each atom from -2 to +2.",
+            [
+                {"premise": "A man holds a leash in a park.", "update": "A dog is chasing a ball near him.",
+                 "hypothesis": "A man is walking his dog.", "atom": "The man has a dog.", "answer": "+2",
+                 "why": "A dog playing next to a man holding a leash makes it very likely his."},
+                {"premise": "A man holds a leash in a park.", "update": "The leash is tangled around a bench.",
+                 "hypothesis": "A man is walking his dog.", "atom": "The man is walking.", "answer": "-1",
+                 "why": "He seems to be stopped, which makes walking somewhat less likely."},
+            ],
+            [("jsonl", list(atom_example_rows())), ("atoms", list(atom_rows()))],
+        )
 
 
 TASK = DefeasibleAtom()

@@ -5,7 +5,12 @@ The page sends the raw position 0..10000; the server alone maps it to a probabil
 import math
 from statistics import median
 
-from annotation.tasktypes.base import Aggregate, TaskType, require_int
+from annotation.tasktypes.base import (
+    GENERIC_EXPORTS, GENERIC_IMPORTS, Aggregate, AnswerError, DemoProject, TaskType, require_int, require_probability,
+)
+from annotation.tasktypes.demo_text import scene_rows
+from common.schema import Setting
+from common.vocabulary import LONG_NAMES, NLI, USNLI_NUMBERING, LabelError, to_label
 
 MAX_POSITION = 10000
 LOW_STEEPNESS = 0.3  # below the midpoint: fine resolution near 0
@@ -33,13 +38,29 @@ class UNLISlider(TaskType):
     label = "Probability slider (U-SNLI)"
     agreement_level = "interval"
     default_items_per_page = 5
-
-    def default_options(self):
-        return {"disagreement_positions": 2000}
+    import_formats = ("usnli", "snli", *GENERIC_IMPORTS)
+    export_formats = ("usnli", *GENERIC_EXPORTS)
+    answer_help = "the raw slider position, a whole number from 0 to 10000"
+    settings = (
+        Setting("disagreement_positions", "int", 2000, "two answers further apart than this many slider positions "
+                "(of 10,000) call for one more annotation", minimum=0, maximum=MAX_POSITION),
+        Setting("adaptive", "bool", False, "EASL-style pages: after a first round, serve the items whose "
+                "probability is most uncertain first", label="Adaptive pages", column=True),
+    )
 
     def parse_answer(self, answer, options):
         position = require_int(answer, "value", 0, MAX_POSITION)
         return {"position": position}, position_to_probability(position)
+
+    def parse_reference(self, value, options):
+        return require_probability(value)
+
+    def gold_reference(self, example, atom, options):
+        value = example.source_data.get("unli")
+        try:
+            return require_probability(value)
+        except AnswerError:
+            return None
 
     def disagree(self, raws, values, options):
         positions = [raw["position"] for raw in raws]
@@ -48,9 +69,75 @@ class UNLISlider(TaskType):
     def aggregate(self, values, options):
         return Aggregate(median(values) if values else None)
 
-    def matches_reference(self, value, reference, delta_divisor=4.0):
+    def matches_reference(self, value, reference, rules=None):
         # Within min(y, 1-y) / 4 of the reference y: tight near 0 and 1, loose in the middle.
-        return abs(value - reference) <= min(reference, 1 - reference) / delta_divisor
+        divisor = getattr(rules, "delta_divisor", 4.0)
+        return abs(value - reference) <= min(reference, 1 - reference) / divisor
+
+    def grade(self, answers, references, easy, rules):
+        """Easy items each within delta of their reference, and Pearson r and Spearman rho over all items
+        above the test's thresholds (U-SNLI's qualification rules)."""
+        from scipy import stats  # here, not at the top: it costs seconds of start-up for every command
+
+        easy_ok = all(self.matches_reference(a, r, rules) for a, r, e in zip(answers, references, easy) if e)
+        pearson = spearman = float("nan")
+        if len(answers) >= 3 and len(set(answers)) > 1 and len(set(references)) > 1:
+            pearson = float(stats.pearsonr(answers, references).statistic)
+            spearman = float(stats.spearmanr(answers, references).statistic)
+        passed = easy_ok and not math.isnan(pearson) and pearson > rules.min_pearson and spearman > rules.min_spearman
+        return passed, {
+            "score": None if math.isnan(pearson) else pearson,
+            "pass_mark": rules.min_pearson,
+            "easy_items_within_delta": easy_ok,
+            "pearson": None if math.isnan(pearson) else pearson,
+            "spearman": None if math.isnan(spearman) else spearman,
+            "min_pearson": rules.min_pearson,
+            "min_spearman": rules.min_spearman,
+        }
+
+    def order_page(self, items):
+        # Pairs sharing a premise sit together: seeing them side by side calibrates the judgments.
+        first_seen = {}
+        for index, item in enumerate(items):
+            first_seen.setdefault(item.example.premise, index)
+        return sorted(items, key=lambda item: first_seen[item.example.premise])
+
+    def widget_context(self, options):
+        return {**super().widget_context(options), "reference_label": "Probability (0 to 1)"}
+
+    def display(self, value, options):
+        return "—" if value is None else f"{value:.4g}"
+
+    def report_plot(self, settled):
+        from annotation.services import plots
+
+        known = []
+        for _, source_label, _, value in settled:
+            try:  # a slider project's numbered NLI labels are U-SNLI's (the one numbered format it imports)
+                known.append((LONG_NAMES[to_label(source_label, NLI.labels, numbering=USNLI_NUMBERING)], value))
+            except LabelError:
+                continue
+        plot = {"title": "Slider probability by NLI label", "svg": None, "empty": None}
+        if not known:
+            plot["empty"] = "No settled item whose example has an NLI label (entailment, neutral, contradiction) yet."
+        else:
+            plot["svg"] = plots.slider_by_label_svg([value for _, value in known], [label for label, _ in known])
+        return plot
+
+    def demo(self):
+        return DemoProject(
+            "demo-slider", "Demo: how likely is the hypothesis?",
+            "Use the slider to say how likely each hypothesis is, given its premise.",
+            [
+                {"premise": "A man is asleep on a park bench.", "hypothesis": "A man is resting outside.",
+                 "answer": "near certain (0.95)", "why": "Sleeping on a bench is resting, and a park is outside."},
+                {"premise": "A man is asleep on a park bench.", "hypothesis": "The man is homeless.",
+                 "answer": "unlikely (about 0.2)", "why": "Possible, but most people napping in a park are not."},
+                {"premise": "A man is asleep on a park bench.", "hypothesis": "The man is running a race.",
+                 "answer": "near impossible (1 in 10,000)", "why": "He cannot sleep and race at once."},
+            ],
+            [("jsonl", list(scene_rows()))],
+        )
 
 
 TASK = UNLISlider()

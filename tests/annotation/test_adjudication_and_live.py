@@ -45,9 +45,9 @@ def test_ties_wait_for_an_author_and_every_change_is_kept(tied, author, make_use
     write_export(tied, "jsonl", out)
     record = json.loads(out.read_text())
     assert record["final"] == "invalid" and len(record["annotations"]) == 2
-    from django.core.exceptions import PermissionDenied
+    from django.http import Http404
 
-    with pytest.raises(PermissionDenied):
+    with pytest.raises(Http404):  # another author's project does not exist for them
         adjudicate(item.id, make_user("other-author", "author"), "valid")
 
 

@@ -254,7 +254,7 @@ def test_per_item_agreement_helpers():
 
 
 def test_plots_are_svg_and_escape_text():
-    svg = plots.slider_by_label_svg([0.9, 0.8, 0.1, 0.5, 0.4], ["2", "e", "0", "1", "<script>"])
+    svg = plots.slider_by_label_svg([0.9, 0.8, 0.1, 0.5, 0.4], ["entailment", "entailment", "contradiction", "neutral", "<script>"])
     assert svg.startswith("<svg") and "entailment" in svg and "<script>" not in svg
 
     suite_bins = [
@@ -295,9 +295,10 @@ def test_report_page_shows_figures_and_plots_to_the_owner_only(client, slider, m
     assert page.status_code == 200
     assert html.count("<svg") == 2 and "Krippendorff&#x27;s alpha (interval)" in html and "Pearson r" in html
 
-    for name, role in (("someone", "worker"), ("other-author", "author")):
+    # A worker may see the published project but not its report; another author may not see it at all.
+    for name, role, expected in (("someone", "worker", 403), ("other-author", "author", 404)):
         client.force_login(make_user(name, role))
-        assert client.get(url).status_code == 403
+        assert client.get(url).status_code == expected
     client.force_login(make_user("boss", "admin"))
     assert client.get(url).status_code == 200
 

@@ -58,7 +58,7 @@ def test_upload_size_is_limited(settings, make_project, author, client):
 
     big = SimpleUploadedFile("big.jsonl", b'{"premise": "P", "hypothesis": "H"}\n' * 10)
     response = client.post(f"/projects/{project.slug}/", {"format": "jsonl", "file": big})
-    assert response.status_code == 400 and "larger than" in response.content.decode()
+    assert response.status_code == 400 and "over the import limit" in response.content.decode()
 
 
 def test_secure_settings_when_debug_is_off():

@@ -1,18 +1,20 @@
-"""Who reaches what: every HTML page and every API route, for anonymous, a worker, another author, the
-owning author and an admin. One table row per route; a completeness test keeps the table in step with the
-URL configuration.
+"""Who reaches what: every HTML page and every API route, for anonymous, a worker (who holds a page), another
+worker, the owning author, another author and an admin, under the one status policy of the access module: a
+project or run you may not see answers 404 (as if it did not exist), one you may see but not act on answers
+403. One table row per route; a completeness test keeps the table in step with the URL configuration, and
+a second table checks that workers reach nothing of a draft, paused, closed or members-only study.
 
 Status legend: 200/201/204 reached; 302 redirect (LOGIN: to the login page); 400 reached but the request
-itself is refused; 401/403 refused; 404 hidden (another author's project does not exist for them); 405
-wrong method. Admins are admins by role (the "admin" group), not superusers: they manage everything but
-annotate only if also given the worker role, so the worker pages refuse them.
+itself is refused; 401/403 refused; 404 hidden; 405 wrong method. Admins are admins by role (the "admin"
+group), not superusers: they manage everything but annotate only if also given the worker role, so the
+worker pages refuse them (403).
 """
 import pytest
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 from rest_framework.test import APIClient
 
-from annotation.models import Assignment
+from annotation.models import Assignment, Project
 from annotation.services.assignments import claim_page
 from evaluation.models import EvaluationRun
 from models_backend.models import ModelRun
@@ -20,7 +22,7 @@ from tests.security.db import rolled_back
 
 pytestmark = pytest.mark.django_db
 
-WHO = ("anonymous", "worker", "other_author", "owner", "admin")
+WHO = ("anonymous", "worker", "other_worker", "owner", "other_author", "admin")
 LOGIN = "login"  # a 302 whose Location is the login page
 
 
@@ -28,54 +30,58 @@ def row(*statuses):
     return dict(zip(WHO, statuses))
 
 
-MANAGE_PAGE = row(LOGIN, 403, 403, 200, 200)
-AUTHOR_PAGE = row(LOGIN, 403, 200, 200, 200)
-WORK_PAGE = row(LOGIN, 200, 403, 403, 403)
-MANAGE_API = row(401, 403, 404, 200, 200)
+MANAGE_PAGE = row(LOGIN, 403, 403, 200, 404, 200)
+AUTHOR_PAGE = row(LOGIN, 403, 403, 200, 200, 200)
+RUN_PAGE = row(LOGIN, 403, 403, 200, 404, 200)
+MANAGE_API = row(401, 403, 403, 200, 404, 200)
+RUN_API = row(401, 403, 403, 200, 404, 200)
+OWN_PAGE_API = row(401, 200, 404, 404, 404, 404)
 
 # (url name, method, path, expected by user). {slug} {item} {page} {run} are filled in by the fixture.
 PAGES = [
-    ("home", "get", "/", row(200, 200, 200, 200, 200)),
+    ("home", "get", "/", row(200, 200, 200, 200, 200, 200)),
     ("project_new", "get", "/projects/new/", AUTHOR_PAGE),
     ("project_detail", "get", "/projects/{slug}/", MANAGE_PAGE),
-    ("project_detail", "post", "/projects/{slug}/", row(LOGIN, 403, 403, 400, 400)),  # the import form, empty
-    *[("project_export", "get", f"/projects/{{slug}}/export/{fmt}/", MANAGE_PAGE) for fmt in ("usnli", "chaosnli", "atoms", "jsonl", "csv")],
-    ("project_export", "get", "/projects/{slug}/export/xml/", row(LOGIN, 403, 403, 404, 404)),
+    ("project_detail", "post", "/projects/{slug}/", row(LOGIN, 403, 403, 400, 404, 400)),  # the import form, empty
+    *[("project_export", "get", f"/projects/{{slug}}/export/{fmt}/", MANAGE_PAGE) for fmt in ("chaosnli", "snli", "jsonl", "csv")],
+    # Formats that do not fit a 3-way label project, and one that does not exist: refused with the reason.
+    *[("project_export", "get", f"/projects/{{slug}}/export/{fmt}/", row(LOGIN, 403, 403, 400, 404, 400)) for fmt in ("usnli", "atoms", "xml")],
     ("worker_figures", "get", "/projects/{slug}/workers/", MANAGE_PAGE),
     ("adjudication_queue", "get", "/projects/{slug}/adjudication/", MANAGE_PAGE),
     ("adjudication_item", "get", "/projects/{slug}/adjudication/{item}/", MANAGE_PAGE),
-    ("adjudication_item", "post", "/projects/{slug}/adjudication/{item}/", row(LOGIN, 403, 403, 400, 400)),  # no value
+    ("adjudication_item", "post", "/projects/{slug}/adjudication/{item}/", row(LOGIN, 403, 403, 400, 404, 400)),  # no value
     ("project_report", "get", "/projects/{slug}/report/", MANAGE_PAGE),
-    ("work", "get", "/work/{slug}/", WORK_PAGE),
-    ("submit", "post", "/work/{slug}/{page}/submit/", row(LOGIN, 400, 404, 404, 404)),  # empty answers
-    ("submit", "get", "/work/{slug}/{page}/submit/", row(LOGIN, 405, 405, 405, 405)),
-    ("release", "post", "/work/{slug}/{page}/release/", row(LOGIN, 302, 404, 404, 404)),
-    ("enter", "get", "/enter/{slug}/", row(400, 400, 400, 400, 400)),  # no platform parameters
-    ("qualify", "get", "/qualify/{slug}/", row(LOGIN, 302, 302, 302, 302)),  # no test: on to the work page
-    ("done", "get", "/done/{slug}/", row(LOGIN, 404, 404, 404, 404)),  # no crowd session
+    ("work", "get", "/work/{slug}/", row(LOGIN, 200, 200, 403, 404, 403)),
+    ("submit", "post", "/work/{slug}/{page}/submit/", row(LOGIN, 400, 404, 404, 404, 404)),  # empty answers
+    ("submit", "get", "/work/{slug}/{page}/submit/", row(LOGIN, 405, 405, 405, 405, 405)),
+    ("release", "post", "/work/{slug}/{page}/release/", row(LOGIN, 302, 404, 404, 404, 404)),
+    ("enter", "get", "/enter/{slug}/", row(400, 400, 400, 400, 400, 400)),  # no platform parameters
+    ("qualify", "get", "/qualify/{slug}/", row(LOGIN, 302, 302, 302, 404, 302)),  # no test: on to the work page
+    ("done", "get", "/done/{slug}/", row(LOGIN, 404, 404, 404, 404, 404)),  # no crowd session
     ("evaluation:run_list", "get", "/evaluation/", AUTHOR_PAGE),
     ("evaluation:run_new", "get", "/evaluation/new/", AUTHOR_PAGE),
-    ("evaluation:run_detail", "get", "/evaluation/{run}/", row(LOGIN, 403, 404, 200, 200)),
-    ("evaluation:run_status", "get", "/evaluation/{run}/status/", row(LOGIN, 403, 404, 200, 200)),
+    ("evaluation:run_detail", "get", "/evaluation/{run}/", RUN_PAGE),
+    ("evaluation:run_status", "get", "/evaluation/{run}/status/", RUN_PAGE),
     ("models_backend:run_list", "get", "/models/", AUTHOR_PAGE),
-    ("models_backend:run_list", "post", "/models/", row(LOGIN, 403, 200, 200, 200)),  # empty form: shown again
-    ("models_backend:run_detail", "get", "/models/{model_run}/", row(LOGIN, 403, 404, 200, 200)),
-    ("models_backend:run_status", "get", "/models/{model_run}/status/", row(LOGIN, 403, 404, 200, 200)),
-    ("models_backend:run_cancel", "post", "/models/{model_run}/cancel/", row(LOGIN, 403, 404, 302, 302)),
-    ("models_backend:run_output", "get", "/models/{model_run}/output/", row(LOGIN, 403, 404, 404, 404)),  # no output yet
-    ("admin:index", "get", "/admin/", row(302, 302, 302, 302, 200)),
-    ("login", "get", "/accounts/login/", row(200, 200, 200, 200, 200)),
+    ("models_backend:run_list", "post", "/models/", row(LOGIN, 403, 403, 200, 200, 200)),  # empty form: shown again
+    ("models_backend:run_detail", "get", "/models/{model_run}/", RUN_PAGE),
+    ("models_backend:run_status", "get", "/models/{model_run}/status/", RUN_PAGE),
+    ("models_backend:run_cancel", "post", "/models/{model_run}/cancel/", row(LOGIN, 403, 403, 302, 404, 302)),
+    ("models_backend:run_output", "get", "/models/{model_run}/output/", row(LOGIN, 403, 403, 404, 404, 404)),  # no output yet
+    ("admin:index", "get", "/admin/", row(302, 302, 302, 302, 302, 200)),
+    ("login", "get", "/accounts/login/", row(200, 200, 200, 200, 200, 200)),
 ]
 
 API = [
-    ("api-token", "post", "/api/token/", row(400, 400, 400, 400, 400)),  # no credentials
-    ("api-token", "delete", "/api/token/", row(401, 204, 204, 204, 204)),
-    ("api-schema", "get", "/api/schema/", row(200, 200, 200, 200, 200)),
-    ("api-docs", "get", "/api/docs/", row(200, 200, 200, 200, 200)),
-    ("project-list", "get", "/api/projects/", row(401, 200, 200, 200, 200)),
-    ("project-list", "post", "/api/projects/", row(401, 403, 201, 201, 201)),
-    ("project-detail", "get", "/api/projects/{slug}/", row(401, 200, 404, 200, 200)),
-    ("project-claim", "post", "/api/projects/{slug}/claim/", row(401, 201, 404, 403, 403)),
+    ("api-token", "post", "/api/token/", row(400, 400, 400, 400, 400, 400)),  # no credentials
+    ("api-token", "delete", "/api/token/", row(401, 204, 204, 204, 204, 204)),
+    ("api-schema", "get", "/api/schema/", row(200, 200, 200, 200, 200, 200)),
+    ("api-docs", "get", "/api/docs/", row(200, 200, 200, 200, 200, 200)),
+    ("project-list", "get", "/api/projects/", row(401, 200, 200, 200, 200, 200)),
+    ("project-list", "post", "/api/projects/", row(401, 403, 403, 201, 201, 201)),
+    ("project-detail", "get", "/api/projects/{slug}/", row(401, 200, 200, 200, 404, 200)),
+    ("project-detail", "patch", "/api/projects/{slug}/", row(401, 403, 403, 200, 404, 200)),
+    ("project-claim", "post", "/api/projects/{slug}/claim/", row(401, 201, 201, 403, 404, 403)),
     ("project-progress", "get", "/api/projects/{slug}/progress/", MANAGE_API),
     ("project-adjudication-queue", "get", "/api/projects/{slug}/adjudication/", MANAGE_API),
     ("project-adjudicate", "post", "/api/projects/{slug}/adjudicate/", MANAGE_API),
@@ -83,14 +89,15 @@ API = [
     ("project-agreement", "get", "/api/projects/{slug}/agreement/?bootstrap=0", MANAGE_API),
     ("project-import-file", "post", "/api/projects/{slug}/import/", MANAGE_API),
     ("project-export", "get", "/api/projects/{slug}/export/?as=jsonl", MANAGE_API),
-    ("assignment-list", "get", "/api/assignments/", row(401, 200, 200, 200, 200)),
-    ("assignment-detail", "get", "/api/assignments/{page}/", row(401, 200, 404, 404, 404)),
-    ("assignment-submit", "post", "/api/assignments/{page}/submit/", row(401, 200, 404, 404, 404)),
-    ("assignment-release", "post", "/api/assignments/{page}/release/", row(401, 200, 404, 404, 404)),
-    ("evaluation-run-list", "get", "/api/evaluation/runs/", row(401, 403, 200, 200, 200)),
-    ("evaluation-run-list", "post", "/api/evaluation/runs/", row(401, 403, 400, 400, 400)),  # no files
-    ("evaluation-run-detail", "get", "/api/evaluation/runs/{run}/", row(401, 403, 404, 200, 200)),
-    ("evaluation-run-results", "get", "/api/evaluation/runs/{run}/results/", row(401, 403, 404, 200, 200)),
+    ("project-export", "get", "/api/projects/{slug}/export/?as=usnli", row(401, 403, 403, 400, 404, 400)),
+    ("assignment-list", "get", "/api/assignments/", row(401, 200, 200, 200, 200, 200)),
+    ("assignment-detail", "get", "/api/assignments/{page}/", OWN_PAGE_API),
+    ("assignment-submit", "post", "/api/assignments/{page}/submit/", OWN_PAGE_API),
+    ("assignment-release", "post", "/api/assignments/{page}/release/", OWN_PAGE_API),
+    ("evaluation-run-list", "get", "/api/evaluation/runs/", row(401, 403, 403, 200, 200, 200)),
+    ("evaluation-run-list", "post", "/api/evaluation/runs/", row(401, 403, 403, 400, 400, 400)),  # no files
+    ("evaluation-run-detail", "get", "/api/evaluation/runs/{run}/", RUN_API),
+    ("evaluation-run-results", "get", "/api/evaluation/runs/{run}/results/", RUN_API),
 ]
 
 
@@ -99,6 +106,7 @@ def world(make_user, make_project, import_rows, author):
     """A project of the owner with a tie to adjudicate, the worker's open page and the owner's finished run."""
     users = {
         "worker": make_user("worker1", "worker"),
+        "other_worker": make_user("worker2", "worker"),
         "other_author": make_user("author2", "author"),
         "owner": author,
         "admin": make_user("root", "admin"),
@@ -134,6 +142,8 @@ def request_as(who, world, method, path, api: bool):
 
         data = {"format": "jsonl", "file": SimpleUploadedFile("rows.jsonl", b'{"id": "new", "premise": "P", "hypothesis": "H"}\n')}
         return client.post(path, data, format="multipart")
+    if api and method == "patch":
+        data = {"title": "Renamed"}
     if api and path == "/api/projects/" and method == "post":
         data = {"slug": f"new-{who}", "task_type": "nli_label", "title": "New"}
     if api and path == "/api/evaluation/runs/" and method == "post":
@@ -187,8 +197,8 @@ def test_every_route_is_in_the_table():
     assert routes - covered == set()
 
 
-def test_workers_see_only_their_own_pages_in_the_api(world, make_user):
-    other_worker = make_user("worker2", "worker")
+def test_workers_see_only_their_own_pages_in_the_api(world):
+    other_worker = world["users"]["other_worker"]
     theirs = claim_page(world["project"], other_worker)
     mine = world["fill"]["page"]
     for user, own, foreign in ((world["users"]["worker"], mine, theirs.pk), (other_worker, theirs.pk, mine)):
@@ -218,3 +228,58 @@ def test_html_home_lists_only_managed_projects(world, make_project):
     client.force_login(world["users"]["other_author"])
     managed = [project.slug for project in client.get("/").context["managed_projects"]]
     assert managed == ["someone-else"]
+
+
+# A worker holds a page of the study; then the study changes. (status, audience): what the worker holding
+# the page and another worker get from each worker route.
+STUDY_STATES = {
+    ("draft", "everyone"): dict(work=(404, 404), claim=(404, 404), detail=(404, 404), submit=404),
+    ("paused", "everyone"): dict(work=(200, 403), claim=(201, 403), detail=(200, 200), submit=200),
+    ("closed", "everyone"): dict(work=(404, 404), claim=(404, 404), detail=(404, 404), submit=404),
+    ("published", "members"): dict(work=(404, 404), claim=(404, 404), detail=(404, 404), submit=404),
+    ("published", "platform"): dict(work=(404, 404), claim=(404, 404), detail=(404, 404), submit=404),
+}
+
+
+@pytest.mark.parametrize("state", STUDY_STATES, ids=["-".join(state) for state in STUDY_STATES])
+def test_workers_reach_no_study_that_is_not_open_to_them(world, state):
+    expected = STUDY_STATES[state]
+    Project.objects.filter(pk=world["project"].pk).update(status=state[0], audience=state[1])
+    slug, page = world["fill"]["slug"], world["fill"]["page"]
+    for index, who in enumerate(("worker", "other_worker")):
+        with rolled_back():
+            html, api = Client(), APIClient()
+            html.force_login(world["users"][who])
+            api.force_login(world["users"][who])
+            assert html.get(f"/work/{slug}/").status_code == expected["work"][index], (who, "work")
+            assert api.post(f"/api/projects/{slug}/claim/").status_code == expected["claim"][index], (who, "claim")
+            assert api.get(f"/api/projects/{slug}/").status_code == expected["detail"][index], (who, "detail")
+            listed = [p["slug"] for p in api.get("/api/projects/").json()["results"]]
+            assert (slug in listed) == (expected["detail"][index] == 200), (who, "list")
+    api = APIClient()
+    api.force_login(world["users"]["worker"])
+    answers = {str(claim.item_id): {"value": "e"} for claim in Assignment.objects.get(pk=page).claims.all()}
+    assert api.post(f"/api/assignments/{page}/submit/", {"answers": answers}, format="json").status_code == expected["submit"]
+
+
+def test_members_and_platform_arrivals_are_admitted(world, make_user):
+    from django.contrib.auth.models import Group
+
+    from annotation.models import CrowdSession
+
+    project, worker = world["project"], world["users"]["other_worker"]
+    Project.objects.filter(pk=project.pk).update(audience="members")
+    api = APIClient()
+    api.force_login(worker)
+    assert api.get(f"/api/projects/{project.slug}/").status_code == 404
+    project.members.add(worker)
+    assert api.get(f"/api/projects/{project.slug}/").status_code == 200
+    project.members.remove(worker)
+    group = Group.objects.create(name="lab-panel")
+    worker.groups.add(group)
+    project.member_groups.add(group)
+    assert api.get(f"/api/projects/{project.slug}/").status_code == 200
+    Project.objects.filter(pk=project.pk).update(audience="platform")
+    assert api.get(f"/api/projects/{project.slug}/").status_code == 404
+    CrowdSession.objects.create(project=project, worker=worker, platform="prolific", participant_id="P1")
+    assert api.get(f"/api/projects/{project.slug}/").status_code == 200

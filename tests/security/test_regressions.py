@@ -61,7 +61,7 @@ GOOD_LINE = '{"premise": "P", "hypothesis": "H"}\n'
 ])
 @pytest.mark.parametrize("fmt", ["jsonl", "snli", "dnli", "chaosnli", "atoms"])
 def test_unreadable_json_lines_are_line_errors(make_project, fmt, bad_line):
-    project = make_project("nli_label")
+    project = make_project({"dnli": "defeasible_atom", "atoms": "atom_validity"}.get(fmt, "nli_label"))
     assert import_errors(project, GOOD_LINE + bad_line + "\n", fmt)[-1] == (2, "(json)")
 
 

@@ -46,9 +46,13 @@ class Command(BaseCommand):
                             raise CommandError(f"line {number}: not valid JSON ({exc.msg})") from None
         except FileNotFoundError:
             raise CommandError(f"no such file: {opts['items']}") from None
+        task_options = [p.options for p in projects]
+        if any(options.get("labels") != task_options[0].get("labels") for options in task_options):
+            raise CommandError("the projects use different label sets; make one test per label set")
         try:
             test = create_test(
-                opts["slug"], opts["task_type"], rows, title=opts["title"], max_attempts=opts["max_attempts"],
+                opts["slug"], opts["task_type"], rows, title=opts["title"], options=task_options[0] if projects else None,
+                max_attempts=opts["max_attempts"],
                 min_accuracy=opts["min_accuracy"], min_pearson=opts["min_pearson"],
                 min_spearman=opts["min_spearman"], delta_divisor=opts["delta_divisor"],
             )

@@ -5,7 +5,7 @@ import time
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.services.projects import find_project
-from annotation.services.exporters import FORMATS, write_export
+from annotation.services.exporters import FORMATS, ExportError, write_export
 
 
 class Command(BaseCommand):
@@ -25,6 +25,8 @@ class Command(BaseCommand):
         started = time.perf_counter()
         try:
             records = write_export(project, opts["format"], opts["output"])
+        except ExportError as exc:
+            raise CommandError(str(exc)) from None
         except OSError as exc:
             raise CommandError(f"cannot write {opts['output']}: {exc.strerror}") from None
         result = {"records": records, "output": opts["output"], "seconds": round(time.perf_counter() - started, 3)}

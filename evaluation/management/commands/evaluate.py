@@ -30,7 +30,7 @@ class Command(BaseCommand):
 
         chaos = sub.add_parser("chaos", help="ChaosNLI: model vs human label distributions")
         chaos.add_argument("--human", help="ChaosNLI JSONL")
-        chaos.add_argument("--project", help="instead of --human: an nli_label project's votes")
+        chaos.add_argument("--project", help="instead of --human: a 3-way label project's votes")
         chaos.add_argument("--predictions", required=True, help="ChaosNLI prediction JSON or JSONL rows")
         chaos.add_argument("--model", help="model name inside a ChaosNLI prediction file with several")
         chaos.add_argument("--divergence", action="store_true", help="JS divergence instead of JS distance")
