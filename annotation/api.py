@@ -174,7 +174,7 @@ class ProjectViewSet(
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         try:
-            report = import_upload(project, data["file"], data["format"], gold=data.get("gold", False))
+            report = import_upload(project, data["file"], data["format"], purpose=data.get("purpose", "data"))
         except (ImportFileError, ValueError) as exc:
             errors = getattr(exc, "errors", [])
             return Response(

@@ -1,28 +1,72 @@
 """Web forms. Project settings come from the settings schema (annotation.services.projects), so the form
 accepts and refuses exactly what the API and the command line do."""
+import json
+
 from django import forms
 
-from annotation.services.importers import FORMATS
-from annotation.services.projects import settings_schema
+from annotation.services.importers import GENERIC_FIELDS, PURPOSES
+from annotation.services.projects import current_setting, settings_schema
 from annotation.tasktypes import TASK_TYPE_CHOICES, get_task_type
 
+PURPOSE_NAMES = {
+    "data": "items to annotate",
+    "gold": "hidden gold check items (each row's label is the reference answer)",
+    "qualification": "qualification test items (each row's label is the reference answer)",
+}
 
-def project_form_class(task_type: str | None):
-    """A form with the slug, the task type and every setting of that task type (the first one's when None)."""
+
+def project_form_class(task_type: str | None, editing: bool = False):
+    """A form with the task type and every setting of that task type (the first one's when None); a new
+    study's form also asks for its slug."""
     task = get_task_type(task_type or TASK_TYPE_CHOICES[0][0])
-    fields = {
-        "slug": forms.SlugField(max_length=80, help_text="Short name used in links and on the command line."),
-        "task_type": forms.ChoiceField(choices=TASK_TYPE_CHOICES, initial=task.name),
-        **settings_schema(task).form_fields(),
-    }
+    fields = {}
+    if not editing:
+        fields["slug"] = forms.SlugField(max_length=80, help_text="Short name used in links and on the command line.")
+    fields["task_type"] = forms.ChoiceField(choices=TASK_TYPE_CHOICES, initial=task.name,
+                                            help_text="Changing it shows that task type's settings.")
+    fields.update(settings_schema(task).form_fields())
     return type("ProjectForm", (forms.Form,), fields)
 
 
-class ImportForm(forms.Form):
-    format = forms.ChoiceField(choices=[(name, name) for name in FORMATS])
-    file = forms.FileField()
-    gold = forms.BooleanField(required=False, label="Import the rows as hidden gold check items (their label is the reference)")
+def project_settings_initial(project) -> dict:
+    """The project's current settings, written as the form shows them."""
+    schema = settings_schema(project.task)
+    initial = {"task_type": project.task_type}
+    for setting in schema:
+        value = current_setting(project, schema, setting.name)
+        if setting.kind == "json":
+            value = json.dumps(value if value is not None else setting.default, ensure_ascii=False, indent=1)
+        elif setting.kind == "choice" and isinstance(value, list):
+            value = ",".join(value)
+        initial[setting.name] = value
+    return initial
 
-    def __init__(self, *args, formats=FORMATS, **kwargs):
+
+class UploadForm(forms.Form):
+    format = forms.ChoiceField(help_text="Only the formats that fit this study's task type are offered.")
+    file = forms.FileField(help_text="UTF-8 text: CSV or JSON Lines. You see its first rows before anything is imported.")
+
+    def __init__(self, *args, formats, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["format"].choices = [(name, name) for name in formats]
+
+
+class ImportConfirmForm(forms.Form):
+    format = forms.ChoiceField()
+    purpose = forms.ChoiceField(choices=[(name, PURPOSE_NAMES[name]) for name in PURPOSES], initial="data",
+                                label="The rows are")
+
+    def __init__(self, *args, formats, columns, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["format"].choices = [(name, name) for name in formats]
+        options = [("", "(none)")] + [(column, column) for column in columns]
+        for name in GENERIC_FIELDS:
+            self.fields[f"map_{name}"] = forms.ChoiceField(
+                choices=options, required=False, label=f"{name} column", initial=name if name in columns else "",
+            )
+
+    def mapping(self) -> dict[str, str] | None:
+        """Field -> column for the generic formats (fields left to "(none)" keep their own name)."""
+        if self.cleaned_data["format"] not in ("jsonl", "csv"):
+            return None
+        return {name: self.cleaned_data[f"map_{name}"] for name in GENERIC_FIELDS if self.cleaned_data.get(f"map_{name}")}

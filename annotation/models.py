@@ -221,6 +221,9 @@ class Annotation(models.Model):
     # Imported votes are stored one row per distinct label with its count (ChaosNLI: 100 votes, <= 3 rows).
     count = models.PositiveIntegerField(default=1)
     late = models.BooleanField(default=False)
+    # Left out of aggregates and agreement: its worker was blocked with their answers excluded. Kept, never
+    # deleted, and counted back in when the worker is unblocked.
+    excluded = models.BooleanField(default=False)
 
     class Meta:
         ordering = ["item_id", "id"]

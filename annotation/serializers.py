@@ -2,6 +2,7 @@ from rest_framework import serializers
 
 from annotation.models import AdjudicationRecord, Assignment, Item, Project
 from annotation.services.importers import FORMATS as IMPORT_FORMATS
+from annotation.services.importers import PURPOSES as IMPORT_PURPOSES
 from annotation.services.projects import all_settings
 from annotation.tasktypes import TASK_TYPE_CHOICES, TASK_TYPES
 
@@ -108,7 +109,8 @@ class ErrorSerializer(serializers.Serializer):
 class ImportSerializer(serializers.Serializer):
     file = serializers.FileField()
     format = serializers.ChoiceField(choices=list(IMPORT_FORMATS), help_text="one of the formats that fit the project's task type")
-    gold = serializers.BooleanField(required=False, default=False, help_text="import the rows as hidden gold check items")
+    purpose = serializers.ChoiceField(choices=list(IMPORT_PURPOSES), required=False, default="data",
+                                      help_text="data to collect, hidden gold check items, or qualification test items")
 
 
 class ResultSerializer(serializers.ModelSerializer):

@@ -1,20 +1,34 @@
 from django.urls import path
 
-from annotation import views, views_reports
+from annotation.views import adjudication, dashboard, reports, setup, work
 
 urlpatterns = [
-    path("", views.home, name="home"),
-    path("projects/new/", views.project_new, name="project_new"),
-    path("projects/<slug:slug>/", views.project_detail, name="project_detail"),
-    path("projects/<slug:slug>/export/<str:fmt>/", views.project_export, name="project_export"),
-    path("projects/<slug:slug>/workers/", views.worker_figures, name="worker_figures"),
-    path("projects/<slug:slug>/adjudication/", views.adjudication_queue, name="adjudication_queue"),
-    path("projects/<slug:slug>/adjudication/<int:item_id>/", views.adjudication_item, name="adjudication_item"),
-    path("projects/<slug:slug>/report/", views_reports.report, name="project_report"),
-    path("work/<slug:slug>/", views.work, name="work"),
-    path("enter/<slug:slug>/", views.enter, name="enter"),
-    path("qualify/<slug:slug>/", views.qualify, name="qualify"),
-    path("done/<slug:slug>/", views.done, name="done"),
-    path("work/<slug:slug>/<int:assignment_id>/submit/", views.submit, name="submit"),
-    path("work/<slug:slug>/<int:assignment_id>/release/", views.release, name="release"),
+    path("", work.home, name="home"),
+    # Setting a study up
+    path("projects/new/", setup.project_new, name="project_new"),
+    path("projects/<slug:slug>/settings/", setup.project_settings, name="project_settings"),
+    path("projects/<slug:slug>/status/", setup.project_status, name="project_status"),
+    path("projects/<slug:slug>/members/", setup.project_members, name="project_members"),
+    path("projects/<slug:slug>/clone/", setup.project_clone, name="project_clone"),
+    path("projects/<slug:slug>/preview/", setup.project_preview, name="project_preview"),
+    path("projects/<slug:slug>/qualification/", setup.project_qualification, name="project_qualification"),
+    path("projects/<slug:slug>/import/", setup.import_upload, name="import_upload"),
+    path("projects/<slug:slug>/import/<str:token>/", setup.import_preview, name="import_preview"),
+    # Following it
+    path("projects/<slug:slug>/", dashboard.project_detail, name="project_detail"),
+    path("projects/<slug:slug>/items/", dashboard.item_table, name="item_table"),
+    path("projects/<slug:slug>/items/<int:item_id>/gold/", dashboard.make_gold, name="make_gold"),
+    path("projects/<slug:slug>/workers/", dashboard.worker_figures, name="worker_figures"),
+    path("projects/<slug:slug>/workers/<int:worker_id>/", dashboard.worker_detail, name="worker_detail"),
+    path("projects/<slug:slug>/export/<str:fmt>/", dashboard.project_export, name="project_export"),
+    path("projects/<slug:slug>/adjudication/", adjudication.adjudication_queue, name="adjudication_queue"),
+    path("projects/<slug:slug>/adjudication/<int:item_id>/", adjudication.adjudication_item, name="adjudication_item"),
+    path("projects/<slug:slug>/report/", reports.report, name="project_report"),
+    # Working on it
+    path("work/<slug:slug>/", work.work, name="work"),
+    path("enter/<slug:slug>/", work.enter, name="enter"),
+    path("qualify/<slug:slug>/", work.qualify, name="qualify"),
+    path("done/<slug:slug>/", work.done, name="done"),
+    path("work/<slug:slug>/<int:assignment_id>/submit/", work.submit, name="submit"),
+    path("work/<slug:slug>/<int:assignment_id>/release/", work.release, name="release"),
 ]

@@ -111,3 +111,18 @@ def import_rows():
         return import_stream(project, io.StringIO("".join(json.dumps(r) + "\n" for r in rows)), fmt)
 
     return run
+
+
+@pytest.fixture
+def web_import():
+    """Import a file through the pages, as an author does: upload (the preview), then confirm. Returns the
+    confirm's response, or the page the upload was sent back to when it was refused."""
+
+    def run(client, project, fmt, upload, **confirm):
+        staged = client.post(f"/projects/{project.slug}/import/", {"format": fmt, "file": upload})
+        if staged.status_code != 302 or "/import/" not in staged["Location"]:
+            return client.get(staged["Location"]) if staged.status_code == 302 else staged
+        assert client.get(staged["Location"]).status_code == 200  # the preview
+        return client.post(staged["Location"], {"format": fmt, "purpose": "data", "confirm": "1", **confirm})
+
+    return run

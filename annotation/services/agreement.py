@@ -4,7 +4,8 @@ The annotations are streamed with values_list into arrays (`load_annotations`); 
 pure functions in evaluation.metrics.agreement (`agreement_figures`). Units are items: with per-atom task
 types each atom is an item.
 
-Gold check items are quality control, not data, and are left out everywhere.
+Gold check items are quality control, not data, and are left out everywhere; so are the answers of workers
+an author blocked with their answers excluded.
 
 Imported votes (ChaosNLI: up to 100 per item, stored as one row per label with its count) carry no worker
 ids. They enter every figure that needs only each item's multiset of values: Krippendorff's alpha from
@@ -84,7 +85,7 @@ def load_annotations(project: Project) -> AnnotationTable:
     categories = project.task.categories(project.options)
     worker_rows, imported_rows = [], []
     stream = (
-        Annotation.objects.filter(item__project=project, item__is_gold=False)
+        Annotation.objects.filter(item__project=project, item__is_gold=False, excluded=False)
         .order_by("item_id", "id")  # items in import order: seeded figures do not depend on the database
         .values_list("item_id", "worker_id", "value", "count")
         .iterator(chunk_size=STREAM_CHUNK)

@@ -24,7 +24,9 @@ from annotation.services.quality import gold_reference
 from common.vocabulary import ALPHA_NLI, NLI, NO_GOLD, USNLI_NUMBERING, LabelError, to_label
 
 FORMATS = ("usnli", "chaosnli", "dnli", "snli", "atoms", "jsonl", "csv")
-MAX_ERRORS_REPORTED = 20
+# What imported rows become: data to collect, hidden gold checks, or the project's qualification test.
+PURPOSES = ("data", "gold", "qualification")
+MAX_ERRORS_REPORTED = 50
 GENERIC_FIELDS = ("id", "premise", "hypothesis", "update", "label", "group")
 USNLI_COLUMNS = ("id", "pre", "hyp", "nli", "unli")
 
@@ -90,6 +92,9 @@ class ImportReport:
     atoms: int = 0
     annotations: int = 0
     skipped_reasons: dict = field(default_factory=dict)
+    qualification_items: int = 0
+    # Why a file that was read without errors added nothing (or less than a user would expect).
+    notes: list = field(default_factory=list)
 
     def as_dict(self) -> dict:
         return dict(self.__dict__)
@@ -432,6 +437,35 @@ def read_rows(stream: IO[str], fmt: str, mapping: dict[str, str] | None = None):
     return {"usnli": _usnli, "chaosnli": _chaosnli, "dnli": _dnli, "snli": _snli, "atoms": _atoms}[fmt](stream)
 
 
+PREVIEW_ROWS = 10
+CSV_FORMATS = ("usnli", "csv")
+
+
+def preview(path: str | Path, fmt: str, limit: int = PREVIEW_ROWS) -> dict:
+    """The first records of a file as they stand, before any mapping, for the import preview:
+    {"columns": [names in first-seen order], "rows": [[cell text]], "errors": [(line, field, message)]}."""
+    columns: list[str] = []
+    records, errors = [], []
+    try:
+        with open(path, encoding="utf-8-sig", newline="") as stream:
+            for line, record in (_csv_rows(stream) if fmt in CSV_FORMATS else _json_lines(stream)):
+                if isinstance(record, RowError):
+                    errors.append((line, record.field, record.message))
+                else:
+                    records.append(record)
+                    columns += [name for name in record if name not in columns]
+                if len(records) + len(errors) >= limit:
+                    break
+    except UnicodeDecodeError as exc:
+        errors.append((0, "(file)", f"this is not UTF-8 text (byte {exc.start}): {exc.reason}"))
+
+    def cell(value) -> str:
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+        return text if len(text) <= 120 else text[:119] + "…"
+
+    return {"columns": columns, "rows": [[cell(r.get(c, "")) for c in columns] for r in records], "errors": errors}
+
+
 # ---------------------------------------------------------------- writing
 
 
@@ -452,28 +486,33 @@ def check_size(size: int) -> None:
         raise ImportFileError([(0, "(file)", f"is {size / 1e6:.1f} MB, over the import limit of {limit / 1e6:.0f} MB")])
 
 
-def import_file(project: Project, path: str | Path, fmt: str, mapping: dict[str, str] | None = None, gold: bool = False) -> ImportReport:
+def import_file(project: Project, path: str | Path, fmt: str, mapping: dict[str, str] | None = None, purpose: str = "data") -> ImportReport:
     check_size(Path(path).stat().st_size)
     with open(path, encoding="utf-8-sig", newline="") as stream:
-        return import_stream(project, stream, fmt, mapping, gold=gold)
+        return import_stream(project, stream, fmt, mapping, purpose=purpose)
 
 
-def import_upload(project: Project, upload, fmt: str, mapping: dict[str, str] | None = None, gold: bool = False) -> ImportReport:
+def import_upload(project: Project, upload, fmt: str, mapping: dict[str, str] | None = None, purpose: str = "data") -> ImportReport:
     """An uploaded file (Django's UploadedFile), read as a stream from its temporary file, never whole."""
     check_size(upload.size)
     upload.seek(0)
     stream = io.TextIOWrapper(upload.file, encoding="utf-8-sig", newline="")
     try:
-        return import_stream(project, stream, fmt, mapping, gold=gold)
+        return import_stream(project, stream, fmt, mapping, purpose=purpose)
     finally:
         stream.detach()  # leave the upload's own file open for Django to clean up
 
 
-def import_stream(project: Project, stream: IO[str], fmt: str, mapping=None, gold: bool = False) -> ImportReport:
+def import_stream(project: Project, stream: IO[str], fmt: str, mapping=None, purpose: str = "data") -> ImportReport:
     """Validate the whole stream first; write nothing unless every row is good.
 
-    gold=True imports the rows as hidden gold checks whose reference is the row's own label."""
+    purpose "gold" imports the rows as hidden gold checks, "qualification" as the items of the project's
+    qualification test; in both the row's own label is the reference answer."""
     check_format(project, fmt)
+    if purpose not in PURPOSES:
+        raise ValueError(f"unknown purpose {purpose!r}; choose one of {', '.join(PURPOSES)}")
+    if purpose == "qualification" and project.task.per_atom:
+        raise ValueError("atoms are picked into a qualification test on its page, not imported into it")
     rows, skipped, errors = [], [], []
     try:
         for line, row in read_rows(stream, fmt, mapping):
@@ -484,15 +523,57 @@ def import_stream(project: Project, stream: IO[str], fmt: str, mapping=None, gol
             else:
                 rows.append(row)
     except UnicodeDecodeError as exc:
-        errors.append((0, "(file)", f"is not UTF-8 text (byte {exc.start}): {exc.reason}"))
+        errors.append((0, "(file)", f"this is not UTF-8 text (byte {exc.start}): {exc.reason}"))
+    gold = purpose == "gold"
     if fmt == "atoms":
-        return _write_atoms(project, rows, errors, skipped, gold)
+        return _explained(project, fmt, _write_atoms(project, rows, errors, skipped, gold))
     _check_example_rows(project, rows, errors)
-    if gold and not project.task.per_atom:
+    if purpose != "data" and not project.task.per_atom:
         _check_gold_references(project, rows, errors)
     if errors:
         raise ImportFileError(errors)
-    return _write_examples(project, rows, skipped, gold)
+    if purpose == "qualification":
+        return _write_qualification(project, rows, skipped)
+    return _explained(project, fmt, _write_examples(project, rows, skipped, gold))
+
+
+def _write_qualification(project: Project, rows: list[ExampleRow], skipped: list[Skipped]) -> ImportReport:
+    from annotation.models import QualificationItem
+    from annotation.services.qualification import QualificationError, _refuse_once_taken, project_test
+
+    with transaction.atomic():
+        test = project_test(project)
+        try:
+            _refuse_once_taken(test)
+        except QualificationError as error:
+            raise ImportFileError([(0, "(file)", str(error))]) from None
+        start = test.items.count()
+        QualificationItem.objects.bulk_create([
+            QualificationItem(
+                test=test, premise=row.premise, hypothesis=row.hypothesis, update=row.update, order=start + number,
+                reference=gold_reference(project, Example(source_label=row.source_label, source_data=row.source_data), None),
+            )
+            for number, row in enumerate(rows, start=1)
+        ])
+    return ImportReport(skipped=len(skipped), qualification_items=len(rows))
+
+
+def _explained(project: Project, fmt: str, report: ImportReport) -> ImportReport:
+    """Say why a good file added no items, so that "0 new items" is never left unexplained."""
+    task = project.task
+    if report.items:
+        return report
+    if report.created and task.per_atom and fmt != "atoms":
+        report.notes.append(
+            f"These {report.created} rows are examples; a {task.label} project annotates their atoms, one item "
+            "per atom. Import the atoms next (format atoms, matching the examples by id or hypothesis)."
+        )
+    elif report.already_present and not report.created:
+        report.notes.append(f"All {report.already_present} rows were imported before: nothing is new.")
+    elif not report.created and not report.already_present:
+        reasons = ", ".join(f"{count} {reason}" for reason, count in report.skipped_reasons.items())
+        report.notes.append("The file has no rows to import" + (f" ({reasons} skipped)." if reasons else "."))
+    return report
 
 
 def _check_gold_references(project: Project, rows: list[ExampleRow], errors: list) -> None:

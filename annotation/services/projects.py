@@ -2,10 +2,14 @@
 `create_project` command all come from `settings_schema(task)` and call these functions."""
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 from django.contrib.auth import get_user_model
+from django.core.exceptions import ValidationError
+from django.core.validators import validate_slug
 from django.db import transaction
+from django.db.models import Q
 
 from annotation.models import Annotation, Project
 from annotation.services import access
@@ -47,6 +51,8 @@ COMMON_SETTINGS = (
             column=True),
     Setting("gold_min_checks", "int", 3, "gold answers a worker gives before suspension can apply", minimum=0,
             maximum=10000, column=True),
+    Setting("speeder_seconds", "float", 2.0, "flag workers whose median seconds per item is below this (0: never)",
+            label="Speeder threshold (seconds per item)", minimum=0, maximum=3600),
     Setting("suspend_below", "float", 0.0, "suspend a worker whose gold accuracy falls below this (0: never)",
             minimum=0, maximum=1, column=True),
     Setting("status", "choice", Project.Status.DRAFT, "draft (invisible to workers), published, paused or closed",
@@ -107,6 +113,12 @@ def create_project(slug: str, task_type: str, owner, **settings) -> Project:
     schema. Raises SettingError (field -> message), PermissionDenied for a non-author owner, ValueError
     for an unknown task type or a slug in use."""
     access.ensure_can_create_project(owner)
+    try:
+        validate_slug(slug)
+    except ValidationError:
+        raise SettingError({"slug": "use letters, digits, hyphens and underscores only"}) from None
+    if len(slug) > Project._meta.get_field("slug").max_length:
+        raise SettingError({"slug": f"must be at most {Project._meta.get_field('slug').max_length} characters"})
     task = get_task_type(task_type)
     schema = settings_schema(task)
     given = {name: value for name, value in settings.items() if value is not None}
@@ -132,7 +144,7 @@ def update_project(project: Project, **changes) -> Project:
     """Change some settings. Settings that would change what collected answers mean (the task type, the
     labels) are refused once the project has answers."""
     schema = settings_schema(project.task)
-    fixed = [name for name in FIXED_ONCE_ANSWERED if name in changes and changes[name] != _current(project, schema, name)]
+    fixed = [name for name in FIXED_ONCE_ANSWERED if name in changes and changes[name] != current_setting(project, schema, name)]
     if fixed and has_answers(project):
         raise SettingError({fixed[0]: "cannot change once the project has answers: they were given on the old "
                                       "scale (clone the study to change it)"})
@@ -148,7 +160,8 @@ def update_project(project: Project, **changes) -> Project:
     return project
 
 
-def _current(project: Project, schema: Schema, name: str):
+def current_setting(project: Project, schema: Schema, name: str):
+    """A project's value of one setting, wherever the project keeps it."""
     if name == "task_type":
         return project.task_type
     if name in schema and schema.get(name).column:
@@ -182,6 +195,62 @@ def schema_status(value) -> str:
 
 def set_status(project: Project, status: str) -> Project:
     return update_project(project, status=status)
+
+
+def clone_project(project: Project, slug: str, owner, with_items: bool = False) -> Project:
+    """A new draft study with the same settings (and, with_items, the same examples, atoms and items, as
+    fresh items: no answers, imported votes or adjudications are copied)."""
+    from annotation.models import Atom, Example, Item
+
+    schema = settings_schema(project.task)
+    settings = {setting.name: current_setting(project, schema, setting.name) for setting in schema}
+    settings.update(status=Project.Status.DRAFT, title=f"{project.title} (copy)")
+    with transaction.atomic():
+        clone = create_project(slug, project.task_type, owner, **settings)
+        clone.qualification_id = project.qualification_id
+        clone.options = {**project.options, **clone.options}
+        clone.save(update_fields=["qualification", "options"])
+        if with_items:
+            examples = list(project.examples.order_by("id"))
+            copies = Example.objects.bulk_create(
+                [Example(project=clone, key=e.key, source_id=e.source_id, premise=e.premise, hypothesis=e.hypothesis,
+                         update=e.update, update_type=e.update_type, source_label=e.source_label,
+                         source_data=e.source_data, position=e.position) for e in examples],
+                batch_size=2000,
+            )
+            example_of = {old.id: new for old, new in zip(examples, copies)}
+            atoms = list(Atom.objects.filter(example__project=project).order_by("id"))
+            atom_copies = Atom.objects.bulk_create(
+                [Atom(example=example_of[a.example_id], text=a.text, order=a.order, validity=a.validity, effect=a.effect)
+                 for a in atoms],
+                batch_size=2000,
+            )
+            atom_of = {old.id: new for old, new in zip(atoms, atom_copies)}
+            Item.objects.bulk_create(
+                [Item(project=clone, example=example_of[i.example_id], atom=atom_of.get(i.atom_id),
+                      coherence_group=i.coherence_group, is_gold=i.is_gold, gold=i.gold,
+                      target=0 if i.is_gold else clone.redundancy, claimable=not i.is_gold,
+                      status=Item.Status.DONE if i.is_gold else Item.Status.OPEN)
+                 for i in project.items.order_by("id")],
+                batch_size=2000,
+            )
+    return clone
+
+
+def add_members(project: Project, names: str) -> list:
+    """Admit the users named in `names` (usernames or e-mail addresses, separated by spaces, commas or
+    lines). Any name that matches no user is an error and admits nobody."""
+    wanted = [name for name in re.split(r"[\s,;]+", names) if name]
+    if not wanted:
+        raise SettingError({"members": "name at least one user (username or e-mail address)"})
+    User = get_user_model()
+    found = list(User.objects.filter(Q(username__in=wanted) | Q(email__in=[n for n in wanted if "@" in n])))
+    known = {user.username for user in found} | {user.email for user in found if user.email}
+    unknown = [name for name in wanted if name not in known]
+    if unknown:
+        raise SettingError({"members": f"no user named {', '.join(unknown[:10])}" + (" …" if len(unknown) > 10 else "")})
+    project.members.add(*found)
+    return found
 
 
 def find_user(username: str):

@@ -7,6 +7,7 @@ from django.db import transaction
 from annotation.models import QualificationAttempt, QualificationItem, QualificationTest
 from annotation.services.answers import SubmissionError, parse_answers, parse_reference
 from annotation.tasktypes import get_task_type
+from common.schema import Schema, Setting
 
 
 class QualificationError(ValueError):
@@ -76,3 +77,80 @@ def take_test(test: QualificationTest, worker, answers: dict) -> QualificationAt
         return QualificationAttempt.objects.create(
             test=test, worker=worker, answers={str(k): v for k, v in values.items()}, passed=passed, details=details
         )
+
+
+# The pass rules and attempts of a test, declared once for the qualification page and the command line.
+RULES = Schema((
+    Setting("max_attempts", "int", 2, "attempts a worker gets", minimum=1, maximum=20),
+    Setting("min_accuracy", "float", 0.8, "share of reference answers to match (categorical task types)",
+            minimum=0, maximum=1),
+    Setting("min_pearson", "float", 0.7, "slider: Pearson r the answers must exceed", minimum=-1, maximum=1),
+    Setting("min_spearman", "float", 0.4, "slider: Spearman rho the answers must exceed", minimum=-1, maximum=1),
+    Setting("delta_divisor", "float", 4.0, "slider: an easy item is passed within min(y, 1 - y) / this of y",
+            minimum=1, maximum=100),
+    Setting("show_feedback", "bool", False, "after an attempt, show each item's reference answer"),
+))
+
+
+def project_test(project) -> QualificationTest:
+    """The project's qualification test, made (empty, with the default rules) when it has none."""
+    if project.qualification_id:
+        return project.qualification
+    with transaction.atomic():
+        slug, number = f"{project.slug}-qualification", 1
+        while QualificationTest.objects.filter(slug=slug).exists():
+            number += 1
+            slug = f"{project.slug}-qualification-{number}"
+        test = QualificationTest.objects.create(
+            slug=slug, title=f"{project.title}: qualification", task_type=project.task_type,
+            options=dict(project.options), **{k: v for k, v in RULES.defaults().items() if k != "show_feedback"},
+        )
+        project.qualification = test
+        project.save(update_fields=["qualification"])
+    return test
+
+
+def _refuse_once_taken(test: QualificationTest) -> None:
+    if test.attempts.exists():
+        raise QualificationError("workers have taken this test already: its items cannot change (its rules can)")
+
+
+def add_item(project, item, reference, easy: bool = False) -> QualificationItem:
+    """Copy a project item into its qualification test with a reference answer read as the task type reads
+    final labels (a slider's: a probability)."""
+    test = project_test(project)
+    _refuse_once_taken(test)
+    try:
+        value = parse_reference(project.task, project.options, reference)
+    except SubmissionError as exc:
+        raise QualificationError(f"reference: {exc.message}") from None
+    return QualificationItem.objects.create(
+        test=test, premise=item.example.premise, hypothesis=item.example.hypothesis, update=item.example.update,
+        atom_text=item.atom.text if item.atom else "", reference=value, easy=easy, order=test.items.count() + 1,
+    )
+
+
+def remove_item(project, item_id: int) -> None:
+    test = project_test(project)
+    _refuse_once_taken(test)
+    test.items.filter(pk=item_id).delete()
+
+
+def update_rules(project, data: dict) -> QualificationTest:
+    test = project_test(project)
+    cleaned = RULES.clean(data, partial=True)
+    feedback = cleaned.pop("show_feedback", None)
+    for name, value in cleaned.items():
+        setattr(test, name, value)
+    if feedback is not None:
+        test.options = {**test.options, "show_feedback": feedback}
+    test.save()
+    return test
+
+
+def suggested_reference(project, item):
+    """A reference to start from for an item: its gold answer, its row's own label, or its final label."""
+    if item.is_gold:
+        return item.gold
+    reference = project.task.gold_reference(item.example, item.atom, project.options)
+    return reference if reference is not None else item.final_value

@@ -5,7 +5,7 @@ from annotation.models import Annotation, Item, Project
 
 def settle_item(project: Project, item: Item) -> None:
     """Update item.target / status / aggregate / claimable in memory from its stored annotations."""
-    rows = list(Annotation.objects.filter(item_id=item.id).values_list("raw", "value", "count"))
+    rows = list(Annotation.objects.filter(item_id=item.id, excluded=False).values_list("raw", "value", "count"))
     raws = [raw for raw, _, count in rows for _ in range(count)]
     values = [value for _, value, count in rows for _ in range(count)]
     task = project.task
@@ -21,6 +21,24 @@ def settle_item(project: Project, item: Item) -> None:
     item.claimable = item.status == Item.Status.OPEN and item.annotation_count + item.active_claims < item.target
     if project.adaptive and values:
         item.priority = adaptive_priority(values)
+
+
+def resettle(project: Project, item_ids) -> None:
+    """Settle items again from their counted answers after some answers were excluded or let back in: an
+    item that lost an answer opens to collect another; adjudicated labels stand."""
+    from django.db.models import Sum
+
+    items = list(Item.objects.select_for_update().filter(id__in=set(item_ids), is_gold=False).order_by("id"))
+    counted = dict(
+        Annotation.objects.filter(item__in=items, excluded=False).values("item_id").annotate(n=Sum("count"))
+        .values_list("item_id", "n")
+    )
+    for item in items:
+        item.annotation_count = counted.get(item.id, 0)
+        if item.adjudicated is None:
+            item.status, item.target, item.aggregate = Item.Status.OPEN, project.redundancy, None
+        settle_item(project, item)
+    Item.objects.bulk_update(items, ["annotation_count", "status", "target", "aggregate", "claimable", "priority"])
 
 
 def adaptive_priority(probabilities: list[float]) -> float:

@@ -1,9 +1,26 @@
+import markdown as markdown_library
+import nh3
 from django import template
+from django.utils.safestring import mark_safe
 
 register = template.Library()
+
+# What instructions may use once rendered: text formatting, lists, links, tables; no scripts, styles,
+# frames, forms or event attributes (nh3 drops everything else).
+MARKDOWN_TAGS = {
+    "p", "br", "hr", "strong", "em", "b", "i", "code", "pre", "blockquote", "ul", "ol", "li", "a",
+    "h2", "h3", "h4", "table", "thead", "tbody", "tr", "th", "td", "kbd",
+}
 
 
 @register.filter
 def get_item(mapping, key):
     """mapping[key] in templates; None when absent."""
     return (mapping or {}).get(key)
+
+
+@register.filter
+def markdown(text: str) -> str:
+    """An author's Markdown as sanitised HTML (safe to show to workers)."""
+    html = markdown_library.markdown(text or "", extensions=["tables", "sane_lists"])
+    return mark_safe(nh3.clean(html, tags=MARKDOWN_TAGS, link_rel="noopener noreferrer nofollow"))

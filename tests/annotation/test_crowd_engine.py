@@ -103,7 +103,7 @@ def test_gold_checks_are_hidden_and_suspend_inattentive_workers(make_project, im
     from annotation.services.importers import import_stream
 
     gold_rows = [{"id": f"g{i}", "premise": "A dog runs.", "hypothesis": f"An animal moves {i}.", "label": "entailment"} for i in range(4)]
-    import_stream(project, io.StringIO("".join(json.dumps(r) + "\n" for r in gold_rows)), "jsonl", gold=True)
+    import_stream(project, io.StringIO("".join(json.dumps(r) + "\n" for r in gold_rows)), "jsonl", purpose="gold")
     assert Item.objects.filter(project=project, is_gold=True, gold="e").count() == 4
     worker = make_user("careless")
     for _ in range(2):
@@ -221,6 +221,6 @@ def test_gold_atoms_without_a_reference_import_nothing(make_project, import_rows
 
     bad = '{"example_id": "a", "atoms": [{"text": "x", "validity": "valid"}, "y"]}\n'
     with pytest.raises(ImportFileError) as error:
-        import_stream(project, io.StringIO(bad), "atoms", gold=True)
+        import_stream(project, io.StringIO(bad), "atoms", purpose="gold")
     assert error.value.errors[0][:2] == (1, "atoms[1].validity")
     assert not Atom.objects.exists() and not Item.objects.filter(is_gold=True).exists()

@@ -59,16 +59,16 @@ def test_dataset_text_is_escaped(client, make_project, import_rows, make_user):
     assert "<b>bold</b>" not in html
 
 
-def test_author_imports_and_exports_through_the_pages(client, make_project, author):
+def test_author_imports_and_exports_through_the_pages(client, make_project, author, web_import):
     project = make_project("unli_slider")
     login(client, "author1", "a-test-password")
     good = io.BytesIO(b"id,pre,hyp,nli,unli\n1,A man sleeps.,A person rests.,2,0.93\n")
     good.name = "good.csv"
-    assert client.post(f"/projects/{project.slug}/", {"format": "usnli", "file": good}).status_code == 302
+    assert web_import(client, project, "usnli", good).status_code == 302
     bad = io.BytesIO(b"id,pre,hyp,nli,unli\n2,P,H,1,0.3\n3,P,H,1,2\n")
     bad.name = "bad.csv"
-    response = client.post(f"/projects/{project.slug}/", {"format": "usnli", "file": bad})
-    assert response.status_code == 400 and "line 3, field &#x27;unli&#x27;" in response.content.decode()
+    response = web_import(client, project, "usnli", bad)
+    assert response.status_code == 400 and "line 3, field <code>unli</code>" in response.content.decode()
     assert Item.objects.filter(project=project).count() == 1
     export = client.get(f"/projects/{project.slug}/export/usnli/")
     body = b"".join(export.streaming_content).decode()

@@ -316,7 +316,7 @@ def test_author_runs_a_project_from_creation_to_export(browser, demo_server, pre
         expect(page.locator(".message.success")).to_contain_text("settled")
         expect(page.locator(".empty")).to_contain_text("Nothing waits for adjudication")
         page.goto(item_url)
-        expect(page.locator("#final-value")).to_have_text("invalid")
+        expect(page.locator("#final-value")).to_have_text("Invalid")
         history = page.locator("h2:has-text('History') + table tbody tr")
         expect(history).to_have_count(1)
         expect(history).to_contain_text("author")

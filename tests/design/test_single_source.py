@@ -73,7 +73,7 @@ def test_usnli_rows_imported_as_gold_into_a_3way_project_can_be_matched(shared_d
     """normalise_label("2") gave "2", which no e/n/c answer matches: every gold check failed silently."""
     project = make_project("nli_label", gold_rate=1.0)
     lines = (shared_data / "u-snli" / "dev.csv").read_text(encoding="utf-8").splitlines(keepends=True)
-    import_stream(project, io.StringIO("".join(lines[:11])), "usnli", gold=True)
+    import_stream(project, io.StringIO("".join(lines[:11])), "usnli", purpose="gold")
     import_stream(project, io.StringIO('{"id": "data", "premise": "P", "hypothesis": "H"}\n'), "jsonl")
     gold_items = list(project.items.filter(is_gold=True).select_related("example"))
     by_code = {"0": "c", "1": "n", "2": "e"}
@@ -127,7 +127,7 @@ def test_only_authors_create_projects_by_any_route(make_user):
 
 
 @pytest.mark.django_db
-def test_the_import_size_limit_holds_for_web_api_and_command_line(settings, make_project, author, tmp_path):
+def test_the_import_size_limit_holds_for_web_api_and_command_line(settings, make_project, author, tmp_path, web_import):
     from django.core.files.uploadedfile import SimpleUploadedFile
 
     settings.NLI_MAX_IMPORT_BYTES = 100
@@ -135,8 +135,8 @@ def test_the_import_size_limit_holds_for_web_api_and_command_line(settings, make
     body = b'{"premise": "P", "hypothesis": "H"}\n' * 10
     client = Client()
     client.force_login(author)
-    page = client.post(f"/projects/{project.slug}/", {"format": "jsonl", "file": SimpleUploadedFile("a.jsonl", body)})
-    assert page.status_code == 400 and "over the import limit" in page.content.decode()
+    page = web_import(client, project, "jsonl", SimpleUploadedFile("a.jsonl", body))
+    assert "Not imported" in page.content.decode() and "over the import limit" in page.content.decode()
     api = APIClient()
     api.force_login(author)
     answer = api.post(f"/api/projects/{project.slug}/import/", {"format": "jsonl", "file": SimpleUploadedFile("a.jsonl", body)}, format="multipart")

@@ -15,7 +15,7 @@ from django.urls import URLPattern, URLResolver, get_resolver
 from rest_framework.test import APIClient
 
 from annotation.models import Assignment, Project
-from annotation.services.assignments import claim_page
+from annotation.services.assignments import claim_page, submit_page
 from evaluation.models import EvaluationRun
 from models_backend.models import ModelRun
 from tests.security.db import rolled_back
@@ -34,6 +34,7 @@ MANAGE_PAGE = row(LOGIN, 403, 403, 200, 404, 200)
 AUTHOR_PAGE = row(LOGIN, 403, 403, 200, 200, 200)
 RUN_PAGE = row(LOGIN, 403, 403, 200, 404, 200)
 MANAGE_API = row(401, 403, 403, 200, 404, 200)
+MANAGE_ACTION = row(LOGIN, 403, 403, 302, 404, 302)  # done (or refused with a message), back to a page
 RUN_API = row(401, 403, 403, 200, 404, 200)
 OWN_PAGE_API = row(401, 200, 404, 404, 404, 404)
 
@@ -42,7 +43,7 @@ PAGES = [
     ("home", "get", "/", row(200, 200, 200, 200, 200, 200)),
     ("project_new", "get", "/projects/new/", AUTHOR_PAGE),
     ("project_detail", "get", "/projects/{slug}/", MANAGE_PAGE),
-    ("project_detail", "post", "/projects/{slug}/", row(LOGIN, 403, 403, 400, 404, 400)),  # the import form, empty
+    ("project_detail", "post", "/projects/{slug}/", row(LOGIN, 405, 405, 405, 405, 405)),  # imports go to import/
     *[("project_export", "get", f"/projects/{{slug}}/export/{fmt}/", MANAGE_PAGE) for fmt in ("chaosnli", "snli", "jsonl", "csv")],
     # Formats that do not fit a 3-way label project, and one that does not exist: refused with the reason.
     *[("project_export", "get", f"/projects/{{slug}}/export/{fmt}/", row(LOGIN, 403, 403, 400, 404, 400)) for fmt in ("usnli", "atoms", "xml")],
@@ -51,6 +52,20 @@ PAGES = [
     ("adjudication_item", "get", "/projects/{slug}/adjudication/{item}/", MANAGE_PAGE),
     ("adjudication_item", "post", "/projects/{slug}/adjudication/{item}/", row(LOGIN, 403, 403, 400, 404, 400)),  # no value
     ("project_report", "get", "/projects/{slug}/report/", MANAGE_PAGE),
+    ("project_settings", "get", "/projects/{slug}/settings/", MANAGE_PAGE),
+    ("project_settings", "post", "/projects/{slug}/settings/", row(LOGIN, 403, 403, 400, 404, 400)),  # no task type
+    ("project_status", "post", "/projects/{slug}/status/", MANAGE_ACTION),  # no status: refused with a message
+    ("project_members", "post", "/projects/{slug}/members/", MANAGE_ACTION),
+    ("project_clone", "post", "/projects/{slug}/clone/", MANAGE_ACTION),  # no slug: refused with a message
+    ("project_preview", "get", "/projects/{slug}/preview/", MANAGE_PAGE),
+    ("project_qualification", "get", "/projects/{slug}/qualification/", MANAGE_PAGE),
+    ("project_qualification", "post", "/projects/{slug}/qualification/", MANAGE_ACTION),
+    ("import_upload", "post", "/projects/{slug}/import/", MANAGE_ACTION),  # no file: back with a message
+    ("import_preview", "get", "/projects/{slug}/import/" + "0" * 32 + "/", MANAGE_ACTION),  # no such upload
+    ("item_table", "get", "/projects/{slug}/items/?q=P&show=open&sort=-id", MANAGE_PAGE),
+    ("make_gold", "post", "/projects/{slug}/items/{item}/gold/", MANAGE_ACTION),  # answered: refused, message
+    ("worker_detail", "get", "/projects/{slug}/workers/{answered_by}/", MANAGE_PAGE),
+    ("worker_detail", "post", "/projects/{slug}/workers/{answered_by}/", MANAGE_ACTION),
     ("work", "get", "/work/{slug}/", row(LOGIN, 200, 200, 403, 404, 403)),
     ("submit", "post", "/work/{slug}/{page}/submit/", row(LOGIN, 400, 404, 404, 404, 404)),  # empty answers
     ("submit", "get", "/work/{slug}/{page}/submit/", row(LOGIN, 405, 405, 405, 405, 405)),
@@ -117,12 +132,16 @@ def world(make_user, make_project, import_rows, author):
     import_rows(project, [{"uid": "t", "example": {"premise": "P", "hypothesis": "H"}, "label_counter": {"e": 1, "n": 1}}], "chaosnli")
     tie = project.items.get(status="adjudication")
     page = claim_page(project, users["worker"])
+    # The other worker has answered a page: the study has a worker to look at.
+    answered = claim_page(project, users["other_worker"])
+    submit_page(answered.pk, users["other_worker"], {str(c.item_id): {"value": "n"} for c in answered.claims.all()})
     run = EvaluationRun.objects.create(suite="unli", status=EvaluationRun.Status.DONE, results={"pearson": 0.5}, created_by=users["owner"], project=project)
     model_run = ModelRun.objects.create(job="predict", params={}, created_by=users["owner"])
     return {
         "users": users,
         "project": project,
-        "fill": {"slug": project.slug, "item": tie.pk, "page": page.pk, "run": run.pk, "model_run": model_run.pk},
+        "fill": {"slug": project.slug, "item": tie.pk, "page": page.pk, "run": run.pk, "model_run": model_run.pk,
+                 "answered_by": users["other_worker"].pk},
     }
 
 
@@ -205,7 +224,7 @@ def test_workers_see_only_their_own_pages_in_the_api(world):
         api = APIClient()
         api.force_login(user)
         listed = [page["id"] for page in api.get("/api/assignments/").json()["results"]]
-        assert listed == [own]
+        assert own in listed and foreign not in listed
         assert api.get(f"/api/assignments/{foreign}/").status_code == 404
         assert api.post(f"/api/assignments/{foreign}/release/").status_code == 404
         assert Assignment.objects.get(pk=foreign).status == "open"

@@ -21,6 +21,8 @@ class Command(BaseCommand):
             help="for jsonl/csv: which column holds id, premise, hypothesis, update or label",
         )
         parser.add_argument("--gold", action="store_true", help="import the rows as hidden gold checks (their label is the reference)")
+        parser.add_argument("--qualification", action="store_true",
+                            help="import the rows as items of the project's qualification test (their label is the reference)")
         parser.add_argument("--json", action="store_true")
 
     def handle(self, *args, **opts):
@@ -35,7 +37,8 @@ class Command(BaseCommand):
                 raise CommandError(f"--map takes FIELD=COLUMN, got {pair!r}")
             mapping[field.strip()] = column.strip()
         try:
-            report = import_file(project, opts["path"], opts["format"], mapping or None, gold=opts["gold"])
+            purpose = "gold" if opts["gold"] else "qualification" if opts["qualification"] else "data"
+            report = import_file(project, opts["path"], opts["format"], mapping or None, purpose=purpose)
         except FileNotFoundError:
             raise CommandError(f"no such file: {opts['path']}") from None
         except (ImportFileError, ValueError) as exc:

@@ -1,23 +1,17 @@
-"""HTML views: thin wrappers over the services, shared with the API and the commands. Every project route
-goes through access.project_for (404 when the user may not see the project, 403 when they may not act)."""
+"""The worker's pages: the list of studies, a page of items, qualification, crowd entry and finish."""
 from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.db.models import Exists, OuterRef
-from django.http import Http404, HttpResponseBadRequest, StreamingHttpResponse
+from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from annotation.forms import ImportForm, project_form_class
 from annotation.models import Assignment, CrowdSession, Item
-from annotation.services import access, adjudication, crowd, exporters, qualification, quality
+from annotation.services import access, crowd, qualification
 from annotation.services.assignments import SubmissionError, claim_page, open_assignment, release_page, submit_page
-from annotation.services.importers import ImportFileError, import_upload
-from annotation.services.progress import project_progress
-from annotation.services.projects import create_project
-from common.schema import SettingError
 
 
 def home(request):
@@ -110,7 +104,7 @@ def qualify(request, slug):
         "test": test,
         "items": items,
         "attempts_left": qualification.attempts_left(test, request.user),
-        **_task_context(project.task, test.options or project.options),
+        **task_context(project.task, test.options or project.options),
     }
     if request.method == "POST":
         answers = answers_from_form(request.POST, [item.id for item in items])
@@ -128,19 +122,25 @@ def qualify(request, slug):
 
 def _render_page(request, project, assignment, error=None, values=None, status=200):
     claims = assignment.claims.select_related("item__example", "item__atom").order_by("position")
+    return render_items(request, project, project.task.order_page([claim.item for claim in claims]), assignment,
+                        error=error, values=values, status=status)
+
+
+def render_items(request, project, items, assignment=None, error=None, values=None, status=200):
+    """A worker's page of items; without an assignment it is a read-only preview (nothing can be sent)."""
     context = {
         "project": project,
         "assignment": assignment,
-        "items": project.task.order_page([claim.item for claim in claims]),
+        "items": items,
         "error": error,
         "values": values or {},
         "crowd": _crowd_session(request, project) is not None,
-        **_task_context(project.task, project.options),
+        **task_context(project.task, project.options),
     }
     return render(request, "annotation/work.html", context, status=status)
 
 
-def _task_context(task, options) -> dict:
+def task_context(task, options) -> dict:
     return {"task_template": task.template, **task.widget_context(options)}
 
 
@@ -192,117 +192,3 @@ def release(request, slug, assignment_id):
         raise Http404("no such page") from None
     messages.info(request, "The page was given back.")
     return redirect("home") if request.POST.get("stop") else redirect("work", slug=project.slug)
-
-
-@login_required
-def project_new(request):
-    access.ensure_can_create_project(request.user)
-    form_class = project_form_class(request.POST.get("task_type") or request.GET.get("task_type"))
-    form = form_class(request.POST or None)
-    if request.method == "POST" and form.is_valid():
-        data = dict(form.cleaned_data)
-        try:
-            project = create_project(data.pop("slug"), data.pop("task_type"), request.user, **data)
-        except SettingError as exc:
-            for name, message in exc.errors.items():
-                form.add_error(name if name in form.fields else None, message)
-        else:
-            messages.success(request, f"Project {project.slug} created as a draft. Import some data, then publish it.")
-            return redirect("project_detail", slug=project.slug)
-    return render(request, "annotation/project_form.html", {"form": form}, status=400 if form.errors else 200)
-
-
-@login_required
-def project_detail(request, slug):
-    project = access.project_for(request.user, slug, "manage")
-    form = ImportForm(formats=project.task.import_formats)
-    if request.method == "POST":
-        form = ImportForm(request.POST, request.FILES, formats=project.task.import_formats)
-        if form.is_valid():
-            fmt = form.cleaned_data["format"]
-            try:
-                report = import_upload(project, form.cleaned_data["file"], fmt, gold=form.cleaned_data["gold"])
-            except (ImportFileError, ValueError) as exc:
-                form.add_error("file", str(exc))
-            else:
-                created = f"{report.atoms} atoms" if fmt == "atoms" else f"{report.created} examples"
-                messages.success(
-                    request,
-                    f"Imported {created} ({report.items} new items); "
-                    f"{report.skipped} skipped, {report.already_present} already present.",
-                )
-                return redirect("project_detail", slug=slug)
-    items = Paginator(project.items.select_related("example", "atom").order_by("id"), 25).get_page(request.GET.get("page"))
-    return render(
-        request,
-        "annotation/project_detail.html",
-        {
-            "project": project,
-            "progress": project_progress(project),
-            "form": form,
-            "items": items,
-            "export_formats": project.task.export_formats,
-            "figures": quality.worker_figures(project),
-            "queue_size": adjudication.queue(project).count(),
-        },
-        status=400 if form.errors else 200,
-    )
-
-
-@login_required
-def project_export(request, slug, fmt):
-    project = access.project_for(request.user, slug, "export")
-    try:
-        chunks = exporters.export(project, fmt)
-    except exporters.ExportError as exc:
-        return HttpResponseBadRequest(str(exc), content_type="text/plain; charset=utf-8")
-    response = StreamingHttpResponse(chunks, content_type=exporters.content_type(fmt))
-    response["Content-Disposition"] = f'attachment; filename="{exporters.file_name(project, fmt)}"'
-    return response
-
-
-@login_required
-def adjudication_queue(request, slug):
-    project = access.project_for(request.user, slug, "manage")
-    items = Paginator(adjudication.queue(project), 25).get_page(request.GET.get("page"))
-    return render(request, "annotation/adjudication_queue.html", {"project": project, "items": items})
-
-
-@login_required
-def adjudication_item(request, slug, item_id):
-    project = access.project_for(request.user, slug, "manage")
-    item = get_object_or_404(Item.objects.select_related("example", "atom"), pk=item_id, project=project)
-    error = None
-    if request.method == "POST":
-        if request.POST.get("action") in ("flag", "unflag"):
-            adjudication.flag(item, request.user, request.POST["action"] == "flag")
-            return redirect("adjudication_item", slug=slug, item_id=item.id)
-        try:
-            adjudication.adjudicate(item.id, request.user, request.POST.get("value", ""), request.POST.get("note", ""))
-        except SubmissionError as exc:
-            error = exc
-        else:
-            messages.success(request, f"Item {item.id} settled.")
-            following = adjudication.queue(project).filter(id__gt=item.id).first()
-            if following is not None:
-                return redirect("adjudication_item", slug=slug, item_id=following.id)
-            return redirect("adjudication_queue", slug=slug)
-    task = project.task
-    context = {
-        "project": project,
-        "item": item,
-        "final_shown": task.display(item.final_value, project.options),
-        "aggregate_shown": task.display(item.aggregate, project.options) if item.aggregate is not None else "unresolved",
-        "annotations": adjudication.anonymised_annotations(item),
-        "history": item.adjudications.select_related("author"),
-        "error": error,
-        **_task_context(task, project.options),
-    }
-    return render(request, "annotation/adjudication_item.html", context, status=400 if error else 200)
-
-
-@login_required
-def worker_figures(request, slug):
-    """The per-worker table of the dashboard, as a fragment the live page reloads."""
-    project = access.project_for(request.user, slug, "manage")
-    return render(request, "annotation/_worker_figures.html", {"figures": quality.worker_figures(project)})

@@ -1,0 +1,122 @@
+"""Following a study: the dashboard (progress, items, workers, exports), one worker's page with block and
+unblock, and the exports."""
+from django.contrib import messages
+from django.contrib.auth import get_user_model
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.http import HttpResponseBadRequest, StreamingHttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST, require_safe
+
+from annotation.forms import UploadForm
+from annotation.models import Annotation
+from annotation.services import access, adjudication, exporters, items, quality
+from annotation.services.progress import project_progress
+from annotation.services.projects import TRANSITIONS
+
+PAGE_SIZE = 25
+
+
+@login_required
+@require_safe
+def project_detail(request, slug):
+    project = access.project_for(request.user, slug, "manage")
+    return render(request, "annotation/project_detail.html", {
+        "project": project,
+        "progress": project_progress(project),
+        "upload_form": UploadForm(formats=project.task.import_formats),
+        "export_formats": project.task.export_formats,
+        "queue_size": adjudication.queue(project).count(),
+        "next_statuses": sorted(TRANSITIONS[project.status]),
+        **_item_table(request, project),
+        **_worker_table(request, project),
+    })
+
+
+def _item_table(request, project) -> dict:
+    query = {"q": request.GET.get("q", ""), "show": request.GET.get("show", ""), "sort": request.GET.get("sort", "id")}
+    found = items.search_items(project, query["q"], query["show"], query["sort"])
+    return {
+        "items": Paginator(found, PAGE_SIZE).get_page(request.GET.get("page")),
+        "query": query,
+        "filters": items.FILTER_NAMES.items(),
+        "sorts": [("id", "oldest first"), ("-id", "newest first"), ("-annotations", "most annotations"),
+                  ("annotations", "fewest annotations"), ("status", "status")],
+    }
+
+
+def _worker_table(request, project) -> dict:
+    workers = (
+        Annotation.objects.filter(item__project=project, worker__isnull=False)
+        .order_by("worker__username").values_list("worker_id", flat=True).distinct()
+    )
+    page = Paginator(workers, PAGE_SIZE).get_page(request.GET.get("workers_page"))
+    return {"worker_page": page, "figures": quality.worker_figures(project, list(page))}
+
+
+@login_required
+def item_table(request, slug):
+    """The item table alone (search, filter, sort, page), as the dashboard reloads it live."""
+    project = access.project_for(request.user, slug, "manage")
+    return render(request, "annotation/_items_table.html", {"project": project, **_item_table(request, project)})
+
+
+@login_required
+def worker_figures(request, slug):
+    """The per-worker table alone, as the dashboard reloads it live."""
+    project = access.project_for(request.user, slug, "manage")
+    return render(request, "annotation/_worker_figures.html", {"project": project, **_worker_table(request, project)})
+
+
+@login_required
+def worker_detail(request, slug, worker_id):
+    """One worker in one study: figures, standing, answers and when they gave them; block or unblock."""
+    project = access.project_for(request.user, slug, "manage")
+    workers = get_user_model().objects.filter(annotations__item__project=project).distinct()
+    worker = get_object_or_404(workers, pk=worker_id)
+    if request.method == "POST":
+        if request.POST.get("action") == "block":
+            quality.block(project, worker, request.user, exclude_answers=bool(request.POST.get("exclude_answers")))
+            messages.success(request, f"{worker.username} is blocked from this study.")
+        elif request.POST.get("action") == "unblock":
+            quality.unblock(project, worker, request.user)
+            messages.success(request, f"{worker.username} may work on this study again.")
+        return redirect("worker_detail", slug=slug, worker_id=worker.pk)
+    detail = quality.worker_detail(project, worker)
+    detail["answers"] = Paginator(detail["answers"], PAGE_SIZE).get_page(request.GET.get("page"))
+    return render(request, "annotation/worker_detail.html", {
+        "project": project, "worker": worker, "timeline_svg": _timeline(detail.pop("timeline")), **detail,
+    })
+
+
+def _timeline(times) -> str | None:
+    from django.utils.safestring import mark_safe
+
+    from annotation.services import plots
+
+    return mark_safe(plots.timeline_svg(times)) if times else None  # drawn from timestamps only
+
+
+@login_required
+@require_POST
+def make_gold(request, slug, item_id):
+    project = access.project_for(request.user, slug, "manage")
+    try:
+        items.make_gold(project, item_id, request.POST.get("reference", ""))
+    except items.SubmissionError as exc:
+        messages.error(request, f"Item {item_id}: {exc.message}")
+    else:
+        messages.success(request, f"Item {item_id} is now a hidden gold check.")
+    return redirect("adjudication_item", slug=slug, item_id=item_id)
+
+
+@login_required
+def project_export(request, slug, fmt):
+    project = access.project_for(request.user, slug, "export")
+    try:
+        chunks = exporters.export(project, fmt)
+    except exporters.ExportError as exc:
+        return HttpResponseBadRequest(str(exc), content_type="text/plain; charset=utf-8")
+    response = StreamingHttpResponse(chunks, content_type=exporters.content_type(fmt))
+    response["Content-Disposition"] = f'attachment; filename="{exporters.file_name(project, fmt)}"'
+    return response

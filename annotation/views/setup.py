@@ -1,0 +1,215 @@
+"""Creating and configuring a study in the browser: its settings (one form from the settings schema), its
+lifecycle, who may work on it, its qualification test, a preview of the worker page, imports with a preview
+and column mapping, and clones."""
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.contrib.auth.models import Group
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+
+from annotation.forms import ImportConfirmForm, UploadForm, project_form_class, project_settings_initial
+from annotation.models import Item
+from annotation.services import access, projects, qualification, uploads
+from annotation.services.importers import GENERIC_FIELDS, ImportFileError, import_file, preview
+from annotation.views.work import render_items
+from common.schema import SettingError
+
+
+def _form_errors(form, error: SettingError) -> None:
+    for name, message in error.errors.items():
+        form.add_error(name if name in form.fields else None, message)
+
+
+@login_required
+def project_new(request):
+    access.ensure_can_create_project(request.user)
+    form_class = project_form_class(request.POST.get("task_type") or request.GET.get("task_type"))
+    form = form_class(request.POST if request.method == "POST" else None)
+    if request.method == "POST" and form.is_valid():
+        data = dict(form.cleaned_data)
+        try:
+            project = projects.create_project(data.pop("slug"), data.pop("task_type"), request.user, **data)
+        except SettingError as exc:
+            _form_errors(form, exc)
+        else:
+            messages.success(request, f"Study {project.slug} created as a draft: import its items, then publish it.")
+            return redirect("project_detail", slug=project.slug)
+    return render(request, "annotation/project_form.html", {"form": form, "new": True}, status=400 if form.errors else 200)
+
+
+@login_required
+def project_settings(request, slug):
+    """Every setting of the study in one form; the worker-page preview beside it shows the saved settings."""
+    project = access.project_for(request.user, slug, "manage")
+    form_class = project_form_class(project.task_type, editing=True)
+    form = form_class(request.POST if request.method == "POST" else None, initial=project_settings_initial(project))
+    if request.method == "POST" and form.is_valid():
+        changes = {name: value for name, value in form.cleaned_data.items() if name in form.changed_data}
+        try:
+            projects.update_project(project, **changes)
+        except SettingError as exc:
+            _form_errors(form, exc)
+        else:
+            messages.success(request, "Settings saved.")
+            return redirect("project_settings", slug=slug)
+    return render(request, "annotation/project_form.html", {
+        "form": form, "project": project, "groups": Group.objects.order_by("name"),
+        "members": project.members.order_by("username"), "member_groups": project.member_groups.order_by("name"),
+    }, status=400 if form.errors else 200)
+
+
+@login_required
+@require_POST
+def project_status(request, slug):
+    project = access.project_for(request.user, slug, "manage")
+    try:
+        projects.set_status(project, request.POST.get("status", ""))
+    except SettingError as exc:
+        messages.error(request, "; ".join(exc.errors.values()))
+    else:
+        messages.success(request, f"The study is {project.status} now.")
+    return redirect(request.POST.get("next") or "project_detail", slug=slug)
+
+
+@login_required
+@require_POST
+def project_members(request, slug):
+    """Admit users by name or e-mail, remove one, or set the groups whose members may work on it."""
+    project = access.project_for(request.user, slug, "manage")
+    try:
+        if "add" in request.POST:
+            added = projects.add_members(project, request.POST.get("names", ""))
+            messages.success(request, f"{len(added)} member{'s' if len(added) != 1 else ''} admitted.")
+        elif "remove" in request.POST:
+            project.members.remove(*project.members.filter(pk=request.POST.get("remove") or 0))
+        elif "groups" in request.POST:
+            project.member_groups.set(Group.objects.filter(pk__in=request.POST.getlist("group")))
+            messages.success(request, "Member groups saved.")
+    except SettingError as exc:
+        messages.error(request, "; ".join(exc.errors.values()))
+    return redirect("project_settings", slug=slug)
+
+
+@login_required
+@require_POST
+def project_clone(request, slug):
+    project = access.project_for(request.user, slug, "manage")
+    access.ensure_can_create_project(request.user)
+    try:
+        clone = projects.clone_project(project, request.POST.get("slug", "").strip(), request.user,
+                                       with_items=bool(request.POST.get("with_items")))
+    except (SettingError, ValueError) as exc:
+        messages.error(request, f"Not cloned: {exc}")
+        return redirect("project_settings", slug=slug)
+    messages.success(request, f"Cloned into the draft study {clone.slug}.")
+    return redirect("project_settings", slug=clone.slug)
+
+
+@login_required
+def project_preview(request, slug):
+    """The worker page as a worker will see it, with the study's first items; nothing can be submitted."""
+    project = access.project_for(request.user, slug, "manage")
+    sample = list(project.items.filter(is_gold=False).select_related("example", "atom").order_by("id")[: project.items_per_page])
+    return render_items(request, project, project.task.order_page(sample))
+
+
+@login_required
+def project_qualification(request, slug):
+    """The qualification test: items picked from the study with their reference answers, and its rules."""
+    project = access.project_for(request.user, slug, "manage")
+    test = project.qualification
+    if request.method == "POST":
+        try:
+            if "rules" in request.POST:
+                qualification.update_rules(project, {name: request.POST.get(name) for name in qualification.RULES.defaults()
+                                                     if name in request.POST or name == "show_feedback"})
+                messages.success(request, "Rules saved.")
+            elif "add" in request.POST:
+                item = project.items.select_related("example", "atom").get(pk=request.POST["add"])
+                qualification.add_item(project, item, request.POST.get("reference", ""), bool(request.POST.get("easy")))
+                messages.success(request, f"Item {item.pk} added to the test.")
+            elif "remove" in request.POST:
+                qualification.remove_item(project, int(request.POST["remove"]))
+        except (qualification.QualificationError, SettingError, Item.DoesNotExist, ValueError) as exc:
+            messages.error(request, f"Not saved: {exc}")
+        return redirect("project_qualification", slug=slug)
+    candidates = list(project.items.select_related("example", "atom").order_by("-is_gold", "id")[:50])
+    return render(request, "annotation/qualification_setup.html", {
+        "project": project,
+        "test": test,
+        "test_items": list(test.items.all()) if test else [],
+        "rules": qualification.RULES,
+        "rule_values": {**qualification.RULES.defaults(), **({name: getattr(test, name) for name in qualification.RULES.defaults()
+                        if hasattr(test, name)} if test else {}), "show_feedback": bool(test and test.options.get("show_feedback"))},
+        "candidates": [(item, qualification.suggested_reference(project, item)) for item in candidates],
+        "attempts": test.attempts.count() if test else 0,
+    })
+
+
+@login_required
+@require_POST
+def import_upload(request, slug):
+    """Step 1: keep the uploaded file aside and show its first rows."""
+    project = access.project_for(request.user, slug, "manage")
+    form = UploadForm(request.POST, request.FILES, formats=project.task.import_formats)
+    if not form.is_valid():
+        messages.error(request, "Not imported: " + "; ".join(e for errors in form.errors.values() for e in errors))
+        return redirect("project_detail", slug=slug)
+    try:
+        token = uploads.stage(project, form.cleaned_data["file"])
+    except ImportFileError as exc:
+        messages.error(request, f"Not imported: {exc.errors[0][2]}")
+        return redirect("project_detail", slug=slug)
+    return redirect(f"{_preview_url(slug, token)}?format={form.cleaned_data['format']}")
+
+
+def _preview_url(slug, token):
+    from django.urls import reverse
+
+    return reverse("import_preview", kwargs={"slug": slug, "token": token})
+
+
+@login_required
+def import_preview(request, slug, token):
+    """Step 2: the first rows as a table, the format, the column mapping and what the rows become; confirm."""
+    project = access.project_for(request.user, slug, "manage")
+    path = uploads.staged(project, token)
+    if path is None:
+        messages.error(request, "That upload is gone (imported or discarded already): upload the file again.")
+        return redirect("project_detail", slug=slug)
+    if request.method == "POST" and "discard" in request.POST:
+        uploads.discard(project, token)
+        messages.info(request, "The upload was discarded.")
+        return redirect("project_detail", slug=slug)
+    fmt = request.POST.get("format") or request.GET.get("format") or project.task.import_formats[0]
+    shown = preview(path, fmt)
+    form = ImportConfirmForm(request.POST or None, formats=project.task.import_formats, columns=shown["columns"],
+                             initial={"format": fmt})
+    errors = []
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            report = import_file(project, path, data["format"], form.mapping(), purpose=data["purpose"])
+        except ImportFileError as exc:
+            errors = exc.errors
+        except ValueError as exc:
+            form.add_error(None, str(exc))
+        else:
+            uploads.discard(project, token)
+            _report_import(request, data["format"], report)
+            return redirect("project_detail", slug=slug)
+    return render(request, "annotation/import_preview.html", {
+        "project": project, "form": form, "preview": shown, "file_name": path.name, "errors": errors[:50],
+        "more_errors": max(0, len(errors) - 50), "generic": fmt in ("jsonl", "csv"), "mapping_fields": GENERIC_FIELDS,
+    }, status=400 if errors or form.errors else 200)
+
+
+def _report_import(request, fmt, report) -> None:
+    if report.qualification_items:
+        messages.success(request, f"Added {report.qualification_items} items to the qualification test.")
+        return
+    created = f"{report.atoms} atoms" if fmt == "atoms" else f"{report.created} examples"
+    messages.success(request, f"Imported {created} ({report.items} new items); {report.skipped} skipped, "
+                              f"{report.already_present} already present.")
+    for note in report.notes:
+        messages.warning(request, note)
