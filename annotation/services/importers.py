@@ -6,21 +6,20 @@ examples), jsonl / csv (any columns, with a mapping onto premise / hypothesis / 
 """
 from __future__ import annotations
 
-import csv
 import hashlib
 import io
-import json
 import math
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Iterable, Iterator
+from typing import IO
 
 from django.db import transaction
 
 from annotation.models import Annotation, Atom, Example, Item, Project
 from annotation.services.quality import gold_reference
 from annotation.tasktypes.nli_label import NLI_LABELS, normalise_label
+from common.readers import RowError, csv_rows, decode_utf8, json_lines
 
 FORMATS = ("usnli", "chaosnli", "dnli", "snli", "atoms", "jsonl", "csv")
 MAX_ERRORS_REPORTED = 20
@@ -38,12 +37,6 @@ class ImportFileError(Exception):
         if more > 0:
             lines.append(f"... and {more} more")
         super().__init__("nothing was imported:\n" + "\n".join(lines))
-
-
-class RowError(Exception):
-    def __init__(self, field: str, message: str):
-        self.field = field
-        self.message = message
 
 
 @dataclass
@@ -99,10 +92,10 @@ def _text(row: dict, column: str, required: bool = True, field: str | None = Non
     value = row.get(column)
     if value is None or (isinstance(value, str) and not value.strip()):
         if required:
-            raise RowError(field or column, "is missing or empty")
+            raise RowError("is missing or empty", field=field or column)
         return ""
     if not isinstance(value, (str, int, float)) or isinstance(value, bool):
-        raise RowError(field or column, f"must be text, got {type(value).__name__}")
+        raise RowError(f"must be text, got {type(value).__name__}", field=field or column)
     return str(value)
 
 
@@ -111,82 +104,8 @@ def _content_key(*parts: str) -> str:
     return f"sha:{digest}"
 
 
-def _refuse_constant(name: str):
-    raise ValueError(f"{name} is not a JSON number")
-
-
-def _nul_field(record: dict) -> str | None:
-    """Where the record holds a NUL character (PostgreSQL stores none in text or jsonb), else None."""
-    pending: list[tuple[str, object]] = [("", record)]
-    while pending:  # a loop, not recursion: the record may nest as deep as the JSON reader allows
-        path, value = pending.pop()
-        if isinstance(value, str) and "\x00" in value:
-            return path
-        if isinstance(value, dict):
-            for key, inner in value.items():
-                name = key.replace("\x00", "\\0") or '""'
-                where = f"{path}.{name}" if path else name
-                if "\x00" in key:
-                    return where
-                pending.append((where, inner))
-        elif isinstance(value, list):
-            pending.extend((f"{path}[{index}]", inner) for index, inner in enumerate(value))
-    return None
-
-
-def _json_lines(stream: IO[str]) -> Iterator[tuple[int, dict | RowError]]:
-    for number, line in enumerate(stream, start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line, parse_constant=_refuse_constant)
-        except json.JSONDecodeError as exc:
-            yield number, RowError("(json)", f"not valid JSON: {exc.msg} at column {exc.colno}")
-            continue
-        except (ValueError, RecursionError) as exc:  # NaN, Infinity, a number of over 4300 digits, deep nesting
-            reason = "nested too deeply" if isinstance(exc, RecursionError) else str(exc).split(";")[0]
-            yield number, RowError("(json)", f"not valid JSON: {reason}")
-            continue
-        if not isinstance(record, dict):
-            yield number, RowError("(json)", "each line must be a JSON object")
-            continue
-        nul = _nul_field(record)
-        if nul is not None:
-            yield number, RowError(nul, "contains a NUL character")
-            continue
-        yield number, record
-
-
-def _csv_rows(stream: IO[str], required: Iterable[str] = ()) -> Iterator[tuple[int, dict | RowError]]:
-    # csv.DictReader rather than pandas: it reports the physical line of each record, which the error
-    # messages name, and it streams.
-    reader = csv.DictReader(stream)
-    try:
-        header = reader.fieldnames or []
-    except csv.Error as exc:  # a lone carriage return, a field past the size limit
-        yield 1, RowError("(csv)", f"cannot be read as CSV: {str(exc).split(' - ')[0]}")
-        return
-    missing = [name for name in required if name not in header]
-    if missing:
-        yield 1, RowError(missing[0], f"header lacks the column(s) {', '.join(missing)}")
-        return
-    start = 2
-    try:
-        for record in reader:
-            nul = next((name for name, value in record.items() if "\x00" in (name or "") + str(value or "")), None)
-            if None in record:
-                yield start, RowError("(csv)", "row has more fields than the header")
-            elif nul is not None:
-                yield start, RowError(nul.replace("\x00", "\\0") or '""', "contains a NUL character")
-            else:
-                yield start, record
-            start = reader.line_num + 1
-    except csv.Error as exc:
-        yield start, RowError("(csv)", f"cannot be read as CSV: {str(exc).split(' - ')[0]}")
-
-
 def _usnli(stream):
-    for line, record in _csv_rows(stream, USNLI_COLUMNS):
+    for line, record in csv_rows(stream, USNLI_COLUMNS):
         if isinstance(record, RowError):
             yield line, record
             continue
@@ -194,14 +113,14 @@ def _usnli(stream):
             source_id = _text(record, "id")
             nli = _text(record, "nli").strip()
             if nli not in ("0", "1", "2"):
-                raise RowError("nli", f"must be 0, 1 or 2, got {nli[:20]!r}")
+                raise RowError(f"must be 0, 1 or 2, got {nli[:20]!r}", field="nli")
             unli = _text(record, "unli").strip()
             try:
                 probability = float(unli)
             except ValueError:
-                raise RowError("unli", f"must be a number, got {unli[:20]!r}") from None
+                raise RowError(f"must be a number, got {unli[:20]!r}", field="unli") from None
             if not (0.0 <= probability <= 1.0) or math.isnan(probability):
-                raise RowError("unli", f"must be a probability from 0 to 1, got {unli[:20]}")
+                raise RowError(f"must be a probability from 0 to 1, got {unli[:20]}", field="unli")
             yield line, ExampleRow(
                 line=line,
                 key=f"id:{source_id}",
@@ -216,7 +135,7 @@ def _usnli(stream):
 
 
 def _chaosnli(stream):
-    for line, record in _json_lines(stream):
+    for line, record in json_lines(stream):
         if isinstance(record, RowError):
             yield line, record
             continue
@@ -224,10 +143,10 @@ def _chaosnli(stream):
             uid = _text(record, "uid")
             example = record.get("example")
             if not isinstance(example, dict):
-                raise RowError("example", "must be an object with the premise and hypothesis")
+                raise RowError("must be an object with the premise and hypothesis", field="example")
             counter = record.get("label_counter")
             if not isinstance(counter, dict) or not counter:
-                raise RowError("label_counter", "must be a non-empty object of label counts")
+                raise RowError("must be a non-empty object of label counts", field="label_counter")
             if "obs1" in example:  # alphaNLI: which of two hypotheses explains the observations
                 label_set: tuple[str, ...] = ("1", "2")
                 premise = f"{_text(example, 'obs1', field='example.obs1')} … {_text(example, 'obs2', field='example.obs2')}"
@@ -240,9 +159,9 @@ def _chaosnli(stream):
             for label, count in counter.items():
                 name = normalise_label(label)
                 if name not in label_set:
-                    raise RowError("label_counter", f"unknown label {label!r}")
+                    raise RowError(f"unknown label {label!r}", field="label_counter")
                 if not isinstance(count, int) or isinstance(count, bool) or count < 0:
-                    raise RowError("label_counter", f"count for {label!r} must be a whole number")
+                    raise RowError(f"count for {label!r} must be a whole number", field="label_counter")
                 labels.extend([name] * count)
             old_label = record.get("old_label")
             yield line, ExampleRow(
@@ -265,14 +184,14 @@ def _chaosnli(stream):
 
 
 def _dnli(stream):
-    for line, record in _json_lines(stream):
+    for line, record in json_lines(stream):
         if isinstance(record, RowError):
             yield line, record
             continue
         try:
             impossible = record.get("UpdateTypeImpossible", False)
             if not isinstance(impossible, bool):
-                raise RowError("UpdateTypeImpossible", "must be true or false")
+                raise RowError("must be true or false", field="UpdateTypeImpossible")
             if impossible:
                 yield line, Skipped(line, "UpdateTypeImpossible")
                 continue
@@ -281,7 +200,7 @@ def _dnli(stream):
             update = _text(record, "Update")
             update_type = _text(record, "UpdateType").strip().lower()
             if update_type not in ("strengthener", "weakener"):
-                raise RowError("UpdateType", f"must be strengthener or weakener, got {update_type[:20]!r}")
+                raise RowError(f"must be strengthener or weakener, got {update_type[:20]!r}", field="UpdateType")
             yield line, ExampleRow(
                 line=line,
                 key=_content_key(premise, hypothesis, update, update_type),
@@ -301,7 +220,7 @@ SNLI_LABELS = ("entailment", "neutral", "contradiction", "-")
 
 
 def _snli(stream):
-    for line, record in _json_lines(stream):
+    for line, record in json_lines(stream):
         if isinstance(record, RowError):
             yield line, record
             continue
@@ -312,7 +231,7 @@ def _snli(stream):
             label_field = "gold_label" if original else "label"
             label = _text(record, label_field).strip().lower()
             if label not in SNLI_LABELS:
-                raise RowError(label_field, f"must be one of {', '.join(SNLI_LABELS)}, got {label[:20]!r}")
+                raise RowError(f"must be one of {', '.join(SNLI_LABELS)}, got {label[:20]!r}", field=label_field)
             pair_id = str(record.get("pairID", "") or record.get("id", "") or "")
             extra = {k: record[k] for k in ("annotator_labels", "captionID") if k in record}
             yield line, ExampleRow(
@@ -355,7 +274,7 @@ def _generic(records, mapping: dict[str, str]):
 
 
 def _atoms(stream):
-    for line, record in _json_lines(stream):
+    for line, record in json_lines(stream):
         if isinstance(record, RowError):
             yield line, record
             continue
@@ -363,30 +282,30 @@ def _atoms(stream):
             example_ref = str(record.get("example_id") or record.get("id") or "")
             hypothesis = record.get("hypothesis") or ""
             if not isinstance(hypothesis, str):
-                raise RowError("hypothesis", "must be text")
+                raise RowError("must be text", field="hypothesis")
             if not example_ref and not hypothesis:
-                raise RowError("example_id", "give the example's id or its hypothesis text")
+                raise RowError("give the example's id or its hypothesis text", field="example_id")
             atoms = record.get("atoms")
             if not isinstance(atoms, list) or not atoms:
-                raise RowError("atoms", "must be a non-empty list")
+                raise RowError("must be a non-empty list", field="atoms")
             parsed = []
             for index, atom in enumerate(atoms):
                 where = f"atoms[{index}]"
                 if isinstance(atom, str):
                     atom = {"text": atom}
                 if not isinstance(atom, dict):
-                    raise RowError(where, "must be text or an object with 'text'")
+                    raise RowError("must be text or an object with 'text'", field=where)
                 text = atom.get("text")
                 if not isinstance(text, str) or not text.strip():
-                    raise RowError(f"{where}.text", "is missing or empty")
+                    raise RowError("is missing or empty", field=f"{where}.text")
                 validity = atom.get("validity", "unknown")
                 if isinstance(validity, bool):
                     validity = "valid" if validity else "invalid"
                 if validity not in Atom.Validity.values:
-                    raise RowError(f"{where}.validity", "must be valid, invalid or unknown")
+                    raise RowError("must be valid, invalid or unknown", field=f"{where}.validity")
                 effect = atom.get("effect", atom.get("label"))
                 if effect is not None and (isinstance(effect, bool) or effect not in (-2, -1, 0, 1, 2)):
-                    raise RowError(f"{where}.effect", "must be a whole number from -2 to 2")
+                    raise RowError("must be a whole number from -2 to 2", field=f"{where}.effect")
                 parsed.append({"text": text.strip(), "validity": validity, "effect": effect})
             yield line, AtomRow(line=line, example_ref=example_ref, hypothesis=hypothesis, atoms=parsed)
         except RowError as exc:
@@ -403,7 +322,7 @@ def read_rows(stream: IO[str], fmt: str, mapping: dict[str, str] | None = None):
         if unknown:
             raise ValueError(f"mapping names unknown field(s) {', '.join(sorted(unknown))}")
         full_mapping.update(mapping or {})
-        records = _json_lines(stream) if fmt == "jsonl" else _csv_rows(stream, [full_mapping["premise"], full_mapping["hypothesis"]])
+        records = json_lines(stream) if fmt == "jsonl" else csv_rows(stream, [full_mapping["premise"], full_mapping["hypothesis"]])
         return _generic(records, full_mapping)
     return {"usnli": _usnli, "chaosnli": _chaosnli, "dnli": _dnli, "snli": _snli, "atoms": _atoms}[fmt](stream)
 
@@ -412,7 +331,7 @@ def read_rows(stream: IO[str], fmt: str, mapping: dict[str, str] | None = None):
 
 
 def import_file(project: Project, path: str | Path, fmt: str, mapping: dict[str, str] | None = None, gold: bool = False) -> ImportReport:
-    with open(path, encoding="utf-8", newline="") as stream:
+    with open(path, "rb") as stream:  # decoded by the readers, which name the byte that is not UTF-8
         return import_stream(project, stream, fmt, mapping, gold=gold)
 
 
@@ -600,4 +519,4 @@ def _check_gold_atoms(project: Project, rows: list[AtomRow], errors: list) -> No
 
 def text_stream(data: bytes) -> IO[str]:
     """An uploaded file's bytes as a text stream (UTF-8, BOM tolerated)."""
-    return io.StringIO(data.decode("utf-8-sig"))
+    return io.StringIO(decode_utf8(data))

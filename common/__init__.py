@@ -1,0 +1,1 @@
+"""Code shared by the annotation and evaluation apps that belongs to neither (no Django imports)."""
