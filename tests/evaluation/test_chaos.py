@@ -7,7 +7,8 @@ from django.core.management.base import CommandError
 from scipy.spatial import distance
 from scipy.stats import entropy
 
-from evaluation.metrics.distributions import floor_probabilities, quantile_bins, split_half_distributions
+from evaluation.metrics.agreement import split_half_counts
+from evaluation.metrics.distributions import floor_probabilities, quantile_bins
 from tests.evaluation.helpers import evaluate, evaluate_text, write_jsonl
 
 SUBSETS = [
@@ -111,11 +112,14 @@ def test_argmax_is_used_without_a_predicted_label(tmp_path):
 
 
 def test_split_halves_rebuild_the_votes():
-    counts = np.array([[30, 70, 0], [1, 2, 97], [100, 0, 0]])
-    first, second = split_half_distributions(counts, np.random.default_rng(3))
-    np.testing.assert_allclose((first + second) / 2, counts / 100)
-    np.testing.assert_allclose(first[2], [1, 0, 0])
-    assert np.all(np.isin(first * 50, np.arange(51)))
+    counts = np.array([[30, 70, 0], [1, 2, 97], [100, 0, 0], [1, 0, 0], [0, 2, 1]])
+    first, second = split_half_counts(counts, seed=3)
+    # Units with fewer than two votes are dropped; the others split into floor(n/2) and ceil(n/2) votes.
+    kept = counts[[0, 1, 2, 4]]
+    np.testing.assert_array_equal(first + second, kept)
+    np.testing.assert_array_equal(first.sum(axis=1), [50, 50, 50, 1])
+    np.testing.assert_array_equal(first[2], [50, 0, 0])
+    assert (first >= 0).all() and (second >= 0).all()
 
 
 def test_split_baseline_is_seeded(shared_data):
