@@ -1,5 +1,6 @@
 """`evaluate chaos` against an independent per-item scipy computation on the real ChaosNLI files."""
 import json
+import re
 
 import numpy as np
 import pytest
@@ -165,3 +166,41 @@ def test_table_output(shared_data):
         "--predictions", shared_data / "chaosnli" / "prediction_samples" / "snli_random_baseline.json",
     )
     assert "majority_acc" in text and "bins:" in text and "{" not in text
+
+
+@pytest.mark.django_db
+def test_agreement_report_and_chaos_suite_print_the_same_split_half_jsd(shared_data, make_project):
+    from annotation.services.agreement import project_agreement
+    from annotation.services.importers import import_file
+
+    human = shared_data / "chaosnli" / "chaosNLI_snli.jsonl"
+    predictions = shared_data / "chaosnli" / "prediction_samples" / "snli_random_baseline.json"
+    project = make_project("nli_label", slug="chaos-snli")
+    import_file(project, human, "chaosnli")
+
+    report = project_agreement(project, bootstrap=0)
+    suite = evaluate("chaos", "--human", human, "--predictions", predictions)
+    assert report["split_half_jsd"] == suite["human_split_jsd"]
+    assert round(suite["human_split_jsd"], 4) == 0.0843
+    # Same seed, same number; another seed, another draw, in both.
+    assert project_agreement(project, bootstrap=0, seed=5)["split_half_jsd"] == evaluate(
+        "chaos", "--human", human, "--predictions", predictions, "--seed", 5)["human_split_jsd"] != report["split_half_jsd"]
+    assert "human_split_jsd                  0.0843" in evaluate_text(
+        "chaos", "--human", human, "--predictions", predictions)
+
+
+def test_human_vs_model_refuses_what_is_not_a_distribution():
+    from evaluation.metrics.distributions import human_vs_model
+
+    good = np.array([[0.5, 0.5, 0.0], [0.2, 0.3, 0.5]])
+    labels = np.array(["e", "c"], dtype=object)
+    assert human_vs_model(good, good, [0.5, 1.2], labels, labels, labels)["jsd"] == pytest.approx(0, abs=1e-7)
+    for bad, message in (([[np.nan, 0.5, 0.5], [0.2, 0.3, 0.5]], "human row 0: nan is not a probability"),
+                         ([[0.5, 0.5, 0.0], [-0.2, 0.7, 0.5]], "human row 1: -0.2 is not a probability"),
+                         ([[0.5, 0.4, 0.0], [0.2, 0.3, 0.5]], "human row 0: sums to 0.9, not 1")):
+        with pytest.raises(ValueError, match=re.escape(message)):
+            human_vs_model(bad, good, [0.5, 1.2], labels, labels, labels)
+    with pytest.raises(ValueError, match="model row 1"):
+        human_vs_model(good, [[0.5, 0.5, 0.0], [0.0, 0.0, 0.0]], [0.5, 1.2], labels, labels, labels)
+    with pytest.raises(ValueError, match="differ in length"):
+        human_vs_model(good, good, [0.5], labels, labels, labels)
