@@ -11,7 +11,6 @@ A source is a path or an uploaded file (anything with `.chunks()`, read from its
 """
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -56,7 +55,7 @@ def _opened(source):
         yield handle, source_name(source)
 
 
-def _first_error_or(records: Iterator, name) -> Iterator[tuple[int, dict]]:
+def _stop_at_first_error(records: Iterator, name) -> Iterator[tuple[int, dict]]:
     """The records of a common reader, raising its first RowError; a RowError too when there is none."""
     empty = True
     for line, record in records:
@@ -71,13 +70,13 @@ def _first_error_or(records: Iterator, name) -> Iterator[tuple[int, dict]]:
 def jsonl_records(source) -> Iterator[tuple[int, dict]]:
     """(line number, object) for every non-blank line of a JSON Lines file (at least one)."""
     with _opened(source) as (handle, name):
-        yield from _first_error_or(json_lines(handle, name), name)
+        yield from _stop_at_first_error(json_lines(handle, name), name)
 
 
 def csv_records(source, required: tuple[str, ...]) -> Iterator[tuple[int, dict]]:
     """(line number, {column: text}) for every record of a CSV file with the `required` columns (at least one)."""
     with _opened(source) as (handle, name):
-        yield from _first_error_or(csv_rows(handle, required, name), name)
+        yield from _stop_at_first_error(csv_rows(handle, required, name), name)
 
 
 def _starts_with_json_object(source) -> bool:
@@ -225,11 +224,13 @@ def chaos_label(value, n_classes: int, file, line, field):
     raise RowError(f"{_show(value)} is not an alphaNLI label (1 or 2)", file, line, field)
 
 
-def _positionlist(value, length: int, file, line, field) -> list:
+def _probability_list(value, length: int, file, line, field) -> list[float]:
+    """A JSON list of `length` probabilities (one per label), each a number in [0, 1]."""
     if not isinstance(value, list) or len(value) != length:
         got = f"{len(value)} values" if isinstance(value, list) else _show(value)
         raise RowError(f"expected a list of {length} values (one per label), got {got}", file, line, field)
-    return value
+    return [probability(number(item, file, line, f"{field}[{index}]"), file, line, f"{field}[{index}]")
+            for index, item in enumerate(value)]
 
 
 def read_chaos_human(source) -> pd.DataFrame:
@@ -244,22 +245,19 @@ def read_chaos_human(source) -> pd.DataFrame:
         uid = str(require(row, "uid", name, line))
         _unique(seen, uid, name, line, "uid")
         given = require(row, "label_count", name, line)
-        if n_classes is None:
-            if not isinstance(given, list) or len(given) not in (2, 3):
-                raise RowError(f"expected a list of 2 or 3 counts, got {_show(given)}", name, line, "label_count")
-            n_classes = len(given)
-        counts = [whole_number(count, name, line, f"label_count[{index}]")
-                  for index, count in enumerate(_positionlist(given, n_classes, name, line, "label_count"))]
+        if n_classes is None and isinstance(given, list) and len(given) in (2, 3):
+            n_classes = len(given)  # the first item sets the label count of the file
+        if n_classes is None or not isinstance(given, list) or len(given) != n_classes:
+            wanted = "2 or 3" if n_classes is None else n_classes
+            raise RowError(f"expected a list of {wanted} counts (one per label), got {_show(given)}",
+                           name, line, "label_count")
+        counts = [whole_number(count, name, line, f"label_count[{index}]") for index, count in enumerate(given)]
         if sum(counts) == 0:
             raise RowError("no votes", name, line, "label_count")
-        dist = [
-            probability(number(value, name, line, f"label_dist[{index}]"), name, line, f"label_dist[{index}]")
-            for index, value in enumerate(_positionlist(require(row, "label_dist", name, line), n_classes, name, line, "label_dist"))
-        ]
+        dist = _probability_list(require(row, "label_dist", name, line), n_classes, name, line, "label_dist")
         expected = np.array(counts) / sum(counts)
         if np.abs(np.array(dist) - expected).max() > PROBABILITY_TOLERANCE:
-            raise RowError(f"{_show(dist)} does not match label_count {counts} ({_show(expected.round(6).tolist())})",
-                           name, line, "label_dist")
+            raise RowError(f"{_show(dist)} does not match label_count {counts}", name, line, "label_dist")
         entropy = number(require(row, "entropy", name, line), name, line, "entropy")
         if entropy < 0:
             raise RowError(f"{_show(entropy)} is not an entropy (negative)", name, line, "entropy")
@@ -268,14 +266,16 @@ def read_chaos_human(source) -> pd.DataFrame:
             "label_count": counts,
             "label_dist": dist,
             "entropy": entropy,
-            "majority_label": chaos_label(require(row, "majority_label", name, line), n_classes, name, line, "majority_label"),
-            "old_label": chaos_label(require(row, "old_label", name, line), n_classes, name, line, "old_label"),
+            **{field: chaos_label(require(row, field, name, line), n_classes, name, line, field)
+               for field in ("majority_label", "old_label")},
             "line": line,
         })
     return pd.DataFrame.from_records(records)
 
 
-def read_chaos_predictions(source, n_classes: int, model: str | None = None, renormalise: bool = False) -> tuple[dict, int]:
+def read_chaos_predictions(
+    source, n_classes: int, model: str | None = None, renormalise: bool = False
+) -> tuple[dict, int]:
     """(uid -> {"probabilities": list[float] in the ChaosNLI label order, "label": label or None}, the
     number of rows rescaled to sum to 1, which only `renormalise` allows).
 
@@ -318,10 +318,7 @@ def _chaos_format_entries(document: dict, line: int, n_classes: int, model: str 
         if not isinstance(entry, dict):
             raise RowError("expected an object with predicted_probabilities", name, line, place)
         field = f"{place}.predicted_probabilities"
-        values = [
-            probability(number(value, name, line, f"{field}[{index}]"), name, line, f"{field}[{index}]")
-            for index, value in enumerate(_positionlist(entry.get("predicted_probabilities"), n_classes, name, line, field))
-        ]
+        values = _probability_list(entry.get("predicted_probabilities"), n_classes, name, line, field)
         label = entry.get("predicted_label")
         label = None if label is None else chaos_label(label, n_classes, name, line, f"{place}.predicted_label")
         entries.append((str(uid), values, label, line, field))
