@@ -72,14 +72,15 @@ def _lines(stream: Iterable[str | bytes], file) -> Iterator[tuple[int, str | Row
 
 
 def _json_problem(record: dict) -> tuple[str, str] | None:
-    """(JSON path, message) of the first NUL character or non-finite number in the record, else None."""
+    """(field, message) for the first NUL character (field: its JSON path) or non-finite number (field
+    "(json)": NaN and Infinity are not JSON; the message gives the path) in the record, else None."""
     pending: list[tuple[str, object]] = [("", record)]
     while pending:  # a loop, not recursion: the record may nest as deep as the JSON reader allows
         path, value = pending.pop()
         if isinstance(value, str) and "\x00" in value:
             return path, "contains a NUL character"
         if isinstance(value, float) and not math.isfinite(value):
-            return path, f"is not a finite number ({json.dumps(value)})"
+            return JSON_LINE, f"not valid JSON: '{path}' is {json.dumps(value)}, not a finite number"
         if isinstance(value, dict):
             children = []
             for key, inner in value.items():
@@ -103,7 +104,7 @@ def json_lines(stream: Iterable[str | bytes], file=None) -> Iterator[tuple[int, 
         if not line.strip():
             continue
         try:
-            # NaN and Infinity parse as floats here so that _json_problem can name the field holding them.
+            # NaN and Infinity parse as floats here so that _json_problem can name the path holding them.
             record = json.loads(line, parse_constant=float)
         except json.JSONDecodeError as error:
             yield number, RowError(f"not valid JSON: {error.msg} at column {error.colno}", file, number, JSON_LINE)

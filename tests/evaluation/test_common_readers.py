@@ -17,14 +17,14 @@ def test_row_error_names_file_line_and_field():
     assert isinstance(RowError("x"), ValueError)
 
 
-def test_json_lines_name_the_field_of_non_finite_numbers_and_nul_characters():
+def test_json_lines_name_the_place_of_non_finite_numbers_and_nul_characters():
     rows = read(json_lines, '{"a": 1}\n\n{"p": {"e": NaN}}\n{"q": [1, -Infinity]}\n{"r": 1e999}\n{"s": ["\\u0000"]}\n[1]\n', "f")
     assert rows[0] == (1, {"a": 1})
     problems = [(line, error.field, error.message) for line, error in rows[1:]]
     assert problems == [
-        (3, "p.e", "is not a finite number (NaN)"),
-        (4, "q[1]", "is not a finite number (-Infinity)"),
-        (5, "r", "is not a finite number (Infinity)"),
+        (3, "(json)", "not valid JSON: 'p.e' is NaN, not a finite number"),
+        (4, "(json)", "not valid JSON: 'q[1]' is -Infinity, not a finite number"),
+        (5, "(json)", "not valid JSON: 'r' is Infinity, not a finite number"),
         (6, "s[0]", "contains a NUL character"),
         (7, "(json)", "each line must be a JSON object"),
     ]

@@ -63,10 +63,10 @@ def single(suite, text, name="in.jsonl"):
 BAD_INPUTS = {
     "NaN probability": (
         chaos(predictions=[PREDICTIONS[0], '{"id": "b", "probabilities": {"e": NaN, "n": 0.2, "c": 0.8}}', PREDICTIONS[2]]),
-        r"p\.jsonl:2 field 'probabilities\.e': is not a finite number \(NaN\)"),
+        r"p\.jsonl:2 field '\(json\)': not valid JSON: 'probabilities\.e' is NaN, not a finite number"),
     "NaN human label_dist": (
         chaos(human=[HUMAN[0], json.dumps(HUMAN[1]).replace("[0.0, 0.0, 1.0]", "[0.0, NaN, 1.0]"), HUMAN[2]]),
-        r"h\.jsonl:2 field 'label_dist\[1\]': is not a finite number \(NaN\)"),
+        r"h\.jsonl:2 field '\(json\)': not valid JSON: 'label_dist\[1\]' is NaN, not a finite number"),
     "negative probability": (
         chaos(predictions=changed(PREDICTIONS, 0, probabilities={"e": -0.1, "n": 1.1, "c": 0.0})),
         r"p\.jsonl:1 field 'probabilities\.e': -0\.1 is not a probability in \[0, 1\]"),
