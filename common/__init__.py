@@ -1,1 +1,1 @@
-"""Code shared by the annotation and evaluation apps that belongs to neither (no Django imports)."""
+"""Building blocks shared by every app: the label vocabulary, file readers and the settings schema."""

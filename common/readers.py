@@ -26,14 +26,15 @@ JSON_LINE, CSV_LINE, FILE = "(json)", "(csv)", "(file)"
 class RowError(ValueError):
     """A problem at one place of an input file, rendered as `FILE:LINE field 'FIELD': message`.
 
-    file: the name to show (a path or an upload's name); line: 1-based physical line; field: a column, a
-    JSON path such as `atoms[1].gold`, or one of the pseudo-fields "(json)", "(csv)", "(file)". Any of the
-    three may be None where it does not apply (an empty file has no line).
+    field: a column, a JSON path such as `atoms[1].gold`, or one of the pseudo-fields "(json)", "(csv)",
+    "(file)" for a line or file as a whole; file: the name to show (a path or an upload's name); line: the
+    1-based physical line. Field first, as `RowError("unli", "must be a number")` reads; file, line and
+    field may each be None where they do not apply (an empty file has no line).
     """
 
-    def __init__(self, message: str, file=None, line: int | None = None, field: str | None = None):
+    def __init__(self, field: str | None, message: str, file=None, line: int | None = None):
         super().__init__(message)
-        self.message, self.file, self.line, self.field = message, file, line, field
+        self.field, self.message, self.file, self.line = field, message, file, line
 
     def __str__(self) -> str:
         place = "" if self.file is None else str(self.file)
@@ -44,18 +45,6 @@ class RowError(ValueError):
         return f"{place.strip()}: {self.message}" if place else self.message
 
 
-def _not_utf8(error: UnicodeDecodeError, offset: int, file, line: int) -> RowError:
-    return RowError(f"is not UTF-8 text (byte {offset + error.start})", file, line, FILE)
-
-
-def decode_utf8(data: bytes, file=None) -> str:
-    """`data` as text (a leading byte-order mark dropped), or a RowError naming the first bad byte."""
-    try:
-        return data.decode("utf-8").removeprefix(BYTE_ORDER_MARK)
-    except UnicodeDecodeError as error:
-        raise _not_utf8(error, 0, file, data.count(b"\n", 0, error.start) + 1) from None
-
-
 def _lines(stream: Iterable[str | bytes], file) -> Iterator[tuple[int, str | RowError]]:
     """(line number, text) per line; a line that is not UTF-8 gives (number, RowError) and ends the file."""
     offset = 0
@@ -64,7 +53,8 @@ def _lines(stream: Iterable[str | bytes], file) -> Iterator[tuple[int, str | Row
             try:
                 text = line.decode("utf-8")
             except UnicodeDecodeError as error:
-                yield number, _not_utf8(error, offset, file, number)
+                message = f"is not UTF-8 text (byte {offset + error.start})"
+                yield number, RowError(FILE, message, file=file, line=number)
                 return
             offset += len(line)
             line = text.removeprefix(BYTE_ORDER_MARK) if number == 1 else text
@@ -107,18 +97,19 @@ def json_lines(stream: Iterable[str | bytes], file=None) -> Iterator[tuple[int, 
             # NaN and Infinity parse as floats here so that _json_problem can name the path holding them.
             record = json.loads(line, parse_constant=float)
         except json.JSONDecodeError as error:
-            yield number, RowError(f"not valid JSON: {error.msg} at column {error.colno}", file, number, JSON_LINE)
+            yield number, RowError(JSON_LINE, f"not valid JSON: {error.msg} at column {error.colno}",
+                                   file=file, line=number)
             continue
         except (ValueError, RecursionError) as error:  # a number of over 4300 digits, deep nesting
             reason = "nested too deeply" if isinstance(error, RecursionError) else str(error).split(";")[0]
-            yield number, RowError(f"not valid JSON: {reason}", file, number, JSON_LINE)
+            yield number, RowError(JSON_LINE, f"not valid JSON: {reason}", file=file, line=number)
             continue
         if not isinstance(record, dict):
-            yield number, RowError("each line must be a JSON object", file, number, JSON_LINE)
+            yield number, RowError(JSON_LINE, "each line must be a JSON object", file=file, line=number)
             continue
         problem = _json_problem(record)
         if problem is not None:
-            yield number, RowError(problem[1], file, number, problem[0])
+            yield number, RowError(problem[0], problem[1], file=file, line=number)
             continue
         yield number, record
 
@@ -143,7 +134,7 @@ def csv_rows(
     try:
         header = reader.fieldnames or []
     except csv.Error as error:  # a lone carriage return, a field past the size limit
-        yield 1, RowError(f"cannot be read as CSV: {str(error).split(' - ')[0]}", file, 1, CSV_LINE)
+        yield 1, RowError(CSV_LINE, f"cannot be read as CSV: {str(error).split(' - ')[0]}", file=file, line=1)
         return
     if decode_error:
         yield decode_error[0].line, decode_error[0]
@@ -151,7 +142,7 @@ def csv_rows(
     missing = [name for name in required if name not in header]
     if missing:
         reason = "the file is empty; expected" if not header else "header lacks"
-        yield 1, RowError(f"{reason} the column(s) {', '.join(missing)}", file, 1, missing[0])
+        yield 1, RowError(missing[0], f"{reason} the column(s) {', '.join(missing)}", file=file, line=1)
         return
     start = 2
     try:
@@ -160,14 +151,15 @@ def csv_rows(
                 break
             nul = next((name for name, value in record.items() if "\x00" in (name or "") + str(value or "")), None)
             if None in record:
-                yield start, RowError("row has more fields than the header", file, start, CSV_LINE)
+                yield start, RowError(CSV_LINE, "row has more fields than the header", file=file, line=start)
             elif nul is not None:
-                yield start, RowError("contains a NUL character", file, start, nul.replace("\x00", "\\0") or '""')
+                yield start, RowError(nul.replace("\x00", "\\0") or '""', "contains a NUL character",
+                                      file=file, line=start)
             else:
                 yield start, record
             start = reader.line_num + 1
     except csv.Error as error:
-        yield start, RowError(f"cannot be read as CSV: {str(error).split(' - ')[0]}", file, start, CSV_LINE)
+        yield start, RowError(CSV_LINE, f"cannot be read as CSV: {str(error).split(' - ')[0]}", file=file, line=start)
         return
     if decode_error:
         yield decode_error[0].line, decode_error[0]

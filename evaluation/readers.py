@@ -64,7 +64,7 @@ def _stop_at_first_error(records: Iterator, name) -> Iterator[tuple[int, dict]]:
         empty = False
         yield line, record
     if empty:
-        raise RowError("the file holds no rows", name)
+        raise RowError(None, "the file holds no rows", file=name)
 
 
 def jsonl_records(source) -> Iterator[tuple[int, dict]]:
@@ -92,7 +92,7 @@ def _starts_with_json_object(source) -> bool:
 def require(row: dict, field: str, file, line):
     """row[field], or a RowError naming the missing field."""
     if field not in row or row[field] is None:
-        raise RowError("missing", file, line, field)
+        raise RowError(field, "missing", file=file, line=line)
     return row[field]
 
 
@@ -101,13 +101,13 @@ def first_present(row: dict, fields: tuple[str, ...], file, line):
     for field in fields:
         if row.get(field) is not None:
             return row[field]
-    raise RowError(f"missing (also looked for {', '.join(fields[1:])})", file, line, fields[0])
+    raise RowError(fields[0], f"missing (also looked for {', '.join(fields[1:])})", file=file, line=line)
 
 
 def number(value, file, line, field) -> float:
     """A JSON number as a float; strings, booleans and null are refused (the readers refuse NaN and Infinity)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise RowError(f"{_show(value)} is not a number", file, line, field)
+        raise RowError(field, f"{_show(value)} is not a number", file=file, line=line)
     return float(value)
 
 
@@ -118,7 +118,7 @@ def csv_number(text: str, file, line, field) -> float:
     except ValueError:
         value = float("nan")
     if not np.isfinite(value):
-        raise RowError(f"{_show(text)} is not a number", file, line, field)
+        raise RowError(field, f"{_show(text)} is not a number", file=file, line=line)
     return value
 
 
@@ -126,14 +126,14 @@ def probability(value: float, file, line, field) -> float:
     """`value` if it lies in [0, 1]."""
     problem = probability_problem([value])
     if problem is not None:
-        raise RowError(problem[1], file, line, field)
+        raise RowError(field, problem[1], file=file, line=line)
     return value
 
 
 def whole_number(value, file, line, field) -> int:
     """A non-negative JSON integer (a vote count)."""
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise RowError(f"{_show(value)} is not a whole number of votes", file, line, field)
+        raise RowError(field, f"{_show(value)} is not a whole number of votes", file=file, line=line)
     return value
 
 
@@ -145,17 +145,17 @@ def model_distribution(values: list[float], file, line, field, renormalise: bool
         return values, False
     total = sum(values)
     if total == 0:
-        raise RowError("every probability is 0, which is no distribution", file, line, field)
+        raise RowError(field, "every probability is 0, which is no distribution", file=file, line=line)
     if renormalise:
         return [value / total for value in values], True
-    raise RowError(f"probabilities {problem[1]} (--renormalise rescales such rows)", file, line, field)
+    raise RowError(field, f"probabilities {problem[1]} (--renormalise rescales such rows)", file=file, line=line)
 
 
-def nli_label(value, file, line, field) -> str:
+def canonical_nli_label(value, file, line, field) -> str:
     """Canonical 3-way label ("entailment" / "neutral" / "contradiction") from a name or a letter."""
     label = _NLI_ALIASES.get(str(value).strip().lower()) if value is not None else None
     if label is None:
-        raise RowError(f"{_show(value)} is not an NLI label (e/n/c or full names)", file, line, field)
+        raise RowError(field, f"{_show(value)} is not an NLI label (e/n/c or full names)", file=file, line=line)
     return label
 
 
@@ -164,13 +164,13 @@ def defeasible_label(value, file, line, field, allow_neutral=True) -> str:
     allowed = DEFEASIBLE_LABELS if allow_neutral else DEFEASIBLE_LABELS[:2]
     label = str(value).strip().lower() if value is not None else None
     if label not in allowed:
-        raise RowError(f"{_show(value)} is not one of {', '.join(allowed)}", file, line, field)
+        raise RowError(field, f"{_show(value)} is not one of {', '.join(allowed)}", file=file, line=line)
     return label
 
 
 def _unique(seen: dict, key, file, line, field) -> None:
     if key in seen:
-        raise RowError(f"repeats {_show(key)} of line {seen[key]}", file, line, field)
+        raise RowError(field, f"repeats {_show(key)} of line {seen[key]}", file=file, line=line)
     seen[key] = line
 
 
@@ -183,7 +183,7 @@ def read_usnli_gold(source) -> pd.DataFrame:
     for line, row in csv_records(source, ("id", "unli")):
         item_id = (row["id"] or "").strip()
         if not item_id:
-            raise RowError("missing", name, line, "id")
+            raise RowError("id", "missing", file=name, line=line)
         _unique(seen, item_id, name, line, "id")
         unli = probability(csv_number(row["unli"], name, line, "unli"), name, line, "unli")
         records.append({"id": item_id, "unli": unli, "line": line})
@@ -218,17 +218,17 @@ def chaos_label_names(n_classes: int) -> tuple:
 def chaos_label(value, n_classes: int, file, line, field):
     """ChaosNLI label: "e"/"n"/"c" (from letters or names) or, for alphaNLI, the int 1 or 2."""
     if n_classes == 3:
-        return nli_label(value, file, line, field)[0]
+        return canonical_nli_label(value, file, line, field)[0]
     if str(value).strip() in {"1", "2"}:
         return int(value)
-    raise RowError(f"{_show(value)} is not an alphaNLI label (1 or 2)", file, line, field)
+    raise RowError(field, f"{_show(value)} is not an alphaNLI label (1 or 2)", file=file, line=line)
 
 
 def _probability_list(value, length: int, file, line, field) -> list[float]:
     """A JSON list of `length` probabilities (one per label), each a number in [0, 1]."""
     if not isinstance(value, list) or len(value) != length:
         got = f"{len(value)} values" if isinstance(value, list) else _show(value)
-        raise RowError(f"expected a list of {length} values (one per label), got {got}", file, line, field)
+        raise RowError(field, f"expected a list of {length} values (one per label), got {got}", file=file, line=line)
     return [probability(number(item, file, line, f"{field}[{index}]"), file, line, f"{field}[{index}]")
             for index, item in enumerate(value)]
 
@@ -249,18 +249,18 @@ def read_chaos_human(source) -> pd.DataFrame:
             n_classes = len(given)  # the first item sets the label count of the file
         if n_classes is None or not isinstance(given, list) or len(given) != n_classes:
             wanted = "2 or 3" if n_classes is None else n_classes
-            raise RowError(f"expected a list of {wanted} counts (one per label), got {_show(given)}",
-                           name, line, "label_count")
+            raise RowError("label_count", f"expected a list of {wanted} counts (one per label), got {_show(given)}",
+                           file=name, line=line)
         counts = [whole_number(count, name, line, f"label_count[{index}]") for index, count in enumerate(given)]
         if sum(counts) == 0:
-            raise RowError("no votes", name, line, "label_count")
+            raise RowError("label_count", "no votes", file=name, line=line)
         dist = _probability_list(require(row, "label_dist", name, line), n_classes, name, line, "label_dist")
         expected = np.array(counts) / sum(counts)
         if np.abs(np.array(dist) - expected).max() > PROBABILITY_TOLERANCE:
-            raise RowError(f"{_show(dist)} does not match label_count {counts}", name, line, "label_dist")
+            raise RowError("label_dist", f"{_show(dist)} does not match label_count {counts}", file=name, line=line)
         entropy = number(require(row, "entropy", name, line), name, line, "entropy")
         if entropy < 0:
-            raise RowError(f"{_show(entropy)} is not an entropy (negative)", name, line, "entropy")
+            raise RowError("entropy", f"{_show(entropy)} is not an entropy (negative)", file=name, line=line)
         records.append({
             "uid": uid,
             "label_count": counts,
@@ -305,18 +305,20 @@ def read_chaos_predictions(
 def _chaos_format_entries(document: dict, line: int, n_classes: int, model: str | None, name) -> list:
     """(uid, probabilities, label, line, field) per entry of a {model: {uid: prediction}} object."""
     if not all(isinstance(entries, dict) for entries in document.values()):
-        raise RowError("expected {model name: {uid: prediction}} or rows with 'probabilities'", name, line)
+        raise RowError(None, "expected {model name: {uid: prediction}} or rows with 'probabilities'",
+                       file=name, line=line)
     if model is None:
         if len(document) > 1:
-            raise RowError(f"holds several models ({', '.join(document)}); choose one with --model", name, line)
+            raise RowError(None, f"holds several models ({', '.join(document)}); choose one with --model",
+                           file=name, line=line)
         model = next(iter(document))
     if model not in document:
-        raise RowError(f"no model named {model!r} (found {', '.join(document)})", name, line)
+        raise RowError(None, f"no model named {model!r} (found {', '.join(document)})", file=name, line=line)
     entries = []
     for uid, entry in document[model].items():
         place = f"{model}.{uid}"
         if not isinstance(entry, dict):
-            raise RowError("expected an object with predicted_probabilities", name, line, place)
+            raise RowError(place, "expected an object with predicted_probabilities", file=name, line=line)
         field = f"{place}.predicted_probabilities"
         values = _probability_list(entry.get("predicted_probabilities"), n_classes, name, line, field)
         label = entry.get("predicted_label")
@@ -330,13 +332,13 @@ def _prediction_row(line: int, row: dict, n_classes: int, name) -> tuple:
     uid = str(first_present(row, ("id", "uid"), name, line))
     given = require(row, "probabilities", name, line)
     if not isinstance(given, dict):
-        raise RowError("expected {label: probability}", name, line, "probabilities")
+        raise RowError("probabilities", "expected {label: probability}", file=name, line=line)
     by_label, names = {}, chaos_label_names(n_classes)
     for key, value in given.items():
         field = f"probabilities.{key}"
         label = chaos_label(key, n_classes, name, line, field)
         if label in by_label:
-            raise RowError(f"gives label {label!r} a second time", name, line, field)
+            raise RowError(field, f"gives label {label!r} a second time", file=name, line=line)
         by_label[label] = probability(number(value, name, line, field), name, line, field)
     label = row.get("label")
     label = None if label is None else chaos_label(label, n_classes, name, line, "label")
@@ -355,20 +357,20 @@ def read_nli_atoms(source) -> tuple[pd.DataFrame, list[list[str]]]:
     for line, row in jsonl_records(source):
         records.append({
             "id": str(first_present(row, ("id", "uid"), name, line)),
-            "gold_label": nli_label(require(row, "gold_label", name, line), name, line, "gold_label"),
-            "predicted_label": nli_label(require(row, "predicted_label", name, line), name, line, "predicted_label"),
+            "gold_label": canonical_nli_label(require(row, "gold_label", name, line), name, line, "gold_label"),
+            "predicted_label": canonical_nli_label(require(row, "predicted_label", name, line), name, line, "predicted_label"),
         })
         atoms = require(row, "atoms", name, line)
         if not isinstance(atoms, list):
-            raise RowError("expected a list", name, line, "atoms")
+            raise RowError("atoms", "expected a list", file=name, line=line)
         labels = []
         for position, atom in enumerate(atoms):
             field = f"atoms[{position}]"
             entailed = atom.get("entailed_by_hypothesis") if isinstance(atom, dict) else None
             if not isinstance(entailed, bool):
-                raise RowError("expected true or false", name, line, field + ".entailed_by_hypothesis")
+                raise RowError(field + ".entailed_by_hypothesis", "expected true or false", file=name, line=line)
             if entailed:
-                labels.append(nli_label(atom.get("predicted_label"), name, line, field + ".predicted_label"))
+                labels.append(canonical_nli_label(atom.get("predicted_label"), name, line, field + ".predicted_label"))
         atom_labels.append(labels)
     return pd.DataFrame.from_records(records, columns=["id", "gold_label", "predicted_label"]), atom_labels
 
@@ -390,18 +392,18 @@ def read_defeasible(source) -> tuple[pd.DataFrame, pd.DataFrame]:
         })
         given = require(row, "atoms", name, line)
         if not isinstance(given, list):
-            raise RowError("expected a list", name, line, "atoms")
+            raise RowError("atoms", "expected a list", file=name, line=line)
         for position, atom in enumerate(given):
             field = f"atoms[{position}]"
             text = atom.get("text") if isinstance(atom, dict) else None
             if not isinstance(text, str) or not text.strip():
-                raise RowError("expected the atom's text", name, line, field + ".text")
+                raise RowError(field + ".text", "expected the atom's text", file=name, line=line)
             gold = atom.get("gold")
             if isinstance(gold, bool) or not isinstance(gold, int) or not -2 <= gold <= 2:
-                raise RowError(f"{_show(gold)} is not an integer in -2..2", name, line, field + ".gold")
+                raise RowError(field + ".gold", f"{_show(gold)} is not an integer in -2..2", file=name, line=line)
             valid = atom.get("valid")
             if not isinstance(valid, bool):
-                raise RowError("expected true or false", name, line, field + ".valid")
+                raise RowError(field + ".valid", "expected true or false", file=name, line=line)
             predicted = atom.get("predicted_label")
             if valid or predicted is not None:
                 predicted = defeasible_label(predicted, name, line, field + ".predicted_label")
@@ -426,7 +428,7 @@ def read_transitivity(source) -> pd.DataFrame:
     for line, row in jsonl_records(source):
         record = {"id": str(first_present(row, ("id", "uid"), name, line))}
         for field in TRANSITIVITY_FIELDS:
-            record[field] = nli_label(require(row, field, name, line), name, line, field)[0].upper()
+            record[field] = canonical_nli_label(require(row, field, name, line), name, line, field)[0].upper()
         records.append(record)
     return pd.DataFrame.from_records(records, columns=["id", *TRANSITIVITY_FIELDS])
 
@@ -454,8 +456,8 @@ def read_epistemic_rows(source) -> pd.DataFrame:
             "index": index,
             "id": str(row["id"]) if row.get("id") is not None else None,
             "template": str(require(row, "template", name, line)),
-            "label": nli_label(require(row, "label", name, line), name, line, "label"),
-            "original_label": nli_label(require(row, "original_label", name, line), name, line, "original_label"),
+            "label": canonical_nli_label(require(row, "label", name, line), name, line, "label"),
+            "original_label": canonical_nli_label(require(row, "original_label", name, line), name, line, "original_label"),
             "line": line,
         })
     return pd.DataFrame.from_records(records, columns=["index", "id", "template", "label", "original_label", "line"])
@@ -470,7 +472,7 @@ def read_label_predictions(source) -> dict:
         elif isinstance(row.get("index"), int) and not isinstance(row["index"], bool):
             key, field = row["index"], "index"
         else:
-            raise RowError("missing (or give an integer 'index')", name, line, "id")
+            raise RowError("id", "missing (or give an integer 'index')", file=name, line=line)
         _unique(seen, key, name, line, field)
-        predictions[key] = nli_label(require(row, "label", name, line), name, line, "label")
+        predictions[key] = canonical_nli_label(require(row, "label", name, line), name, line, "label")
     return predictions

@@ -87,11 +87,11 @@ def load_unli(gold, predictions) -> UnliInputs:
     missing = truth[~truth["id"].isin(list(predicted))]
     if len(missing):
         first = missing.iloc[0]
-        raise RowError(f"no prediction for id {first['id']!r} in {source_name(predictions)} "
-                       f"({len(missing)} gold ids missing)", source_name(gold), int(first["line"]), "id")
+        raise RowError("id", f"no prediction for id {first['id']!r} in {source_name(predictions)} "
+                       f"({len(missing)} gold ids missing)", file=source_name(gold), line=int(first["line"]))
     if len(truth) < 2:
-        raise RowError("only 1 item; Pearson and Spearman need at least 2", source_name(gold),
-                       int(truth["line"].iloc[-1]), "unli")
+        raise RowError("unli", "only 1 item; Pearson and Spearman need at least 2",
+                       file=source_name(gold), line=int(truth["line"].iloc[-1]))
     return UnliInputs(truth["unli"].to_numpy(), np.array([predicted[item_id] for item_id in truth["id"]]))
 
 
@@ -126,8 +126,8 @@ def load_chaos(human, predictions, model: str | None = None, renormalise: bool =
     missing = items[~items["uid"].isin(list(predicted))]
     if len(missing):
         first = missing.iloc[0]
-        raise RowError(f"no prediction for uid {first['uid']!r} in {source_name(predictions)} "
-                       f"({len(missing)} items missing)", source_name(human), int(first["line"]), "uid")
+        raise RowError("uid", f"no prediction for uid {first['uid']!r} in {source_name(predictions)} "
+                       f"({len(missing)} items missing)", file=source_name(human), line=int(first["line"]))
     entries = [predicted[uid] for uid in items["uid"]]
     names = chaos_label_names(n_classes)
     return ChaosInputs(
@@ -212,7 +212,7 @@ def run_epistemic_generate(snli, per_template: int, seed: int, output) -> dict:
     try:
         rows = generate_epistemic(pairs, per_template, seed)
     except ValueError as error:  # too few full-sentence pairs for a label
-        raise RowError(str(error), source_name(snli)) from None
+        raise RowError(None, str(error), file=source_name(snli)) from None
     output = Path(output)
     output.parent.mkdir(parents=True, exist_ok=True)
     with open(output, "w", encoding="utf-8") as handle:
@@ -243,8 +243,8 @@ def load_epistemic(path, predictions) -> EpistemicInputs:
     for row in rows.itertuples():
         key = row.id if row.id in predicted else row.index
         if key not in predicted:
-            raise RowError(f"no prediction for id {row.id!r} (index {row.index}) in {source_name(predictions)}",
-                           source_name(path), row.line, "id")
+            raise RowError("id", f"no prediction for id {row.id!r} (index {row.index}) in {source_name(predictions)}",
+                           file=source_name(path), line=row.line)
         labels.append(predicted[key])
     return EpistemicInputs(rows, labels)
 

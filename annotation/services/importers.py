@@ -19,7 +19,7 @@ from django.db import transaction
 from annotation.models import Annotation, Atom, Example, Item, Project
 from annotation.services.quality import gold_reference
 from annotation.tasktypes.nli_label import NLI_LABELS, normalise_label
-from common.readers import RowError, csv_rows, decode_utf8, json_lines
+from common.readers import RowError, csv_rows, json_lines
 
 FORMATS = ("usnli", "chaosnli", "dnli", "snli", "atoms", "jsonl", "csv")
 MAX_ERRORS_REPORTED = 20
@@ -92,10 +92,10 @@ def _text(row: dict, column: str, required: bool = True, field: str | None = Non
     value = row.get(column)
     if value is None or (isinstance(value, str) and not value.strip()):
         if required:
-            raise RowError("is missing or empty", field=field or column)
+            raise RowError(field or column, "is missing or empty")
         return ""
     if not isinstance(value, (str, int, float)) or isinstance(value, bool):
-        raise RowError(f"must be text, got {type(value).__name__}", field=field or column)
+        raise RowError(field or column, f"must be text, got {type(value).__name__}")
     return str(value)
 
 
@@ -113,14 +113,14 @@ def _usnli(stream):
             source_id = _text(record, "id")
             nli = _text(record, "nli").strip()
             if nli not in ("0", "1", "2"):
-                raise RowError(f"must be 0, 1 or 2, got {nli[:20]!r}", field="nli")
+                raise RowError("nli", f"must be 0, 1 or 2, got {nli[:20]!r}")
             unli = _text(record, "unli").strip()
             try:
                 probability = float(unli)
             except ValueError:
-                raise RowError(f"must be a number, got {unli[:20]!r}", field="unli") from None
+                raise RowError("unli", f"must be a number, got {unli[:20]!r}") from None
             if not (0.0 <= probability <= 1.0) or math.isnan(probability):
-                raise RowError(f"must be a probability from 0 to 1, got {unli[:20]}", field="unli")
+                raise RowError("unli", f"must be a probability from 0 to 1, got {unli[:20]}")
             yield line, ExampleRow(
                 line=line,
                 key=f"id:{source_id}",
@@ -143,10 +143,10 @@ def _chaosnli(stream):
             uid = _text(record, "uid")
             example = record.get("example")
             if not isinstance(example, dict):
-                raise RowError("must be an object with the premise and hypothesis", field="example")
+                raise RowError("example", "must be an object with the premise and hypothesis")
             counter = record.get("label_counter")
             if not isinstance(counter, dict) or not counter:
-                raise RowError("must be a non-empty object of label counts", field="label_counter")
+                raise RowError("label_counter", "must be a non-empty object of label counts")
             if "obs1" in example:  # alphaNLI: which of two hypotheses explains the observations
                 label_set: tuple[str, ...] = ("1", "2")
                 premise = f"{_text(example, 'obs1', field='example.obs1')} … {_text(example, 'obs2', field='example.obs2')}"
@@ -159,9 +159,9 @@ def _chaosnli(stream):
             for label, count in counter.items():
                 name = normalise_label(label)
                 if name not in label_set:
-                    raise RowError(f"unknown label {label!r}", field="label_counter")
+                    raise RowError("label_counter", f"unknown label {label!r}")
                 if not isinstance(count, int) or isinstance(count, bool) or count < 0:
-                    raise RowError(f"count for {label!r} must be a whole number", field="label_counter")
+                    raise RowError("label_counter", f"count for {label!r} must be a whole number")
                 labels.extend([name] * count)
             old_label = record.get("old_label")
             yield line, ExampleRow(
@@ -191,7 +191,7 @@ def _dnli(stream):
         try:
             impossible = record.get("UpdateTypeImpossible", False)
             if not isinstance(impossible, bool):
-                raise RowError("must be true or false", field="UpdateTypeImpossible")
+                raise RowError("UpdateTypeImpossible", "must be true or false")
             if impossible:
                 yield line, Skipped(line, "UpdateTypeImpossible")
                 continue
@@ -200,7 +200,7 @@ def _dnli(stream):
             update = _text(record, "Update")
             update_type = _text(record, "UpdateType").strip().lower()
             if update_type not in ("strengthener", "weakener"):
-                raise RowError(f"must be strengthener or weakener, got {update_type[:20]!r}", field="UpdateType")
+                raise RowError("UpdateType", f"must be strengthener or weakener, got {update_type[:20]!r}")
             yield line, ExampleRow(
                 line=line,
                 key=_content_key(premise, hypothesis, update, update_type),
@@ -231,7 +231,7 @@ def _snli(stream):
             label_field = "gold_label" if original else "label"
             label = _text(record, label_field).strip().lower()
             if label not in SNLI_LABELS:
-                raise RowError(f"must be one of {', '.join(SNLI_LABELS)}, got {label[:20]!r}", field=label_field)
+                raise RowError(label_field, f"must be one of {', '.join(SNLI_LABELS)}, got {label[:20]!r}")
             pair_id = str(record.get("pairID", "") or record.get("id", "") or "")
             extra = {k: record[k] for k in ("annotator_labels", "captionID") if k in record}
             yield line, ExampleRow(
@@ -282,30 +282,30 @@ def _atoms(stream):
             example_ref = str(record.get("example_id") or record.get("id") or "")
             hypothesis = record.get("hypothesis") or ""
             if not isinstance(hypothesis, str):
-                raise RowError("must be text", field="hypothesis")
+                raise RowError("hypothesis", "must be text")
             if not example_ref and not hypothesis:
-                raise RowError("give the example's id or its hypothesis text", field="example_id")
+                raise RowError("example_id", "give the example's id or its hypothesis text")
             atoms = record.get("atoms")
             if not isinstance(atoms, list) or not atoms:
-                raise RowError("must be a non-empty list", field="atoms")
+                raise RowError("atoms", "must be a non-empty list")
             parsed = []
             for index, atom in enumerate(atoms):
                 where = f"atoms[{index}]"
                 if isinstance(atom, str):
                     atom = {"text": atom}
                 if not isinstance(atom, dict):
-                    raise RowError("must be text or an object with 'text'", field=where)
+                    raise RowError(where, "must be text or an object with 'text'")
                 text = atom.get("text")
                 if not isinstance(text, str) or not text.strip():
-                    raise RowError("is missing or empty", field=f"{where}.text")
+                    raise RowError(f"{where}.text", "is missing or empty")
                 validity = atom.get("validity", "unknown")
                 if isinstance(validity, bool):
                     validity = "valid" if validity else "invalid"
                 if validity not in Atom.Validity.values:
-                    raise RowError("must be valid, invalid or unknown", field=f"{where}.validity")
+                    raise RowError(f"{where}.validity", "must be valid, invalid or unknown")
                 effect = atom.get("effect", atom.get("label"))
                 if effect is not None and (isinstance(effect, bool) or effect not in (-2, -1, 0, 1, 2)):
-                    raise RowError("must be a whole number from -2 to 2", field=f"{where}.effect")
+                    raise RowError(f"{where}.effect", "must be a whole number from -2 to 2")
                 parsed.append({"text": text.strip(), "validity": validity, "effect": effect})
             yield line, AtomRow(line=line, example_ref=example_ref, hypothesis=hypothesis, atoms=parsed)
         except RowError as exc:
@@ -331,7 +331,7 @@ def read_rows(stream: IO[str], fmt: str, mapping: dict[str, str] | None = None):
 
 
 def import_file(project: Project, path: str | Path, fmt: str, mapping: dict[str, str] | None = None, gold: bool = False) -> ImportReport:
-    with open(path, "rb") as stream:  # decoded by the readers, which name the byte that is not UTF-8
+    with open(path, "rb") as stream:  # the readers decode it and name the first byte that is not UTF-8
         return import_stream(project, stream, fmt, mapping, gold=gold)
 
 
@@ -519,4 +519,4 @@ def _check_gold_atoms(project: Project, rows: list[AtomRow], errors: list) -> No
 
 def text_stream(data: bytes) -> IO[str]:
     """An uploaded file's bytes as a text stream (UTF-8, BOM tolerated)."""
-    return io.StringIO(decode_utf8(data))
+    return io.StringIO(data.decode("utf-8-sig"))
