@@ -36,11 +36,6 @@ def kl_divergence(human: np.ndarray, model: np.ndarray) -> np.ndarray:
     return scipy_entropy(np.asarray(human, float), np.asarray(model, float), axis=1)
 
 
-def entropy_bits(distributions: np.ndarray) -> np.ndarray:
-    """Per-row entropy in bits (base 2, ChaosNLI's `entropy` field), shape (n_items,)."""
-    return scipy_entropy(np.asarray(distributions, float), base=2, axis=1)
-
-
 def quantile_bins(values: np.ndarray, n_bins: int = 5) -> list[tuple[float, float, np.ndarray]]:
     """Split items into `n_bins` bins by quantile of `values` (ChaosNLI's entropy bins).
 
