@@ -1,15 +1,25 @@
-"""Readers for the gold and prediction files the evaluation suites take.
+"""Readers for the gold and prediction files the evaluation suites take, and the checks of their values.
 
-Every reader returns plain Python / pandas structures and raises `InputError` naming the file, the line
-(1-based, counting a CSV header as line 1) and the field that is wrong, so that the management command
-can hand the message to the user as it is.
+Files are read with `common.readers` (one JSON Lines and one CSV reader); every value a suite uses is
+checked here, once, whichever suite, command, page or API call reads it: probabilities are numbers in
+[0, 1], distributions sum to 1 (or are rescaled on request, counted), `label_dist` has one entry per label
+and matches `label_count`, labels are known, ids are unique, files are not empty. A reader stops at the
+first problem and raises `RowError` naming the file, the line (physical, 1-based, a CSV header is line 1)
+and the field, so the command can show the message as it is.
+
+A source is a path or an uploaded file (anything with `.chunks()`, read from its start and left open).
 """
-import csv
-import json
-from pathlib import Path
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import numpy as np
 import pandas as pd
+
+from common.readers import RowError, csv_rows, json_lines
+from evaluation.metrics.checks import PROBABILITY_TOLERANCE, distribution_problem, probability_problem
+
+# The name runs.py and the evaluate command catch: evaluation's input errors are the shared row error.
+InputError = RowError
 
 NLI_LABELS = ("entailment", "neutral", "contradiction")
 _NLI_ALIASES = {
@@ -23,124 +33,178 @@ _NLI_ALIASES = {
 DEFEASIBLE_LABELS = ("strengthener", "weakener", "neutral")
 
 
-class InputError(ValueError):
-    """A gold or prediction file that cannot be read as the suite expects."""
+def _show(value) -> str:
+    """A value for an error message: its repr, cut so that the message stays one short line."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
-def where(path, line=None, field=None) -> str:
-    """`path:line field 'x'` prefix for error messages."""
-    text = str(path)
-    if line is not None:
-        text += f":{line}"
-    if field is not None:
-        text += f" field '{field}'"
-    return text
+def source_name(source) -> str:
+    """The name errors show for a path or an uploaded file."""
+    return source.name if hasattr(source, "chunks") else str(source)
 
 
-def canonical_nli_label(value, path, line, field) -> str:
-    """Canonical 3-way label ("entailment" / "neutral" / "contradiction") from a name or a letter."""
-    label = _NLI_ALIASES.get(str(value).strip().lower()) if value is not None else None
-    if label is None:
-        raise InputError(f"{where(path, line, field)}: {value!r} is not an NLI label (e/n/c or full names)")
-    return label
+@contextmanager
+def _opened(source):
+    """(binary file, its name for errors) for a path or an uploaded file."""
+    if hasattr(source, "chunks"):
+        source.seek(0)
+        yield source.file, source_name(source)
+        return
+    with open(source, "rb") as handle:
+        yield handle, source_name(source)
 
 
-def defeasible_label(value, path, line, field, allow_neutral=True) -> str:
-    """Canonical defeasible label: "strengthener", "weakener" and, for atoms, "neutral"."""
-    allowed = DEFEASIBLE_LABELS if allow_neutral else DEFEASIBLE_LABELS[:2]
-    label = str(value).strip().lower() if value is not None else None
-    if label not in allowed:
-        raise InputError(f"{where(path, line, field)}: {value!r} is not one of {', '.join(allowed)}")
-    return label
+def _stop_at_first_error(records: Iterator, name) -> Iterator[tuple[int, dict]]:
+    """The records of a common reader, raising its first RowError; a RowError too when there is none."""
+    empty = True
+    for line, record in records:
+        if isinstance(record, RowError):
+            raise record
+        empty = False
+        yield line, record
+    if empty:
+        raise RowError(None, "the file holds no rows", file=name)
 
 
-def read_jsonl(path) -> list[tuple[int, dict]]:
-    """(line number, object) for every non-blank line of a JSON Lines file."""
-    rows = []
-    with open(path, encoding="utf-8") as handle:
-        for number, text in enumerate(handle, start=1):
-            if not text.strip():
-                continue
-            try:
-                row = json.loads(text)
-            except json.JSONDecodeError as error:
-                raise InputError(f"{where(path, number)}: not valid JSON ({error.msg})") from None
-            if not isinstance(row, dict):
-                raise InputError(f"{where(path, number)}: expected a JSON object")
-            rows.append((number, row))
-    return rows
+def jsonl_records(source) -> Iterator[tuple[int, dict]]:
+    """(line number, object) for every non-blank line of a JSON Lines file (at least one)."""
+    with _opened(source) as (handle, name):
+        yield from _stop_at_first_error(json_lines(handle, name), name)
 
 
-def require(row: dict, field: str, path, line):
-    """row[field], or an InputError naming the missing field."""
+def csv_records(source, required: tuple[str, ...]) -> Iterator[tuple[int, dict]]:
+    """(line number, {column: text}) for every record of a CSV file with the `required` columns (at least one)."""
+    with _opened(source) as (handle, name):
+        yield from _stop_at_first_error(csv_rows(handle, required, name), name)
+
+
+def _starts_with_json_object(source) -> bool:
+    with _opened(source) as (handle, _):
+        for line in handle:
+            if line.strip():
+                return line.lstrip().removeprefix(b"\xef\xbb\xbf").startswith(b"{")
+    return False
+
+
+# Values ------------------------------------------------------------------------------------------------
+
+def require(row: dict, field: str, file, line):
+    """row[field], or a RowError naming the missing field."""
     if field not in row or row[field] is None:
-        raise InputError(f"{where(path, line, field)}: missing")
+        raise RowError(field, "missing", file=file, line=line)
     return row[field]
 
 
-def first_present(row: dict, fields: tuple[str, ...], path, line):
+def first_present(row: dict, fields: tuple[str, ...], file, line):
     """The value of the first of `fields` present in row (e.g. "id" or "uid")."""
     for field in fields:
         if row.get(field) is not None:
             return row[field]
-    raise InputError(f"{where(path, line, fields[0])}: missing (also looked for {', '.join(fields[1:])})")
+    raise RowError(fields[0], f"missing (also looked for {', '.join(fields[1:])})", file=file, line=line)
 
 
-def _is_jsonl(path: Path) -> bool:
-    with open(path, encoding="utf-8") as handle:
-        for text in handle:
-            if text.strip():
-                return text.lstrip().startswith("{")
-    return False
+def number(value, file, line, field) -> float:
+    """A JSON number as a float; strings, booleans and null are refused (the readers refuse NaN and Infinity)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise RowError(field, f"{_show(value)} is not a number", file=file, line=line)
+    return float(value)
+
+
+def csv_number(text: str, file, line, field) -> float:
+    """A CSV cell as a finite float."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not np.isfinite(value):
+        raise RowError(field, f"{_show(text)} is not a number", file=file, line=line)
+    return value
+
+
+def probability(value: float, file, line, field) -> float:
+    """`value` if it lies in [0, 1]."""
+    problem = probability_problem([value])
+    if problem is not None:
+        raise RowError(field, problem[1], file=file, line=line)
+    return value
+
+
+def whole_number(value, file, line, field) -> int:
+    """A non-negative JSON integer (a vote count)."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise RowError(field, f"{_show(value)} is not a whole number of votes", file=file, line=line)
+    return value
+
+
+def model_distribution(values: list[float], file, line, field, renormalise: bool) -> tuple[list[float], bool]:
+    """A model's probabilities (numbers in [0, 1]) if they sum to 1 within PROBABILITY_TOLERANCE, and whether
+    they were rescaled to do so: only with `renormalise`, and never a row of zeros."""
+    problem = distribution_problem([values])
+    if problem is None:
+        return values, False
+    total = sum(values)
+    if total == 0:
+        raise RowError(field, "every probability is 0, which is no distribution", file=file, line=line)
+    if renormalise:
+        return [value / total for value in values], True
+    raise RowError(field, f"probabilities {problem[1]} (--renormalise rescales such rows)", file=file, line=line)
+
+
+def canonical_nli_label(value, file, line, field) -> str:
+    """Canonical 3-way label ("entailment" / "neutral" / "contradiction") from a name or a letter."""
+    label = _NLI_ALIASES.get(str(value).strip().lower()) if value is not None else None
+    if label is None:
+        raise RowError(field, f"{_show(value)} is not an NLI label (e/n/c or full names)", file=file, line=line)
+    return label
+
+
+def defeasible_label(value, file, line, field, allow_neutral=True) -> str:
+    """Canonical defeasible label: "strengthener", "weakener" and, for atoms, "neutral"."""
+    allowed = DEFEASIBLE_LABELS if allow_neutral else DEFEASIBLE_LABELS[:2]
+    label = str(value).strip().lower() if value is not None else None
+    if label not in allowed:
+        raise RowError(field, f"{_show(value)} is not one of {', '.join(allowed)}", file=file, line=line)
+    return label
+
+
+def _unique(seen: dict, key, file, line, field) -> None:
+    if key in seen:
+        raise RowError(field, f"repeats {_show(key)} of line {seen[key]}", file=file, line=line)
+    seen[key] = line
 
 
 # U-SNLI ------------------------------------------------------------------------------------------------
 
-def read_usnli_gold(path) -> pd.DataFrame:
-    """U-SNLI CSV (`id,pre,hyp,nli,unli`) -> DataFrame with columns id (str) and unli (float)."""
-    path = Path(path)
-    frame = pd.read_csv(path, dtype={"id": str}, keep_default_na=False)
-    for column in ("id", "unli"):
-        if column not in frame.columns:
-            raise InputError(f"{where(path, 1, column)}: column missing from the header")
-    values = pd.to_numeric(frame["unli"], errors="coerce")
-    bad = np.flatnonzero(values.isna() | (values < 0) | (values > 1))
-    if bad.size:
-        row = bad[0]
-        raise InputError(f"{where(path, row + 2, 'unli')}: {frame['unli'].iloc[row]!r} is not a probability in [0, 1]")
-    duplicated = frame["id"].duplicated()
-    if duplicated.any():
-        row = int(np.flatnonzero(duplicated)[0])
-        raise InputError(f"{where(path, row + 2, 'id')}: duplicate id {frame['id'].iloc[row]!r}")
-    return pd.DataFrame({"id": frame["id"].str.strip(), "unli": values.astype(float)})
+def read_usnli_gold(source) -> pd.DataFrame:
+    """U-SNLI CSV (`id,pre,hyp,nli,unli`) -> DataFrame with columns id (str), unli (float in [0, 1]) and
+    line (the record's line, for messages)."""
+    name, records, seen = source_name(source), [], {}
+    for line, row in csv_records(source, ("id", "unli")):
+        item_id = (row["id"] or "").strip()
+        if not item_id:
+            raise RowError("id", "missing", file=name, line=line)
+        _unique(seen, item_id, name, line, "id")
+        unli = probability(csv_number(row["unli"], name, line, "unli"), name, line, "unli")
+        records.append({"id": item_id, "unli": unli, "line": line})
+    return pd.DataFrame.from_records(records, columns=["id", "unli", "line"])
 
 
-def read_scalar_predictions(path) -> dict[str, float]:
-    """id -> prediction from a CSV with columns `id,prediction` or JSONL rows {"id", "prediction"}."""
-    path = Path(path)
-    if _is_jsonl(path):
-        entries = [
-            (line, str(first_present(row, ("id", "uid"), path, line)), require(row, "prediction", path, line))
-            for line, row in read_jsonl(path)
-        ]
+def read_scalar_predictions(source) -> dict[str, float]:
+    """id -> probability from a CSV with columns `id,prediction` or JSONL rows {"id", "prediction"}."""
+    name, predictions, seen = source_name(source), {}, {}
+    if _starts_with_json_object(source):
+        for line, row in jsonl_records(source):
+            item_id = str(first_present(row, ("id", "uid"), name, line))
+            value = number(require(row, "prediction", name, line), name, line, "prediction")
+            _unique(seen, item_id, name, line, "id")
+            predictions[item_id] = probability(value, name, line, "prediction")
     else:
-        with open(path, encoding="utf-8", newline="") as handle:
-            reader = csv.DictReader(handle)
-            for column in ("id", "prediction"):
-                if column not in (reader.fieldnames or []):
-                    raise InputError(f"{where(path, 1, column)}: column missing from the header")
-            entries = [(line, row["id"].strip(), row["prediction"]) for line, row in enumerate(reader, start=2)]
-    predictions = {}
-    for line, item_id, value in entries:
-        try:
-            number = float(value)
-        except (TypeError, ValueError):
-            number = float("nan")
-        if not np.isfinite(number):
-            raise InputError(f"{where(path, line, 'prediction')}: {value!r} is not a number")
-        if item_id in predictions:
-            raise InputError(f"{where(path, line, 'id')}: duplicate id {item_id!r}")
-        predictions[item_id] = number
+        for line, row in csv_records(source, ("id", "prediction")):
+            item_id = (row["id"] or "").strip()
+            value = csv_number(row["prediction"], name, line, "prediction")
+            _unique(seen, item_id, name, line, "id")
+            predictions[item_id] = probability(value, name, line, "prediction")
     return predictions
 
 
@@ -151,165 +215,198 @@ def chaos_label_names(n_classes: int) -> tuple:
     return ("e", "n", "c") if n_classes == 3 else (1, 2)
 
 
-def chaos_label(value, n_classes: int, path, line, field):
+def chaos_label(value, n_classes: int, file, line, field):
     """ChaosNLI label: "e"/"n"/"c" (from letters or names) or, for alphaNLI, the int 1 or 2."""
     if n_classes == 3:
-        return canonical_nli_label(value, path, line, field)[0]
+        return canonical_nli_label(value, file, line, field)[0]
     if str(value).strip() in {"1", "2"}:
         return int(value)
-    raise InputError(f"{where(path, line, field)}: {value!r} is not an alphaNLI label (1 or 2)")
+    raise RowError(field, f"{_show(value)} is not an alphaNLI label (1 or 2)", file=file, line=line)
 
 
-def read_chaos_human(path) -> pd.DataFrame:
+def _probability_list(value, length: int, file, line, field) -> list[float]:
+    """A JSON list of `length` probabilities (one per label), each a number in [0, 1]."""
+    if not isinstance(value, list) or len(value) != length:
+        got = f"{len(value)} values" if isinstance(value, list) else _show(value)
+        raise RowError(field, f"expected a list of {length} values (one per label), got {got}", file=file, line=line)
+    return [probability(number(item, file, line, f"{field}[{index}]"), file, line, f"{field}[{index}]")
+            for index, item in enumerate(value)]
+
+
+def read_chaos_human(source) -> pd.DataFrame:
     """ChaosNLI JSONL -> one row per item.
 
-    Columns: uid, label_count (list[int], label order of `chaos_label_names`), label_dist (list[float]),
-    entropy (base 2, as in the file), majority_label, old_label.
+    Columns: uid, label_count (list[int], label order of `chaos_label_names`), label_dist (list[float],
+    checked against label_count), entropy (base 2, as in the file), majority_label, old_label, line.
+    Every item has the same number of labels (2 or 3, from the first item) and at least one vote.
     """
-    path = Path(path)
-    records = []
-    for line, row in read_jsonl(path):
-        counts = require(row, "label_count", path, line)
-        if not isinstance(counts, list) or len(counts) not in (2, 3):
-            raise InputError(f"{where(path, line, 'label_count')}: expected a list of 2 or 3 counts")
-        n_classes = len(counts)
+    name, records, seen, n_classes = source_name(source), [], {}, None
+    for line, row in jsonl_records(source):
+        uid = str(require(row, "uid", name, line))
+        _unique(seen, uid, name, line, "uid")
+        given = require(row, "label_count", name, line)
+        if n_classes is None and isinstance(given, list) and len(given) in (2, 3):
+            n_classes = len(given)  # the first item sets the label count of the file
+        if n_classes is None or not isinstance(given, list) or len(given) != n_classes:
+            wanted = "2 or 3" if n_classes is None else n_classes
+            raise RowError("label_count", f"expected a list of {wanted} counts (one per label), got {_show(given)}",
+                           file=name, line=line)
+        counts = [whole_number(count, name, line, f"label_count[{index}]") for index, count in enumerate(given)]
+        if sum(counts) == 0:
+            raise RowError("label_count", "no votes", file=name, line=line)
+        dist = _probability_list(require(row, "label_dist", name, line), n_classes, name, line, "label_dist")
+        expected = np.array(counts) / sum(counts)
+        if np.abs(np.array(dist) - expected).max() > PROBABILITY_TOLERANCE:
+            raise RowError("label_dist", f"{_show(dist)} does not match label_count {counts}", file=name, line=line)
+        entropy = number(require(row, "entropy", name, line), name, line, "entropy")
+        if entropy < 0:
+            raise RowError("entropy", f"{_show(entropy)} is not an entropy (negative)", file=name, line=line)
         records.append({
-            "uid": str(require(row, "uid", path, line)),
-            "label_count": [int(c) for c in counts],
-            "label_dist": [float(p) for p in require(row, "label_dist", path, line)],
-            "entropy": float(require(row, "entropy", path, line)),
-            "majority_label": chaos_label(require(row, "majority_label", path, line), n_classes, path, line, "majority_label"),
-            "old_label": chaos_label(require(row, "old_label", path, line), n_classes, path, line, "old_label"),
+            "uid": uid,
+            "label_count": counts,
+            "label_dist": dist,
+            "entropy": entropy,
+            **{field: chaos_label(require(row, field, name, line), n_classes, name, line, field)
+               for field in ("majority_label", "old_label")},
+            "line": line,
         })
-    if not records:
-        raise InputError(f"{path}: no items")
-    if len({len(r["label_count"]) for r in records}) != 1:
-        raise InputError(f"{path}: items mix 2-class and 3-class label counts")
     return pd.DataFrame.from_records(records)
 
 
-def read_chaos_predictions(path, n_classes: int, model: str | None = None) -> dict[str, dict]:
-    """uid -> {"probabilities": list[float] in the ChaosNLI label order, "label": label or None}.
+def read_chaos_predictions(
+    source, n_classes: int, model: str | None = None, renormalise: bool = False
+) -> tuple[dict, int]:
+    """(uid -> {"probabilities": list[float] in the ChaosNLI label order, "label": label or None}, the
+    number of rows rescaled to sum to 1, which only `renormalise` allows).
 
-    Accepts the ChaosNLI prediction format {"<model>": {"<uid>": {"uid", "predicted_probabilities",
-    "predicted_label"}}} (pick the model with `model` when the file holds several) and JSON Lines rows
-    {"id" or "uid", "probabilities": {"entailment": p, ...}, "label"} (alphaNLI keys "1" and "2").
+    Accepts the ChaosNLI prediction format, one JSON object on one line (as the ChaosNLI scorer and our
+    predict command write it): {"<model>": {"<uid>": {"uid", "predicted_probabilities", "predicted_label"}}}
+    (pick the model with `model` when the file holds several); or JSON Lines rows {"id" or "uid",
+    "probabilities": {"entailment": p, ...}, "label"} (alphaNLI keys "1" and "2"; a label left out has 0).
     """
-    path = Path(path)
-    try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError:
-        document = None  # several JSON objects: JSON Lines
-    if not isinstance(document, dict) or "probabilities" in document:
-        return _read_chaos_prediction_rows(path, n_classes)
-    if not document:
-        raise InputError(f"{path}: expected {{model name: {{uid: prediction}}}}")
+    name = source_name(source)
+    records = list(jsonl_records(source))
+    line, document = records[0]
+    if len(records) > 1 or "probabilities" in document:
+        entries, seen = [], {}
+        for row_line, row in records:
+            entries.append(_prediction_row(row_line, row, n_classes, name))
+            _unique(seen, entries[-1][0], name, row_line, "id")
+    else:
+        entries = _chaos_format_entries(document, line, n_classes, model, name)
+    predictions, renormalised = {}, 0
+    for uid, values, label, row_line, field in entries:
+        values, rescaled = model_distribution(values, name, row_line, field, renormalise)
+        renormalised += rescaled
+        predictions[uid] = {"probabilities": values, "label": label}
+    return predictions, renormalised
+
+
+def _chaos_format_entries(document: dict, line: int, n_classes: int, model: str | None, name) -> list:
+    """(uid, probabilities, label, line, field) per entry of a {model: {uid: prediction}} object."""
+    if not all(isinstance(entries, dict) for entries in document.values()):
+        raise RowError(None, "expected {model name: {uid: prediction}} or rows with 'probabilities'",
+                       file=name, line=line)
     if model is None:
         if len(document) > 1:
-            raise InputError(f"{path}: holds several models ({', '.join(document)}); choose one with --model")
+            raise RowError(None, f"holds several models ({', '.join(document)}); choose one with --model",
+                           file=name, line=line)
         model = next(iter(document))
     if model not in document:
-        raise InputError(f"{path}: no model named {model!r} (found {', '.join(document)})")
-    predictions = {}
+        raise RowError(None, f"no model named {model!r} (found {', '.join(document)})", file=name, line=line)
+    entries = []
     for uid, entry in document[model].items():
-        place = f"{model}/{uid}"
-        probabilities = entry.get("predicted_probabilities") if isinstance(entry, dict) else None
-        if not isinstance(probabilities, list) or len(probabilities) != n_classes:
-            raise InputError(f"{where(path, None, 'predicted_probabilities')} of {place}: expected {n_classes} numbers")
+        place = f"{model}.{uid}"
+        if not isinstance(entry, dict):
+            raise RowError(place, "expected an object with predicted_probabilities", file=name, line=line)
+        field = f"{place}.predicted_probabilities"
+        values = _probability_list(entry.get("predicted_probabilities"), n_classes, name, line, field)
         label = entry.get("predicted_label")
-        predictions[str(uid)] = {
-            "probabilities": [float(p) for p in probabilities],
-            "label": None if label is None else chaos_label(label, n_classes, path, None, f"predicted_label of {place}"),
-        }
-    return predictions
+        label = None if label is None else chaos_label(label, n_classes, name, line, f"{place}.predicted_label")
+        entries.append((str(uid), values, label, line, field))
+    return entries
 
 
-def _read_chaos_prediction_rows(path: Path, n_classes: int) -> dict[str, dict]:
-    names = chaos_label_names(n_classes)
-    predictions = {}
-    for line, row in read_jsonl(path):
-        uid = str(first_present(row, ("id", "uid"), path, line))
-        given = require(row, "probabilities", path, line)
-        if not isinstance(given, dict):
-            raise InputError(f"{where(path, line, 'probabilities')}: expected {{label: probability}}")
-        probabilities = dict.fromkeys(names, 0.0)
-        for key, value in given.items():
-            probabilities[chaos_label(key, n_classes, path, line, "probabilities")] = float(value)
-        label = row.get("label")
-        if uid in predictions:
-            raise InputError(f"{where(path, line, 'id')}: duplicate id {uid!r}")
-        predictions[uid] = {
-            "probabilities": [probabilities[name] for name in names],
-            "label": None if label is None else chaos_label(label, n_classes, path, line, "label"),
-        }
-    return predictions
+def _prediction_row(line: int, row: dict, n_classes: int, name) -> tuple:
+    """(uid, probabilities, label, line, field) of a JSON Lines prediction row."""
+    uid = str(first_present(row, ("id", "uid"), name, line))
+    given = require(row, "probabilities", name, line)
+    if not isinstance(given, dict):
+        raise RowError("probabilities", "expected {label: probability}", file=name, line=line)
+    by_label, names = {}, chaos_label_names(n_classes)
+    for key, value in given.items():
+        field = f"probabilities.{key}"
+        label = chaos_label(key, n_classes, name, line, field)
+        if label in by_label:
+            raise RowError(field, f"gives label {label!r} a second time", file=name, line=line)
+        by_label[label] = probability(number(value, name, line, field), name, line, field)
+    label = row.get("label")
+    label = None if label is None else chaos_label(label, n_classes, name, line, "label")
+    return uid, [by_label.get(label_name, 0.0) for label_name in names], label, line, "probabilities"
 
 
 # Atomic NLI --------------------------------------------------------------------------------------------
 
-def read_nli_atoms(path) -> tuple[pd.DataFrame, list[list[str]]]:
+def read_nli_atoms(source) -> tuple[pd.DataFrame, list[list[str]]]:
     """Atomic NLI JSONL (format in docs/metrics.md) -> (examples, atom labels).
 
     examples: columns id, gold_label, predicted_label (canonical NLI labels); atom labels: per example, the
     model's (P, atom) labels of the atoms it judges entailed by H.
     """
-    path = Path(path)
-    records, atom_labels = [], []
-    for line, row in read_jsonl(path):
+    name, records, atom_labels = source_name(source), [], []
+    for line, row in jsonl_records(source):
         records.append({
-            "id": str(first_present(row, ("id", "uid"), path, line)),
-            "gold_label": canonical_nli_label(require(row, "gold_label", path, line), path, line, "gold_label"),
-            "predicted_label": canonical_nli_label(require(row, "predicted_label", path, line), path, line, "predicted_label"),
+            "id": str(first_present(row, ("id", "uid"), name, line)),
+            "gold_label": canonical_nli_label(require(row, "gold_label", name, line), name, line, "gold_label"),
+            "predicted_label": canonical_nli_label(require(row, "predicted_label", name, line), name, line, "predicted_label"),
         })
-        atoms = require(row, "atoms", path, line)
+        atoms = require(row, "atoms", name, line)
         if not isinstance(atoms, list):
-            raise InputError(f"{where(path, line, 'atoms')}: expected a list")
+            raise RowError("atoms", "expected a list", file=name, line=line)
         labels = []
-        for number, atom in enumerate(atoms):
-            field = f"atoms[{number}]"
+        for position, atom in enumerate(atoms):
+            field = f"atoms[{position}]"
             entailed = atom.get("entailed_by_hypothesis") if isinstance(atom, dict) else None
             if not isinstance(entailed, bool):
-                raise InputError(f"{where(path, line, field + '.entailed_by_hypothesis')}: expected true or false")
+                raise RowError(field + ".entailed_by_hypothesis", "expected true or false", file=name, line=line)
             if entailed:
-                value = atom.get("predicted_label")
-                labels.append(canonical_nli_label(value, path, line, field + ".predicted_label"))
+                labels.append(canonical_nli_label(atom.get("predicted_label"), name, line, field + ".predicted_label"))
         atom_labels.append(labels)
     return pd.DataFrame.from_records(records, columns=["id", "gold_label", "predicted_label"]), atom_labels
 
 
 # Defeasible NLI with atoms -----------------------------------------------------------------------------
 
-def read_defeasible(path) -> tuple[pd.DataFrame, pd.DataFrame]:
+def read_defeasible(source) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Defeasible atoms JSONL (format in docs/metrics.md) -> (examples, atoms), the tables that
     `evaluation.metrics.defeasible` documents. An atom without `bucket` is its own bucket, named by its text."""
-    path = Path(path)
-    examples, atoms = [], []
-    for line, row in read_jsonl(path):
+    name, examples, atoms = source_name(source), [], []
+    for line, row in jsonl_records(source):
         index = len(examples)
         examples.append({
-            "id": str(first_present(row, ("id", "uid"), path, line)),
-            "gold_label": defeasible_label(require(row, "gold_label", path, line), path, line, "gold_label", False),
+            "id": str(first_present(row, ("id", "uid"), name, line)),
+            "gold_label": defeasible_label(require(row, "gold_label", name, line), name, line, "gold_label", False),
             "predicted_label": defeasible_label(
-                require(row, "predicted_label", path, line), path, line, "predicted_label", False
+                require(row, "predicted_label", name, line), name, line, "predicted_label", False
             ),
         })
-        given = require(row, "atoms", path, line)
+        given = require(row, "atoms", name, line)
         if not isinstance(given, list):
-            raise InputError(f"{where(path, line, 'atoms')}: expected a list")
-        for number, atom in enumerate(given):
-            field = f"atoms[{number}]"
+            raise RowError("atoms", "expected a list", file=name, line=line)
+        for position, atom in enumerate(given):
+            field = f"atoms[{position}]"
             text = atom.get("text") if isinstance(atom, dict) else None
             if not isinstance(text, str) or not text.strip():
-                raise InputError(f"{where(path, line, field + '.text')}: expected the atom's text")
+                raise RowError(field + ".text", "expected the atom's text", file=name, line=line)
             gold = atom.get("gold")
             if isinstance(gold, bool) or not isinstance(gold, int) or not -2 <= gold <= 2:
-                raise InputError(f"{where(path, line, field + '.gold')}: {gold!r} is not an integer in -2..2")
+                raise RowError(field + ".gold", f"{_show(gold)} is not an integer in -2..2", file=name, line=line)
             valid = atom.get("valid")
             if not isinstance(valid, bool):
-                raise InputError(f"{where(path, line, field + '.valid')}: expected true or false")
+                raise RowError(field + ".valid", "expected true or false", file=name, line=line)
             predicted = atom.get("predicted_label")
             if valid or predicted is not None:
-                predicted = defeasible_label(predicted, path, line, field + ".predicted_label")
+                predicted = defeasible_label(predicted, name, line, field + ".predicted_label")
             bucket = atom.get("bucket", text)
             buckets = tuple(str(b) for b in bucket) if isinstance(bucket, list) else (str(bucket),)
             atoms.append({"example": index, "text": text, "gold": gold, "valid": valid, "predicted": predicted,
@@ -325,61 +422,57 @@ def read_defeasible(path) -> tuple[pd.DataFrame, pd.DataFrame]:
 TRANSITIVITY_FIELDS = ("label_p_h", "label_h_m", "label_m_h", "label_p_m")
 
 
-def read_transitivity(path) -> pd.DataFrame:
+def read_transitivity(source) -> pd.DataFrame:
     """Transitivity JSONL -> DataFrame with id and the four label columns as "E" / "N" / "C"."""
-    path = Path(path)
-    records = []
-    for line, row in read_jsonl(path):
-        record = {"id": str(first_present(row, ("id", "uid"), path, line))}
+    name, records = source_name(source), []
+    for line, row in jsonl_records(source):
+        record = {"id": str(first_present(row, ("id", "uid"), name, line))}
         for field in TRANSITIVITY_FIELDS:
-            record[field] = canonical_nli_label(require(row, field, path, line), path, line, field)[0].upper()
+            record[field] = canonical_nli_label(require(row, field, name, line), name, line, field)[0].upper()
         records.append(record)
     return pd.DataFrame.from_records(records, columns=["id", *TRANSITIVITY_FIELDS])
 
 
 # Epistemic closure -------------------------------------------------------------------------------------
 
-def read_snli_pairs(path) -> list[dict]:
+def read_snli_pairs(source) -> list[dict]:
     """SNLI JSONL rows {"premise", "hypothesis", "label"} with canonical labels; rows whose label is not
     an NLI label (SNLI's "-" for no gold label) are skipped."""
-    path = Path(path)
-    pairs = []
-    for line, row in read_jsonl(path):
+    name, pairs = source_name(source), []
+    for line, row in jsonl_records(source):
         label = _NLI_ALIASES.get(str(row.get("label", row.get("gold_label", ""))).strip().lower())
         if label is not None:
-            pairs.append({"premise": require(row, "premise", path, line),
-                          "hypothesis": require(row, "hypothesis", path, line), "label": label})
+            pairs.append({"premise": require(row, "premise", name, line),
+                          "hypothesis": require(row, "hypothesis", name, line), "label": label})
     return pairs
 
 
-def read_epistemic_rows(path) -> pd.DataFrame:
+def read_epistemic_rows(source) -> pd.DataFrame:
     """Generated epistemic rows -> DataFrame with index (0-based position in the file), id, template,
-    label and original_label."""
-    path = Path(path)
-    records = []
-    for index, (line, row) in enumerate(read_jsonl(path)):
+    label, original_label and line."""
+    name, records = source_name(source), []
+    for index, (line, row) in enumerate(jsonl_records(source)):
         records.append({
             "index": index,
             "id": str(row["id"]) if row.get("id") is not None else None,
-            "template": str(require(row, "template", path, line)),
-            "label": canonical_nli_label(require(row, "label", path, line), path, line, "label"),
-            "original_label": canonical_nli_label(require(row, "original_label", path, line), path, line, "original_label"),
+            "template": str(require(row, "template", name, line)),
+            "label": canonical_nli_label(require(row, "label", name, line), name, line, "label"),
+            "original_label": canonical_nli_label(require(row, "original_label", name, line), name, line, "original_label"),
+            "line": line,
         })
-    return pd.DataFrame.from_records(records, columns=["index", "id", "template", "label", "original_label"])
+    return pd.DataFrame.from_records(records, columns=["index", "id", "template", "label", "original_label", "line"])
 
 
-def read_label_predictions(path) -> dict:
+def read_label_predictions(source) -> dict:
     """Prediction JSONL rows {"id" or "index", "label"} -> {id (str) or index (int): canonical label}."""
-    path = Path(path)
-    predictions = {}
-    for line, row in read_jsonl(path):
+    name, predictions, seen = source_name(source), {}, {}
+    for line, row in jsonl_records(source):
         if row.get("id") is not None:
-            key = str(row["id"])
-        elif isinstance(row.get("index"), int):
-            key = row["index"]
+            key, field = str(row["id"]), "id"
+        elif isinstance(row.get("index"), int) and not isinstance(row["index"], bool):
+            key, field = row["index"], "index"
         else:
-            raise InputError(f"{where(path, line, 'id')}: missing (or give an integer 'index')")
-        if key in predictions:
-            raise InputError(f"{where(path, line, 'id')}: duplicate {key!r}")
-        predictions[key] = canonical_nli_label(require(row, "label", path, line), path, line, "label")
+            raise RowError("id", "missing (or give an integer 'index')", file=name, line=line)
+        _unique(seen, key, name, line, field)
+        predictions[key] = canonical_nli_label(require(row, "label", name, line), name, line, "label")
     return predictions

@@ -54,6 +54,7 @@ SUITES = {
                 Parameter("model", str, None, "model name inside a prediction file with several"),
                 Parameter("divergence", bool, False, "JS divergence instead of JS distance"),
                 Parameter("seed", int, 0, "seed of the human split-half baseline"),
+                Parameter("renormalise", bool, False, "rescale prediction rows that do not sum to 1"),
             ),
         ),
         Suite("nli-atoms", "Atomic NLI logical consistency", suites.run_nli_atoms, ("input",)),
@@ -133,8 +134,8 @@ def start_run(suite, params, input_paths, user, project=None, background=True) -
 
     input_paths: role -> a path on disk or an uploaded file (anything with `.name` and `.chunks()`), one for
     each of the suite's `files`. Each is copied to MEDIA_ROOT/evaluation/<run id>/<role>/ with its size and
-    sha256 recorded, so the run can be checked and re-scored later. Problems with the request itself raise
-    RunError and store nothing; problems with the files' content are stored as a failed run.
+    sha256 recorded, so the run can be checked and re-scored later. Problems with the request or with the
+    files' content (suites.check_inputs reads and checks them first) raise RunError and store nothing.
     """
     spec = get_suite(suite)
     params = clean_parameters(suite, params)
@@ -147,6 +148,10 @@ def start_run(suite, params, input_paths, user, project=None, background=True) -
         source = input_paths[role]
         if not hasattr(source, "chunks") and not Path(source).is_file():
             raise RunError(f"{source}: no such file ({role})")
+    try:
+        suites.check_inputs(suite, input_paths, params)
+    except InputError as error:
+        raise RunError(str(error)) from None
 
     run = EvaluationRun.objects.create(
         suite=suite, parameters=params, created_by=user if user and user.is_authenticated else None, project=project

@@ -1,24 +1,30 @@
-"""Evaluation suites: read gold and predictions, compute the metrics, return a JSON-ready dict.
+"""Evaluation suites: read and check the inputs, then score them; the result is a JSON-ready dict.
 
-One function per suite, `run_<suite>(...) -> dict`, shared by the `evaluate` command, the API and
-background tasks. Files are read with `evaluation.readers`, which raises `InputError` on bad input;
-the metrics themselves live in `evaluation.metrics`. Floats that are not finite come back as None.
+Each suite is two steps, shared by the `evaluate` command, the web form, the API and background runs:
+`load_<suite>(files, reading settings)` reads every input with `evaluation.readers`, which checks every
+value and raises `RowError` naming the file, line and field of the first bad one, and returns arrays;
+`score_<suite>(inputs, scoring settings)` computes the metrics of `evaluation.metrics`. `run_<suite>` is
+the two in a row. `check_inputs` is the first step alone: `evaluation.runs.start_run` calls it before it
+stores a run, so bad input stores nothing. Floats that are not finite come back as None.
 """
 import json
 import math
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
+import pandas as pd
 
 from evaluation.generators.epistemic import generate_epistemic
+from evaluation.metrics.agreement import pairable_units, split_half_jsd
 from evaluation.metrics.atomic_nli import logical_consistency
-from evaluation.metrics.classification import accuracy_by_group
+from evaluation.metrics.classification import accuracy, accuracy_by_group
 from evaluation.metrics.defeasible import NEUTRAL, bucket_ids, defeasible_scores, equivalent_atom_groups
-from evaluation.metrics.distributions import human_split_jsd, human_vs_model
+from evaluation.metrics.distributions import human_vs_model
 from evaluation.metrics.regression import unli_scores
 from evaluation.metrics.transitivity import transitivity_scores
 from evaluation.readers import (
-    InputError,
+    RowError,
     chaos_label_names,
     read_chaos_human,
     read_chaos_predictions,
@@ -30,6 +36,7 @@ from evaluation.readers import (
     read_snli_pairs,
     read_transitivity,
     read_usnli_gold,
+    source_name,
 )
 
 
@@ -46,43 +53,123 @@ def json_ready(value):
     return value
 
 
-def run_unli(gold, predictions) -> dict:
-    """U-SNLI gold CSV + predictions (CSV `id,prediction` or JSONL) -> n, pearson, spearman, mse.
-    Predictions for ids not in the gold file are ignored; a gold id without a prediction is an error."""
+def check_inputs(suite_name: str, paths: dict, params: dict | None = None) -> None:
+    """Read and check the input files of a suite (role -> path or uploaded file) without scoring them.
+
+    Raises the readers' RowError (file, line, field) on the first bad value; returns None when all is well.
+    """
+    params = params or {}
+    loaders = {
+        "unli": lambda: load_unli(paths["gold"], paths["predictions"]),
+        "chaos": lambda: load_chaos(
+            paths["human"], paths["predictions"], params.get("model"), params.get("renormalise", False)
+        ),
+        "nli-atoms": lambda: read_nli_atoms(paths["input"]),
+        "defeasible": lambda: read_defeasible(paths["input"]),
+        "transitivity": lambda: read_transitivity(paths["input"]),
+        "epistemic": lambda: load_epistemic(paths["input"], paths["predictions"]),
+    }
+    loaders[suite_name]()
+
+
+# U-SNLI ------------------------------------------------------------------------------------------------
+
+class UnliInputs(NamedTuple):
+    y_true: np.ndarray  # (n,) gold probabilities, n >= 2
+    y_pred: np.ndarray  # (n,) predictions in the same order
+
+
+def load_unli(gold, predictions) -> UnliInputs:
+    """U-SNLI gold CSV + predictions (CSV `id,prediction` or JSONL). Every gold id needs a prediction;
+    predictions for other ids are ignored."""
     truth = read_usnli_gold(gold)
     predicted = read_scalar_predictions(predictions)
-    missing = [item_id for item_id in truth["id"] if item_id not in predicted]
-    if missing:
-        raise InputError(f"{predictions}: no prediction for id {missing[0]!r} ({len(missing)} gold ids missing)")
-    return json_ready(unli_scores(truth["unli"].to_numpy(), [predicted[item_id] for item_id in truth["id"]]))
+    missing = truth[~truth["id"].isin(list(predicted))]
+    if len(missing):
+        first = missing.iloc[0]
+        raise RowError("id", f"no prediction for id {first['id']!r} in {source_name(predictions)} "
+                       f"({len(missing)} gold ids missing)", file=source_name(gold), line=int(first["line"]))
+    if len(truth) < 2:
+        raise RowError("unli", "only 1 item; Pearson and Spearman need at least 2",
+                       file=source_name(gold), line=int(truth["line"].iloc[-1]))
+    return UnliInputs(truth["unli"].to_numpy(), np.array([predicted[item_id] for item_id in truth["id"]]))
 
 
-def run_chaos(human, predictions, model: str | None = None, divergence: bool = False, seed: int = 0) -> dict:
-    """ChaosNLI human JSONL + model predictions -> the ChaosNLI scores, the 5 entropy bins and the
-    human split-half baseline. `divergence` reports the squared JS distance (the divergence) instead."""
+def score_unli(inputs: UnliInputs) -> dict:
+    """n, pearson, spearman, mse."""
+    return json_ready(unli_scores(inputs.y_true, inputs.y_pred))
+
+
+def run_unli(gold, predictions) -> dict:
+    return score_unli(load_unli(gold, predictions))
+
+
+# ChaosNLI ----------------------------------------------------------------------------------------------
+
+class ChaosInputs(NamedTuple):
+    label_count: np.ndarray  # (n, k) human votes, label order of chaos_label_names(k)
+    human: np.ndarray  # (n, k) human label distributions (the file's label_dist)
+    entropy: np.ndarray  # (n,) the file's entropy field, bits
+    majority_label: np.ndarray  # (n,)
+    old_label: np.ndarray  # (n,)
+    model: np.ndarray  # (n, k) model probabilities
+    predicted_label: np.ndarray  # (n,) the file's predicted label, else the most probable class
+    renormalised_rows: int  # prediction rows rescaled to sum to 1 (only with renormalise)
+
+
+def load_chaos(human, predictions, model: str | None = None, renormalise: bool = False) -> ChaosInputs:
+    """ChaosNLI human JSONL + model predictions (see read_chaos_predictions); every uid needs a prediction.
+    `renormalise`: rescale prediction rows that do not sum to 1 instead of refusing them."""
     items = read_chaos_human(human)
     n_classes = len(items["label_count"].iloc[0])
-    predicted = read_chaos_predictions(predictions, n_classes, model)
-    missing = [uid for uid in items["uid"] if uid not in predicted]
-    if missing:
-        raise InputError(f"{predictions}: no prediction for uid {missing[0]!r} ({len(missing)} items missing)")
+    predicted, renormalised = read_chaos_predictions(predictions, n_classes, model, renormalise)
+    missing = items[~items["uid"].isin(list(predicted))]
+    if len(missing):
+        first = missing.iloc[0]
+        raise RowError("uid", f"no prediction for uid {first['uid']!r} in {source_name(predictions)} "
+                       f"({len(missing)} items missing)", file=source_name(human), line=int(first["line"]))
     entries = [predicted[uid] for uid in items["uid"]]
-    probabilities = np.array([entry["probabilities"] for entry in entries])
     names = chaos_label_names(n_classes)
-    # Accuracy uses the file's predicted label when it gives one, else the most probable class.
-    labels = [entry["label"] if entry["label"] is not None else names[int(np.argmax(entry["probabilities"]))]
-              for entry in entries]
-    human_dist = np.array(items["label_dist"].tolist())
+    return ChaosInputs(
+        label_count=np.array(items["label_count"].tolist()),
+        human=np.array(items["label_dist"].tolist()),
+        entropy=items["entropy"].to_numpy(),
+        majority_label=items["majority_label"].to_numpy(dtype=object),
+        old_label=items["old_label"].to_numpy(dtype=object),
+        model=np.array([entry["probabilities"] for entry in entries]),
+        predicted_label=np.array(
+            [entry["label"] if entry["label"] is not None else names[int(np.argmax(entry["probabilities"]))]
+             for entry in entries],
+            dtype=object,
+        ),
+        renormalised_rows=renormalised,
+    )
+
+
+def score_chaos(inputs: ChaosInputs, divergence: bool = False, seed: int = 0) -> dict:
+    """The ChaosNLI scores, the 5 entropy bins and the human split-half baseline (items with 2 or more
+    votes; the others are counted). `divergence` reports the squared JS distance (the divergence)."""
     scores = human_vs_model(
-        human_dist, probabilities, items["entropy"].to_numpy(), items["majority_label"].to_numpy(),
-        items["old_label"].to_numpy(), np.array(labels, dtype=object), squared=divergence,
+        inputs.human, inputs.model, inputs.entropy, inputs.majority_label, inputs.old_label,
+        inputs.predicted_label, squared=divergence,
     )
-    scores["human_split_jsd"] = human_split_jsd(
-        np.array(items["label_count"].tolist()), np.random.default_rng(seed), squared=divergence
+    pairable = pairable_units(inputs.label_count)
+    scores["human_split_jsd"] = (
+        split_half_jsd(inputs.label_count, seed=seed, squared=divergence) if pairable.any() else None
     )
+    scores["human_split_jsd_items"] = int(pairable.sum())
+    scores["human_split_jsd_excluded_items"] = int((~pairable).sum())
+    scores["renormalised_rows"] = inputs.renormalised_rows
     scores["jsd_measure"] = "divergence" if divergence else "distance"
     return json_ready(scores)
 
+
+def run_chaos(human, predictions, model: str | None = None, divergence: bool = False, seed: int = 0,
+              renormalise: bool = False) -> dict:
+    return score_chaos(load_chaos(human, predictions, model, renormalise), divergence, seed)
+
+
+# Atomic NLI, defeasible atoms, transitivity ------------------------------------------------------------
 
 def run_nli_atoms(path) -> dict:
     """Atomic NLI JSONL -> logical consistency report."""
@@ -97,6 +184,8 @@ def run_defeasible(path, weighted: bool = False, atom_labels: str = "auto", embe
     binary when no valid atom is predicted neutral. With `embed` and `entails` (see
     `equivalent_atom_groups`), buckets are built from the atoms' texts instead of read from the file.
     """
+    if atom_labels not in ("auto", "binary", "ternary"):
+        raise ValueError(f"atom_labels must be auto, binary or ternary, not {atom_labels!r}")
     examples, atoms = read_defeasible(path)
     if embed is not None and entails is not None:
         ids = bucket_ids(equivalent_atom_groups(list(atoms["text"]), embed, entails))
@@ -104,10 +193,8 @@ def run_defeasible(path, weighted: bool = False, atom_labels: str = "auto", embe
     if atom_labels == "auto":
         valid = atoms[atoms["valid"].astype(bool)]
         binary = not (valid["predicted"] == NEUTRAL).any()
-    elif atom_labels in ("binary", "ternary"):
-        binary = atom_labels == "binary"
     else:
-        raise ValueError(f"atom_labels must be auto, binary or ternary, not {atom_labels!r}")
+        binary = atom_labels == "binary"
     return json_ready(defeasible_scores(examples, atoms, binary_atoms=binary, weighted=weighted))
 
 
@@ -117,12 +204,15 @@ def run_transitivity(path) -> dict:
     return json_ready(transitivity_scores(rows["label_p_h"], rows["label_h_m"], rows["label_m_h"], rows["label_p_m"]))
 
 
+# Epistemic closure -------------------------------------------------------------------------------------
+
 def run_epistemic_generate(snli, per_template: int, seed: int, output) -> dict:
     """Write the epistemic closure data set (JSONL) built from SNLI pairs; returns counts per cell."""
+    pairs = read_snli_pairs(snli)
     try:
-        rows = generate_epistemic(read_snli_pairs(snli), per_template, seed)
-    except ValueError as error:
-        raise InputError(f"{snli}: {error}") from None
+        rows = generate_epistemic(pairs, per_template, seed)
+    except ValueError as error:  # too few full-sentence pairs for a label
+        raise RowError(None, str(error), file=source_name(snli)) from None
     output = Path(output)
     output.parent.mkdir(parents=True, exist_ok=True)
     with open(output, "w", encoding="utf-8") as handle:
@@ -140,24 +230,38 @@ def run_epistemic_generate(snli, per_template: int, seed: int, output) -> dict:
     }
 
 
-def run_epistemic_score(path, predictions) -> dict:
-    """Generated epistemic rows + predicted labels -> accuracy overall, per template and per cell
-    (template x original label). Predictions match rows by "id", or by "index" (0-based line)."""
+class EpistemicInputs(NamedTuple):
+    rows: pd.DataFrame  # read_epistemic_rows
+    predicted: list  # (n,) predicted labels, in row order
+
+
+def load_epistemic(path, predictions) -> EpistemicInputs:
+    """Generated epistemic rows + predicted labels, matched by "id" or by "index" (0-based row)."""
     rows = read_epistemic_rows(path)
     predicted = read_label_predictions(predictions)
     labels = []
     for row in rows.itertuples():
         key = row.id if row.id in predicted else row.index
         if key not in predicted:
-            raise InputError(f"{predictions}: no prediction for id {row.id!r} (index {row.index})")
+            raise RowError("id", f"no prediction for id {row.id!r} (index {row.index}) in {source_name(predictions)}",
+                           file=source_name(path), line=row.line)
         labels.append(predicted[key])
-    correct = rows["label"].to_numpy(dtype=object) == np.array(labels, dtype=object)
+    return EpistemicInputs(rows, labels)
+
+
+def score_epistemic(inputs: EpistemicInputs) -> dict:
+    """Accuracy overall, per template and per cell (template x original label)."""
+    rows, labels = inputs
     return json_ready({
         "n": int(len(rows)),
-        "accuracy": float(correct.mean()) if len(rows) else None,
+        "accuracy": accuracy(rows["label"].to_numpy(dtype=object), np.array(labels, dtype=object)),
         "by_template": accuracy_by_group(rows["label"], labels, {"template": rows["template"].tolist()}),
         "cells": accuracy_by_group(
             rows["label"], labels,
             {"template": rows["template"].tolist(), "original_label": rows["original_label"].tolist()},
         ),
     })
+
+
+def run_epistemic_score(path, predictions) -> dict:
+    return score_epistemic(load_epistemic(path, predictions))

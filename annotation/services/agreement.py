@@ -15,7 +15,6 @@ worker annotations only.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from itertools import combinations
 from typing import Callable
 
 import numpy as np
@@ -27,6 +26,8 @@ from evaluation.metrics.agreement import (
     bootstrap_ci,
     cohen_kappa_pairwise,
     human_baseline,
+    item_mean_abs_difference,
+    item_pair_agreement,
     kendall_tau_pairwise,
     krippendorff_alpha,
     pearson_spearman_pairwise,
@@ -315,36 +316,6 @@ def _project_figures(project, table, bootstrap, seed, max_pair_evaluations) -> d
         max_pair_evaluations=max_pair_evaluations
     )
     return {"project": project.slug, "task_type": project.task_type, **figures}
-
-
-# ---------------------------------------------------------------- per-item agreement, for the report's plot
-
-
-def item_pair_agreement(counts: np.ndarray) -> np.ndarray:
-    """Share of agreeing annotator pairs on each item with two or more votes.
-
-    counts: (items, categories) votes. Returns (items with >= 2 votes,) values in [0, 1]:
-    sum_c n_c (n_c - 1) / (n (n - 1)).
-    """
-    counts = np.asarray(counts, dtype=float)
-    sizes = counts.sum(axis=1)
-    kept = sizes >= 2
-    return (counts[kept] * (counts[kept] - 1)).sum(axis=1) / (sizes[kept] * (sizes[kept] - 1))
-
-
-def item_mean_abs_difference(values: np.ndarray) -> np.ndarray:
-    """Mean absolute difference between the annotations of each item with two or more.
-
-    values: (annotations, items) NaN-padded, e.g. AnnotationTable.values_by_item(). Returns
-    (items with >= 2 values,) over all pairs of the item's annotations.
-    """
-    values = np.asarray(values, dtype=float)
-    kept = (~np.isnan(values)).sum(axis=0) >= 2
-    values = values[:, kept]
-    if len(values) < 2:
-        return np.empty(0)
-    differences = np.stack([np.abs(values[a] - values[b]) for a, b in combinations(range(len(values)), 2)])
-    return np.nanmean(differences, axis=0)
 
 
 # ---------------------------------------------------------------- the report page

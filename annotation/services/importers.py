@@ -6,21 +6,19 @@ examples), jsonl / csv (any columns, with a mapping onto premise / hypothesis / 
 """
 from __future__ import annotations
 
-import csv
 import hashlib
-import io
-import json
 import math
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Iterable, Iterator
+from typing import IO
 
 from django.conf import settings
 from django.db import transaction
 
 from annotation.models import Annotation, Atom, Example, Item, Project
 from annotation.services.quality import gold_reference
+from common.readers import RowError, csv_rows, json_lines
 from common.vocabulary import ALPHA_NLI, NLI, NO_GOLD, USNLI_NUMBERING, LabelError, to_label
 
 FORMATS = ("usnli", "chaosnli", "dnli", "snli", "atoms", "jsonl", "csv")
@@ -41,12 +39,6 @@ class ImportFileError(Exception):
         if more > 0:
             lines.append(f"... and {more} more")
         super().__init__("nothing was imported:\n" + "\n".join(lines))
-
-
-class RowError(Exception):
-    def __init__(self, field: str, message: str):
-        self.field = field
-        self.message = message
 
 
 @dataclass
@@ -120,82 +112,8 @@ def _content_key(*parts: str) -> str:
     return f"sha:{digest}"
 
 
-def _refuse_constant(name: str):
-    raise ValueError(f"{name} is not a JSON number")
-
-
-def _nul_field(record: dict) -> str | None:
-    """Where the record holds a NUL character (PostgreSQL stores none in text or jsonb), else None."""
-    pending: list[tuple[str, object]] = [("", record)]
-    while pending:  # a loop, not recursion: the record may nest as deep as the JSON reader allows
-        path, value = pending.pop()
-        if isinstance(value, str) and "\x00" in value:
-            return path
-        if isinstance(value, dict):
-            for key, inner in value.items():
-                name = key.replace("\x00", "\\0") or '""'
-                where = f"{path}.{name}" if path else name
-                if "\x00" in key:
-                    return where
-                pending.append((where, inner))
-        elif isinstance(value, list):
-            pending.extend((f"{path}[{index}]", inner) for index, inner in enumerate(value))
-    return None
-
-
-def _json_lines(stream: IO[str]) -> Iterator[tuple[int, dict | RowError]]:
-    for number, line in enumerate(stream, start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line, parse_constant=_refuse_constant)
-        except json.JSONDecodeError as exc:
-            yield number, RowError("(json)", f"not valid JSON: {exc.msg} at column {exc.colno}")
-            continue
-        except (ValueError, RecursionError) as exc:  # NaN, Infinity, a number of over 4300 digits, deep nesting
-            reason = "nested too deeply" if isinstance(exc, RecursionError) else str(exc).split(";")[0]
-            yield number, RowError("(json)", f"not valid JSON: {reason}")
-            continue
-        if not isinstance(record, dict):
-            yield number, RowError("(json)", "each line must be a JSON object")
-            continue
-        nul = _nul_field(record)
-        if nul is not None:
-            yield number, RowError(nul, "contains a NUL character")
-            continue
-        yield number, record
-
-
-def _csv_rows(stream: IO[str], required: Iterable[str] = ()) -> Iterator[tuple[int, dict | RowError]]:
-    # csv.DictReader rather than pandas: it reports the physical line of each record, which the error
-    # messages name, and it streams.
-    reader = csv.DictReader(stream)
-    try:
-        header = reader.fieldnames or []
-    except csv.Error as exc:  # a lone carriage return, a field past the size limit
-        yield 1, RowError("(csv)", f"cannot be read as CSV: {str(exc).split(' - ')[0]}")
-        return
-    missing = [name for name in required if name not in header]
-    if missing:
-        yield 1, RowError(missing[0], f"header lacks the column(s) {', '.join(missing)}")
-        return
-    start = 2
-    try:
-        for record in reader:
-            nul = next((name for name, value in record.items() if "\x00" in (name or "") + str(value or "")), None)
-            if None in record:
-                yield start, RowError("(csv)", "row has more fields than the header")
-            elif nul is not None:
-                yield start, RowError(nul.replace("\x00", "\\0") or '""', "contains a NUL character")
-            else:
-                yield start, record
-            start = reader.line_num + 1
-    except csv.Error as exc:
-        yield start, RowError("(csv)", f"cannot be read as CSV: {str(exc).split(' - ')[0]}")
-
-
 def _usnli(stream):
-    for line, record in _csv_rows(stream, USNLI_COLUMNS):
+    for line, record in csv_rows(stream, USNLI_COLUMNS):
         if isinstance(record, RowError):
             yield line, record
             continue
@@ -227,7 +145,7 @@ def _usnli(stream):
 
 
 def _chaosnli(stream):
-    for line, record in _json_lines(stream):
+    for line, record in json_lines(stream):
         if isinstance(record, RowError):
             yield line, record
             continue
@@ -281,7 +199,7 @@ def _chaosnli(stream):
 
 
 def _dnli(stream):
-    for line, record in _json_lines(stream):
+    for line, record in json_lines(stream):
         if isinstance(record, RowError):
             yield line, record
             continue
@@ -325,7 +243,7 @@ def _snli_label(value, field: str) -> str:
 
 
 def _snli(stream):
-    for line, record in _json_lines(stream):
+    for line, record in json_lines(stream):
         if isinstance(record, RowError):
             yield line, record
             continue
@@ -384,7 +302,7 @@ def _generic(records, mapping: dict[str, str]):
 
 
 def _atoms(stream):
-    for line, record in _json_lines(stream):
+    for line, record in json_lines(stream):
         if isinstance(record, RowError):
             yield line, record
             continue
@@ -432,7 +350,7 @@ def read_rows(stream: IO[str], fmt: str, mapping: dict[str, str] | None = None):
         if unknown:
             raise ValueError(f"mapping names unknown field(s) {', '.join(sorted(unknown))}")
         full_mapping.update(mapping or {})
-        records = _json_lines(stream) if fmt == "jsonl" else _csv_rows(stream, [full_mapping["premise"], full_mapping["hypothesis"]])
+        records = json_lines(stream) if fmt == "jsonl" else csv_rows(stream, [full_mapping["premise"], full_mapping["hypothesis"]])
         return _generic(records, full_mapping)
     return {"usnli": _usnli, "chaosnli": _chaosnli, "dnli": _dnli, "snli": _snli, "atoms": _atoms}[fmt](stream)
 
@@ -446,18 +364,15 @@ def preview(path: str | Path, fmt: str, limit: int = PREVIEW_ROWS) -> dict:
     {"columns": [names in first-seen order], "rows": [[cell text]], "errors": [(line, field, message)]}."""
     columns: list[str] = []
     records, errors = [], []
-    try:
-        with open(path, encoding="utf-8-sig", newline="") as stream:
-            for line, record in (_csv_rows(stream) if fmt in CSV_FORMATS else _json_lines(stream)):
-                if isinstance(record, RowError):
-                    errors.append((line, record.field, record.message))
-                else:
-                    records.append(record)
-                    columns += [name for name in record if name not in columns]
-                if len(records) + len(errors) >= limit:
-                    break
-    except UnicodeDecodeError as exc:
-        errors.append((0, "(file)", f"this is not UTF-8 text (byte {exc.start}): {exc.reason}"))
+    with open(path, "rb") as stream:
+        for line, record in (csv_rows(stream) if fmt in CSV_FORMATS else json_lines(stream)):
+            if isinstance(record, RowError):
+                errors.append((line, record.field, record.message))
+            else:
+                records.append(record)
+                columns += [name for name in record if name not in columns]
+            if len(records) + len(errors) >= limit:
+                break
 
     def cell(value) -> str:
         text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
@@ -488,7 +403,7 @@ def check_size(size: int) -> None:
 
 def import_file(project: Project, path: str | Path, fmt: str, mapping: dict[str, str] | None = None, purpose: str = "data") -> ImportReport:
     check_size(Path(path).stat().st_size)
-    with open(path, encoding="utf-8-sig", newline="") as stream:
+    with open(path, "rb") as stream:  # the readers decode it and name the first byte that is not UTF-8
         return import_stream(project, stream, fmt, mapping, purpose=purpose)
 
 
@@ -496,11 +411,7 @@ def import_upload(project: Project, upload, fmt: str, mapping: dict[str, str] | 
     """An uploaded file (Django's UploadedFile), read as a stream from its temporary file, never whole."""
     check_size(upload.size)
     upload.seek(0)
-    stream = io.TextIOWrapper(upload.file, encoding="utf-8-sig", newline="")
-    try:
-        return import_stream(project, stream, fmt, mapping, purpose=purpose)
-    finally:
-        stream.detach()  # leave the upload's own file open for Django to clean up
+    return import_stream(project, upload.file, fmt, mapping, purpose=purpose)
 
 
 def import_stream(project: Project, stream: IO[str], fmt: str, mapping=None, purpose: str = "data") -> ImportReport:
@@ -514,16 +425,13 @@ def import_stream(project: Project, stream: IO[str], fmt: str, mapping=None, pur
     if purpose == "qualification" and project.task.per_atom:
         raise ValueError("atoms are picked into a qualification test on its page, not imported into it")
     rows, skipped, errors = [], [], []
-    try:
-        for line, row in read_rows(stream, fmt, mapping):
-            if isinstance(row, RowError):
-                errors.append((line, row.field, row.message))
-            elif isinstance(row, Skipped):
-                skipped.append(row)
-            else:
-                rows.append(row)
-    except UnicodeDecodeError as exc:
-        errors.append((0, "(file)", f"this is not UTF-8 text (byte {exc.start}): {exc.reason}"))
+    for line, row in read_rows(stream, fmt, mapping):
+        if isinstance(row, RowError):
+            errors.append((line, row.field, row.message))
+        elif isinstance(row, Skipped):
+            skipped.append(row)
+        else:
+            rows.append(row)
     gold = purpose == "gold"
     if fmt == "atoms":
         return _explained(project, fmt, _write_atoms(project, rows, errors, skipped, gold))

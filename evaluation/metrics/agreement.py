@@ -17,12 +17,15 @@ expected disagreement costs O(V^2) time (in row chunks, O(V) memory) for V disti
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from itertools import combinations
 from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
 from scipy import stats
-from scipy.spatial.distance import jensenshannon
+
+from evaluation.metrics.checks import check_reliability_data, check_value_counts
+from evaluation.metrics.distributions import js_distance
 
 LEVELS = ("nominal", "ordinal", "interval", "ratio")
 
@@ -105,31 +108,6 @@ def reliability_matrix(
     )
 
 
-def _as_reliability_data(reliability_data: Any) -> np.ndarray:
-    """Validate reliability data and return it as a float array of shape (annotators, units)."""
-    try:
-        matrix = np.asarray(reliability_data, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(
-            "reliability_data must be numeric with NaN for missing values; encode category labels as codes"
-        ) from None
-    if matrix.ndim != 2:
-        raise ValueError(f"reliability_data must have shape (annotators, units), got shape {matrix.shape}")
-    if np.isinf(matrix).any():
-        raise ValueError("reliability_data contains infinite values")
-    return matrix
-
-
-def _as_value_counts(value_counts: Any) -> np.ndarray:
-    """Validate value counts and return them as a float array of shape (units, categories)."""
-    counts = np.asarray(value_counts, dtype=float)
-    if counts.ndim != 2:
-        raise ValueError(f"value_counts must have shape (units, categories), got shape {counts.shape}")
-    if not np.isfinite(counts).all() or (counts < 0).any() or (counts != np.round(counts)).any():
-        raise ValueError("value_counts must hold non-negative whole numbers")
-    return counts
-
-
 def _annotations_by_unit(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
     """Non-missing entries of an (annotators, units) matrix as (unit index, value), grouped by unit.
 
@@ -180,7 +158,7 @@ def krippendorff_alpha(
     if reliability_data is not None:
         if value_domain is not None:
             raise ValueError("value_domain applies to value_counts only; reliability data carries its values")
-        units, values, n_units = _annotations_by_unit(_as_reliability_data(reliability_data))
+        units, values, n_units = _annotations_by_unit(check_reliability_data(reliability_data))
         weights = np.ones(len(values))
         if level == "interval":
             # Interval needs only the values: let each annotation index its own value, skipping a sort.
@@ -188,7 +166,7 @@ def krippendorff_alpha(
         else:
             domain, codes = np.unique(values, return_inverse=True)
     else:
-        counts = _as_value_counts(value_counts)
+        counts = check_value_counts(value_counts)
         n_units, n_categories = counts.shape
         domain = np.arange(n_categories, dtype=float) if value_domain is None else np.asarray(value_domain, float)
         if domain.shape != (n_categories,):
@@ -350,9 +328,59 @@ def cohen_kappa_pairwise(reliability_data: Any, min_shared_units: int = 2) -> fl
         The mean over pairs where kappa is defined (pairs where both used one and the same label are
         skipped); NaN when no pair qualifies.
     """
-    matrix = _as_reliability_data(reliability_data)
+    matrix = check_reliability_data(reliability_data)
     scores = [_cohen_kappa(a, b) for a, b in _annotator_pairs(matrix, min_shared_units)]
     return _mean_or_nan([score for score in scores if not np.isnan(score)])
+
+
+def item_pair_agreement(value_counts: Any) -> np.ndarray:
+    """Share of agreeing annotator pairs on each unit with two or more values.
+
+    value_counts: shape (units, categories). Returns shape (pairable units,), values in [0, 1]:
+    sum_c n_c (n_c - 1) / (n (n - 1)) for a unit with n values, n_c of them in category c.
+    """
+    counts = check_value_counts(value_counts)
+    counts = counts[pairable_units(counts)]
+    sizes = counts.sum(axis=1)
+    return (counts * (counts - 1)).sum(axis=1) / (sizes * (sizes - 1))
+
+
+def fleiss_kappa(value_counts: Any) -> float:
+    """Fleiss' kappa (Fleiss 1971) of units that were each rated by the same number of annotators.
+
+    Args:
+        value_counts: shape (units, categories), every row summing to the same n >= 2.
+
+    Returns:
+        (P - P_e) / (1 - P_e), where P is the mean over units of `item_pair_agreement` and P_e the sum over
+        categories of the squared share of all ratings; NaN when P_e is 1 (one category used throughout).
+        Equals statsmodels.stats.inter_rater.fleiss_kappa(value_counts).
+
+    Raises:
+        ValueError: bad counts, no unit, or units rated by different numbers of annotators (or fewer than 2).
+    """
+    counts = check_value_counts(value_counts)
+    sizes = counts.sum(axis=1)
+    if len(counts) == 0 or sizes.min() != sizes.max() or sizes[0] < 2:
+        raise ValueError("fleiss_kappa needs units that were each rated by the same number (2 or more) of annotators")
+    chance = float(np.sum((counts.sum(axis=0) / sizes.sum()) ** 2))
+    if chance == 1.0:
+        return float("nan")
+    return (float(item_pair_agreement(counts).mean()) - chance) / (1.0 - chance)
+
+
+def item_mean_abs_difference(values: Any) -> np.ndarray:
+    """Mean absolute difference between the values of each unit with two or more.
+
+    values: shape (annotators, units), NaN for missing (e.g. values packed per unit, NaN-padded). Returns
+    shape (units with >= 2 values,), the mean over all pairs of the unit's values.
+    """
+    values = check_reliability_data(values)
+    values = values[:, (~np.isnan(values)).sum(axis=0) >= 2]
+    if len(values) < 2:
+        return np.empty(0)
+    differences = np.stack([np.abs(values[a] - values[b]) for a, b in combinations(range(len(values)), 2)])
+    return np.nanmean(differences, axis=0)
 
 
 def _varies(values: np.ndarray) -> bool:
@@ -369,7 +397,7 @@ def kendall_tau_pairwise(reliability_data: Any, min_shared_units: int = 2) -> fl
     Returns:
         The mean over pairs where neither annotator is constant on the shared units; NaN when none.
     """
-    matrix = _as_reliability_data(reliability_data)
+    matrix = check_reliability_data(reliability_data)
     scores = [
         stats.kendalltau(a, b).statistic
         for a, b in _annotator_pairs(matrix, min_shared_units)
@@ -389,7 +417,7 @@ def pearson_spearman_pairwise(reliability_data: Any, min_shared_units: int = 2) 
         PairwiseCorrelation over the pairs where neither annotator is constant on the shared units (NaN
         means when there are none).
     """
-    matrix = _as_reliability_data(reliability_data)
+    matrix = check_reliability_data(reliability_data)
     pearson, spearman = [], []
     for a, b in _annotator_pairs(matrix, max(min_shared_units, 2)):
         if _varies(a) and _varies(b):
@@ -445,7 +473,7 @@ def human_baseline(reliability_data: Any, aggregate: str = "median", seed: int =
     """
     if aggregate not in ("median", "mean", "majority"):
         raise ValueError(f"aggregate must be 'median', 'mean' or 'majority', got {aggregate!r}")
-    units, values, n_units = _annotations_by_unit(_as_reliability_data(reliability_data))
+    units, values, n_units = _annotations_by_unit(check_reliability_data(reliability_data))
     sizes = np.bincount(units, minlength=n_units)
     kept = sizes[units] >= 2
     if not kept.any():
@@ -483,27 +511,28 @@ def human_baseline(reliability_data: Any, aggregate: str = "median", seed: int =
     }
 
 
-def split_half_jsd(label_counts: Any, seed: int = 0) -> float:
-    """Mean Jensen-Shannon distance between two random halves of each unit's annotators.
+def pairable_units(value_counts: Any) -> np.ndarray:
+    """(units,) mask of the units of a (units, categories) value-count array with two or more values."""
+    return check_value_counts(value_counts).sum(axis=1) >= 2
 
-    Each unit's annotators are split at random into halves of sizes floor(n/2) and ceil(n/2); each half's
-    label distribution is compared with scipy.spatial.distance.jensenshannon (natural log, so a distance
-    in [0, sqrt(ln 2)]). This is the human-vs-human counterpart of the model-vs-human JSD.
+
+def split_half_counts(label_counts: Any, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Vote counts of two random halves of each pairable unit's annotators.
 
     Args:
-        label_counts: shape (units, categories), non-negative whole numbers (e.g. ChaosNLI `label_count`).
-        seed: seeds the split.
+        label_counts: shape (units, categories), non-negative whole numbers.
+        seed: seeds np.random.default_rng, the one source of randomness.
 
     Returns:
-        Mean JS distance over units with at least two annotators.
+        (first, second), both int arrays of shape (pairable units, categories), in the order of the units
+        with two or more votes (the others are dropped before anything is drawn, so they do not shift the
+        random stream). A unit of n votes gives floor(n/2) votes to the first half, drawn without
+        replacement (a multivariate hypergeometric draw, made category by category for all units at once),
+        and the other ceil(n/2) to the second.
     """
-    counts = _as_value_counts(label_counts).astype(np.int64)
+    counts = check_value_counts(label_counts).astype(np.int64)
     counts = counts[counts.sum(axis=1) >= 2]
-    if len(counts) == 0:
-        raise ValueError("split_half_jsd needs at least one unit with two or more annotators")
     rng = np.random.default_rng(seed)
-
-    # Draw the first half category by category: a multivariate hypergeometric draw, vectorised over units.
     first_half = np.zeros_like(counts)
     remaining = counts.sum(axis=1)
     still_needed = remaining // 2
@@ -514,11 +543,35 @@ def split_half_jsd(label_counts: Any, seed: int = 0) -> float:
         still_needed -= drawn
         remaining -= in_category
     first_half[:, -1] = still_needed
-    second_half = counts - first_half
+    return first_half, counts - first_half
 
-    first_dist = first_half / first_half.sum(axis=1, keepdims=True)
-    second_dist = second_half / second_half.sum(axis=1, keepdims=True)
-    return float(np.mean(jensenshannon(first_dist, second_dist, axis=1)))
+
+def split_half_jsd(label_counts: Any, seed: int = 0, squared: bool = False) -> float:
+    """Human-vs-human baseline: mean Jensen-Shannon distance between two random halves of each unit's votes.
+
+    The halves are those of `split_half_counts(label_counts, seed)`; each half's label distribution is
+    compared with scipy.spatial.distance.jensenshannon (natural log, so a distance in [0, sqrt(ln 2)]).
+    This is the human counterpart of the model-vs-human JSD; the ChaosNLI suite and the agreement report
+    both call it, with the same seed semantics, so one file gives one number.
+
+    Args:
+        label_counts: shape (units, categories), non-negative whole numbers (e.g. ChaosNLI `label_count`,
+            columns in the data set's label order).
+        seed: seeds the split.
+        squared: the mean JS divergence (the squared distance) instead.
+
+    Returns:
+        The mean over the units with two or more votes (`pairable_units`); units with fewer are left out.
+
+    Raises:
+        ValueError: bad counts, or no unit with two or more votes.
+    """
+    first, second = split_half_counts(label_counts, seed)
+    if len(first) == 0:
+        raise ValueError("split_half_jsd needs at least one unit with two or more annotators")
+    first_dist = first / first.sum(axis=1, keepdims=True)
+    second_dist = second / second.sum(axis=1, keepdims=True)
+    return float(np.mean(js_distance(first_dist, second_dist, squared=squared)))
 
 
 # --------------------------------------------------------------------------------------------------------

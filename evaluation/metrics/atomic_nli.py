@@ -5,6 +5,9 @@ the model itself judges entailed by H; their labels are the model's labels for (
 """
 import numpy as np
 
+from evaluation.metrics.checks import check_same_length
+from evaluation.metrics.classification import accuracy, share
+
 ENTAILMENT, NEUTRAL, CONTRADICTION = "entailment", "neutral", "contradiction"
 
 
@@ -37,10 +40,6 @@ def induced_label(atom_labels: list[str]) -> str:
     return NEUTRAL
 
 
-def _mean(flags: np.ndarray) -> float | None:
-    return float(flags.mean()) if flags.size else None
-
-
 def logical_consistency(y_true, y_pred, atom_labels: list[list[str]]) -> dict:
     """Consistency report over n examples.
 
@@ -48,6 +47,7 @@ def logical_consistency(y_true, y_pred, atom_labels: list[list[str]]) -> dict:
     Examples without any atom have no consistency to check: they count in `accuracy` only and are
     reported as `n_without_atoms`; every other figure is over the `n_scored` examples that have atoms.
     """
+    check_same_length(y_true=y_true, y_pred=y_pred, atom_labels=atom_labels)
     y_true, y_pred = np.asarray(y_true, dtype=object), np.asarray(y_pred, dtype=object)
     scored = np.array([bool(labels) for labels in atom_labels], dtype=bool)
     consistent = np.array([is_consistent(p, a) for p, a, s in zip(y_pred, atom_labels, scored) if s], dtype=bool)
@@ -58,13 +58,13 @@ def logical_consistency(y_true, y_pred, atom_labels: list[list[str]]) -> dict:
         "n": int(y_true.size),
         "n_scored": int(scored.sum()),
         "n_without_atoms": int((~scored).sum()),
-        "accuracy": _mean(y_true == y_pred),
-        "accuracy_scored": _mean(correct),
-        "consistency": _mean(consistent),
-        "consistency_correct": _mean(consistent[correct]),
-        "consistency_incorrect": _mean(consistent[~correct]),
+        "accuracy": accuracy(y_true, y_pred),
+        "accuracy_scored": share(correct),
+        "consistency": share(consistent),
+        "consistency_correct": share(consistent[correct]),
+        "consistency_incorrect": share(consistent[~correct]),
         "consistency_by_label": {
-            label: _mean(consistent[predicted == label]) for label in (ENTAILMENT, NEUTRAL, CONTRADICTION)
+            label: share(consistent[predicted == label]) for label in (ENTAILMENT, NEUTRAL, CONTRADICTION)
         },
-        "induced_accuracy": _mean(induced == truth),
+        "induced_accuracy": accuracy(truth, induced),
     }

@@ -14,6 +14,8 @@ from collections.abc import Callable, Hashable, Iterable
 import numpy as np
 import pandas as pd
 
+from evaluation.metrics.classification import share
+
 STRENGTHENER, WEAKENER, NEUTRAL = "strengthener", "weakener", "neutral"
 
 
@@ -78,10 +80,6 @@ def inferential_consistency(theta, support=None) -> float | None:
     return float(np.average(agreement, weights=None if support is None else np.asarray(support, float)))
 
 
-def _share(flags: np.ndarray) -> float | None:
-    return float(flags.mean()) if flags.size else None
-
-
 def defeasible_scores(examples: pd.DataFrame, atoms: pd.DataFrame, binary_atoms: bool, weighted: bool = False) -> dict:
     """All defeasible-atom figures for one model.
 
@@ -116,11 +114,11 @@ def defeasible_scores(examples: pd.DataFrame, atoms: pd.DataFrame, binary_atoms:
         "n_scored_atoms": int(scored.sum()),
         "n_critical_atoms": int(len(critical)),
         "atom_labels": "binary" if binary_atoms else "ternary",
-        "full_accuracy": _share(full_correct),
-        "atom_accuracy": _share(atom_correct[scored]),
-        "critical_atom_accuracy": _share(critical_correct.to_numpy(dtype=bool)),
-        "p_full_correct_given_critical_correct": _share(full_given[~some_wrong]),
-        "p_full_correct_given_critical_wrong": _share(full_given[some_wrong]),
+        "full_accuracy": share(full_correct),
+        "atom_accuracy": share(atom_correct[scored]),
+        "critical_atom_accuracy": share(critical_correct.to_numpy(dtype=bool)),
+        "p_full_correct_given_critical_correct": share(full_given[~some_wrong]),
+        "p_full_correct_given_critical_wrong": share(full_given[some_wrong]),
         "n_buckets": int(len(buckets)),
         "n_single_example_buckets": int((buckets["n_examples"] == 1).sum()),
         "inferential_consistency": inferential_consistency(

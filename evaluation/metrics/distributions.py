@@ -7,6 +7,9 @@ import numpy as np
 from scipy.spatial.distance import jensenshannon
 from scipy.stats import entropy as scipy_entropy
 
+from evaluation.metrics.checks import check_distributions, check_same_length
+from evaluation.metrics.classification import accuracy
+
 PROBABILITY_FLOOR = 1e-15
 
 
@@ -20,8 +23,9 @@ def floor_probabilities(model: np.ndarray, floor: float = PROBABILITY_FLOOR) -> 
 def js_distance(human: np.ndarray, model: np.ndarray, squared: bool = False) -> np.ndarray:
     """Per-item Jensen-Shannon distance (natural log), shape (n_items,); `squared` gives the divergence.
 
-    Rounding can make the divergence of two equal rows a tiny negative number, whose square root scipy
-    returns as NaN; like the ChaosNLI scorer we count those as 0.
+    Inputs are (n_items, n_classes) distributions (callers check them: `check_distributions`). Rounding can
+    make the divergence of two equal rows a tiny negative number, whose square root scipy returns as NaN;
+    like the ChaosNLI scorer we count those as 0.
     """
     distance = np.nan_to_num(jensenshannon(np.asarray(human, float), np.asarray(model, float), axis=1), nan=0.0)
     return distance**2 if squared else distance
@@ -32,12 +36,6 @@ def kl_divergence(human: np.ndarray, model: np.ndarray) -> np.ndarray:
     return scipy_entropy(np.asarray(human, float), np.asarray(model, float), axis=1)
 
 
-def accuracy(y_true, y_pred) -> float | None:
-    """Share of equal labels; None for no items."""
-    y_true, y_pred = np.asarray(y_true, dtype=object), np.asarray(y_pred, dtype=object)
-    return float(np.mean(y_true == y_pred)) if y_true.size else None
-
-
 def quantile_bins(values: np.ndarray, n_bins: int = 5) -> list[tuple[float, float, np.ndarray]]:
     """Split items into `n_bins` bins by quantile of `values` (ChaosNLI's entropy bins).
 
@@ -45,6 +43,8 @@ def quantile_bins(values: np.ndarray, n_bins: int = 5) -> list[tuple[float, floa
     low <= v < high, the last one low <= v <= high. Tied values can leave a bin empty.
     """
     values = np.asarray(values, dtype=float)
+    if values.ndim != 1 or values.size == 0 or not np.isfinite(values).all():
+        raise ValueError("quantile_bins needs a non-empty (n,) array of finite values")
     edges = [values.min()] + [np.quantile(values, k / n_bins) for k in range(1, n_bins + 1)]
     bins = []
     for k in range(n_bins):
@@ -52,24 +52,6 @@ def quantile_bins(values: np.ndarray, n_bins: int = 5) -> list[tuple[float, floa
         upper = values <= high if k == n_bins - 1 else values < high
         bins.append((float(low), float(high), (values >= low) & upper))
     return bins
-
-
-def split_half_distributions(label_counts: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """Label distributions of two random halves of each item's annotators.
-
-    label_counts: (n_items, n_classes) vote counts. The individual votes are rebuilt from the counts,
-    shuffled, and split into the first floor(total/2) votes and the rest. Returns two (n_items, n_classes)
-    arrays of probabilities.
-    """
-    label_counts = np.asarray(label_counts, dtype=int)
-    n_classes = label_counts.shape[1]
-    first, second = np.zeros(label_counts.shape), np.zeros(label_counts.shape)
-    for row, counts in enumerate(label_counts):
-        votes = rng.permutation(np.repeat(np.arange(n_classes), counts))
-        half = len(votes) // 2
-        first[row] = np.bincount(votes[:half], minlength=n_classes) / half
-        second[row] = np.bincount(votes[half:], minlength=n_classes) / (len(votes) - half)
-    return first, second
 
 
 def human_vs_model(
@@ -84,13 +66,17 @@ def human_vs_model(
 ) -> dict:
     """ChaosNLI scores of one model.
 
-    human: (n, k) human label distributions (not smoothed); model: (n, k) model probabilities (floored and
-    renormalised here); entropy: (n,) human entropy used for the bins (the dataset's base-2 field);
-    majority_label, old_label, predicted_label: (n,) labels.
+    human: (n, k) human label distributions (not smoothed); model: (n, k) model distributions (floored and
+    renormalised here); both checked to be distributions (ValueError otherwise); entropy: (n,) human
+    entropy used for the bins (the dataset's base-2 field); majority_label, old_label, predicted_label:
+    (n,) labels.
     Returns n, jsd (mean JS distance, or divergence with `squared`), kl (mean, nats), old_acc,
     majority_acc, old_label_differs_from_majority, and `bins` (5 quantile bins of entropy).
     """
-    model = floor_probabilities(model)
+    human = check_distributions(human, "human")
+    model = floor_probabilities(check_distributions(model, "model"))
+    check_same_length(human=human, model=model, entropy=entropy, majority_label=majority_label,
+                      old_label=old_label, predicted_label=predicted_label)
     jsd = js_distance(human, model, squared=squared)
     kl = kl_divergence(human, model)
     majority_label, old_label, predicted_label = (
@@ -116,10 +102,3 @@ def human_vs_model(
         "old_label_differs_from_majority": float(np.mean(old_label != majority_label)),
         "bins": bins,
     }
-
-
-def human_split_jsd(label_counts: np.ndarray, rng: np.random.Generator, squared: bool = False) -> float:
-    """Human-vs-human baseline: mean JS distance (divergence with `squared`) between two random halves
-    of each item's annotators; label_counts is (n_items, n_classes)."""
-    first, second = split_half_distributions(label_counts, rng)
-    return float(js_distance(first, second, squared=squared).mean())

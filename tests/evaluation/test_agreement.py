@@ -11,15 +11,20 @@ import pytest
 from scipy import stats
 from scipy.spatial.distance import jensenshannon
 from sklearn.metrics import cohen_kappa_score
+from statsmodels.stats.inter_rater import fleiss_kappa as statsmodels_fleiss_kappa
 
 from evaluation.metrics.agreement import (
     bootstrap_ci,
     cohen_kappa_pairwise,
+    fleiss_kappa,
     human_baseline,
+    item_mean_abs_difference,
+    item_pair_agreement,
     kendall_tau_pairwise,
     krippendorff_alpha,
     pearson_spearman_pairwise,
     reliability_matrix,
+    split_half_counts,
     split_half_jsd,
 )
 
@@ -240,6 +245,53 @@ def test_human_baseline_majority_uses_the_most_frequent_other_value():
 def test_human_baseline_rejects_unknown_aggregate():
     with pytest.raises(ValueError, match="aggregate"):
         human_baseline(WORKED_EXAMPLE, aggregate="mode")
+
+
+# ------------------------------------------------------------------ Fleiss' kappa and per-item agreement
+
+
+def test_fleiss_kappa_equals_statsmodels():
+    rng = np.random.default_rng(11)
+    # 60 units, 7 raters each, 4 categories with uneven base rates.
+    table = np.array([rng.multinomial(7, [0.5, 0.3, 0.15, 0.05]) for _ in range(60)])
+    assert fleiss_kappa(table) == pytest.approx(statsmodels_fleiss_kappa(table, method="fleiss"), abs=1e-12)
+    # Fleiss' own example (1971, Table 1 as reproduced on Wikipedia): 10 units, 14 raters, kappa 0.210.
+    wikipedia = np.array([[0, 0, 0, 0, 14], [0, 2, 6, 4, 2], [0, 0, 3, 5, 6], [0, 3, 9, 2, 0], [2, 2, 8, 1, 1],
+                          [7, 7, 0, 0, 0], [3, 2, 6, 3, 0], [2, 5, 3, 2, 2], [6, 5, 2, 1, 0], [0, 2, 2, 3, 7]])
+    assert fleiss_kappa(wikipedia) == pytest.approx(0.20993, abs=1e-5)
+    assert fleiss_kappa(wikipedia) == pytest.approx(statsmodels_fleiss_kappa(wikipedia), abs=1e-12)
+
+
+def test_fleiss_kappa_on_chaosnli_snli_equals_statsmodels(chaosnli_snli_counts):
+    assert fleiss_kappa(chaosnli_snli_counts) == pytest.approx(
+        statsmodels_fleiss_kappa(chaosnli_snli_counts), abs=1e-12
+    )
+
+
+def test_fleiss_kappa_needs_the_same_number_of_raters_per_unit():
+    with pytest.raises(ValueError, match="same number"):
+        fleiss_kappa([[2, 1], [1, 1]])
+    with pytest.raises(ValueError, match="same number"):
+        fleiss_kappa([[1, 0], [0, 1]])
+    assert math.isnan(fleiss_kappa([[3, 0], [3, 0]]))
+
+
+def test_item_pair_agreement_and_mean_abs_difference():
+    np.testing.assert_allclose(item_pair_agreement([[3, 0, 0], [1, 1, 0], [0, 0, 1], [2, 1, 1]]), [1, 0, 1 / 6])
+    values = np.array([[0.1, 0.5, NAN], [0.3, NAN, 1.0], [0.6, NAN, NAN]])
+    np.testing.assert_allclose(item_mean_abs_difference(values), [(0.2 + 0.5 + 0.3) / 3])
+
+
+# ------------------------------------------------------------------ split-half JSD
+
+
+def test_split_half_jsd_squared_is_the_mean_divergence_of_the_same_split(chaosnli_snli_counts):
+    first, second = split_half_counts(chaosnli_snli_counts, seed=4)
+    distances = jensenshannon(first / first.sum(1, keepdims=True), second / second.sum(1, keepdims=True), axis=1)
+    assert split_half_jsd(chaosnli_snli_counts, seed=4) == pytest.approx(distances.mean(), abs=1e-12)
+    assert split_half_jsd(chaosnli_snli_counts, seed=4, squared=True) == pytest.approx(
+        np.mean(distances**2), abs=1e-12
+    )
 
 
 def test_split_half_jsd_on_hand_made_units():

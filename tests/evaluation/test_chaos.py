@@ -1,5 +1,6 @@
 """`evaluate chaos` against an independent per-item scipy computation on the real ChaosNLI files."""
 import json
+import re
 
 import numpy as np
 import pytest
@@ -7,7 +8,8 @@ from django.core.management.base import CommandError
 from scipy.spatial import distance
 from scipy.stats import entropy
 
-from evaluation.metrics.distributions import floor_probabilities, quantile_bins, split_half_distributions
+from evaluation.metrics.agreement import split_half_counts
+from evaluation.metrics.distributions import floor_probabilities, quantile_bins
 from tests.evaluation.helpers import evaluate, evaluate_text, write_jsonl
 
 SUBSETS = [
@@ -111,11 +113,14 @@ def test_argmax_is_used_without_a_predicted_label(tmp_path):
 
 
 def test_split_halves_rebuild_the_votes():
-    counts = np.array([[30, 70, 0], [1, 2, 97], [100, 0, 0]])
-    first, second = split_half_distributions(counts, np.random.default_rng(3))
-    np.testing.assert_allclose((first + second) / 2, counts / 100)
-    np.testing.assert_allclose(first[2], [1, 0, 0])
-    assert np.all(np.isin(first * 50, np.arange(51)))
+    counts = np.array([[30, 70, 0], [1, 2, 97], [100, 0, 0], [1, 0, 0], [0, 2, 1]])
+    first, second = split_half_counts(counts, seed=3)
+    # Units with fewer than two votes are dropped; the others split into floor(n/2) and ceil(n/2) votes.
+    kept = counts[[0, 1, 2, 4]]
+    np.testing.assert_array_equal(first + second, kept)
+    np.testing.assert_array_equal(first.sum(axis=1), [50, 50, 50, 1])
+    np.testing.assert_array_equal(first[2], [50, 0, 0])
+    assert (first >= 0).all() and (second >= 0).all()
 
 
 def test_split_baseline_is_seeded(shared_data):
@@ -161,3 +166,41 @@ def test_table_output(shared_data):
         "--predictions", shared_data / "chaosnli" / "prediction_samples" / "snli_random_baseline.json",
     )
     assert "majority_acc" in text and "bins:" in text and "{" not in text
+
+
+@pytest.mark.django_db
+def test_agreement_report_and_chaos_suite_print_the_same_split_half_jsd(shared_data, make_project):
+    from annotation.services.agreement import project_agreement
+    from annotation.services.importers import import_file
+
+    human = shared_data / "chaosnli" / "chaosNLI_snli.jsonl"
+    predictions = shared_data / "chaosnli" / "prediction_samples" / "snli_random_baseline.json"
+    project = make_project("nli_label", slug="chaos-snli")
+    import_file(project, human, "chaosnli")
+
+    report = project_agreement(project, bootstrap=0)
+    suite = evaluate("chaos", "--human", human, "--predictions", predictions)
+    assert report["split_half_jsd"] == suite["human_split_jsd"]
+    assert round(suite["human_split_jsd"], 4) == 0.0843
+    # Same seed, same number; another seed, another draw, in both.
+    assert project_agreement(project, bootstrap=0, seed=5)["split_half_jsd"] == evaluate(
+        "chaos", "--human", human, "--predictions", predictions, "--seed", 5)["human_split_jsd"] != report["split_half_jsd"]
+    assert "human_split_jsd                  0.0843" in evaluate_text(
+        "chaos", "--human", human, "--predictions", predictions)
+
+
+def test_human_vs_model_refuses_what_is_not_a_distribution():
+    from evaluation.metrics.distributions import human_vs_model
+
+    good = np.array([[0.5, 0.5, 0.0], [0.2, 0.3, 0.5]])
+    labels = np.array(["e", "c"], dtype=object)
+    assert human_vs_model(good, good, [0.5, 1.2], labels, labels, labels)["jsd"] == pytest.approx(0, abs=1e-7)
+    for bad, message in (([[np.nan, 0.5, 0.5], [0.2, 0.3, 0.5]], "human row 0: nan is not a probability"),
+                         ([[0.5, 0.5, 0.0], [-0.2, 0.7, 0.5]], "human row 1: -0.2 is not a probability"),
+                         ([[0.5, 0.4, 0.0], [0.2, 0.3, 0.5]], "human row 0: sums to 0.9, not 1")):
+        with pytest.raises(ValueError, match=re.escape(message)):
+            human_vs_model(bad, good, [0.5, 1.2], labels, labels, labels)
+    with pytest.raises(ValueError, match="model row 1"):
+        human_vs_model(good, [[0.5, 0.5, 0.0], [0.0, 0.0, 0.0]], [0.5, 1.2], labels, labels, labels)
+    with pytest.raises(ValueError, match="differ in length"):
+        human_vs_model(good, good, [0.5], labels, labels, labels)

@@ -58,7 +58,7 @@ def test_chaos_run_stores_run_chaos_results_and_checksums(chaos_run, chaos_files
     assert run.status == "done" and run.error == ""
     assert run.created_by == author
     assert run.started_at <= run.finished_at
-    assert run.parameters == {"model": None, "divergence": False, "seed": 0}
+    assert run.parameters == {"model": None, "divergence": False, "seed": 0, "renormalise": False}
     assert run.results == json.loads(json.dumps(run_chaos(human, predictions)))
     assert [(i["role"], i["name"], i["size"], i["sha256"]) for i in run.inputs] == [
         ("human", human.name, human.stat().st_size, sha256(human)),
@@ -80,15 +80,15 @@ def test_parameters_reach_the_suite(chaos_files, author):
     assert run.results["jsd_measure"] == "divergence"
 
 
-def test_a_bad_file_is_a_failed_run_naming_the_line(chaos_files, author, tmp_path):
+def test_a_bad_file_is_refused_naming_the_line_and_stores_nothing(chaos_files, author, tmp_path):
     human, _ = chaos_files
     bad = tmp_path / "preds.jsonl"
     bad.write_text('{"id": "x", "probabilities": {"entailment": 1, "neutral": 0, "contradiction": 0}}\n{oops\n')
-    run = start_run("chaos", {}, {"human": human, "predictions": bad}, author)
-    assert run.status == "failed" and run.results is None and run.finished_at
-    # The message names the uploaded file and its line, not the stored copy's path.
-    assert run.error.startswith("preds.jsonl:2: not valid JSON"), run.error
-    assert "media" not in run.error
+    with pytest.raises(RunError) as error:
+        start_run("chaos", {}, {"human": human, "predictions": upload(bad)}, author)
+    # The message names the uploaded file, its line and field.
+    assert str(error.value).startswith("preds.jsonl:2 field '(json)': not valid JSON"), error.value
+    assert not EvaluationRun.objects.exists()
 
 
 def test_uploaded_files_are_stored_like_paths(chaos_files, author):
@@ -238,7 +238,7 @@ def test_api_create_retrieve_and_results(chaos_files, author, worker):
 
     detail = api.get(f"/api/evaluation/runs/{run_id}/").json()
     assert detail["status"] == "done" and detail["created_by"] == author.username
-    assert detail["parameters"] == {"model": None, "divergence": False, "seed": 1}
+    assert detail["parameters"] == {"model": None, "divergence": False, "seed": 1, "renormalise": False}
     assert detail["inputs"][0] == {"role": "human", "name": human.name, "size": human.stat().st_size,
                                    "sha256": sha256(human)}
     assert detail["results"] == json.loads(json.dumps(run_chaos(human, predictions, seed=1)))
@@ -260,11 +260,13 @@ def test_api_refuses_bad_requests_and_reports_failed_runs(chaos_files, author, t
     assert refused.status_code == 400 and "no setting 'seed'" in json.dumps(refused.json())
     assert not EvaluationRun.objects.exists()
 
-    failed = api.post("/api/evaluation/runs/", {"suite": "transitivity",
-                                                "gold": SimpleUploadedFile("t.jsonl", b"[1]\n")}, format="multipart")
-    assert failed.status_code == 201 and failed.json()["status"] == "failed"
-    assert failed.json()["error"].startswith("t.jsonl:1")
-    results = api.get(f"/api/evaluation/runs/{failed.json()['id']}/results/")
+    bad = api.post("/api/evaluation/runs/", {"suite": "transitivity",
+                                             "gold": SimpleUploadedFile("t.jsonl", b"[1]\n")}, format="multipart")
+    assert bad.status_code == 400 and "t.jsonl:1 field '(json)'" in json.dumps(bad.json())
+    assert not EvaluationRun.objects.exists()
+
+    failed = EvaluationRun.objects.create(suite="transitivity", status="failed", error="boom", created_by=author)
+    results = api.get(f"/api/evaluation/runs/{failed.pk}/results/")
     assert results.status_code == 409 and results.json()["status"] == "failed"
 
 
@@ -321,12 +323,13 @@ def test_evaluate_save_stores_the_run(chaos_files, author):
     assert run.inputs[1]["sha256"] == sha256(predictions)
 
 
-def test_evaluate_save_of_a_bad_file_fails_and_stores_a_failed_run(tmp_path):
+def test_evaluate_save_of_a_bad_file_stores_nothing(tmp_path):
     bad = tmp_path / "t.jsonl"
     bad.write_text('{"label_p_h": "e"}\n')
-    with pytest.raises(CommandError, match=r"t\.jsonl:1 .*stored as failed evaluation run"):
+    with pytest.raises(CommandError, match=r"t\.jsonl:1 field 'id': missing") as error:
         call_command("evaluate", "transitivity", "--input", str(bad), "--save", stdout=io.StringIO())
-    assert EvaluationRun.objects.get().status == "failed"
+    assert error.value.returncode == 2
+    assert not EvaluationRun.objects.exists()
 
 
 def test_evaluate_without_save_stores_nothing(chaos_files):

@@ -2,7 +2,9 @@
 
 Thin wrapper over `evaluation.suites`: parse arguments, run the suite, print a table, or with --json one
 JSON object as the last line of stdout. With --save the run is also stored (evaluation.runs) and shows up
-on /evaluation/. docs/metrics.md describes every suite, metric and file format.
+on /evaluation/; inputs are read and checked before anything is stored. Bad input (a file, line and field
+named in one line) and bad options exit with status 2. docs/metrics.md describes every suite, metric and
+file format.
 """
 import json
 import tempfile
@@ -15,6 +17,10 @@ from evaluation import runs, suites
 from evaluation.readers import InputError
 from evaluation.runs import RunError
 from evaluation.tables import show, split_result, table_cells
+
+
+# Exit status of bad input or options, as argparse uses for a bad command line.
+INPUT_ERROR = 2
 
 
 class Command(BaseCommand):
@@ -35,6 +41,8 @@ class Command(BaseCommand):
         chaos.add_argument("--model", help="model name inside a ChaosNLI prediction file with several")
         chaos.add_argument("--divergence", action="store_true", help="JS divergence instead of JS distance")
         chaos.add_argument("--seed", type=int, default=0, help="seed of the human split-half baseline")
+        chaos.add_argument("--renormalise", action="store_true",
+                           help="rescale prediction rows that do not sum to 1 (the output counts them)")
 
         atoms = sub.add_parser("nli-atoms", help="logical consistency of full vs atom labels")
         atoms.add_argument("--input", required=True, help="atomic NLI JSONL")
@@ -80,9 +88,9 @@ class Command(BaseCommand):
             else:
                 result = self.run_suite(options)
         except (InputError, RunError) as error:
-            raise CommandError(str(error)) from None
+            raise CommandError(str(error), returncode=INPUT_ERROR) from None
         except OSError as error:
-            raise CommandError(f"{error.filename}: {error.strerror}") from None
+            raise CommandError(f"{error.filename}: {error.strerror}", returncode=INPUT_ERROR) from None
         finally:
             self.scratch.cleanup()
         if options["json"]:
@@ -99,7 +107,7 @@ class Command(BaseCommand):
             needed = ("snli", "output")
             self.require(options, needed, "--generate")
             if options["per_template"] < 1:
-                raise CommandError("--per-template must be at least 1")
+                raise CommandError("--per-template must be at least 1", returncode=INPUT_ERROR)
             return suites.run_epistemic_generate(
                 options["snli"], options["per_template"], options["seed"], options["output"]
             )
@@ -122,16 +130,19 @@ class Command(BaseCommand):
         )
 
     def save_run(self, options):
-        """Store the run (inputs copied with checksums) and score it here; a failed run is stored too."""
+        """Check the inputs, store the run (inputs copied with checksums) and score it here. Bad input stores
+        nothing (start_run raises RunError); a suite that fails on checked input is stored as failed."""
         if options["suite"] == "epistemic" and options["generate"]:
-            raise CommandError("--save stores scoring runs; epistemic --generate writes a data set")
+            raise CommandError("--save stores scoring runs; epistemic --generate writes a data set",
+                               returncode=INPUT_ERROR)
         if options.get("nli_model"):
-            raise CommandError("--save stores runs over files; buckets built with --nli-model are not stored yet")
+            raise CommandError("--save stores runs over files; buckets built with --nli-model are not stored yet",
+                               returncode=INPUT_ERROR)
         user = None
         if options["user"]:
             user = get_user_model().objects.filter(username=options["user"]).first()
             if user is None:
-                raise CommandError(f"--user: no user named {options['user']!r}")
+                raise CommandError(f"--user: no user named {options['user']!r}", returncode=INPUT_ERROR)
         paths, params = self.suite_inputs(options)
         run = runs.start_run(options["suite"], params, paths, user, background=False)
         if run.status == run.Status.FAILED:
@@ -148,7 +159,7 @@ class Command(BaseCommand):
         if gold_role and options.get("project"):
             paths[gold_role] = self.project_gold(options["project"], "usnli" if suite.name == "unli" else "chaosnli")
         elif gold_role and not paths[gold_role]:
-            raise CommandError(f"{suite.name} needs --{gold_role} or --project")
+            raise CommandError(f"{suite.name} needs --{gold_role} or --project", returncode=INPUT_ERROR)
         params = {parameter.name: options[parameter.name] for parameter in suite.parameters}
         return paths, params
 
@@ -159,7 +170,7 @@ class Command(BaseCommand):
 
         project = Project.objects.filter(slug=slug).first()
         if project is None:
-            raise CommandError(f"--project: no project with the slug {slug!r}")
+            raise CommandError(f"--project: no project with the slug {slug!r}", returncode=INPUT_ERROR)
         path = Path(self.scratch.name) / f"{slug}.{fmt}"
         write_export(project, fmt, path)
         return str(path)
@@ -168,7 +179,7 @@ class Command(BaseCommand):
     def require(options, names, mode):
         missing = [f"--{name.replace('_', '-')}" for name in names if not options.get(name)]
         if missing:
-            raise CommandError(f"epistemic {mode} needs {' and '.join(missing)}")
+            raise CommandError(f"epistemic {mode} needs {' and '.join(missing)}", returncode=INPUT_ERROR)
 
 
 def format_table(result: dict) -> str:
