@@ -16,20 +16,13 @@ import numpy as np
 import pandas as pd
 
 from common.readers import RowError, csv_rows, json_lines
+from common.vocabulary import NLI, LabelError, long_name, to_label
 from evaluation.metrics.checks import PROBABILITY_TOLERANCE, distribution_problem, probability_problem
 
 # The name runs.py and the evaluate command catch: evaluation's input errors are the shared row error.
 InputError = RowError
 
-NLI_LABELS = ("entailment", "neutral", "contradiction")
-_NLI_ALIASES = {
-    "e": "entailment",
-    "entailment": "entailment",
-    "n": "neutral",
-    "neutral": "neutral",
-    "c": "contradiction",
-    "contradiction": "contradiction",
-}
+NLI_LABELS = tuple(long_name(label) for label in NLI.labels)
 DEFEASIBLE_LABELS = ("strengthener", "weakener", "neutral")
 
 
@@ -152,11 +145,12 @@ def model_distribution(values: list[float], file, line, field, renormalise: bool
 
 
 def canonical_nli_label(value, file, line, field) -> str:
-    """Canonical 3-way label ("entailment" / "neutral" / "contradiction") from a name or a letter."""
-    label = _NLI_ALIASES.get(str(value).strip().lower()) if value is not None else None
-    if label is None:
-        raise RowError(field, f"{_show(value)} is not an NLI label (e/n/c or full names)", file=file, line=line)
-    return label
+    """The 3-way label's long name ("entailment" / "neutral" / "contradiction") from any spelling the
+    vocabulary knows (letters, names, any case)."""
+    try:
+        return long_name(to_label(value, NLI.labels))
+    except LabelError:
+        raise RowError(field, f"{_show(value)} is not an NLI label (e/n/c or full names)", file=file, line=line) from None
 
 
 def defeasible_label(value, file, line, field, allow_neutral=True) -> str:
@@ -440,7 +434,10 @@ def read_snli_pairs(source) -> list[dict]:
     an NLI label (SNLI's "-" for no gold label) are skipped."""
     name, pairs = source_name(source), []
     for line, row in jsonl_records(source):
-        label = _NLI_ALIASES.get(str(row.get("label", row.get("gold_label", ""))).strip().lower())
+        try:
+            label = long_name(to_label(row.get("label", row.get("gold_label", "")), NLI.labels))
+        except LabelError:
+            label = None  # SNLI's "-" (no majority) and anything else that is no 3-way label
         if label is not None:
             pairs.append({"premise": require(row, "premise", name, line),
                           "hypothesis": require(row, "hypothesis", name, line), "label": label})

@@ -77,13 +77,14 @@ class UNLISlider(TaskType):
     def grade(self, answers, references, easy, rules):
         """Easy items each within delta of their reference, and Pearson r and Spearman rho over all items
         above the test's thresholds (U-SNLI's qualification rules)."""
-        from scipy import stats  # here, not at the top: it costs seconds of start-up for every command
+        # Imported here, not at the top: scipy costs seconds of start-up for every command.
+        from evaluation.metrics.regression import unli_scores
 
         easy_ok = all(self.matches_reference(a, r, rules) for a, r, e in zip(answers, references, easy) if e)
         pearson = spearman = float("nan")
         if len(answers) >= 3 and len(set(answers)) > 1 and len(set(references)) > 1:
-            pearson = float(stats.pearsonr(answers, references).statistic)
-            spearman = float(stats.spearmanr(answers, references).statistic)
+            scores = unli_scores(references, answers)
+            pearson, spearman = scores["pearson"], scores["spearman"]
         passed = easy_ok and not math.isnan(pearson) and pearson > rules.min_pearson and spearman > rules.min_spearman
         return passed, {
             "score": None if math.isnan(pearson) else pearson,
