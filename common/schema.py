@@ -77,8 +77,8 @@ class Setting:
             raise SettingError({self.name: str(error)}) from None
 
     def _clean(self, value):
-        if value is None or (isinstance(value, str) and not value.strip() and self.kind not in ("str", "text")):
-            return self.default
+        if value is None or (isinstance(value, str) and not value.strip()):
+            return self.default  # a field left empty in a form means "not given"
         if self.kind == "bool":
             if isinstance(value, bool):
                 return value
@@ -186,6 +186,9 @@ class Setting:
                                      error_messages=length, **common)
 
     def add_argument(self, parser: argparse.ArgumentParser) -> None:
+        if self.kind == "bool" and self.default is False:  # a flag; left out it stays None (not given)
+            parser.add_argument(self.option, dest=self.name, action="store_const", const=True, default=None, help=self.help)
+            return
         extra = f" (default: {_choice_key(self.default) if self.default not in (None, '') else 'none'})"
         if self.kind == "choice":
             extra = f" ({' | '.join(_choice_key(c) for c, _ in self.choices)}){extra}"

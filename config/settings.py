@@ -46,6 +46,7 @@ INSTALLED_APPS = [
     "channels",
     "django_tasks",
     "django_tasks_db",
+    "jobs",
     "annotation",
     "evaluation",
     "models_backend",
@@ -182,7 +183,7 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "ENUM_NAME_OVERRIDES": {
-        "EvaluationRunStatusEnum": "evaluation.models.EvaluationRun.Status",
+        "EvaluationRunStatusEnum": "jobs.models.Job.Status",
         "ItemStatusEnum": "annotation.models.Item.Status",
         "AssignmentStatusEnum": "annotation.models.Assignment.Status",
     },

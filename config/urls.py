@@ -13,5 +13,6 @@ urlpatterns = [
     path("api/", include("annotation.api_urls")),
     path("evaluation/", include("evaluation.urls")),
     path("models/", include("models_backend.urls")),
+    path("jobs/", include("jobs.urls")),
     path("", include("annotation.urls")),
 ]

@@ -33,7 +33,7 @@ class EvaluationRunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, vie
         request={"multipart/form-data": RunCreateSerializer},
         responses={201: RunSerializer, 400: OpenApiResponse(description="bad suite, file or setting")},
         description="Upload the files and start the run in the background; poll the run until its status is "
-                    "done or failed. Problems in the files' content give a failed run with the error, not a 400.",
+                    "done or failed. Problems in the files' content are refused with a 400 naming the line and field.",
     )
     def create(self, request):
         serializer = RunCreateSerializer(data=request.data)
@@ -61,4 +61,4 @@ class EvaluationRunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, vie
         run = self.get_object()
         if run.status != run.Status.DONE:
             return Response({"status": run.status, "error": run.error}, status=status.HTTP_409_CONFLICT)
-        return Response(run.results)
+        return Response(run.result)

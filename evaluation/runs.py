@@ -1,37 +1,22 @@
-"""Stored evaluation runs: start one (copy and checksum its inputs, queue it) and execute it.
+"""Evaluation runs are jobs of the kind "evaluate" (the one jobs module stores, queues and runs them).
 
-The suites are the `run_<suite>` functions of `evaluation.suites`; `SUITES` says which files and settings
-each takes, so the command, the web form and the API all describe a run the same way:
-`start_run("chaos", {"divergence": True}, {"human": path, "predictions": path}, user)`.
+The suites are the `run_<suite>` functions of `evaluation.suites`; `SUITES` says which files each takes
+and declares its settings once (common.schema), so the command, the web form and the API describe a run
+the same way: `start_run("chaos", {"divergence": True}, {"human": path, "predictions": path}, user)`.
 """
-import hashlib
-import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from django.conf import settings
-from django.utils import timezone
-from django.utils.text import get_valid_filename
-
 from annotation.services import access
+from common.readers import RowError
+from common.schema import Schema, Setting, SettingError
 from evaluation import suites
-from evaluation.models import EvaluationRun
-from evaluation.readers import InputError
+from jobs.kinds import JobKind, register
+from jobs.models import Job
+from jobs.services import JobError, start_job
 
-logger = logging.getLogger(__name__)
-
-_TRUE = {"1", "true", "yes", "on"}
-_FALSE = {"0", "false", "no", "off", ""}
-
-
-@dataclass(frozen=True)
-class Parameter:
-    name: str
-    kind: type  # bool, int or str
-    default: object
-    help: str
-    choices: tuple = ()
+KIND = "evaluate"
 
 
 @dataclass(frozen=True)
@@ -41,7 +26,7 @@ class Suite:
     function: Callable[..., dict]
     # Input roles in the order the suite function takes them (the `evaluate` command's option names).
     files: tuple[str, ...]
-    parameters: tuple[Parameter, ...] = field(default=())
+    settings: Schema = field(default=Schema(()))
 
 
 SUITES = {
@@ -50,21 +35,22 @@ SUITES = {
         Suite("unli", "U-SNLI probabilities (Pearson, Spearman, MSE)", suites.run_unli, ("gold", "predictions")),
         Suite(
             "chaos", "ChaosNLI: model vs 100 human votes", suites.run_chaos, ("human", "predictions"),
-            (
-                Parameter("model", str, None, "model name inside a prediction file with several"),
-                Parameter("divergence", bool, False, "JS divergence instead of JS distance"),
-                Parameter("seed", int, 0, "seed of the human split-half baseline"),
-                Parameter("renormalise", bool, False, "rescale prediction rows that do not sum to 1"),
-            ),
+            Schema((
+                Setting("model", "str", None, "model name inside a prediction file with several", max_length=200),
+                Setting("divergence", "bool", False, "JS divergence instead of JS distance"),
+                Setting("seed", "int", 0, "seed of the human split-half baseline", minimum=0, maximum=2**32 - 1),
+                Setting("renormalise", "bool", False, "rescale prediction rows that do not sum to 1"),
+            )),
         ),
         Suite("nli-atoms", "Atomic NLI logical consistency", suites.run_nli_atoms, ("input",)),
         Suite(
             "defeasible", "Defeasible atoms: critical atoms, inferential consistency", suites.run_defeasible,
             ("input",),
-            (
-                Parameter("weighted", bool, False, "weight buckets by support"),
-                Parameter("atom_labels", str, "auto", "how atom labels are scored", ("auto", "binary", "ternary")),
-            ),
+            Schema((
+                Setting("weighted", "bool", False, "weight buckets by support"),
+                Setting("atom_labels", "choice", "auto", "how atom labels are scored",
+                        choices=(("auto", "auto"), ("binary", "binary"), ("ternary", "ternary"))),
+            )),
         ),
         Suite("transitivity", "Transitive self-consistency", suites.run_transitivity, ("input",)),
         Suite("epistemic", "Epistemic closure: score predictions", suites.run_epistemic_score,
@@ -74,8 +60,8 @@ SUITES = {
 SUITE_CHOICES = [(suite.name, f"{suite.name}: {suite.title}") for suite in SUITES.values()]
 
 
-class RunError(ValueError):
-    """A run that cannot be started as asked (unknown suite, missing file, bad setting)."""
+class RunError(JobError):
+    """A run that cannot be started as asked (unknown suite, missing file, bad setting, bad input)."""
 
 
 def get_suite(name: str) -> Suite:
@@ -85,42 +71,27 @@ def get_suite(name: str) -> Suite:
         raise RunError(f"unknown suite {name!r}; choose one of {', '.join(SUITES)}") from None
 
 
+def all_settings() -> Schema:
+    """Every suite's settings (the web form and the API offer them all; each suite takes its own)."""
+    seen: dict[str, Setting] = {}
+    for suite in SUITES.values():
+        for setting in suite.settings:
+            seen.setdefault(setting.name, setting)
+    return Schema(tuple(seen.values()))
+
+
 def clean_parameters(suite_name: str, params: dict | None) -> dict:
     """Every setting of the suite, with its default where not given; values from forms ("true", "3") are
-    converted. Raises RunError on an unknown name or a value of the wrong kind."""
+    converted. Raises RunError naming an unknown setting or a value of the wrong kind."""
     suite = get_suite(suite_name)
-    known = {parameter.name: parameter for parameter in suite.parameters}
-    params = dict(params or {})
-    unknown = sorted(set(params) - set(known))
-    if unknown:
-        allowed = ", ".join(known) or "none"
-        raise RunError(f"suite {suite.name} has no setting {unknown[0]!r} (settings: {allowed})")
-    return {name: _convert(parameter, params.get(name)) for name, parameter in known.items()}
-
-
-def _convert(parameter: Parameter, value):
-    if value is None:
-        return parameter.default
-    if parameter.kind is bool:
-        if isinstance(value, bool):
-            return value
-        text = str(value).strip().lower()
-        if text in _TRUE | _FALSE:
-            return text in _TRUE
-        raise RunError(f"setting {parameter.name!r}: {value!r} is not true or false")
-    if parameter.kind is int:
-        if isinstance(value, bool):
-            raise RunError(f"setting {parameter.name!r}: {value!r} is not an integer")
-        try:
-            return int(str(value).strip())
-        except ValueError:
-            raise RunError(f"setting {parameter.name!r}: {value!r} is not an integer") from None
-    text = str(value).strip()
-    if not text:
-        return parameter.default
-    if parameter.choices and text not in parameter.choices:
-        raise RunError(f"setting {parameter.name!r}: {text!r} is not one of {', '.join(parameter.choices)}")
-    return text
+    try:
+        return suite.settings.clean(dict(params or {}))
+    except SettingError as error:
+        name, message = next(iter(error.errors.items()))
+        settings = ", ".join(setting.name for setting in suite.settings) or "none"
+        if message == "is not a setting here":
+            raise RunError(f"suite {suite.name} has no setting {name!r} (settings: {settings})") from None
+        raise RunError(f"setting {name!r}: {message}") from None
 
 
 def run_suite(suite_name: str, paths: dict, params: dict | None = None) -> dict:
@@ -129,13 +100,13 @@ def run_suite(suite_name: str, paths: dict, params: dict | None = None) -> dict:
     return suite.function(*(paths[role] for role in suite.files), **clean_parameters(suite_name, params))
 
 
-def start_run(suite, params, input_paths, user, project=None, background=True) -> EvaluationRun:
-    """Store a run of `suite` and execute it: queued as a task when `background`, else here and now.
+def start_run(suite, params, input_paths, user, project=None, background=True) -> Job:
+    """Store an evaluation run and execute it: queued as a job when `background`, else here and now.
 
-    input_paths: role -> a path on disk or an uploaded file (anything with `.name` and `.chunks()`), one for
-    each of the suite's `files`. Each is copied to MEDIA_ROOT/evaluation/<run id>/<role>/ with its size and
-    sha256 recorded, so the run can be checked and re-scored later. Problems with the request or with the
-    files' content (suites.check_inputs reads and checks them first) raise RunError and store nothing.
+    input_paths: role -> a path on disk or an uploaded file, one for each of the suite's `files`; each is
+    copied into the job with its size and sha256, so the run can be checked and re-scored later. Problems
+    with the request or with the files' content (suites.check_inputs reads and checks them first) raise
+    RunError and store nothing.
     """
     spec = get_suite(suite)
     params = clean_parameters(suite, params)
@@ -145,107 +116,44 @@ def start_run(suite, params, input_paths, user, project=None, background=True) -
         raise RunError(f"suite {suite} takes the files {' and '.join(spec.files)}"
                        f" ({'missing ' + ', '.join(missing) if missing else 'not ' + ', '.join(extra)})")
     for role in spec.files:
-        source = input_paths[role]
-        if not hasattr(source, "chunks") and not Path(source).is_file():
-            raise RunError(f"{source}: no such file ({role})")
+        if not hasattr(input_paths[role], "chunks") and not Path(input_paths[role]).is_file():
+            raise RunError(f"{input_paths[role]}: no such file ({role})")
     try:
         suites.check_inputs(suite, input_paths, params)
-    except InputError as error:
+    except RowError as error:
         raise RunError(str(error)) from None
-
-    run = EvaluationRun.objects.create(
-        suite=suite, parameters=params, created_by=user if user and user.is_authenticated else None, project=project
-    )
-    # Copied outside a transaction: a large upload must not hold the database's write lock.
-    try:
-        run.inputs = [store_input(run, role, input_paths[role]) for role in spec.files]
-    except BaseException:
-        run.delete()  # also removes the partial copies
-        raise
-    run.save(update_fields=["inputs"])
-
-    if background:
-        from evaluation.tasks import execute_run_task
-
-        execute_run_task.enqueue(run.pk)
-    else:
-        execute_run(run.pk)
-    run.refresh_from_db()
-    return run
+    return start_job(KIND, {"suite": suite, "parameters": params}, user, project=project,
+                     inputs={role: input_paths[role] for role in spec.files}, background=background)
 
 
-def store_input(run: EvaluationRun, role: str, source) -> dict:
-    """Copy one input into the run's folder, hashing it on the way; its entry for `run.inputs`."""
-    name = get_valid_filename(Path(source.name if hasattr(source, "chunks") else source).name) or role
-    target = run.folder / role / name
-    target.parent.mkdir(parents=True, exist_ok=True)
-    digest = hashlib.sha256()
-    size = 0
-    with open(target, "wb") as out:
-        for chunk in _chunks(source):
-            digest.update(chunk)
-            size += len(chunk)
-            out.write(chunk)
-    return {
-        "role": role,
-        "name": name,
-        "size": size,
-        "sha256": digest.hexdigest(),
-        "path": str(target.relative_to(Path(settings.MEDIA_ROOT))),
+def _run(job: Job, progress) -> dict:
+    paths = {entry["role"]: job.input_path(entry["role"]) for entry in job.inputs}
+    return run_suite(job.params["suite"], paths, job.params["parameters"])
+
+
+def _present(job: Job) -> dict:
+    """A finished run's page: its figures as tables and, for the chaos suite, the entropy-bin plot."""
+    from evaluation.plots import entropy_bins_svg
+    from evaluation.tables import show, split_result, table_cells
+    from jobs.views import safe_svg
+
+    scalars, tables = split_result(job.result)
+    context = {
+        "scalars": [(name, show(value)) for name, value in scalars],
+        "tables": [(name, *table_cells(rows)) for name, rows in tables],
+        "results_url": f"/api/evaluation/runs/{job.pk}/results/",
     }
+    if job.params["suite"] == "chaos" and job.result.get("bins"):
+        context["plot"] = safe_svg(entropy_bins_svg(job.result["bins"], job.result.get("jsd_measure", "distance")))
+        context["plot_caption"] = (f"Accuracy and JS {job.result.get('jsd_measure', 'distance')} to the human "
+                                   "distribution per bin of human label entropy (5 quantile bins).")
+    return context
 
 
-def _chunks(source, size: int = 1 << 20):
-    if hasattr(source, "chunks"):
-        source.seek(0)
-        yield from source.chunks()
-        return
-    with open(source, "rb") as handle:
-        while chunk := handle.read(size):
-            yield chunk
-
-
-def execute_run(run_id: int) -> EvaluationRun:
-    """Run a queued run's suite on its stored inputs and record the result or the error.
-
-    A run that is not queued any more (a task delivered twice) is left as it is.
-    """
-    claimed = EvaluationRun.objects.filter(pk=run_id, status=EvaluationRun.Status.QUEUED).update(
-        status=EvaluationRun.Status.RUNNING, started_at=timezone.now()
-    )
-    run = EvaluationRun.objects.get(pk=run_id)
-    if not claimed:
-        return run
-    media = Path(settings.MEDIA_ROOT)
-    paths = {entry["role"]: media / entry["path"] for entry in run.inputs}
-    try:
-        run.results = run_suite(run.suite, paths, run.parameters)
-        run.status = EvaluationRun.Status.DONE
-    except Exception as error:  # noqa: BLE001  a failing suite is a failed run, never a crashed worker
-        run.status = EvaluationRun.Status.FAILED
-        run.error = describe_error(error, run)
-        if not isinstance(error, (InputError, OSError, RunError)):
-            logger.exception("evaluation run %s failed", run.pk)
-    run.finished_at = timezone.now()
-    run.save(update_fields=["results", "status", "error", "finished_at"])
-    return run
-
-
-def describe_error(error: Exception, run: EvaluationRun) -> str:
-    """The error as the user should read it: stored paths shown as the uploaded file names."""
-    if isinstance(error, OSError) and error.filename:
-        message = f"{error.filename}: {error.strerror}"
-    elif isinstance(error, (InputError, RunError)):
-        message = str(error)
-    else:
-        message = f"{type(error).__name__}: {error}"
-    media = Path(settings.MEDIA_ROOT)
-    for entry in run.inputs:
-        message = message.replace(str(media / entry["path"]), entry["name"])
-    return message
+register(JobKind(KIND, "Evaluation", _run, group="evaluation",
+                 describe_job=lambda job: f"Evaluation: {job.params.get('suite')}", present=_present))
 
 
 def visible_runs(user):
     """Runs a user may see: admins all, authors their own."""
-    return access.visible_runs(user, EvaluationRun.objects.select_related("created_by", "project"))
-
+    return access.visible_runs(user, Job.objects.filter(kind=KIND).select_related("created_by", "project"))

@@ -1,8 +1,10 @@
-from django.conf import settings
 from rest_framework import serializers
 
-from evaluation.models import EvaluationRun
-from evaluation.runs import SUITE_CHOICES, SUITES, RunError, clean_parameters
+from annotation.services.importers import ImportFileError, check_size
+from evaluation.runs import SUITE_CHOICES, SUITES, RunError, all_settings, clean_parameters
+from jobs.models import Job
+
+SETTINGS = all_settings()
 
 
 class InputFileSerializer(serializers.Serializer):
@@ -13,18 +15,24 @@ class InputFileSerializer(serializers.Serializer):
 
 
 class RunSummarySerializer(serializers.ModelSerializer):
+    """An evaluation run (a job of the kind "evaluate") as the API has always shown it."""
+
+    suite = serializers.CharField(source="params.suite")
+    parameters = serializers.JSONField(source="params.parameters")
     created_by = serializers.CharField(source="created_by.username", allow_null=True, default=None)
     project = serializers.CharField(source="project.slug", allow_null=True, default=None)
     inputs = InputFileSerializer(many=True)
 
     class Meta:
-        model = EvaluationRun
+        model = Job
         fields = ["id", "suite", "status", "parameters", "inputs", "error", "created_by", "project",
                   "created_at", "started_at", "finished_at"]
         read_only_fields = fields
 
 
 class RunSerializer(RunSummarySerializer):
+    results = serializers.JSONField(source="result")
+
     class Meta(RunSummarySerializer.Meta):
         fields = RunSummarySerializer.Meta.fields + ["results"]
         read_only_fields = fields
@@ -37,26 +45,29 @@ class RunCreateSerializer(serializers.Serializer):
     gold = serializers.FileField(help_text="gold / human file; for single-file suites, the input JSONL")
     predictions = serializers.FileField(required=False, help_text="needed by unli, chaos and epistemic")
     project = serializers.SlugField(required=False, help_text="slug of the annotation project whose gold this is")
-    model = serializers.CharField(required=False, help_text="chaos: model name inside a prediction file")
-    divergence = serializers.BooleanField(required=False, help_text="chaos: JS divergence instead of distance")
-    seed = serializers.IntegerField(required=False, help_text="chaos: seed of the human split-half baseline")
-    weighted = serializers.BooleanField(required=False, help_text="defeasible: weight buckets by support")
-    atom_labels = serializers.ChoiceField(choices=["auto", "binary", "ternary"], required=False,
-                                          help_text="defeasible: how atom labels are scored")
 
-    SETTINGS = ("model", "divergence", "seed", "weighted", "atom_labels")
+    def get_fields(self):
+        fields = super().get_fields()
+        for setting in SETTINGS:
+            field = setting.serializer_field()
+            suites = [suite.name for suite in SUITES.values() if setting.name in suite.settings]
+            field.help_text = f"{', '.join(suites)}: {field.help_text}"
+            fields[setting.name] = field
+        return fields
 
     def validate(self, attrs):
         suite = SUITES[attrs["suite"]]
         for name in ("gold", "predictions"):
-            upload = attrs.get(name)
-            if upload and upload.size > settings.NLI_MAX_IMPORT_BYTES:
-                raise serializers.ValidationError({name: "the file is larger than the import limit"})
+            if attrs.get(name):
+                try:
+                    check_size(attrs[name].size)
+                except ImportFileError as error:
+                    raise serializers.ValidationError({name: error.errors[0][2]}) from None
         if ("predictions" in suite.files) != bool(attrs.get("predictions")):
             needs = "needs" if "predictions" in suite.files else "takes no"
             raise serializers.ValidationError({"predictions": f"the {suite.name} suite {needs} predictions file"})
         # Only settings the client actually sent (multipart leaves absent booleans as False).
-        given = {name: attrs[name] for name in self.SETTINGS if name in self.initial_data and name in attrs}
+        given = {s.name: attrs[s.name] for s in SETTINGS if s.name in self.initial_data and s.name in attrs}
         try:
             attrs["parameters"] = clean_parameters(suite.name, given)
         except RunError as error:

@@ -1,23 +1,17 @@
-"""Pages for stored evaluation runs: the list, the form to start one, and a run's results (authors and admins)."""
+"""Pages for evaluation runs: the list and the form to start one (authors and admins). A run's own page is
+the job page (jobs.views), as for every background job."""
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.shortcuts import redirect, render
-from django.utils.safestring import mark_safe
 
 from annotation.services import access
 from evaluation.forms import RunForm
-from evaluation.plots import entropy_bins_svg
 from evaluation.runs import SUITES, RunError, start_run, visible_runs
-from evaluation.tables import show, split_result, table_cells
 
 
 def _require_author(user) -> None:
     access.ensure_role(user, access.AUTHOR, "run evaluations")
-
-
-def _run(request, run_id):
-    return access.run_for(request.user, visible_runs(request.user), run_id)
 
 
 @login_required
@@ -40,32 +34,8 @@ def run_new(request):
         except RunError as error:
             form.add_error(None, str(error))
         else:
-            messages.success(request, f"Run {run.pk} ({run.suite}) started.")
-            return redirect("evaluation:run_detail", run_id=run.pk)
-    suites = [(suite.name, suite.files, [p.name for p in suite.parameters]) for suite in SUITES.values()]
+            messages.success(request, f"Run {run.pk} ({data['suite']}) started.")
+            return redirect("jobs:detail", job_id=run.pk)
+    suites = [(suite.name, suite.files, [s.name for s in suite.settings]) for suite in SUITES.values()]
     return render(request, "evaluation/run_form.html", {"form": form, "suites": suites},
                   status=400 if form.errors else 200)
-
-
-@login_required
-def run_detail(request, run_id):
-    run = _run(request, run_id)
-    context = {"run": run}
-    if run.results:
-        scalars, tables = split_result(run.results)
-        context["scalars"] = [(name, show(value)) for name, value in scalars]
-        context["tables"] = [(name, *table_cells(rows)) for name, rows in tables]
-        if run.suite == "chaos" and run.results.get("bins"):
-            svg = entropy_bins_svg(run.results["bins"], run.results.get("jsd_measure", "distance"))
-            context["plot"] = mark_safe(svg)  # drawn by matplotlib from numbers; no user text inside
-    return render(request, "evaluation/run_detail.html", context)
-
-
-@login_required
-def run_status(request, run_id):
-    """The status fragment the detail page polls; once the run has finished, htmx reloads the whole page."""
-    run = _run(request, run_id)
-    response = render(request, "evaluation/run_status.html", {"run": run})
-    if run.finished and request.htmx:
-        response["HX-Refresh"] = "true"
-    return response

@@ -1,19 +1,18 @@
-"""Pages for background model runs: start a prediction, follow its progress live, cancel it."""
-import uuid
+"""The models page: start a prediction over uploaded pairs and list the model jobs. A job's own page is the
+job page (jobs.views), as for every background job."""
 from pathlib import Path
 
 from django import forms
-from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.http import FileResponse, Http404
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_POST
 
 from annotation.services import access
-from models_backend import runs
-from models_backend.models import ModelRun
+from jobs.kinds import kinds_of
+from jobs.models import Job
+from jobs.services import start_job
+from models_backend.runs import PREDICT
 
 
 class PredictForm(forms.Form):
@@ -30,64 +29,16 @@ class PredictForm(forms.Form):
         return str(folder)
 
 
-def _visible_runs(user):
-    access.ensure_role(user, access.AUTHOR, "run models")
-    return access.visible_runs(user, ModelRun.objects.select_related("created_by"))
-
-
 @login_required
 def run_list(request):
-    runs_page = Paginator(_visible_runs(request.user), 25).get_page(request.GET.get("page"))
+    access.ensure_role(request.user, access.AUTHOR, "run models")
+    jobs = access.visible_runs(request.user, Job.objects.filter(kind__in=kinds_of("models")).select_related("created_by"))
     form = PredictForm(request.POST or None, request.FILES or None)
     if request.method == "POST" and form.is_valid():
-        folder = Path(settings.MEDIA_ROOT) / "model_runs" / uuid.uuid4().hex
-        folder.mkdir(parents=True)
-        upload = form.cleaned_data["input_file"]
-        source = folder / Path(upload.name).name
-        with open(source, "wb") as out:
-            for chunk in upload.chunks():
-                out.write(chunk)
-        extension = "csv" if form.cleaned_data["output_format"] == "csv" else "jsonl" if form.cleaned_data["output_format"] == "jsonl" else "json"
-        params = {
-            "model_dir": form.cleaned_data["model_dir"],
-            "input_path": str(source),
-            "output_path": str(folder / f"predictions.{extension}"),
-            "output_format": form.cleaned_data["output_format"],
-            "batch_size": form.cleaned_data["batch_size"],
-        }
-        run = runs.start_model_run(ModelRun.Job.PREDICT, params, request.user, queue=form.cleaned_data["queue"])
-        messages.success(request, f"Run {run.pk} started.")
-        return redirect("models_backend:run_detail", run_id=run.pk)
-    return render(request, "models_backend/run_list.html", {"runs": runs_page, "form": form})
-
-
-def _run(request, run_id) -> ModelRun:
-    return access.run_for(request.user, ModelRun.objects.all(), run_id)
-
-
-@login_required
-def run_detail(request, run_id):
-    return render(request, "models_backend/run_detail.html", {"run": _run(request, run_id)})
-
-
-@login_required
-def run_status(request, run_id):
-    """The progress fragment the detail page polls while the run is queued or running."""
-    return render(request, "models_backend/_run_status.html", {"run": _run(request, run_id)})
-
-
-@login_required
-@require_POST
-def run_cancel(request, run_id):
-    run = runs.cancel(_run(request, run_id))
-    messages.info(request, "Cancelling: the run stops at its next step." if not run.finished else "The run had already ended.")
-    return redirect("models_backend:run_detail", run_id=run.pk)
-
-
-@login_required
-def run_output(request, run_id):
-    run = _run(request, run_id)
-    path = Path(run.params.get("output_path", ""))
-    if run.status != ModelRun.Status.DONE or not path.is_file():
-        raise Http404("this run has no output file")
-    return FileResponse(open(path, "rb"), as_attachment=True, filename=path.name)
+        data = form.cleaned_data
+        params = {"model_dir": data["model_dir"], "output_format": data["output_format"], "batch_size": data["batch_size"]}
+        job = start_job(PREDICT, params, request.user, inputs={"input": data["input_file"]}, queue=data["queue"])
+        messages.success(request, f"Job {job.pk} started.")
+        return redirect("jobs:detail", job_id=job.pk)
+    return render(request, "models_backend/run_list.html",
+                  {"runs": Paginator(jobs, 25).get_page(request.GET.get("page")), "form": form})

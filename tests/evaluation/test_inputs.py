@@ -14,7 +14,7 @@ from scipy.spatial.distance import jensenshannon
 
 from evaluation.metrics.agreement import split_half_jsd
 from evaluation.metrics.distributions import floor_probabilities
-from evaluation.models import EvaluationRun
+from jobs.models import Job
 from tests.conftest import REPO
 from tests.evaluation.helpers import evaluate
 
@@ -147,7 +147,7 @@ def test_bad_input_is_one_line_naming_the_place_exit_2_and_stores_nothing(case, 
         assert error.value.returncode == 2, text
         assert "\n" not in text and "Traceback" not in text
         assert re.search(message, text), text
-    assert EvaluationRun.objects.count() == 0
+    assert Job.objects.count() == 0
 
 
 def test_the_exit_status_of_the_command_is_2(tmp_path):

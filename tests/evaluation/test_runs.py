@@ -9,7 +9,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from rest_framework.test import APIClient
 
-from evaluation.models import EvaluationRun
+from jobs.models import Job
 from evaluation.runs import RunError, clean_parameters, start_run
 from evaluation.suites import run_chaos
 
@@ -54,20 +54,20 @@ def login(client, user):
 
 def test_chaos_run_stores_run_chaos_results_and_checksums(chaos_run, chaos_files, author, settings):
     human, predictions = chaos_files
-    run = EvaluationRun.objects.get(pk=chaos_run.pk)
+    run = Job.objects.get(pk=chaos_run.pk)
     assert run.status == "done" and run.error == ""
     assert run.created_by == author
     assert run.started_at <= run.finished_at
-    assert run.parameters == {"model": None, "divergence": False, "seed": 0, "renormalise": False}
-    assert run.results == json.loads(json.dumps(run_chaos(human, predictions)))
+    assert run.params["parameters"] == {"model": None, "divergence": False, "seed": 0, "renormalise": False}
+    assert run.result == json.loads(json.dumps(run_chaos(human, predictions)))
     assert [(i["role"], i["name"], i["size"], i["sha256"]) for i in run.inputs] == [
         ("human", human.name, human.stat().st_size, sha256(human)),
         ("predictions", predictions.name, predictions.stat().st_size, sha256(predictions)),
     ]
-    # The run keeps its own copies under MEDIA_ROOT/evaluation/<id>/.
+    # The run keeps its own copies under MEDIA_ROOT/jobs/<id>/.
     for entry in run.inputs:
         copy = settings.MEDIA_ROOT / entry["path"]
-        assert copy.parent.parent == settings.MEDIA_ROOT / "evaluation" / str(run.pk)
+        assert copy.parent.parent == settings.MEDIA_ROOT / "jobs" / str(run.pk)
         assert sha256(copy) == entry["sha256"]
 
 
@@ -75,9 +75,9 @@ def test_parameters_reach_the_suite(chaos_files, author):
     human, predictions = chaos_files
     run = start_run("chaos", {"divergence": "true", "seed": "3"}, {"human": human, "predictions": predictions},
                     author)
-    assert run.parameters["divergence"] is True and run.parameters["seed"] == 3
-    assert run.results == json.loads(json.dumps(run_chaos(human, predictions, divergence=True, seed=3)))
-    assert run.results["jsd_measure"] == "divergence"
+    assert run.params["parameters"]["divergence"] is True and run.params["parameters"]["seed"] == 3
+    assert run.result == json.loads(json.dumps(run_chaos(human, predictions, divergence=True, seed=3)))
+    assert run.result["jsd_measure"] == "divergence"
 
 
 def test_a_bad_file_is_refused_naming_the_line_and_stores_nothing(chaos_files, author, tmp_path):
@@ -88,7 +88,7 @@ def test_a_bad_file_is_refused_naming_the_line_and_stores_nothing(chaos_files, a
         start_run("chaos", {}, {"human": human, "predictions": upload(bad)}, author)
     # The message names the uploaded file, its line and field.
     assert str(error.value).startswith("preds.jsonl:2 field '(json)': not valid JSON"), error.value
-    assert not EvaluationRun.objects.exists()
+    assert not Job.objects.exists()
 
 
 def test_uploaded_files_are_stored_like_paths(chaos_files, author):
@@ -110,13 +110,13 @@ def test_background_runs_are_queued_as_tasks(chaos_files, author, settings):
     settings.TASKS = DUMMY
     human, predictions = chaos_files
     run = start_run("chaos", {}, {"human": human, "predictions": predictions}, author)
-    assert run.status == "queued" and run.results is None
+    assert run.status == "queued" and run.result is None
     (queued,) = default_task_backend.results
-    assert queued.task.name == "execute_run_task" and queued.args == [run.pk]
+    assert queued.task.name == "run_job" and queued.args == [run.pk]
     # A worker picking the task up executes it; delivering it twice does not run it again.
     queued.task.call(run.pk)
     run.refresh_from_db()
-    assert run.status == "done" and run.results["n"] == 1514
+    assert run.status == "done" and run.result["n"] == 1514
     finished_at = run.finished_at
     queued.task.call(run.pk)
     run.refresh_from_db()
@@ -126,20 +126,20 @@ def test_background_runs_are_queued_as_tasks(chaos_files, author, settings):
 @pytest.mark.parametrize("suite, params, files, message", [
     ("nope", {}, {}, "unknown suite"),
     ("chaos", {"weighted": True}, {}, "no setting 'weighted'"),
-    ("chaos", {"seed": "x"}, {}, "not an integer"),
-    ("defeasible", {"atom_labels": "quaternary"}, {}, "not one of auto, binary, ternary"),
+    ("chaos", {"seed": "x"}, {}, "must be a whole number"),
+    ("defeasible", {"atom_labels": "quaternary"}, {}, "must be one of auto, binary, ternary"),
     ("chaos", {}, {"human": "a.jsonl"}, "missing predictions"),
 ])
 def test_bad_requests_store_nothing(suite, params, files, message, author):
     with pytest.raises(RunError, match=message):
         start_run(suite, params, files, author)
-    assert not EvaluationRun.objects.exists()
+    assert not Job.objects.exists()
 
 
 def test_missing_path_stores_nothing(author, tmp_path):
     with pytest.raises(RunError, match="no such file"):
         start_run("transitivity", {}, {"input": tmp_path / "absent.jsonl"}, author)
-    assert not EvaluationRun.objects.exists()
+    assert not Job.objects.exists()
 
 
 def test_defaults_fill_every_setting():
@@ -150,7 +150,7 @@ def test_defaults_fill_every_setting():
 # Pages -------------------------------------------------------------------------------------------------
 
 def test_pages_for_author_worker_and_anonymous(client, chaos_run, author, worker):
-    urls = ["/evaluation/", "/evaluation/new/", f"/evaluation/{chaos_run.pk}/", f"/evaluation/{chaos_run.pk}/status/"]
+    urls = ["/evaluation/", "/evaluation/new/", f"/jobs/{chaos_run.pk}/", f"/jobs/{chaos_run.pk}/status/"]
     for url in urls:
         response = client.get(url)
         assert response.status_code == 302 and "/accounts/login/" in response["Location"], url
@@ -165,9 +165,9 @@ def test_pages_for_author_worker_and_anonymous(client, chaos_run, author, worker
 def test_list_is_paginated_with_an_empty_state(client, author, make_user):
     login(client, author)
     assert "No evaluation runs yet" in client.get("/evaluation/").content.decode()
-    EvaluationRun.objects.bulk_create([EvaluationRun(suite="unli", created_by=author) for _ in range(30)])
+    Job.objects.bulk_create([Job(kind="evaluate", params={"suite": "unli", "parameters": {}}, created_by=author) for _ in range(30)])
     other = make_user("author2", "author")
-    EvaluationRun.objects.create(suite="unli", created_by=other)
+    Job.objects.create(kind="evaluate", params={"suite": "unli", "parameters": {}}, created_by=other)
     page = client.get("/evaluation/")
     assert len(page.context["runs"]) == 25 and page.context["runs"].paginator.count == 30
     assert len(client.get("/evaluation/?page=2").context["runs"]) == 5
@@ -178,27 +178,27 @@ def test_list_is_paginated_with_an_empty_state(client, author, make_user):
 
 def test_detail_shows_results_inputs_and_the_entropy_plot(client, chaos_run, author):
     login(client, author)
-    html = client.get(f"/evaluation/{chaos_run.pk}/").content.decode()
+    html = client.get(f"/jobs/{chaos_run.pk}/").content.decode()
     assert chaos_run.inputs[0]["sha256"] in html and chaos_run.inputs[1]["sha256"] in html
-    assert f"{chaos_run.results['jsd']:.4f}" in html
+    assert f"{chaos_run.result['jsd']:.4f}" in html
     assert "<svg" in html and "human label entropy" in html
-    assert "bins" in html and f"{chaos_run.results['bins'][0]['majority_acc']:.4f}" in html
-    assert 'hx-trigger="every 2s"' not in html  # finished: no polling
+    assert "bins" in html and f"{chaos_run.result['bins'][0]['majority_acc']:.4f}" in html
+    assert 'hx-trigger="every 1s"' not in html  # finished: no polling
 
 
 def test_other_authors_runs_are_not_found(client, chaos_run, make_user):
     login(client, make_user("author2", "author"))
-    assert client.get(f"/evaluation/{chaos_run.pk}/").status_code == 404
+    assert client.get(f"/jobs/{chaos_run.pk}/").status_code == 404
 
 
 def test_queued_run_polls_and_reloads_when_done(client, author):
-    run = EvaluationRun.objects.create(suite="chaos", created_by=author)
+    run = Job.objects.create(kind="evaluate", params={"suite": "chaos", "parameters": {}}, created_by=author)
     login(client, author)
-    html = client.get(f"/evaluation/{run.pk}/").content.decode()
-    assert 'hx-trigger="every 2s"' in html and f"/evaluation/{run.pk}/status/" in html
-    EvaluationRun.objects.filter(pk=run.pk).update(status="done", results={"n": 1})
-    fragment = client.get(f"/evaluation/{run.pk}/status/", HTTP_HX_REQUEST="true")
-    assert fragment["HX-Refresh"] == "true" and "every 2s" not in fragment.content.decode()
+    html = client.get(f"/jobs/{run.pk}/").content.decode()
+    assert 'hx-trigger="every 1s"' in html and f"/jobs/{run.pk}/status/" in html
+    Job.objects.filter(pk=run.pk).update(status="done", result={"n": 1})
+    fragment = client.get(f"/jobs/{run.pk}/status/", HTTP_HX_REQUEST="true")
+    assert fragment["HX-Refresh"] == "true" and "every 1s" not in fragment.content.decode()
 
 
 def test_form_starts_a_run(client, chaos_files, author):
@@ -208,10 +208,10 @@ def test_form_starts_a_run(client, chaos_files, author):
         "suite": "chaos", "gold": upload(human), "predictions": upload(predictions),
         "divergence": "on", "seed": "0", "atom_labels": "auto",
     })
-    run = EvaluationRun.objects.get()
-    assert response.status_code == 302 and response["Location"] == f"/evaluation/{run.pk}/"
-    assert run.status == "done" and run.parameters["divergence"] is True
-    assert run.results["jsd_measure"] == "divergence"
+    run = Job.objects.get()
+    assert response.status_code == 302 and response["Location"] == f"/jobs/{run.pk}/"
+    assert run.status == "done" and run.params["parameters"]["divergence"] is True
+    assert run.result["jsd_measure"] == "divergence"
 
 
 def test_form_errors_are_shown(client, chaos_files, author):
@@ -220,7 +220,7 @@ def test_form_errors_are_shown(client, chaos_files, author):
     response = client.post("/evaluation/new/", {"suite": "chaos", "gold": upload(human), "atom_labels": "auto"})
     assert response.status_code == 400
     assert "needs a predictions file" in response.content.decode()
-    assert not EvaluationRun.objects.exists()
+    assert not Job.objects.exists()
 
 
 # API ---------------------------------------------------------------------------------------------------
@@ -258,20 +258,20 @@ def test_api_refuses_bad_requests_and_reports_failed_runs(chaos_files, author, t
     refused = api.post("/api/evaluation/runs/", {"suite": "unli", "gold": upload(human), "seed": "2",
                                                  "predictions": upload(predictions)}, format="multipart")
     assert refused.status_code == 400 and "no setting 'seed'" in json.dumps(refused.json())
-    assert not EvaluationRun.objects.exists()
+    assert not Job.objects.exists()
 
     bad = api.post("/api/evaluation/runs/", {"suite": "transitivity",
                                              "gold": SimpleUploadedFile("t.jsonl", b"[1]\n")}, format="multipart")
     assert bad.status_code == 400 and "t.jsonl:1 field '(json)'" in json.dumps(bad.json())
-    assert not EvaluationRun.objects.exists()
+    assert not Job.objects.exists()
 
-    failed = EvaluationRun.objects.create(suite="transitivity", status="failed", error="boom", created_by=author)
+    failed = Job.objects.create(kind="evaluate", params={"suite": "transitivity", "parameters": {}}, status="failed", error="boom", created_by=author)
     results = api.get(f"/api/evaluation/runs/{failed.pk}/results/")
     assert results.status_code == 409 and results.json()["status"] == "failed"
 
 
 def test_admins_list_every_run_including_command_line_ones(chaos_run, make_user):
-    cli_run = EvaluationRun.objects.create(suite="unli", status="failed", error="gold.csv:3 field 'unli': bad")
+    cli_run = Job.objects.create(kind="evaluate", params={"suite": "unli", "parameters": {}}, status="failed", error="gold.csv:3 field 'unli': bad")
     api = APIClient()
     api.force_authenticate(make_user("boss", "admin"))
     rows = api.get("/api/evaluation/runs/").json()["results"]
@@ -281,8 +281,8 @@ def test_admins_list_every_run_including_command_line_ones(chaos_run, make_user)
 
 def test_admin_site_lists_runs(client, chaos_run, django_user_model):
     client.force_login(django_user_model.objects.create_superuser("root", password="a-test-password"))
-    assert client.get("/admin/evaluation/evaluationrun/").status_code == 200
-    assert client.get(f"/admin/evaluation/evaluationrun/{chaos_run.pk}/change/").status_code == 200
+    assert client.get("/admin/jobs/job/").status_code == 200
+    assert client.get(f"/admin/jobs/job/{chaos_run.pk}/change/").status_code == 200
 
 
 def test_api_runs_against_a_project_need_its_author(chaos_files, author, make_project, make_user):
@@ -300,7 +300,7 @@ def test_api_runs_against_a_project_need_its_author(chaos_files, author, make_pr
     api.force_authenticate(author)
     created = post(project.slug)
     assert created.status_code == 201 and created.json()["project"] == project.slug
-    assert EvaluationRun.objects.get().project == project
+    assert Job.objects.get().project == project
 
 
 def test_schema_lists_the_run_endpoints(client, author):
@@ -317,8 +317,8 @@ def test_evaluate_save_stores_the_run(chaos_files, author):
     call_command("evaluate", "chaos", "--human", str(human), "--predictions", str(predictions), "--json",
                  "--save", "--user", author.username, stdout=out, stderr=err)
     printed = json.loads(out.getvalue().strip().splitlines()[-1])
-    run = EvaluationRun.objects.get()
-    assert run.results == printed and run.created_by == author and run.status == "done"
+    run = Job.objects.get()
+    assert run.result == printed and run.created_by == author and run.status == "done"
     assert f"stored as evaluation run {run.pk}" in err.getvalue()
     assert run.inputs[1]["sha256"] == sha256(predictions)
 
@@ -329,11 +329,11 @@ def test_evaluate_save_of_a_bad_file_stores_nothing(tmp_path):
     with pytest.raises(CommandError, match=r"t\.jsonl:1 field 'id': missing") as error:
         call_command("evaluate", "transitivity", "--input", str(bad), "--save", stdout=io.StringIO())
     assert error.value.returncode == 2
-    assert not EvaluationRun.objects.exists()
+    assert not Job.objects.exists()
 
 
 def test_evaluate_without_save_stores_nothing(chaos_files):
     human, predictions = chaos_files
     call_command("evaluate", "chaos", "--human", str(human), "--predictions", str(predictions),
                  stdout=io.StringIO())
-    assert not EvaluationRun.objects.exists()
+    assert not Job.objects.exists()

@@ -1,59 +1,80 @@
-"""Background model runs: queued through the Tasks API, progress recorded, cancellable, shown on pages."""
+"""Model jobs: queued through the one jobs module, progress recorded, cancellable, shown on the job page."""
 import json
 
 import pytest
 from conftest import PAIRS, write_pairs_jsonl
 from django.test import override_settings
 
-from models_backend import runs
-from models_backend.models import ModelRun
+from jobs import services
+from jobs.kinds import KINDS, JobKind
+from jobs.models import Job
+from models_backend.runs import PREDICT
 
 IMMEDIATE = {"default": {"BACKEND": "django_tasks.backends.immediate.ImmediateBackend", "QUEUES": ["default", "gpu"]}}
 pytestmark = pytest.mark.django_db
 
 
+@pytest.fixture(autouse=True)
+def _media(settings, tmp_path):
+    settings.MEDIA_ROOT = tmp_path / "media"
+
+
 @override_settings(TASKS=IMMEDIATE)
-def test_a_prediction_run_records_progress_and_result(tiny_nli, tmp_path, author):
+def test_a_prediction_job_records_progress_and_result(tiny_nli, tmp_path, author):
     source = write_pairs_jsonl(tmp_path / "in.jsonl")
-    output = tmp_path / "out.jsonl"
-    params = {"model_dir": str(tiny_nli), "input_path": str(source), "output_path": str(output), "batch_size": 2}
-    run = runs.start_model_run(ModelRun.Job.PREDICT, params, author, queue="gpu")
-    assert run.status == "done", run.error
-    assert (run.done, run.total) == (len(PAIRS), len(PAIRS))
-    assert run.result["rows"] == len(PAIRS)
-    assert json.loads(output.read_text().splitlines()[0])["id"] == "p0"
+    params = {"model_dir": str(tiny_nli), "batch_size": 2}
+    job = services.start_job(PREDICT, params, author, inputs={"input": source}, queue="gpu")
+    assert job.status == "done", job.error
+    assert (job.done, job.total) == (len(PAIRS), len(PAIRS))
+    assert job.result["rows"] == len(PAIRS)
+    assert job.inputs[0]["role"] == "input" and job.output.endswith("predictions.jsonl")
+    assert json.loads(job.output_path.read_text().splitlines()[0])["id"] == "p0"
 
 
 def test_cancel_stops_a_running_job_at_its_next_step(tiny_nli, tmp_path, author):
     source = write_pairs_jsonl(tmp_path / "in.jsonl")
     params = {"model_dir": str(tiny_nli), "input_path": str(source), "output_path": str(tmp_path / "o.jsonl"), "batch_size": 1}
-    run = ModelRun.objects.create(job=ModelRun.Job.PREDICT, params=params, created_by=author)
-    original = runs.JOBS[ModelRun.Job.PREDICT]
+    job = Job.objects.create(kind=PREDICT, params=params, created_by=author)
+    original = KINDS[PREDICT]
 
-    def cancel_midway(job_params, progress):
+    def cancel_midway(running, progress):
         def watching(done, total):
             if done == 1:
-                runs.cancel(ModelRun.objects.get(pk=run.pk))
+                services.cancel(Job.objects.get(pk=job.pk))
             progress(done, total)
 
-        return original(job_params, watching)
+        return original.run(running, watching)
 
-    runs.JOBS[ModelRun.Job.PREDICT] = cancel_midway
+    KINDS[PREDICT] = JobKind(PREDICT, original.title, cancel_midway, original.group)
     try:
-        finished = runs.execute(run.pk)
+        finished = services.execute(job.pk)
     finally:
-        runs.JOBS[ModelRun.Job.PREDICT] = original
+        KINDS[PREDICT] = original
     assert finished.status == "cancelled" and finished.done < len(PAIRS)
 
 
+def test_a_job_cancelled_before_it_starts_never_runs(author):
+    job = Job.objects.create(kind=PREDICT, params={}, created_by=author, cancel_requested=True)
+    assert services.execute(job.pk).status == "cancelled"
+
+
 def test_a_failing_job_is_stored_as_failed(tmp_path, author):
-    run = ModelRun.objects.create(job=ModelRun.Job.PREDICT, params={"model_dir": str(tmp_path / "none"), "input_path": "x", "output_path": "y"})
-    finished = runs.execute(run.pk)
+    job = Job.objects.create(kind=PREDICT, params={"model_dir": str(tmp_path / "none"), "input_path": "x", "output_path": "y"})
+    finished = services.execute(job.pk)
     assert finished.status == "failed" and "none" in finished.error
 
 
+def test_a_job_delivered_twice_runs_once(tiny_nli, tmp_path, author):
+    source = write_pairs_jsonl(tmp_path / "in.jsonl")
+    job = Job.objects.create(kind=PREDICT, params={"model_dir": str(tiny_nli), "input_path": str(source),
+                                                   "output_path": str(tmp_path / "o.jsonl")}, created_by=author)
+    first = services.execute(job.pk)
+    second = services.execute(job.pk)
+    assert first.status == second.status == "done" and second.finished_at == first.finished_at
+
+
 @override_settings(TASKS=IMMEDIATE)
-def test_run_pages_for_authors_only(tiny_nli, tmp_path, author, worker, client):
+def test_model_pages_for_authors_only(tiny_nli, tmp_path, author, worker, client, make_user):
     from django.core.files.uploadedfile import SimpleUploadedFile
 
     client.force_login(worker)
@@ -62,10 +83,12 @@ def test_run_pages_for_authors_only(tiny_nli, tmp_path, author, worker, client):
     assert client.get("/models/").status_code == 200
     pairs = SimpleUploadedFile("pairs.jsonl", write_pairs_jsonl(tmp_path / "in.jsonl").read_bytes())
     response = client.post("/models/", {"model_dir": str(tiny_nli), "input_file": pairs, "output_format": "jsonl", "batch_size": 4, "queue": "default"})
-    run = ModelRun.objects.get()
-    assert response["Location"] == f"/models/{run.pk}/" and run.status == "done"
-    assert "Download the output" in client.get(f"/models/{run.pk}/status/").content.decode()
-    download = client.get(f"/models/{run.pk}/output/")
+    job = Job.objects.get()
+    assert response["Location"] == f"/jobs/{job.pk}/" and job.status == "done"
+    assert "Download the output" in client.get(f"/jobs/{job.pk}/status/").content.decode()
+    download = client.get(f"/jobs/{job.pk}/output/")
     assert b"".join(download.streaming_content).decode().count("\n") == len(PAIRS)
     bad = client.post("/models/", {"model_dir": str(tmp_path), "input_file": SimpleUploadedFile("p.jsonl", b"{}"), "output_format": "jsonl", "batch_size": 4, "queue": "default"})
     assert bad.status_code == 200 and "no config.json" in bad.content.decode()
+    client.force_login(make_user("author2", "author"))
+    assert client.get(f"/jobs/{job.pk}/").status_code == 404 and client.get(f"/jobs/{job.pk}/output/").status_code == 404

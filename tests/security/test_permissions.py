@@ -16,8 +16,7 @@ from rest_framework.test import APIClient
 
 from annotation.models import Assignment, Project
 from annotation.services.assignments import claim_page, submit_page
-from evaluation.models import EvaluationRun
-from models_backend.models import ModelRun
+from jobs.models import Job
 from tests.security.db import rolled_back
 
 pytestmark = pytest.mark.django_db
@@ -75,14 +74,14 @@ PAGES = [
     ("done", "get", "/done/{slug}/", row(LOGIN, 404, 404, 404, 404, 404)),  # no crowd session
     ("evaluation:run_list", "get", "/evaluation/", AUTHOR_PAGE),
     ("evaluation:run_new", "get", "/evaluation/new/", AUTHOR_PAGE),
-    ("evaluation:run_detail", "get", "/evaluation/{run}/", RUN_PAGE),
-    ("evaluation:run_status", "get", "/evaluation/{run}/status/", RUN_PAGE),
     ("models_backend:run_list", "get", "/models/", AUTHOR_PAGE),
     ("models_backend:run_list", "post", "/models/", row(LOGIN, 403, 403, 200, 200, 200)),  # empty form: shown again
-    ("models_backend:run_detail", "get", "/models/{model_run}/", RUN_PAGE),
-    ("models_backend:run_status", "get", "/models/{model_run}/status/", RUN_PAGE),
-    ("models_backend:run_cancel", "post", "/models/{model_run}/cancel/", row(LOGIN, 403, 403, 302, 404, 302)),
-    ("models_backend:run_output", "get", "/models/{model_run}/output/", row(LOGIN, 403, 403, 404, 404, 404)),  # no output yet
+    ("jobs:list", "get", "/jobs/", AUTHOR_PAGE),
+    ("jobs:detail", "get", "/jobs/{run}/", RUN_PAGE),
+    ("jobs:detail", "get", "/jobs/{model_run}/", RUN_PAGE),
+    ("jobs:status", "get", "/jobs/{model_run}/status/", RUN_PAGE),
+    ("jobs:cancel", "post", "/jobs/{model_run}/cancel/", row(LOGIN, 403, 403, 302, 404, 302)),
+    ("jobs:output", "get", "/jobs/{model_run}/output/", row(LOGIN, 403, 403, 404, 404, 404)),  # no output yet
     ("admin:index", "get", "/admin/", row(302, 302, 302, 302, 302, 200)),
     ("login", "get", "/accounts/login/", row(200, 200, 200, 200, 200, 200)),
 ]
@@ -135,8 +134,9 @@ def world(make_user, make_project, import_rows, author):
     # The other worker has answered a page: the study has a worker to look at.
     answered = claim_page(project, users["other_worker"])
     submit_page(answered.pk, users["other_worker"], {str(c.item_id): {"value": "n"} for c in answered.claims.all()})
-    run = EvaluationRun.objects.create(suite="unli", status=EvaluationRun.Status.DONE, results={"pearson": 0.5}, created_by=users["owner"], project=project)
-    model_run = ModelRun.objects.create(job="predict", params={}, created_by=users["owner"])
+    run = Job.objects.create(kind="evaluate", params={"suite": "unli", "parameters": {}}, status=Job.Status.DONE,
+                             result={"pearson": 0.5}, created_by=users["owner"], project=project)
+    model_run = Job.objects.create(kind="predict", params={}, created_by=users["owner"])
     return {
         "users": users,
         "project": project,

@@ -38,20 +38,14 @@ class Command(BaseCommand):
         chaos.add_argument("--human", help="ChaosNLI JSONL")
         chaos.add_argument("--project", help="instead of --human: a 3-way label project's votes")
         chaos.add_argument("--predictions", required=True, help="ChaosNLI prediction JSON or JSONL rows")
-        chaos.add_argument("--model", help="model name inside a ChaosNLI prediction file with several")
-        chaos.add_argument("--divergence", action="store_true", help="JS divergence instead of JS distance")
-        chaos.add_argument("--seed", type=int, default=0, help="seed of the human split-half baseline")
-        chaos.add_argument("--renormalise", action="store_true",
-                           help="rescale prediction rows that do not sum to 1 (the output counts them)")
+        runs.get_suite("chaos").settings.add_arguments(chaos)
 
         atoms = sub.add_parser("nli-atoms", help="logical consistency of full vs atom labels")
         atoms.add_argument("--input", required=True, help="atomic NLI JSONL")
 
         defeasible = sub.add_parser("defeasible", help="defeasible atoms: critical atoms, inferential consistency")
         defeasible.add_argument("--input", required=True, help="defeasible atoms JSONL")
-        defeasible.add_argument("--weighted", action="store_true", help="weight buckets by support in I_C")
-        defeasible.add_argument("--atom-labels", choices=("auto", "binary", "ternary"), default="auto",
-                                help="binary models are scored on non-neutral atoms only (auto: no neutral predicted)")
+        runs.get_suite("defeasible").settings.add_arguments(defeasible)
         defeasible.add_argument("--nli-model", help="build buckets of equivalent atoms with this local NLI checkpoint "
                                 "(entailment both ways) instead of reading bucket ids from the file")
         defeasible.add_argument("--embedder", help="with --nli-model: sentence encoder for the cosine >= 0.75 test "
@@ -84,7 +78,7 @@ class Command(BaseCommand):
         try:
             if options["save"]:
                 run = self.save_run(options)
-                result = run.results
+                result = run.result
             else:
                 result = self.run_suite(options)
         except (InputError, RunError) as error:
@@ -125,9 +119,8 @@ class Command(BaseCommand):
             entails = nli_entailment(options["nli_model"], options.get("device"))
         except ModelError as error:
             raise CommandError(str(error)) from None
-        return suites.run_defeasible(
-            options["input"], weighted=options["weighted"], atom_labels=options["atom_labels"], embed=embed, entails=entails
-        )
+        settings = runs.clean_parameters("defeasible", runs.get_suite("defeasible").settings.given(options))
+        return suites.run_defeasible(options["input"], embed=embed, entails=entails, **settings)
 
     def save_run(self, options):
         """Check the inputs, store the run (inputs copied with checksums) and score it here. Bad input stores
@@ -160,7 +153,7 @@ class Command(BaseCommand):
             paths[gold_role] = self.project_gold(options["project"], "usnli" if suite.name == "unli" else "chaosnli")
         elif gold_role and not paths[gold_role]:
             raise CommandError(f"{suite.name} needs --{gold_role} or --project", returncode=INPUT_ERROR)
-        params = {parameter.name: options[parameter.name] for parameter in suite.parameters}
+        params = suite.settings.given(options)
         return paths, params
 
     def project_gold(self, slug: str, fmt: str) -> str:

@@ -1,0 +1,163 @@
+"""Start, run, follow and cancel jobs. Every background run goes through here, whatever its kind.
+
+start_job   store the job and copies of its input files (with sizes and sha256), then queue it (or run it
+            here and now with background=False, as the command line does with --save)
+execute     what a task worker does: claim the job atomically (a job delivered twice runs once), run its
+            kind, record the result or the failure
+cancel      a queued job never starts; a running one stops at its next progress step
+"""
+from __future__ import annotations
+
+import hashlib
+import logging
+import time
+from pathlib import Path
+
+from django.conf import settings
+from django.utils import timezone
+from django.utils.text import get_valid_filename
+
+from jobs.kinds import Cancelled, get_kind
+from jobs.models import Job
+
+logger = logging.getLogger(__name__)
+PROGRESS_WRITE_INTERVAL = 0.5  # seconds between progress writes to the database
+CHUNK = 1 << 20
+
+
+class JobError(ValueError):
+    """A job that cannot be started as asked; nothing was stored. Also the base of the errors a kind
+    raises for bad input, whose message is shown to the job's owner as it is."""
+
+
+def start_job(kind: str, params: dict, user=None, *, project=None, inputs: dict | None = None,
+              queue: str = "default", background: bool = True) -> Job:
+    """Store a job and queue it. inputs: role -> a path on disk or an uploaded file (anything with `.name`
+    and `.chunks()`); each is copied into the job's folder, so the job can be checked and run again later."""
+    get_kind(kind)
+    for role, source in (inputs or {}).items():
+        if not hasattr(source, "chunks") and not Path(source).is_file():
+            raise JobError(f"{source}: no such file ({role})")
+    job = Job.objects.create(kind=kind, params=params, queue=queue, project=project,
+                             created_by=user if user is not None and user.is_authenticated else None)
+    # Copied outside a transaction: a large upload must not hold the database's write lock.
+    try:
+        job.inputs = [store_input(job, role, source) for role, source in (inputs or {}).items()]
+    except BaseException:
+        job.delete()  # also removes the partial copies
+        raise
+    job.save(update_fields=["inputs"])
+    if background:
+        from jobs.tasks import run_job
+
+        run_job.using(queue_name=queue).enqueue(job.pk)
+    else:
+        execute(job.pk)
+    job.refresh_from_db()
+    return job
+
+
+def store_input(job: Job, role: str, source) -> dict:
+    """Copy one input into the job's folder, hashing it on the way; its entry for `job.inputs`."""
+    name = get_valid_filename(Path(source.name if hasattr(source, "chunks") else source).name) or role
+    target = job.folder / role / name
+    target.parent.mkdir(parents=True, exist_ok=True)
+    digest, size = hashlib.sha256(), 0
+    with open(target, "wb") as out:
+        for chunk in _chunks(source):
+            digest.update(chunk)
+            size += len(chunk)
+            out.write(chunk)
+    return {"role": role, "name": name, "size": size, "sha256": digest.hexdigest(),
+            "path": str(target.relative_to(Path(settings.MEDIA_ROOT)))}
+
+
+def _chunks(source):
+    if hasattr(source, "chunks"):
+        source.seek(0)
+        yield from source.chunks()
+        return
+    with open(source, "rb") as handle:
+        while chunk := handle.read(CHUNK):
+            yield chunk
+
+
+def output_file(job: Job, name: str) -> Path:
+    """A path in the job's folder for a file it writes; record it with `job.output`."""
+    path = job.folder / "output" / get_valid_filename(name)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    job.output = str(path.relative_to(Path(settings.MEDIA_ROOT)))
+    Job.objects.filter(pk=job.pk).update(output=job.output)
+    return path
+
+
+def progress_recorder(job: Job):
+    """A progress(done, total) callback: writes progress at most twice a second (and at the end) and
+    raises Cancelled once someone asked the job to stop."""
+    last_write = 0.0
+
+    def progress(done: int, total: int) -> None:
+        nonlocal last_write
+        now = time.monotonic()
+        if now - last_write < PROGRESS_WRITE_INTERVAL and done < total:
+            return
+        last_write = now
+        Job.objects.filter(pk=job.pk).update(done=done, total=total)
+        if Job.objects.filter(pk=job.pk, cancel_requested=True).exists():
+            raise Cancelled()
+
+    return progress
+
+
+def execute(job_id: int) -> Job:
+    """Run a queued job. The claim is one UPDATE on its status, so of two workers given the same job only
+    one runs it; a job cancelled before it started is marked so and not run."""
+    Job.objects.filter(pk=job_id, status=Job.Status.QUEUED, cancel_requested=True).update(
+        status=Job.Status.CANCELLED, finished_at=timezone.now()
+    )
+    claimed = Job.objects.filter(pk=job_id, status=Job.Status.QUEUED).update(
+        status=Job.Status.RUNNING, started_at=timezone.now()
+    )
+    job = Job.objects.get(pk=job_id)
+    if not claimed:
+        return job
+    try:
+        result = get_kind(job.kind).run(job, progress_recorder(job))
+    except Cancelled:
+        return _finish(job, Job.Status.CANCELLED)
+    except Exception as error:  # noqa: BLE001  a failing job is a failed job, never a crashed worker
+        if not isinstance(error, (JobError, OSError)):
+            logger.exception("job %s (%s) failed", job.pk, job.kind)
+        return _finish(job, Job.Status.FAILED, error=describe_error(error, job))
+    return _finish(job, Job.Status.DONE, result=result)
+
+
+def _finish(job: Job, status: str, result=None, error: str = "") -> Job:
+    job.refresh_from_db()
+    job.status, job.result, job.error, job.finished_at = status, result, error, timezone.now()
+    if status == Job.Status.DONE and job.total:
+        job.done = job.total
+    job.save(update_fields=["status", "result", "error", "finished_at", "done"])
+    return job
+
+
+def describe_error(error: Exception, job: Job) -> str:
+    """The error as the owner should read it: stored input paths shown as the uploaded files' names."""
+    if isinstance(error, OSError) and error.filename:
+        message = f"{Path(error.filename).name}: {error.strerror}"
+    elif isinstance(error, ValueError) and type(error) is not ValueError:
+        message = str(error)  # the project's own input errors (RowError, JobError, ...) speak for themselves
+    else:
+        message = f"{type(error).__name__}: {error}"
+    media = Path(settings.MEDIA_ROOT)
+    for entry in job.inputs:
+        message = message.replace(str(media / entry["path"]), entry["name"])
+    return message
+
+
+def cancel(job: Job) -> Job:
+    """Ask a job to stop: a queued job will not start, a running one stops at its next progress step."""
+    if not job.finished:
+        Job.objects.filter(pk=job.pk).update(cancel_requested=True)
+        job.refresh_from_db()
+    return job

@@ -1,0 +1,10 @@
+"""The one background task: run a stored job (Django Tasks API; the database backend by default, RQ with
+REDIS_URL). Send a job to GPU workers with the queue "gpu"."""
+from django_tasks import task
+
+from jobs import services
+
+
+@task()
+def run_job(job_id: int) -> str:
+    return services.execute(job_id).status

@@ -1,0 +1,68 @@
+"""A job's pages, whatever its kind: its detail (settings, inputs, progress, result), the status fragment
+the page polls, cancel, and the output download. Only its owner and admins see a job (404 for others)."""
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import FileResponse, Http404
+from django.shortcuts import redirect, render
+from django.utils.safestring import mark_safe
+from django.views.decorators.http import require_POST
+
+from annotation.services import access
+from jobs import services
+from jobs.kinds import get_kind
+from jobs.models import Job
+
+
+def _job(request, job_id) -> Job:
+    return access.run_for(request.user, Job.objects.select_related("created_by", "project"), job_id)
+
+
+@login_required
+def job_list(request):
+    from django.core.paginator import Paginator
+
+    access.ensure_role(request.user, access.AUTHOR, "run background jobs")
+    jobs = access.visible_runs(request.user, Job.objects.select_related("created_by", "project"))
+    return render(request, "jobs/job_list.html", {"jobs": Paginator(jobs, 25).get_page(request.GET.get("page"))})
+
+
+@login_required
+def job_detail(request, job_id):
+    job = _job(request, job_id)
+    context = {"job": job}
+    kind = get_kind(job.kind)
+    if job.status == Job.Status.DONE and kind.present:
+        context.update(kind.present(job))
+    return render(request, "jobs/job_detail.html", context)
+
+
+@login_required
+def job_status(request, job_id):
+    """The status fragment the detail page polls; once the job has finished, htmx reloads the whole page."""
+    job = _job(request, job_id)
+    response = render(request, "jobs/_status.html", {"job": job})
+    if job.finished and request.htmx:
+        response["HX-Refresh"] = "true"
+    return response
+
+
+@login_required
+@require_POST
+def job_cancel(request, job_id):
+    job = services.cancel(_job(request, job_id))
+    messages.info(request, "Cancelling: the job stops at its next step." if not job.finished else "The job had already ended.")
+    return redirect("jobs:detail", job_id=job.pk)
+
+
+@login_required
+def job_output(request, job_id):
+    job = _job(request, job_id)
+    path = job.output_path
+    if job.status != Job.Status.DONE or path is None or not path.is_file():
+        raise Http404("this job has no output file")
+    return FileResponse(open(path, "rb"), as_attachment=True, filename=path.name)
+
+
+def safe_svg(svg: str) -> str:
+    """An SVG drawn by matplotlib from numbers (no user text inside), for a kind's results page."""
+    return mark_safe(svg)
