@@ -5,7 +5,9 @@ Training runs in stages, each with its own AdamW optimiser and linear warm-up/de
 1. surrogate pre-training (when any auxiliary data is given): binary cross-entropy against the surrogate
    probabilities of SNLI labels and ChaosNLI vote distributions, plus a margin ranking hinge over delta-NLI
    (strengthened, weakened) pairs, the two kinds of batch shuffled together;
-2. U-SNLI: binary cross-entropy against the probability (``bce``), or the margin ranking hinge
+2. U-SNLI: binary cross-entropy against the probability (``bce``; with ``rank_weight`` > 0 plus that weight
+   times the hinge below over the batch's pairs whose targets differ by more than the margin, in both
+   stages), or the margin ranking hinge
    max(0, margin - F(p_i, h_i) + F(p_j, h_j)) over pairs with t_i > t_j (``rank``): every ordered pair that
    shares a premise plus K pairs per row sampled across premises, resampled each epoch.
 
@@ -53,6 +55,7 @@ class UnliSettings:
     loss: str = "bce"
     margin: float = 0.3
     cross_pairs: int = 1
+    rank_weight: float = 0.0
     hypothesis_only: bool = False
     seed: int = 13
     max_length: int = 64
@@ -173,12 +176,24 @@ class _StepCounter:
             self.progress(self.done, self.total)
 
 
+def in_batch_hinge(scores: torch.Tensor, gold: torch.Tensor, margin: float) -> torch.Tensor:
+    """Mean of max(0, margin - s_i + s_j) over the batch's pairs with t_i - t_j > margin: zero for a model
+    whose scores equal the targets, so it sharpens the order without pulling against the regression."""
+    ordered = (gold[:, None] - gold[None, :]) > margin
+    if not ordered.any():
+        return scores.new_zeros(())
+    return torch.clamp(margin - scores[:, None] + scores[None, :], min=0)[ordered].mean()
+
+
 def _step_loss(model, step: _Step, settings: UnliSettings, autocast) -> torch.Tensor:
     with autocast:
         logits = model(**step.rows.batch(step.indices)).logits.squeeze(-1).float()
     if step.targets is not None:
         gold = torch.tensor(step.targets, dtype=torch.float32, device=logits.device)
-        return torch.nn.functional.binary_cross_entropy_with_logits(logits, gold)
+        loss = torch.nn.functional.binary_cross_entropy_with_logits(logits, gold)
+        if settings.rank_weight:
+            loss = loss + settings.rank_weight * in_batch_hinge(torch.sigmoid(logits), gold, settings.margin)
+        return loss
     scores = torch.sigmoid(logits)
     half = len(step.indices) // 2
     return torch.clamp(settings.margin - scores[:half] + scores[half:], min=0).mean()

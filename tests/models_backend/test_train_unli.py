@@ -15,7 +15,7 @@ from models_backend.training import auxiliary
 from models_backend.registry import ModelKind, inspect_checkpoint, load_model
 from models_backend.runner import predict_pairs
 from evaluation.metrics.regression import unli_scores
-from models_backend.training.unli import UnliSettings, ranking_pairs, train_unli
+from models_backend.training.unli import UnliSettings, in_batch_hinge, ranking_pairs, train_unli
 
 
 def write_usnli(path, rows):
@@ -149,3 +149,11 @@ def test_dnli_pairs_put_strengthened_above_weakened(tmp_path):
     assert [r.premise for r in rows] == ["a man in the park he holds a ball", "a man in the park he is asleep",
                                          "a man in the park he sits"]
     assert pairs == [(0, 1), (0, 2)]
+
+
+def test_in_batch_hinge_is_zero_for_scores_equal_to_targets():
+    gold = torch.tensor([0.9, 0.5, 0.1, 0.45])
+    assert in_batch_hinge(gold.clone(), gold, margin=0.3).item() == 0.0
+    inverted = in_batch_hinge(1 - gold, gold, margin=0.3)
+    assert inverted.item() > 0.3
+    assert in_batch_hinge(gold, torch.tensor([0.5, 0.5, 0.4, 0.45]), margin=0.3).item() == 0.0  # no pair far enough apart

@@ -25,6 +25,8 @@ class Command(BaseCommand):
         parser.add_argument("--margin", type=float, help=f"ranking hinge margin (default {DEFAULTS.margin})")
         parser.add_argument("--cross-pairs", type=int,
                             help=f"K cross-premise pairs per row, ranking loss (default {DEFAULTS.cross_pairs})")
+        parser.add_argument("--rank-weight", type=float,
+                            help=f"weight of an in-batch ranking hinge beside BCE (default {DEFAULTS.rank_weight})")
         parser.add_argument("--hypothesis-only", action="store_true", default=None,
                             help="train and predict on hypotheses alone")
         parser.add_argument("--seed", type=int, help=f"default {DEFAULTS.seed}")
