@@ -17,9 +17,6 @@ SURROGATE_SCORES = {"entailment": 0.9272, "neutral": 0.4250, "contradiction": 0.
 # The project reads shared data from ../shared/data beside the repository (docs/models.md).
 SHARED_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 SNLI_FILE = "snli/snli_dev_gold_only.jsonl"
-CHAOSNLI_FILES = ("chaosnli/chaosNLI_snli.jsonl", "chaosnli/chaosNLI_mnli_m.jsonl")
-# delta-NLI *dev* only: its test split holds U-SNLI test pairs.
-DNLI_FILE = "defeasible-nli/defeasible-snli/dev.jsonl"
 
 
 def shared_file(relative: str) -> str | None:
@@ -77,6 +74,8 @@ def dnli_ranking(path: str | Path) -> tuple[list[PairRow], list[tuple[int, int]]
 
     Each strengthener is paired with one weakener of the same premise and hypothesis (in file order, cycling
     through the weakeners), so every update is used at least once. Rows marked impossible are skipped.
+    With U-SNLI test as the eval set use delta-NLI *dev*: 156 pairs of defeasible-snli/test.jsonl are U-SNLI
+    test pairs.
     """
     updates: dict[tuple[str, str], dict[str, list[str]]] = {}
     for line_no, record in iter_records(path):

@@ -33,7 +33,7 @@ from ..dataio import PairRow, read_usnli, sha256_of
 from ..devices import pick_device
 from ..registry import HYPOTHESIS_ONLY_KEY, OUTPUT_ACTIVATION_KEY, ModelError, load_tokenizer
 from ..runner import Progress, encode_pairs, pad_batch, pair_logits
-from .auxiliary import CHAOSNLI_FILES, DNLI_FILE, SNLI_FILE, AuxiliaryData, load_auxiliary, shared_file
+from .auxiliary import SNLI_FILE, AuxiliaryData, load_auxiliary, shared_file
 
 LOSSES = ("bce", "rank")
 BUCKET_BATCHES = 50  # batches per length bucket: similar lengths inside a batch, still a random order of batches
