@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from .dataio import read_pairs
-from .devices import pick_device
+from .devices import pick_device, pick_precision
 from .lm_scoring import ChoicePrompt, score_choices
 from .registry import ModelError, ModelKind, enc_indices, inspect_checkpoint, load_model
 from .runner import Progress, predict_pairs
@@ -71,11 +71,13 @@ def predict_file(
     model_name: str | None = None,
     prompt: ChoicePrompt | None = None,
     progress: Progress | None = None,
+    precision: str = "auto",
 ) -> dict:
     """Predict every row of ``input_path`` and write ``output_path``; returns a summary of the run.
 
     Classifiers and regressors run through the batched runner; a causal LM is scored as a multiple-choice
     reader (``prompt``, default ChoicePrompt()) and its option distribution is written like a classifier's.
+    ``precision``: auto, fp32, int8 (CPU fast path), fp16 or bf16 (CUDA); see devices.py.
     """
     if output_format not in FORMATS:
         raise ValueError(f"format must be one of {', '.join(FORMATS)}, got {output_format!r}")
@@ -94,8 +96,9 @@ def predict_file(
     rows = read_pairs(input_path)
     premises, hypotheses = [r.premise for r in rows], [r.hypothesis for r in rows]
     torch_device = pick_device(device)
+    precision = pick_precision(torch_device, precision)
     loaded = time.perf_counter()
-    model, tokenizer = load_model(spec, torch_device)
+    model, tokenizer = load_model(spec, torch_device, precision)
     started = time.perf_counter()
     if spec.kind is ModelKind.CAUSAL_LM:
         outputs = score_choices(model, tokenizer, premises, hypotheses, prompt,
@@ -119,6 +122,7 @@ def predict_file(
         "rows_per_s": round(len(rows) / seconds, 2) if seconds > 0 else None,
         "load_seconds": round(started - loaded, 3),
         "device": str(torch_device),
+        "precision": precision,
         "kind": spec.kind.value,
         "output": str(output_path),
     }

@@ -15,7 +15,7 @@ from pathlib import Path
 import torch
 from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForSequenceClassification, AutoTokenizer
 
-from .devices import inference_dtype
+from .devices import load_dtype, pick_precision, quantise_int8
 
 # Config keys this project writes into checkpoints it trains.
 OUTPUT_ACTIVATION_KEY = "nli_studio_output"
@@ -150,13 +150,17 @@ def load_tokenizer(path: Path):
         raise ModelError(f"model folder {path}: tokenizer cannot be loaded ({exc})") from exc
 
 
-def load_model(spec: ModelSpec, device: torch.device):
-    """Load (model, tokenizer) for inference on ``device``: eval mode, half precision on CUDA."""
+def load_model(spec: ModelSpec, device: torch.device, precision: str = "auto"):
+    """Load (model, tokenizer) for inference on ``device`` in eval mode, at ``precision`` (see devices.py;
+    ``auto``: half precision on CUDA, float32 on CPU)."""
+    precision = pick_precision(device, precision)
     model_class = AutoModelForCausalLM if spec.kind is ModelKind.CAUSAL_LM else AutoModelForSequenceClassification
     tokenizer = load_tokenizer(spec.path)
     try:
-        model = model_class.from_pretrained(spec.path, local_files_only=True, dtype=inference_dtype(device))
+        model = model_class.from_pretrained(spec.path, local_files_only=True, dtype=load_dtype(precision))
     except (OSError, ValueError, RuntimeError) as exc:
         raise ModelError(f"model folder {spec.path}: weights cannot be loaded ({exc})") from exc
     model.to(device).eval()
+    if precision == "int8":
+        quantise_int8(model)
     return model, tokenizer

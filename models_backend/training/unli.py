@@ -1,30 +1,42 @@
 """UNLI regression: encoder -> pooled [CLS] -> linear -> sigmoid, trained on U-SNLI probabilities.
 
-Two losses: binary cross-entropy against the probability (``bce``), or a margin ranking hinge
-max(0, margin - F(p_i, h_i) + F(p_j, h_j)) over pairs with t_i > t_j (``rank``), the pairs being every
-ordered pair that shares a premise plus K pairs per row sampled across premises. Optional warm-up on
-categorical SNLI, each label replaced by its surrogate probability.
+Training runs in stages, each with its own AdamW optimiser and linear warm-up/decay schedule:
+
+1. surrogate pre-training (when any auxiliary data is given): binary cross-entropy against the surrogate
+   probabilities of SNLI labels and ChaosNLI vote distributions, plus a margin ranking hinge over delta-NLI
+   (strengthened, weakened) pairs, the two kinds of batch shuffled together;
+2. U-SNLI: binary cross-entropy against the probability (``bce``; with ``rank_weight`` > 0 plus that weight
+   times the hinge below over the batch's pairs whose targets differ by more than the margin, in both
+   stages), or the margin ranking hinge
+   max(0, margin - F(p_i, h_i) + F(p_j, h_j)) over pairs with t_i > t_j (``rank``): every ordered pair that
+   shares a premise plus K pairs per row sampled across premises, resampled each epoch.
+
+Batches hold rows of similar length (less padding) and come in random order. Each stage starts from the
+seed again, so pre-training once (``epochs=0``) and fine-tuning from that checkpoint gives the same model as
+one run.
 """
 import json
 import random
 import time
 from collections import defaultdict
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
 import torch
-from scipy import stats
 from transformers import AutoModelForSequenceClassification, get_linear_schedule_with_warmup
 
-from ..dataio import InputError, PairRow, iter_records, read_usnli, sha256_of
+from evaluation.metrics.regression import unli_scores
+
+from ..dataio import PairRow, read_usnli, sha256_of
 from ..devices import pick_device
 from ..registry import HYPOTHESIS_ONLY_KEY, OUTPUT_ACTIVATION_KEY, ModelError, load_tokenizer
-from ..runner import Progress, pair_logits
+from ..runner import Progress, encode_pairs, pad_batch, pair_logits
+from .auxiliary import SNLI_FILE, AuxiliaryData, load_auxiliary, shared_file
 
-# Mean U-SNLI probability per SNLI class, used as regression targets for SNLI pre-training.
-SURROGATE_SCORES = {"entailment": 0.9272, "neutral": 0.4250, "contradiction": 0.0209}
+LOSSES = ("bce", "rank")
+BUCKET_BATCHES = 50  # batches per length bucket: similar lengths inside a batch, still a random order of batches
 
 
 def default_base() -> Path:
@@ -35,50 +47,29 @@ def default_base() -> Path:
 
 @dataclass
 class UnliSettings:
-    epochs: int = 3
+    """The training recipe; the defaults are the best one measured (docs/models.md, "Results")."""
+
+    epochs: int = 2
     batch_size: int = 32
-    lr: float = 5e-5
+    lr: float = 8e-5
     loss: str = "bce"
     margin: float = 0.3
     cross_pairs: int = 1
+    rank_weight: float = 0.0
     hypothesis_only: bool = False
     seed: int = 13
-    max_length: int = 128
+    max_length: int = 64
     max_train: int | None = None
     warmup_ratio: float = 0.1
     weight_decay: float = 0.01
-    pretrain_snli: str | None = None
+    pretrain_snli: str | None = field(default_factory=lambda: shared_file(SNLI_FILE))
+    pretrain_chaosnli: list[str] = field(default_factory=list)
+    pretrain_dnli: str | None = None
     pretrain_epochs: int = 1
     max_pretrain: int | None = None
 
-
-def unli_metrics(y_true: np.ndarray, y_pred: np.ndarray) -> dict[str, float]:
-    """Pearson r, Spearman rho and MSE between gold probabilities and predictions, both shape (n,)."""
-    y_true = np.asarray(y_true, dtype=float)
-    y_pred = np.asarray(y_pred, dtype=float)
-    return {
-        "pearson": float(stats.pearsonr(y_true, y_pred)[0]),
-        "spearman": float(stats.spearmanr(y_true, y_pred)[0]),
-        "mse": float(np.mean((y_true - y_pred) ** 2)),
-    }
-
-
-def read_snli_surrogates(path: str | Path, limit: int | None = None) -> tuple[list[PairRow], list[float]]:
-    """SNLI JSONL rows (premise, hypothesis, label/gold_label) with surrogate probabilities as targets."""
-    path = Path(path)
-    rows, targets = [], []
-    for line_no, record in iter_records(path):
-        if limit is not None and len(rows) >= limit:
-            break
-        label = record.get("label", record.get("gold_label"))
-        if label not in SURROGATE_SCORES:
-            raise InputError(f"{path}:{line_no}: field 'label' must be one of {sorted(SURROGATE_SCORES)}, got {label!r}")
-        premise, hypothesis = record.get("premise", record.get("sentence1")), record.get("hypothesis", record.get("sentence2"))
-        if not premise or not hypothesis:
-            raise InputError(f"{path}:{line_no}: field 'premise' or 'hypothesis' is missing")
-        rows.append(PairRow(id=str(line_no), premise=premise, hypothesis=hypothesis))
-        targets.append(SURROGATE_SCORES[label])
-    return rows, targets
+    def without_pretraining(self) -> "UnliSettings":
+        return replace(self, pretrain_snli=None, pretrain_chaosnli=[], pretrain_dnli=None)
 
 
 def ranking_pairs(rows: list[PairRow], targets: list[float], cross_pairs: int, rng: random.Random) -> list[tuple[int, int]]:
@@ -101,26 +92,144 @@ def ranking_pairs(rows: list[PairRow], targets: list[float], cross_pairs: int, r
     return pairs
 
 
-class _Encoder:
-    """Tokenises rows of a batch, with or without the premise, padded to the batch's longest row."""
+class _Rows:
+    """Rows tokenised once (with or without the premise); batches padded to their own longest row."""
 
-    def __init__(self, tokenizer, rows: list[PairRow], hypothesis_only: bool, max_length: int, device):
-        self.tokenizer, self.rows, self.hypothesis_only = tokenizer, rows, hypothesis_only
-        self.max_length, self.device = max_length, device
+    def __init__(self, tokenizer, rows: list[PairRow], hypothesis_only: bool, max_length: int, device: torch.device):
+        premises = None if hypothesis_only else [r.premise for r in rows]
+        self.encoded = encode_pairs(tokenizer, premises, [r.hypothesis for r in rows], max_length)
+        self.lengths = [len(ids) for ids in self.encoded["input_ids"]]
+        self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+        self.device = device
 
-    def __call__(self, indices) -> dict[str, torch.Tensor]:
-        hypotheses = [self.rows[i].hypothesis for i in indices]
-        if self.hypothesis_only:
-            batch = self.tokenizer(hypotheses, truncation=True, max_length=self.max_length, padding=True, return_tensors="pt")
-        else:
-            premises = [self.rows[i].premise for i in indices]
-            batch = self.tokenizer(premises, hypotheses, truncation="longest_first", max_length=self.max_length,
-                                   padding=True, return_tensors="pt")
-        return {key: value.to(self.device) for key, value in batch.items()}
+    def batch(self, indices: list[int]) -> dict[str, torch.Tensor]:
+        return pad_batch(self.encoded, indices, self.pad_id, self.device)
 
 
-def _steps_per_epoch(n_items: int, batch_size: int) -> int:
-    return (n_items + batch_size - 1) // batch_size
+@dataclass
+class _Step:
+    """One optimiser step: a regression batch (targets given) or a ranking batch of pairs (first half of
+    ``indices`` should score above the second half)."""
+
+    rows: _Rows
+    indices: list[int]
+    targets: list[float] | None = None
+
+
+def length_bucketed(items: list, length, batch_size: int, rng: random.Random) -> list[list]:
+    """Shuffle ``items``, sort each run of BUCKET_BATCHES batches by ``length(item)``, cut it into batches, and
+    shuffle the batches."""
+    items = list(items)
+    rng.shuffle(items)
+    batches = []
+    for start in range(0, len(items), batch_size * BUCKET_BATCHES):
+        bucket = sorted(items[start:start + batch_size * BUCKET_BATCHES], key=length)
+        batches += [bucket[i:i + batch_size] for i in range(0, len(bucket), batch_size)]
+    rng.shuffle(batches)
+    return batches
+
+
+def regression_steps(rows: _Rows, targets: list[float], batch_size: int, rng: random.Random) -> list[_Step]:
+    batches = length_bucketed(range(len(targets)), rows.lengths.__getitem__, batch_size, rng)
+    return [_Step(rows, batch, [targets[i] for i in batch]) for batch in batches]
+
+
+def ranking_steps(rows: _Rows, pairs: list[tuple[int, int]], pairs_per_step: int, rng: random.Random) -> list[_Step]:
+    batches = length_bucketed(pairs, lambda pair: rows.lengths[pair[0]] + rows.lengths[pair[1]], pairs_per_step, rng)
+    return [_Step(rows, [i for i, _ in batch] + [j for _, j in batch]) for batch in batches]
+
+
+def plan_stages(tokenizer, settings: UnliSettings, train_rows: list[PairRow], train_targets: list[float],
+                auxiliary: AuxiliaryData, device: torch.device) -> list[list[list[_Step]]]:
+    """Stages -> epochs -> steps; each stage draws from a fresh generator seeded with the settings' seed."""
+    def rows_of(pairs: list[PairRow]) -> _Rows:
+        return _Rows(tokenizer, pairs, settings.hypothesis_only, settings.max_length, device)
+
+    stages = []
+    if auxiliary.rows or auxiliary.rank_pairs:
+        surrogate = rows_of(auxiliary.rows) if auxiliary.rows else None
+        updates = rows_of(auxiliary.rank_rows) if auxiliary.rank_pairs else None
+        rng, epochs = random.Random(settings.seed), []
+        for _ in range(settings.pretrain_epochs):
+            steps = regression_steps(surrogate, auxiliary.targets, settings.batch_size, rng) if surrogate else []
+            if updates:
+                steps += ranking_steps(updates, auxiliary.rank_pairs, max(1, settings.batch_size // 2), rng)
+            rng.shuffle(steps)
+            epochs.append(steps)
+        stages.append(epochs)
+    main, rng = rows_of(train_rows), random.Random(settings.seed)
+    if settings.loss == "bce":
+        stages.append([regression_steps(main, train_targets, settings.batch_size, rng) for _ in range(settings.epochs)])
+    else:
+        stages.append([ranking_steps(main, ranking_pairs(train_rows, train_targets, settings.cross_pairs, rng),
+                                     max(1, settings.batch_size // 2), rng) for _ in range(settings.epochs)])
+    return stages
+
+
+class _StepCounter:
+    def __init__(self, progress: Progress | None, total: int):
+        self.progress, self.total, self.done = progress, total, 0
+
+    def tick(self) -> None:
+        self.done += 1
+        if self.progress:
+            self.progress(self.done, self.total)
+
+
+def in_batch_hinge(scores: torch.Tensor, gold: torch.Tensor, margin: float) -> torch.Tensor:
+    """Mean of max(0, margin - s_i + s_j) over the batch's pairs with t_i - t_j > margin: zero for a model
+    whose scores equal the targets, so it sharpens the order without pulling against the regression."""
+    ordered = (gold[:, None] - gold[None, :]) > margin
+    if not ordered.any():
+        return scores.new_zeros(())
+    return torch.clamp(margin - scores[:, None] + scores[None, :], min=0)[ordered].mean()
+
+
+def _step_loss(model, step: _Step, settings: UnliSettings, autocast) -> torch.Tensor:
+    with autocast:
+        logits = model(**step.rows.batch(step.indices)).logits.squeeze(-1).float()
+    if step.targets is not None:
+        gold = torch.tensor(step.targets, dtype=torch.float32, device=logits.device)
+        loss = torch.nn.functional.binary_cross_entropy_with_logits(logits, gold)
+        if settings.rank_weight:
+            loss = loss + settings.rank_weight * in_batch_hinge(torch.sigmoid(logits), gold, settings.margin)
+        return loss
+    scores = torch.sigmoid(logits)
+    half = len(step.indices) // 2
+    return torch.clamp(settings.margin - scores[:half] + scores[half:], min=0).mean()
+
+
+def fit(base: Path, stages: list[list[list[_Step]]], settings: UnliSettings, device: torch.device,
+        counter: _StepCounter):
+    """Load the base encoder with a fresh 1-output head and run the stages; returns the model in eval mode."""
+    torch.manual_seed(settings.seed)
+    try:
+        model = AutoModelForSequenceClassification.from_pretrained(base, num_labels=1, local_files_only=True)
+    except (OSError, ValueError) as exc:
+        raise ModelError(f"base model folder {base}: cannot load an encoder with a 1-output head ({exc})") from exc
+    model.to(device).train()
+    autocast = torch.autocast("cuda", dtype=torch.bfloat16, enabled=device.type == "cuda")
+    for epochs in stages:
+        torch.manual_seed(settings.seed)
+        n_steps = sum(len(steps) for steps in epochs)
+        optimizer = torch.optim.AdamW(model.parameters(), lr=settings.lr, weight_decay=settings.weight_decay)
+        scheduler = get_linear_schedule_with_warmup(optimizer, int(settings.warmup_ratio * n_steps), max(n_steps, 1))
+        for steps in epochs:
+            for step in steps:
+                _step_loss(model, step, settings, autocast).backward()
+                torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+                optimizer.step()
+                scheduler.step()
+                optimizer.zero_grad(set_to_none=True)
+                counter.tick()
+    return model.eval()
+
+
+def evaluate(model, tokenizer, rows: list[PairRow], targets: list[float], settings: UnliSettings) -> dict[str, float]:
+    logits = pair_logits(model, tokenizer, None if settings.hypothesis_only else [r.premise for r in rows],
+                         [r.hypothesis for r in rows], batch_size=128, max_length=settings.max_length)
+    scores = unli_scores(targets, 1.0 / (1.0 + np.exp(-logits[:, 0])))
+    return {key: scores[key] for key in ("pearson", "spearman", "mse")}
 
 
 def train_unli(
@@ -132,93 +241,49 @@ def train_unli(
     base: str | Path | None = None,
     device: str | None = None,
     progress: Progress | None = None,
+    baseline: bool = False,
 ) -> dict:
-    """Train, save a checkpoint plus model card in ``output_dir``, and return the eval-set metrics."""
+    """Train, save a checkpoint plus model card in ``output_dir``, and return the eval-set metrics.
+
+    ``baseline`` also trains the same recipe on hypotheses alone (not saved) and reports its metrics under
+    ``"baseline"``: the gap shows how much the model uses the premise.
+    """
     started = time.perf_counter()
-    if settings.loss not in ("bce", "rank"):
-        raise ValueError(f"loss must be 'bce' or 'rank', got {settings.loss!r}")
+    if settings.loss not in LOSSES:
+        raise ValueError(f"loss must be one of {', '.join(LOSSES)}, got {settings.loss!r}")
     base = Path(base) if base else default_base()
+    if not base.is_dir():
+        raise ModelError(f"base model folder {base} does not exist")
     output_dir = Path(output_dir)
-    random.seed(settings.seed)
-    np.random.seed(settings.seed)
-    torch.manual_seed(settings.seed)
-    rng = random.Random(settings.seed)
     torch_device = pick_device(device)
 
     train_rows, train_targets = read_usnli(train_path, limit=settings.max_train)
     eval_rows, eval_targets = read_usnli(eval_path)
-    pre_rows, pre_targets = ([], [])
-    if settings.pretrain_snli:
-        pre_rows, pre_targets = read_snli_surrogates(settings.pretrain_snli, settings.max_pretrain)
-
-    if not base.is_dir():
-        raise ModelError(f"base model folder {base} does not exist")
+    auxiliary = load_auxiliary(settings.pretrain_snli, settings.pretrain_chaosnli, settings.pretrain_dnli,
+                               max_snli=settings.max_pretrain, eval_premises={r.premise for r in eval_rows})
     tokenizer = load_tokenizer(base)
-    try:
-        model = AutoModelForSequenceClassification.from_pretrained(base, num_labels=1, local_files_only=True)
-    except (OSError, ValueError) as exc:
-        raise ModelError(f"base model folder {base}: cannot load an encoder with a 1-output head ({exc})") from exc
-    model.to(torch_device)
+    recipes = [settings] + ([replace(settings, hypothesis_only=True)] if baseline else [])
+    plans = [plan_stages(tokenizer, recipe, train_rows, train_targets, auxiliary, torch_device) for recipe in recipes]
+    counter = _StepCounter(progress, sum(len(steps) for stages in plans for epochs in stages for steps in epochs))
 
-    rank_pairs_per_epoch = len(ranking_pairs(train_rows, train_targets, settings.cross_pairs, random.Random(0)))
-    main_items = len(train_rows) if settings.loss == "bce" else rank_pairs_per_epoch
-    main_batch = settings.batch_size if settings.loss == "bce" else max(1, settings.batch_size // 2)
-    total_steps = (settings.pretrain_epochs * _steps_per_epoch(len(pre_rows), settings.batch_size) if pre_rows else 0)
-    total_steps += settings.epochs * _steps_per_epoch(main_items, main_batch)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=settings.lr, weight_decay=settings.weight_decay)
-    scheduler = get_linear_schedule_with_warmup(optimizer, int(settings.warmup_ratio * total_steps), max(total_steps, 1))
-    autocast = torch.autocast("cuda", dtype=torch.bfloat16, enabled=torch_device.type == "cuda")
-    bce = torch.nn.BCEWithLogitsLoss()
-    step = 0
-
-    def optimise(loss: torch.Tensor) -> None:
-        nonlocal step
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        optimizer.step()
-        scheduler.step()
-        optimizer.zero_grad(set_to_none=True)
-        step += 1
-        if progress:
-            progress(step, total_steps)
-
-    def bce_epoch(rows, targets):
-        encode = _Encoder(tokenizer, rows, settings.hypothesis_only, settings.max_length, torch_device)
-        order = list(range(len(rows)))
-        rng.shuffle(order)
-        for start in range(0, len(order), settings.batch_size):
-            indices = order[start:start + settings.batch_size]
-            gold = torch.tensor([targets[i] for i in indices], dtype=torch.float32, device=torch_device)
-            with autocast:
-                logits = model(**encode(indices)).logits.squeeze(-1)
-            optimise(bce(logits.float(), gold))
-
-    def rank_epoch(rows, targets):
-        encode = _Encoder(tokenizer, rows, settings.hypothesis_only, settings.max_length, torch_device)
-        pairs = ranking_pairs(rows, targets, settings.cross_pairs, rng)
-        rng.shuffle(pairs)
-        for start in range(0, len(pairs), main_batch):
-            chunk = pairs[start:start + main_batch]
-            indices = [i for i, _ in chunk] + [j for _, j in chunk]
-            with autocast:
-                scores = torch.sigmoid(model(**encode(indices)).logits.squeeze(-1).float())
-            higher, lower = scores[:len(chunk)], scores[len(chunk):]
-            optimise(torch.clamp(settings.margin - higher + lower, min=0).mean())
-
-    model.train()
-    for _ in range(settings.pretrain_epochs if pre_rows else 0):
-        bce_epoch(pre_rows, pre_targets)
-    for _ in range(settings.epochs):
-        (bce_epoch if settings.loss == "bce" else rank_epoch)(train_rows, train_targets)
-    model.eval()
-
-    eval_logits = pair_logits(
-        model, tokenizer, None if settings.hypothesis_only else [r.premise for r in eval_rows],
-        [r.hypothesis for r in eval_rows], batch_size=128, max_length=settings.max_length,
-    )
-    predictions = 1.0 / (1.0 + np.exp(-eval_logits[:, 0]))
-    metrics = unli_metrics(np.asarray(eval_targets), predictions)
-    seconds = time.perf_counter() - started
+    model = fit(base, plans[0], settings, torch_device, counter)
+    metrics = evaluate(model, tokenizer, eval_rows, eval_targets, settings)
+    result = {
+        **metrics,
+        "n_train": len(train_rows),
+        "n_eval": len(eval_rows),
+        "n_pretrain": len(auxiliary.rows),
+        "n_pretrain_pairs": len(auxiliary.rank_pairs),
+        "n_pretrain_dropped": auxiliary.dropped,
+        "seconds": round(time.perf_counter() - started, 2),
+        "device": str(torch_device),
+        "output": str(output_dir),
+    }
+    if baseline:
+        baseline_started = time.perf_counter()
+        baseline_model = fit(base, plans[1], recipes[1], torch_device, counter)
+        result["baseline"] = {**evaluate(baseline_model, tokenizer, eval_rows, eval_targets, recipes[1]),
+                              "seconds": round(time.perf_counter() - baseline_started, 2)}
 
     model.config.id2label = {0: "probability"}
     model.config.label2id = {"probability": 0}
@@ -227,19 +292,12 @@ def train_unli(
     output_dir.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(output_dir)
     tokenizer.save_pretrained(output_dir)
-
-    result = {
-        **metrics,
-        "n_train": len(train_rows),
-        "n_eval": len(eval_rows),
-        "n_pretrain": len(pre_rows),
-        "seconds": round(seconds, 2),
-        "device": str(torch_device),
-        "output": str(output_dir),
-    }
     data = {"train": train_path, "eval": eval_path}
     if settings.pretrain_snli:
         data["pretrain_snli"] = settings.pretrain_snli
+    data.update({f"pretrain_chaosnli_{i + 1}": path for i, path in enumerate(settings.pretrain_chaosnli)})
+    if settings.pretrain_dnli:
+        data["pretrain_dnli"] = settings.pretrain_dnli
     write_model_card(output_dir, base, settings, {k: {"path": str(p), "sha256": sha256_of(p)} for k, p in data.items()}, result)
     return result
 
@@ -252,18 +310,29 @@ def write_model_card(output_dir: Path, base: Path, settings: UnliSettings, data:
         "settings": asdict(settings),
         "data": data,
         "eval_metrics": {key: result[key] for key in ("pearson", "spearman", "mse", "n_eval")},
+        "hypothesis_only_baseline": result.get("baseline"),
         "n_train": result["n_train"],
         "n_pretrain": result["n_pretrain"],
+        "n_pretrain_pairs": result["n_pretrain_pairs"],
+        "n_pretrain_dropped": result["n_pretrain_dropped"],
         "seconds": result["seconds"],
         "device": result["device"],
     }
     (output_dir / "model_card.json").write_text(json.dumps(card, indent=2) + "\n")
+    loss = ("binary cross-entropy" if settings.loss == "bce" else
+            f"margin ranking (margin {settings.margin}, {settings.cross_pairs} cross-premise pairs per row)")
+    evaluation = [
+        f"On {result['n_eval']} eval pairs: Pearson r {result['pearson']:.4f}, Spearman rho {result['spearman']:.4f}, "
+        f"MSE {result['mse']:.4f}. Trained in {result['seconds']:.0f} s on {result['device']}.",
+    ]
+    if result.get("baseline"):
+        evaluation.append(f"The same recipe on hypotheses alone: Pearson r {result['baseline']['pearson']:.4f}, "
+                          f"Spearman rho {result['baseline']['spearman']:.4f}, MSE {result['baseline']['mse']:.4f}.")
     lines = [
         "# UNLI regressor",
         "",
         f"Encoder from `{base}` with a one-output linear head; the sigmoid of the output is P(hypothesis | premise).",
-        f"Input: {'hypothesis only' if settings.hypothesis_only else 'premise and hypothesis'}. "
-        f"Loss: {'binary cross-entropy' if settings.loss == 'bce' else f'margin ranking (margin {settings.margin}, {settings.cross_pairs} cross-premise pairs per row)'}.",
+        f"Input: {'hypothesis only' if settings.hypothesis_only else 'premise and hypothesis'}. Loss: {loss}.",
         "",
         "## Data",
         "",
@@ -271,7 +340,9 @@ def write_model_card(output_dir: Path, base: Path, settings: UnliSettings, data:
         "|---|---|---|",
         *[f"| {name} | `{entry['path']}` | `{entry['sha256']}` |" for name, entry in data.items()],
         "",
-        f"Training rows: {result['n_train']}; SNLI pre-training rows: {result['n_pretrain']}.",
+        f"Training rows: {result['n_train']}; surrogate pre-training rows: {result['n_pretrain']}; delta-NLI ranking "
+        f"pairs: {result['n_pretrain_pairs']}; auxiliary rows left out because their premise is an eval premise: "
+        f"{result['n_pretrain_dropped']}.",
         "",
         "## Settings",
         "",
@@ -281,8 +352,7 @@ def write_model_card(output_dir: Path, base: Path, settings: UnliSettings, data:
         "",
         "## Evaluation",
         "",
-        f"On {result['n_eval']} eval pairs: Pearson r {result['pearson']:.4f}, Spearman rho {result['spearman']:.4f}, "
-        f"MSE {result['mse']:.4f}. Trained in {result['seconds']:.0f} s on {result['device']}.",
+        *evaluation,
         "",
     ]
     (output_dir / "MODEL_CARD.md").write_text("\n".join(lines))

@@ -29,13 +29,13 @@ def write_bert_tokenizer(folder):
     return tokenizer
 
 
-def build_bert_classifier(folder, num_labels=3, id2label=None, seed=0, extra_config=None):
+def build_bert_classifier(folder, num_labels=3, id2label=None, seed=0, extra_config=None, initializer_range=0.5):
     folder.mkdir(parents=True, exist_ok=True)
     tokenizer = write_bert_tokenizer(folder)
     id2label = id2label or {0: "entailment", 1: "neutral", 2: "contradiction"}
     config = BertConfig(
         vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-        intermediate_size=64, max_position_embeddings=128, num_labels=num_labels, initializer_range=0.5,
+        intermediate_size=64, max_position_embeddings=128, num_labels=num_labels, initializer_range=initializer_range,
         id2label=id2label, label2id={v: k for k, v in id2label.items()}, **(extra_config or {}),
     )
     torch.manual_seed(seed)

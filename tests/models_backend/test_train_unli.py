@@ -2,6 +2,7 @@ import csv
 import hashlib
 import json
 import random
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -10,9 +11,11 @@ from conftest import PAIRS
 from django.core.management import CommandError, call_command
 
 from models_backend.dataio import PairRow
+from models_backend.training import auxiliary
 from models_backend.registry import ModelKind, inspect_checkpoint, load_model
 from models_backend.runner import predict_pairs
-from models_backend.training.unli import UnliSettings, ranking_pairs, train_unli, unli_metrics
+from evaluation.metrics.regression import unli_scores
+from models_backend.training.unli import UnliSettings, in_batch_hinge, ranking_pairs, train_unli
 
 
 def write_usnli(path, rows):
@@ -53,7 +56,7 @@ def test_train_unli_command_writes_loadable_checkpoint_and_card(tiny_encoder, us
     assert np.all((predictions > 0) & (predictions < 1))
     with evaluation.open() as handle:
         gold = [float(row["unli"]) for row in csv.DictReader(handle)]
-    assert unli_metrics(np.array(gold), predictions)["pearson"] == pytest.approx(result["pearson"], abs=1e-4)
+    assert unli_scores(np.array(gold), predictions)["pearson"] == pytest.approx(result["pearson"], abs=1e-4)
 
 
 def test_rank_loss_hypothesis_only_and_snli_pretraining(tiny_encoder, usnli, tmp_path):
@@ -63,7 +66,8 @@ def test_rank_loss_hypothesis_only_and_snli_pretraining(tiny_encoder, usnli, tmp
                             for (p, h), label in zip(PAIRS, ["entailment", "neutral", "contradiction"] * 3)))
     settings = UnliSettings(epochs=1, batch_size=4, loss="rank", hypothesis_only=True, pretrain_snli=str(snli))
     result = train_unli(tmp_path / "rank", train, evaluation, settings, base=tiny_encoder)
-    assert result["n_pretrain"] == len(PAIRS)
+    # The eval file's six premises are SNLI premises too: those rows are held out of pre-training.
+    assert result["n_pretrain"] == 1 and result["n_pretrain_dropped"] == 6
     spec = inspect_checkpoint(tmp_path / "rank")
     assert spec.hypothesis_only
     model, tokenizer = load_model(spec, torch.device("cpu"))
@@ -85,3 +89,71 @@ def test_bad_probability_is_reported_with_line(tiny_encoder, tmp_path):
     with pytest.raises(CommandError, match=r"bad.csv:3: field 'unli' must lie in \[0, 1\]"):
         call_command("train_unli", base=str(tiny_encoder), train=str(bad), eval=str(bad), epochs=1,
                      output=str(tmp_path / "m"))
+
+
+def test_with_baseline_prints_both_figures(tiny_encoder, usnli, tmp_path, capsys):
+    train, evaluation = usnli
+    options = dict(base=str(tiny_encoder), train=str(train), eval=str(evaluation), epochs=1, batch_size=4,
+                   no_pretrain=True, with_baseline=True)
+    call_command("train_unli", output=str(tmp_path / "m"), **options)
+    table = capsys.readouterr().out
+    assert "hypothesis only" in table.splitlines()[0]
+    pearson = table.splitlines()[1].split()
+    assert pearson[0] == "pearson" and len(pearson) == 3
+    call_command("train_unli", output=str(tmp_path / "j"), json=True, **options)
+    result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert {"pearson", "spearman", "mse", "seconds"} <= set(result["baseline"])
+    assert result["baseline"]["pearson"] == pytest.approx(float(pearson[2]), abs=1e-4)
+    card = json.loads((tmp_path / "j" / "model_card.json").read_text())
+    assert card["hypothesis_only_baseline"] == result["baseline"]
+    assert not inspect_checkpoint(tmp_path / "j").hypothesis_only
+
+
+def test_defaults_use_shared_snli_file_when_present(tiny_encoder, usnli, tmp_path, monkeypatch):
+    train, evaluation = usnli
+    shared = tmp_path / "shared"
+    monkeypatch.setattr(auxiliary, "SHARED_DATA", shared)
+    absent = UnliSettings()
+    assert absent.pretrain_snli is None
+    result = train_unli(tmp_path / "plain", train, evaluation, replace(absent, epochs=1, batch_size=4), base=tiny_encoder)
+    assert result["n_pretrain"] == 0
+
+    snli = shared / auxiliary.SNLI_FILE
+    snli.parent.mkdir(parents=True)
+    snli.write_text(json.dumps({"premise": "a dog runs", "hypothesis": "an animal runs", "label": "entailment"}) + "\n")
+    present = UnliSettings()
+    assert present.pretrain_snli == str(snli)
+    result = train_unli(tmp_path / "pre", train, evaluation, replace(present, epochs=1, batch_size=4), base=tiny_encoder)
+    assert result["n_pretrain"] == 1
+
+
+def test_chaosnli_targets_are_expected_surrogates_and_override_snli(tmp_path):
+    snli = tmp_path / "snli.jsonl"
+    snli.write_text("".join(json.dumps({"premise": p, "hypothesis": h, "label": "neutral"}) + "\n" for p, h in PAIRS[:2]))
+    chaos = tmp_path / "chaos.jsonl"
+    chaos.write_text(json.dumps({"uid": "u1", "label_dist": [0.5, 0.5, 0.0],
+                                 "example": {"uid": "u1", "premise": PAIRS[0][0], "hypothesis": PAIRS[0][1]}}) + "\n")
+    data = auxiliary.load_auxiliary(str(snli), [str(chaos)], None, max_snli=None, eval_premises={PAIRS[1][0]})
+    scores = auxiliary.SURROGATE_SCORES
+    assert [r.hypothesis for r in data.rows] == [PAIRS[0][1]] and data.dropped == 1
+    assert data.targets == [pytest.approx(0.5 * scores["entailment"] + 0.5 * scores["neutral"])]
+
+
+def test_dnli_pairs_put_strengthened_above_weakened(tmp_path):
+    path = tmp_path / "dnli.jsonl"
+    records = [("strengthener", "he holds a ball"), ("weakener", "he is asleep"), ("weakener", "he sits"),
+               ("strengthener", "x", True)]
+    path.write_text("".join(json.dumps({"Premise": "a man in the park", "Hypothesis": "a man plays", "Update": r[1],
+                                        "UpdateType": r[0], "UpdateTypeImpossible": len(r) > 2}) + "\n" for r in records))
+    rows, pairs = auxiliary.dnli_ranking(path)
+    assert [r.premise for r in rows] == ["a man in the park he holds a ball", "a man in the park he is asleep",
+                                         "a man in the park he sits"]
+    assert pairs == [(0, 1), (0, 2)]
+
+
+def test_in_batch_hinge_is_zero_for_scores_equal_to_targets():
+    gold = torch.tensor([0.9, 0.5, 0.1, 0.45])
+    assert in_batch_hinge(gold.clone(), gold, margin=0.3).item() == 0.0
+    inverted = in_batch_hinge(1 - gold, gold, margin=0.3)
+    assert inverted.item() > 0.3
+    assert in_batch_hinge(gold, torch.tensor([0.5, 0.5, 0.4, 0.45]), margin=0.3).item() == 0.0  # no pair far enough apart

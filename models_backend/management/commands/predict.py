@@ -4,6 +4,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from models_backend.dataio import InputError
+from models_backend.devices import PRECISIONS
 from models_backend.lm_scoring import ChoicePrompt
 from models_backend.prediction import FORMATS, predict_file
 from models_backend.progress import stderr_bar
@@ -26,6 +27,9 @@ class Command(BaseCommand):
         parser.add_argument("--batch-size", type=int, default=64)
         parser.add_argument("--max-length", type=int, help="truncate pairs to this many tokens")
         parser.add_argument("--device", help="cpu, cuda, cuda:1 ... (default: cuda if available)")
+        parser.add_argument("--precision", choices=PRECISIONS, default="auto",
+                            help="auto (fp16 on CUDA, fp32 on CPU), fp32, int8 (faster CPU path: int8 linear layers), "
+                                 "fp16 or bf16 (CUDA)")
         parser.add_argument("--name", help="model name in the chaosnli output (default: the folder name)")
         parser.add_argument("--json", action="store_true", help="print the run summary as one JSON line")
 
@@ -44,7 +48,7 @@ class Command(BaseCommand):
                     options["model"], options["input"], options["output"],
                     output_format=options["format"], batch_size=options["batch_size"], device=options["device"],
                     kind=options["kind"], max_length=options["max_length"], model_name=options["name"],
-                    prompt=prompt, progress=progress,
+                    prompt=prompt, progress=progress, precision=options["precision"],
                 )
         except (InputError, ModelError, ValueError) as exc:
             raise CommandError(str(exc)) from exc
@@ -53,5 +57,5 @@ class Command(BaseCommand):
             return
         self.stdout.write(
             f"{summary['rows']} rows in {summary['seconds']:.2f} s ({summary['rows_per_s']} rows/s) "
-            f"on {summary['device']} -> {summary['output']}"
+            f"on {summary['device']} ({summary['precision']}) -> {summary['output']}"
         )
