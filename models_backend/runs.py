@@ -35,7 +35,7 @@ def _predict(job, progress):
         params["model_dir"], _input(job, "input", "input_path"),
         _output(job, "output_path", f"predictions.{OUTPUT_EXTENSIONS.get(output_format, 'jsonl')}"),
         output_format=output_format, batch_size=int(params.get("batch_size", 64)), device=params.get("device"),
-        progress=progress,
+        precision=params.get("precision", "auto"), progress=progress,
     )
 
 
@@ -45,7 +45,7 @@ def _train_unli(job, progress):
     result = train_unli(
         output_dir, _input(job, "train", "train_path"), _input(job, "eval", "eval_path"),
         UnliSettings(**params.get("settings", {})), base=params.get("base"), device=params.get("device"),
-        progress=progress,
+        progress=progress, baseline=bool(params.get("with_baseline")),
     )
     return result
 
