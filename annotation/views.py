@@ -12,11 +12,12 @@ from django.views.decorators.http import require_POST
 
 from annotation.forms import ImportForm, project_form_class
 from annotation.models import Assignment, CrowdSession, Item
-from annotation.services import access, adjudication, crowd, exporters, qualification, quality
+from annotation.services import access, adjudication, crowd, exporters, linking, qualification, quality
 from annotation.services.assignments import SubmissionError, claim_page, open_assignment, release_page, submit_page
 from annotation.services.importers import ImportFileError, import_upload
 from annotation.services.progress import project_progress
 from annotation.services.projects import create_project
+from annotation.tasktypes import TASK_TYPE_CHOICES
 from common.schema import SettingError
 
 
@@ -145,10 +146,13 @@ def _task_context(task, options) -> dict:
 
 
 def answers_from_form(post, item_ids) -> dict:
-    """Form fields value_<id>, reason_<id>, seconds_<id> -> the answers dict the service validates."""
+    """Form fields value_<id>, reason_<id>, seconds_<id> -> the answers dict the service validates. An answer
+    in several parts (one text per target) comes as value_<id>.<part> fields: its value is {part: text}."""
     answers = {}
     for item_id in item_ids:
-        answer = {"value": post.get(f"value_{item_id}", "")}
+        prefix = f"value_{item_id}."
+        parts = {name.removeprefix(prefix): post[name] for name in post if name.startswith(prefix)}
+        answer = {"value": parts or post.get(f"value_{item_id}", "")}
         if f"reason_{item_id}" in post:
             answer["reason"] = post[f"reason_{item_id}"]
         if post.get(f"seconds_{item_id}"):
@@ -209,7 +213,13 @@ def project_new(request):
         else:
             messages.success(request, f"Project {project.slug} created as a draft. Import some data, then publish it.")
             return redirect("project_detail", slug=project.slug)
-    return render(request, "annotation/project_form.html", {"form": form}, status=400 if form.errors else 200)
+    chosen = form.fields["task_type"].initial  # the task type whose settings the form shows
+    context = {
+        "form": form,
+        "chosen_label": dict(TASK_TYPE_CHOICES)[chosen],
+        "other_task_types": [(name, label) for name, label in TASK_TYPE_CHOICES if name != chosen],
+    }
+    return render(request, "annotation/project_form.html", context, status=400 if form.errors else 200)
 
 
 @login_required
@@ -241,7 +251,8 @@ def project_detail(request, slug):
             "progress": project_progress(project),
             "form": form,
             "items": items,
-            "export_formats": project.task.export_formats,
+            "export_formats": project.task.export_formats_for(project.options),
+            "validation": linking.validation_status(project),
             "figures": quality.worker_figures(project),
             "queue_size": adjudication.queue(project).count(),
         },
@@ -259,6 +270,21 @@ def project_export(request, slug, fmt):
     response = StreamingHttpResponse(chunks, content_type=exporters.content_type(fmt))
     response["Content-Disposition"] = f'attachment; filename="{exporters.file_name(project, fmt)}"'
     return response
+
+
+@login_required
+@require_POST
+def send_to_validation(request, slug):
+    """The dashboard's one-click send of the written pairs to the linked validation project."""
+    project = access.project_for(request.user, slug, "manage")
+    try:
+        report = linking.send_to_validation(project)
+    except linking.LinkError as exc:
+        messages.error(request, f"Nothing was sent: {exc.message}")
+    else:
+        messages.success(request, f"Sent {report.created} new pair{'s' if report.created != 1 else ''} to "
+                                  f"{report.validation_project} ({report.already_sent} sent before).")
+    return redirect("project_detail", slug=slug)
 
 
 @login_required
