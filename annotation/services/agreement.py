@@ -177,20 +177,10 @@ def agreement_figures(
         sizes = (~np.isnan(worker_matrix)).sum(axis=0)
     pairable = sizes >= 2
 
-    figures: dict = {
-        "level": level,
-        "n_items": int(len(table.item_ids)),
-        "n_items_pairable": int(pairable.sum()),
-        "n_annotations": int(table.n_annotations),
-        "n_imported_votes": int(table.n_imported),
-        "n_workers": int(len(table.workers.index)),
-        "krippendorff_alpha": None,
-        "krippendorff_alpha_ci": None,
-        "pairwise": None,
-        "human_baseline": None,
-        "split_half_jsd": None,
-        "bootstrap": {"resamples": int(bootstrap), "seed": int(seed), "confidence": CONFIDENCE, "over": "items"},
-    }
+    figures = _counts_only(
+        level, len(table.item_ids), pairable.sum(), table.n_annotations, table.n_imported, len(table.workers.index),
+        bootstrap, seed,
+    )
 
     # Krippendorff's alpha: from value counts on categorical scales (imported votes included), from the
     # packed worker values on the slider. Items with one value carry no pairs and are left out.
@@ -320,27 +310,39 @@ def _project_figures(project, table, bootstrap, seed, max_pair_evaluations) -> d
     return {"project": project.slug, "task_type": project.task_type, **figures}
 
 
-def _no_figures(project, bootstrap, seed) -> dict:
-    """The counts of a project whose task type has no agreement figures, with the task type's reason."""
-    annotations = Annotation.objects.filter(item__project=project, item__is_gold=False)
-    per_item = annotations.order_by().values("item").annotate(votes=Sum("count"))
+def _counts_only(level, items, pairable, annotations, imported, workers, bootstrap, seed) -> dict:
+    """The figures dict with its counts filled in and every figure still None."""
     return {
-        "project": project.slug,
-        "task_type": project.task_type,
-        "level": None,
-        "n_items": per_item.count(),
-        "n_items_pairable": per_item.filter(votes__gte=2).count(),
-        "n_annotations": annotations.aggregate(votes=Sum("count"))["votes"] or 0,
-        "n_imported_votes": annotations.filter(worker=None).aggregate(votes=Sum("count"))["votes"] or 0,
-        "n_workers": annotations.exclude(worker=None).order_by().values("worker").distinct().count(),
+        "level": level,
+        "n_items": int(items),
+        "n_items_pairable": int(pairable),
+        "n_annotations": int(annotations),
+        "n_imported_votes": int(imported),
+        "n_workers": int(workers),
         "krippendorff_alpha": None,
         "krippendorff_alpha_ci": None,
         "pairwise": None,
         "human_baseline": None,
         "split_half_jsd": None,
         "bootstrap": {"resamples": int(bootstrap), "seed": int(seed), "confidence": CONFIDENCE, "over": "items"},
-        "unavailable": {"agreement": project.task.agreement_unavailable},
     }
+
+
+def _no_figures(project, bootstrap, seed) -> dict:
+    """The counts of a project whose task type has no agreement figures, with the task type's reason."""
+    annotations = Annotation.objects.filter(item__project=project, item__is_gold=False)
+    per_item = annotations.order_by().values("item").annotate(votes=Sum("count"))
+    figures = _counts_only(
+        None,
+        per_item.count(),
+        per_item.filter(votes__gte=2).count(),
+        annotations.aggregate(votes=Sum("count"))["votes"] or 0,
+        annotations.filter(worker=None).aggregate(votes=Sum("count"))["votes"] or 0,
+        annotations.exclude(worker=None).order_by().values("worker").distinct().count(),
+        bootstrap, seed,
+    )
+    unavailable = {"agreement": project.task.agreement_unavailable}
+    return {"project": project.slug, "task_type": project.task_type, **figures, "unavailable": unavailable}
 
 
 # ---------------------------------------------------------------- per-item agreement, for the report's plot

@@ -215,12 +215,16 @@ def test_auto_send_sends_each_page_on_submit(writing, worker):
     assert validation.items.count() == 3
 
 
-def test_the_writer_never_validates_their_own_sentences(writing, make_user):
-    writer = make_user("writer", "worker")
+def written_and_sent(writing, writer, items_per_page: int) -> Project:
+    """The writer's GOOD set, sent; returns the validation project, showing `items_per_page` items a page."""
     write(writing, writer, GOOD)
     send_to_validation(writing)
-    validation = Project.objects.get(pk=writing.pk).validation_project
-    update_project(validation, items_per_page=10)
+    return update_project(writing.validation_project, items_per_page=items_per_page)
+
+
+def test_the_writer_never_validates_their_own_sentences(writing, make_user):
+    writer = make_user("writer", "worker")
+    validation = written_and_sent(writing, writer, items_per_page=10)
     assert claim_page(validation, writer) is None  # every item holds the writer's claim already
     page = claim_page(validation, make_user("validator", "worker"))
     assert page.claims.count() == 3
@@ -241,10 +245,7 @@ def validate(validation, workers_labels):
 def validated(writing, make_user):
     """The writer's e / n / c set, sent, and four validators: 3 of 5 confirm e, n splits 2-2-1, c gets 4 of 5."""
     writer = make_user("writer", "worker")
-    write(writing, writer, GOOD)
-    send_to_validation(writing)
-    validation = Project.objects.get(pk=writing.pk).validation_project
-    update_project(validation, items_per_page=3)
+    validation = written_and_sent(writing, writer, items_per_page=3)
     validators = [make_user(f"validator{n}", "worker") for n in range(4)]
     validate(validation, zip(validators, [
         {"e": "e", "n": "e", "c": "c"},

@@ -6,7 +6,7 @@ import json
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import focused_item, login, save_screenshot, tab_to_item
+from tests.browser.conftest import focused_item, login, new_page, save_screenshot, tab_to_item
 
 pytestmark = pytest.mark.browser
 
@@ -25,13 +25,6 @@ EXPECTED = {
     "n": (["neutral"] * 3, "neutral"),
     "c": (["contradiction", "contradiction", "neutral"], "-"),
 }
-
-
-def new_page(browser, width=1200, height=900):
-    context = browser.new_context(viewport={"width": width, "height": height}, accept_downloads=True)
-    page = context.new_page()
-    page.set_default_timeout(15000)
-    return context, page
 
 
 def create_project(page, base, task_label, fields: dict, selects: dict):
