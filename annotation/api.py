@@ -25,7 +25,7 @@ from annotation.serializers import (
     SubmitSerializer,
     settings_from,
 )
-from annotation.services import access, adjudication, exporters
+from annotation.services import access, adjudication, exporters, linking
 from annotation.services.agreement import INTERACTIVE_PAIR_EVALUATIONS, project_agreement
 from annotation.services.assignments import SubmissionError, claim_page, release_page, submit_page
 from annotation.services.importers import ImportFileError, import_upload
@@ -144,6 +144,17 @@ class ProjectViewSet(
         except SubmissionError as exc:
             return Response({"field": exc.field, "detail": exc.message}, status=exc.status)
         return Response(AdjudicationRecordSerializer(record).data)
+
+    @extend_schema(request=None, responses={200: OpenApiResponse(description='{"validation_project", "created", '
+                                                                      '"already_sent"}'), 400: ErrorSerializer})
+    @action(detail=True, methods=["post"], url_path="send-to-validation")
+    def send_to_validation(self, request, slug=None):
+        """Send the written pairs not sent yet to the linked validation project (created on the first send)."""
+        try:
+            report = linking.send_to_validation(self._managed())
+        except linking.LinkError as exc:
+            return Response({"field": exc.field, "detail": exc.message}, status=status.HTTP_400_BAD_REQUEST)
+        return Response(report.as_dict())
 
     @extend_schema(responses={200: ResultSerializer(many=True)})
     @action(detail=True, methods=["get"])

@@ -50,6 +50,11 @@ class Project(models.Model):
     suspend_below = models.FloatField(default=0.0)
     # EASL-style adaptive pages (slider projects): after a first round, serve the most uncertain items.
     adaptive = models.BooleanField(default=False)
+    # Where this project's answers are validated (written hypotheses go to a labelling project); see
+    # annotation.services.linking.
+    validation_project = models.ForeignKey(
+        "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="validates"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -79,6 +84,12 @@ class Example(models.Model):
     # What the source file carried beyond the columns above, kept so exports give it back unchanged.
     source_data = models.JSONField(default=dict, blank=True)
     position = models.PositiveIntegerField(default=0)
+    # An example made from another project's answer (a written sentence sent to validation): that answer
+    # and the target it was written for.
+    origin = models.ForeignKey(
+        "Annotation", on_delete=models.SET_NULL, null=True, blank=True, related_name="validation_examples"
+    )
+    origin_target = models.CharField(max_length=20, blank=True)
 
     class Meta:
         ordering = ["position", "id"]

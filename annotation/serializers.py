@@ -54,7 +54,7 @@ class ProjectSerializer(serializers.Serializer):
 
 WORKER_FIELDS = ("slug", "title", "task_type", "owner", "created_at", "status", "instructions", "items_per_page",
                  "claim_timeout_minutes")
-WORKER_OPTIONS = ("worked_examples", "labels")
+WORKER_OPTIONS = ("worked_examples", "labels", "targets", "min_words", "max_words", "max_characters")
 
 
 class PageItemSerializer(serializers.ModelSerializer):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -18,7 +19,8 @@ from rest_framework import serializers
 
 TRUE_WORDS = {"1", "true", "yes", "on"}
 FALSE_WORDS = {"0", "false", "no", "off"}
-KINDS = ("int", "float", "bool", "str", "text", "choice", "json")
+KINDS = ("int", "float", "bool", "str", "text", "choice", "json", "project")
+SLUG = re.compile(r"[-a-zA-Z0-9_]+")
 
 
 class SettingError(ValueError):
@@ -88,6 +90,10 @@ class Setting:
             raise ValueError(f"{value!r} is not true or false")
         if self.kind in ("int", "float"):
             return self._number(value)
+        if self.kind == "project":  # another project, named by its slug; the caller looks it up
+            if not isinstance(value, str) or not SLUG.fullmatch(value.strip()):
+                raise ValueError("must be the slug of a project")
+            return value.strip()
         if self.kind in ("str", "text"):
             if not isinstance(value, str):
                 raise ValueError("must be text")
@@ -181,6 +187,8 @@ class Setting:
             return serializers.JSONField(help_text=f"{self.help} One of: {'; '.join(keys)}", required=False)
         if self.kind == "json":
             return serializers.JSONField(**common)
+        if self.kind == "project":  # null or "" clears the link
+            return serializers.CharField(allow_blank=True, allow_null=True, **common)
         length = {"max_length": f"must be at most {self.max_length} characters"} if self.max_length else {}
         return serializers.CharField(allow_blank=True, trim_whitespace=self.kind == "str", max_length=self.max_length,
                                      error_messages=length, **common)

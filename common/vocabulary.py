@@ -88,9 +88,12 @@ def long_name(label: str) -> str:
     return LONG_NAMES.get(label, label)
 
 
-def snli_gold_label(votes: Sequence[str]) -> str:
+def snli_gold_label(votes: Sequence[str], adjudicated: str | None = None) -> str:
     """SNLI's gold rule: the label at least 3 annotators gave (of the 5 SNLI collected: the writer's intended
-    label and 4 validators'), when no other label has as many; NO_GOLD otherwise."""
+    label and 4 validators'), when no other label has as many; NO_GOLD otherwise. A label an author set by
+    adjudication overrides the rule."""
+    if adjudicated is not None:
+        return adjudicated
     counts: dict[str, int] = {}
     for vote in votes:
         if vote != NO_GOLD:

@@ -19,6 +19,7 @@ from typing import Callable
 
 import numpy as np
 import pandas as pd
+from django.db.models import Sum
 
 from annotation.models import Annotation, Project
 from annotation.services import plots
@@ -178,20 +179,10 @@ def agreement_figures(
         sizes = (~np.isnan(worker_matrix)).sum(axis=0)
     pairable = sizes >= 2
 
-    figures: dict = {
-        "level": level,
-        "n_items": int(len(table.item_ids)),
-        "n_items_pairable": int(pairable.sum()),
-        "n_annotations": int(table.n_annotations),
-        "n_imported_votes": int(table.n_imported),
-        "n_workers": int(len(table.workers.index)),
-        "krippendorff_alpha": None,
-        "krippendorff_alpha_ci": None,
-        "pairwise": None,
-        "human_baseline": None,
-        "split_half_jsd": None,
-        "bootstrap": {"resamples": int(bootstrap), "seed": int(seed), "confidence": CONFIDENCE, "over": "items"},
-    }
+    figures = _counts_only(
+        level, len(table.item_ids), pairable.sum(), table.n_annotations, table.n_imported, len(table.workers.index),
+        bootstrap, seed,
+    )
 
     # Krippendorff's alpha: from value counts on categorical scales (imported votes included), from the
     # packed worker values on the slider. Items with one value carry no pairs and are left out.
@@ -305,8 +296,11 @@ def project_agreement(
         split_half_jsd: mean JS distance between two random halves of each item's votes (task types that
             collect label distributions);
         bootstrap: the resampling settings; unavailable: {figure: reason} for every figure left as None
-            ("pairwise_ci" when max_pair_evaluations skipped that interval).
+            ("pairwise_ci" when max_pair_evaluations skipped that interval; "agreement", with every figure
+            None and level None, for a task type to which agreement does not apply).
     """
+    if project.task.agreement_level is None:
+        return _no_figures(project, bootstrap, seed)
     return _project_figures(project, load_annotations(project), bootstrap, seed, max_pair_evaluations)
 
 
@@ -316,6 +310,41 @@ def _project_figures(project, table, bootstrap, seed, max_pair_evaluations) -> d
         max_pair_evaluations=max_pair_evaluations
     )
     return {"project": project.slug, "task_type": project.task_type, **figures}
+
+
+def _counts_only(level, items, pairable, annotations, imported, workers, bootstrap, seed) -> dict:
+    """The figures dict with its counts filled in and every figure still None."""
+    return {
+        "level": level,
+        "n_items": int(items),
+        "n_items_pairable": int(pairable),
+        "n_annotations": int(annotations),
+        "n_imported_votes": int(imported),
+        "n_workers": int(workers),
+        "krippendorff_alpha": None,
+        "krippendorff_alpha_ci": None,
+        "pairwise": None,
+        "human_baseline": None,
+        "split_half_jsd": None,
+        "bootstrap": {"resamples": int(bootstrap), "seed": int(seed), "confidence": CONFIDENCE, "over": "items"},
+    }
+
+
+def _no_figures(project, bootstrap, seed) -> dict:
+    """The counts of a project whose task type has no agreement figures, with the task type's reason."""
+    annotations = Annotation.objects.filter(item__project=project, item__is_gold=False)
+    per_item = annotations.order_by().values("item").annotate(votes=Sum("count"))
+    figures = _counts_only(
+        None,
+        per_item.count(),
+        per_item.filter(votes__gte=2).count(),
+        annotations.aggregate(votes=Sum("count"))["votes"] or 0,
+        annotations.filter(worker=None).aggregate(votes=Sum("count"))["votes"] or 0,
+        annotations.exclude(worker=None).order_by().values("worker").distinct().count(),
+        bootstrap, seed,
+    )
+    unavailable = {"agreement": project.task.agreement_unavailable}
+    return {"project": project.slug, "task_type": project.task_type, **figures, "unavailable": unavailable}
 
 
 # ---------------------------------------------------------------- the report page
@@ -356,12 +385,18 @@ def _agreement_plot(table: AnnotationTable) -> dict:
 def project_report(
     project: Project, bootstrap: int = 1000, seed: int = 0, max_pair_evaluations: int | None = None
 ) -> dict:
-    """What the report page shows: {"figures": project_agreement(...), "plots": [plot, ...]}.
+    """What the report page shows: {"figures": project_agreement(...), "plots": [plot, ...], "tables": [...]}.
 
-    Each plot is {"title", "svg" (an <svg> element or None), "empty" (why there is no plot, or None)}.
+    Each plot is {"title", "svg" (an <svg> element or None), "empty" (why there is no plot, or None)}; the
+    tables are the task type's own (TaskType.report_tables).
     """
-    table = load_annotations(project)
-    task_plot = project.task.report_plot(list(_settled_items(project)))
-    report_plots = [plot for plot in (task_plot, _agreement_plot(table)) if plot is not None]
-    figures = _project_figures(project, table, bootstrap, seed, max_pair_evaluations)
-    return {"figures": figures, "plots": report_plots}
+    task = project.task
+    task_plot = task.report_plot(list(_settled_items(project)))
+    if task.agreement_level is None:
+        figures, agreement_plot = _no_figures(project, bootstrap, seed), None
+    else:
+        table = load_annotations(project)
+        figures = _project_figures(project, table, bootstrap, seed, max_pair_evaluations)
+        agreement_plot = _agreement_plot(table)
+    report_plots = [plot for plot in (task_plot, agreement_plot) if plot is not None]
+    return {"figures": figures, "plots": report_plots, "tables": task.report_tables(project)}

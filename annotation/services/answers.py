@@ -52,6 +52,16 @@ def parse_answers(task: TaskType, options: dict, item_ids: list[int], answers: d
     return parsed
 
 
+def check_against_items(task: TaskType, options: dict, items: list, parsed: dict[int, tuple]) -> None:
+    """The task type's checks of each parsed answer against its item (its texts, what was stored for it
+    before); raises SubmissionError naming the item and the field."""
+    for item in items:
+        try:
+            task.check_answer(item, parsed[item.id][1], options)
+        except AnswerError as exc:
+            raise SubmissionError(f"answers[{item.id}].{exc.field}", exc.message) from None
+
+
 def parse_reference(task: TaskType, options: dict, value):
     """A reference or final label in normalised form, as the task type reads it for this project."""
     try:

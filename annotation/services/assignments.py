@@ -22,10 +22,10 @@ from django.utils import timezone
 
 from annotation.live import announce_progress
 from annotation.models import Annotation, Assignment, Claim, Item, Project
-from annotation.services import access
+from annotation.services import access, linking
 from annotation.services.quality import is_gold_correct, record_gold_answers
 from annotation.services.redundancy import settle_item
-from annotation.services.answers import SubmissionError, parse_answers
+from annotation.services.answers import SubmissionError, check_against_items, parse_answers
 
 CLAIM_ATTEMPTS = 5
 MAX_LOCK_ROUNDS = 8  # batches of rows tried when coherence groups reject candidates
@@ -194,6 +194,7 @@ def submit_page(assignment_id: int, worker, answers: dict) -> SubmitResult:
         now = timezone.now()
         late = assignment.status == Assignment.Status.EXPIRED or now > assignment.expires_at
         items = {item.id: item for item in Item.objects.select_for_update().filter(id__in=item_ids).order_by("id")}
+        check_against_items(project.task, project.options, list(items.values()), parsed)
         Annotation.objects.bulk_create(
             [
                 Annotation(
@@ -233,6 +234,7 @@ def submit_page(assignment_id: int, worker, answers: dict) -> SubmitResult:
         assignment.submission_digest = digest
         assignment.save(update_fields=["status", "submitted_at", "late", "submission_digest"])
     announce_progress(project)
+    linking.after_submit(project, assignment)
     return SubmitResult(assignment, created=len(item_ids), late=late, items=item_ids)
 
 

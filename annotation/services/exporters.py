@@ -4,6 +4,8 @@ keyset-paginated batches, so memory stays flat whatever the project's size.
 usnli     CSV id,pre,hyp,nli,unli (imported values unchanged; collected items: the final probability)
 chaosnli  JSONL with ChaosNLI's fields, counts recomputed from the stored votes
 snli      JSONL in SNLI's original shape: sentence1, sentence2, gold_label (3 of 5 votes), annotator_labels, pairID
+dnli      JSONL in delta-NLI's shape, one written update per line (Premise, Hypothesis, Update, UpdateType) with
+          its validation (writing projects)
 atoms     JSONL, one example per line with its atoms, their gold fields and collected labels
 jsonl     JSONL, one item per line with every raw annotation and its timings
 csv       CSV, one item per line with its final label
@@ -18,9 +20,11 @@ from collections import Counter
 from typing import Iterator
 
 from annotation.models import Annotation, Example, Item, Project
+from annotation.services.linking import written_records
+from annotation.services.redundancy import votes_in_order
 from common.vocabulary import ALPHA_NLI, NLI, USNLI_NUMBERING, label_set_of, long_name, snli_gold_label
 
-FORMATS = ("usnli", "chaosnli", "snli", "atoms", "jsonl", "csv")
+FORMATS = ("usnli", "chaosnli", "snli", "dnli", "atoms", "jsonl", "csv")
 CSV_FORMATS = ("usnli", "csv")
 BATCH = 500
 
@@ -42,9 +46,10 @@ def file_name(project: Project, fmt: str) -> str:
 def check_format(project: Project, fmt: str) -> None:
     if fmt not in FORMATS:
         raise ExportError(f"unknown export format {fmt!r}; choose one of {', '.join(FORMATS)}")
-    if fmt not in project.task.export_formats:
-        raise ExportError(f"the {fmt} format does not fit a {project.task.label} project; choose one of "
-                          f"{', '.join(project.task.export_formats)}")
+    fitting = project.task.export_formats_for(project.options)
+    if fmt not in fitting:
+        raise ExportError(f"the {fmt} format does not fit this {project.task.label} project; choose one of "
+                          f"{', '.join(fitting)}")
     if fmt == "snli" and project.task.categories(project.options) != list(NLI.labels):
         raise ExportError("the snli format needs the labels entailment / neutral / contradiction")
 
@@ -53,7 +58,8 @@ def export(project: Project, fmt: str) -> Iterator[str]:
     """The export's text chunks. The format is checked here, before the first chunk, so a refused export
     is an error response and never a stream that breaks off."""
     check_format(project, fmt)
-    writers = {"usnli": _usnli, "chaosnli": _chaosnli, "snli": _snli, "atoms": _atoms, "jsonl": _jsonl, "csv": _csv}
+    writers = {"usnli": _usnli, "chaosnli": _chaosnli, "snli": _snli, "dnli": _dnli, "atoms": _atoms, "jsonl": _jsonl,
+               "csv": _csv}
     return writers[fmt](project)
 
 
@@ -157,26 +163,15 @@ def _chaosnli(project: Project) -> Iterator[str]:
         yield "".join(lines)
 
 
-def _votes(items: list[Item]) -> dict[int, list]:
-    """Each item's votes in the order they were given (an imported row with a count stands for that many)."""
-    votes: dict[int, list] = {item.id: [] for item in items}
-    rows = Annotation.objects.filter(item__in=list(votes)).order_by("item_id", "id").values_list("item_id", "value", "count")
-    for item_id, value, count in rows.iterator(chunk_size=5000):
-        votes[item_id].extend([value] * count)
-    return votes
-
-
 def _snli(project: Project) -> Iterator[str]:
     for items in iter_item_batches(project):
-        votes = _votes(items)
+        votes = votes_in_order([item.id for item in items])
         lines = []
         for item in items:
             example = item.example
-            given = [long_name(vote) for vote in votes[item.id]]
-            gold = long_name(item.adjudicated) if item.adjudicated is not None else snli_gold_label(given)
             record = {
-                "annotator_labels": given,
-                "gold_label": gold,
+                "annotator_labels": [long_name(vote) for vote in votes[item.id]],
+                "gold_label": long_name(snli_gold_label(votes[item.id], item.adjudicated)),
                 "pairID": example.source_data.get("pairID", example.source_id or example.key),
                 "sentence1": example.premise,
                 "sentence2": example.hypothesis,
@@ -185,6 +180,30 @@ def _snli(project: Project) -> Iterator[str]:
                 record["captionID"] = example.source_data["captionID"]
             lines.append(_json_line(record))
         yield "".join(lines)
+
+
+def _dnli(project: Project) -> Iterator[str]:
+    lines = []
+    for record in written_records(project):
+        pair, example = record.pair, record.answer.item.example
+        lines.append(_json_line({
+            "Premise": pair.premise,
+            "Hypothesis": pair.hypothesis,
+            "Update": pair.update,
+            "UpdateType": pair.update_type,
+            "UpdateTypeImpossible": False,
+            "SourceId": example.source_id or example.key,
+            "WorkerIdAnon": f"w{record.answer.worker_id}",
+            # The validation: its pair id (None: not sent yet), the validators' -2..+2 effects on the
+            # hypothesis, and the verdict once settled (strengthener, weakener or no effect).
+            "ValidationPairId": record.validation_pair_id,
+            "ValidationVotes": record.votes,
+            "ValidationVerdict": record.verdict,
+        }))
+        if len(lines) == BATCH:
+            yield "".join(lines)
+            lines = []
+    yield "".join(lines)
 
 
 def _example_fields(example) -> dict:

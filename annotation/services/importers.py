@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import math
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO
 
@@ -275,14 +275,14 @@ def _snli(stream):
             yield line, exc
 
 
-def _generic(records, mapping: dict[str, str]):
+def _generic(records, mapping: dict[str, str], hypothesis_required: bool):
     for line, record in records:
         if isinstance(record, RowError):
             yield line, record
             continue
         try:
             premise = _text(record, mapping["premise"])
-            hypothesis = _text(record, mapping["hypothesis"])
+            hypothesis = _text(record, mapping["hypothesis"], required=hypothesis_required)
             update = _text(record, mapping["update"], required=False)
             source_id = _text(record, mapping["id"], required=False)
             mapped = set(mapping.values())
@@ -340,8 +340,9 @@ def _atoms(stream):
             yield line, exc
 
 
-def read_rows(stream: IO[str], fmt: str, mapping: dict[str, str] | None = None):
-    """Yield (line, ExampleRow | AtomRow | Skipped | RowError) for every record of the stream."""
+def read_rows(stream: IO[str], fmt: str, mapping: dict[str, str] | None = None, hypothesis_required: bool = True):
+    """Yield (line, ExampleRow | AtomRow | Skipped | RowError) for every record of the stream. Rows of the
+    generic formats may leave the hypothesis out where it is not required (premises to write about)."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
     if fmt in ("jsonl", "csv"):
@@ -350,8 +351,9 @@ def read_rows(stream: IO[str], fmt: str, mapping: dict[str, str] | None = None):
         if unknown:
             raise ValueError(f"mapping names unknown field(s) {', '.join(sorted(unknown))}")
         full_mapping.update(mapping or {})
-        records = json_lines(stream) if fmt == "jsonl" else csv_rows(stream, [full_mapping["premise"], full_mapping["hypothesis"]])
-        return _generic(records, full_mapping)
+        required = [full_mapping["premise"]] + ([full_mapping["hypothesis"]] if hypothesis_required else [])
+        records = json_lines(stream) if fmt == "jsonl" else csv_rows(stream, required)
+        return _generic(records, full_mapping, hypothesis_required)
     return {"usnli": _usnli, "chaosnli": _chaosnli, "dnli": _dnli, "snli": _snli, "atoms": _atoms}[fmt](stream)
 
 
@@ -424,8 +426,9 @@ def import_stream(project: Project, stream: IO[str], fmt: str, mapping=None, pur
         raise ValueError(f"unknown purpose {purpose!r}; choose one of {', '.join(PURPOSES)}")
     if purpose == "qualification" and project.task.per_atom:
         raise ValueError("atoms are picked into a qualification test on its page, not imported into it")
+    kept_fields = project.task.source_fields(project.options)
     rows, skipped, errors = [], [], []
-    for line, row in read_rows(stream, fmt, mapping):
+    for line, row in read_rows(stream, fmt, mapping, hypothesis_required=kept_fields is None or "hypothesis" in kept_fields):
         if isinstance(row, RowError):
             errors.append((line, row.field, row.message))
         elif isinstance(row, Skipped):
@@ -435,6 +438,8 @@ def import_stream(project: Project, stream: IO[str], fmt: str, mapping=None, pur
     gold = purpose == "gold"
     if fmt == "atoms":
         return _explained(project, fmt, _write_atoms(project, rows, errors, skipped, gold))
+    if kept_fields is not None:
+        rows = _keep_fields(rows, kept_fields, skipped)
     _check_example_rows(project, rows, errors)
     if purpose != "data" and not project.task.per_atom:
         _check_gold_references(project, rows, errors)
@@ -482,6 +487,22 @@ def _explained(project: Project, fmt: str, report: ImportReport) -> ImportReport
         reasons = ", ".join(f"{count} {reason}" for reason, count in report.skipped_reasons.items())
         report.notes.append("The file has no rows to import" + (f" ({reasons} skipped)." if reasons else "."))
     return report
+
+
+def _keep_fields(rows: list[ExampleRow], fields: tuple[str, ...], skipped: list[Skipped]) -> list[ExampleRow]:
+    """The rows cut to the example fields a task type keeps (a writing task: what workers write about), one
+    per distinct text; later repeats are skipped. What else a row said (labels, votes) is not kept."""
+    kept, seen = [], set()
+    for row in rows:
+        texts = {name: getattr(row, name) if name in fields else "" for name in ("premise", "hypothesis", "update")}
+        key = "text:" + _content_key(*texts.values()).removeprefix("sha:")
+        if key in seen:
+            skipped.append(Skipped(row.line, "repeats the text of an earlier row"))
+            continue
+        seen.add(key)
+        kept.append(replace(row, key=key, **texts, update_type="", source_label="", source_data={}, imported_labels=[],
+                            label_set=None, ordered_votes=False, group=""))
+    return kept
 
 
 def _check_gold_references(project: Project, rows: list[ExampleRow], errors: list) -> None:

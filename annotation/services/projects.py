@@ -67,7 +67,7 @@ COMMON_SETTINGS = (
             "group, even on different pages"),
 )
 # Settings that change what collected answers mean: refused once a project has answers.
-FIXED_ONCE_ANSWERED = ("task_type", "labels")
+FIXED_ONCE_ANSWERED = ("task_type", "labels", "targets")
 
 
 def settings_schema(task) -> Schema:
@@ -94,18 +94,50 @@ def all_settings() -> Schema:
 
 def _apply(project: Project, schema: Schema, cleaned: dict) -> None:
     options = dict(project.options)
+    links = {}
     for name, value in cleaned.items():
         setting = schema.get(name)
-        if setting.column:
+        if setting.kind == "project":
+            links[name] = value
+        elif setting.column:
             setattr(project, name, value)
         else:
             options[name] = value
     project.options = options
+    for name, slug in links.items():  # once the other settings are in place: the link must fit them
+        setattr(project, name, _linked_project(project, name, slug))
+
+
+def _linked_project(project: Project, name: str, slug: str | None) -> Project | None:
+    if slug is None:
+        return None
+    linked = Project.objects.filter(slug=slug).first()
+    refusal = link_refusal(project, linked) if linked is not None else None
+    if linked is None or refusal is not None:
+        raise SettingError({name: refusal or f"{slug!r} names no project you manage"})
+    return linked
+
+
+def link_refusal(project: Project, linked: Project) -> str | None:
+    """Why `linked` cannot validate the answers of `project`, or None when it can: it must be another
+    project its owner manages, of the task type and labels its task type's answers are validated with."""
+    setup = project.task.validation_task(project.options)
+    if setup is None:
+        return f"a {project.task.label} project sends nothing to validation"
+    if linked.slug == project.slug or not access.can_manage(project.owner, linked):
+        return f"{linked.slug!r} names no project you manage"
+    wanted = get_task_type(setup.task_type)
+    if linked.task_type != wanted.name or linked.task.categories(linked.options) != wanted.categories(setup.options):
+        return f"{linked.slug!r} is not a {wanted.label} project with the labels these answers are validated with"
+    return None
 
 
 def _check_together(project: Project) -> None:
     if project.max_annotations < project.redundancy:
         raise SettingError({"max_annotations": f"must be at least the redundancy ({project.redundancy})"})
+    errors = project.task.check_settings(project.options)
+    if errors:
+        raise SettingError(errors)
 
 
 def create_project(slug: str, task_type: str, owner, **settings) -> Project:

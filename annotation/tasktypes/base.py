@@ -4,8 +4,9 @@ type; they never compare its name.
 A task type turns one submitted answer into (raw, value), parses reference answers (adjudication,
 qualification and gold items), says whether an item needs one more annotation, aggregates the collected
 values, names its agreement scale, grades qualification attempts, orders a page, gives its template the
-context it needs, draws its report plot, lists the import and export formats that fit it, declares its
-own settings and writes its demo project.
+context it needs, draws its report plot and tables, lists the import and export formats that fit it,
+declares its own settings and writes its demo project; a task type whose answers are validated in a linked
+project (written hypotheses) also says by what, with which pairs, and how to read the verdict.
 """
 from __future__ import annotations
 
@@ -46,6 +47,31 @@ class Choice(NamedTuple):
 
 
 @dataclass(frozen=True)
+class ValidationSetup:
+    """How a linked project validates this task type's answers: a project of `task_type` with `options`,
+    each pair getting `redundancy` votes (the writer's own vote among them, where pairs carry one)."""
+
+    task_type: str
+    options: dict
+    redundancy: int
+
+
+@dataclass(frozen=True)
+class WrittenPair:
+    """One written sentence as the example its validators see. `target` is what it was written for; `atom`,
+    for a per-atom validation project, the one atom rated; `vote`, the writer's own vote, counted first
+    (None: the writer's intent is not a vote of the validation scale)."""
+
+    target: str
+    premise: str
+    hypothesis: str
+    update: str = ""
+    update_type: str = ""
+    atom: str = ""
+    vote: Any = None
+
+
+@dataclass(frozen=True)
 class DemoProject:
     """A demo project written for this project: its settings and the files imported into it, in order."""
 
@@ -60,7 +86,10 @@ class DemoProject:
 class TaskType(ABC):
     name: ClassVar[str]
     label: ClassVar[str]
-    agreement_level: ClassVar[str]  # "nominal", "ordinal" or "interval" (Krippendorff)
+    # "nominal", "ordinal" or "interval" (Krippendorff); None where agreement does not apply, and then
+    # `agreement_unavailable` says why.
+    agreement_level: ClassVar[str | None]
+    agreement_unavailable: ClassVar[str] = ""
     per_atom: ClassVar[bool] = False  # one item per atom of the example instead of one per example
     # Items carry a distribution of many categorical votes: the split-half JSD applies.
     label_distributions: ClassVar[bool] = False
@@ -83,6 +112,19 @@ class TaskType(ABC):
     def default_options(self) -> dict:
         return {setting.name: setting.default for setting in self.settings if not setting.column}
 
+    def check_settings(self, options: dict) -> dict[str, str]:
+        """Settings that are wrong together ({setting: message}); each alone is checked by the schema."""
+        return {}
+
+    def source_fields(self, options: dict) -> tuple[str, ...] | None:
+        """What an item shows of an imported row: None keeps the whole row; a tuple of example fields keeps
+        only those, one example per distinct text (a writing task: the rest is what workers write)."""
+        return None
+
+    def export_formats_for(self, options: dict) -> tuple[str, ...]:
+        """The export formats that fit a project with these settings."""
+        return self.export_formats
+
     # ------------------------------------------------------------------ answers and references
 
     @abstractmethod
@@ -97,6 +139,10 @@ class TaskType(ABC):
         """The reference answer an imported row carries, for rows imported as gold or qualification items;
         None when the row has none."""
         return None
+
+    def check_answer(self, item, value, options: dict) -> None:
+        """Checks of one parsed answer against its item (its texts, the answers stored for it before), run
+        inside the submit with the item locked; raises AnswerError."""
 
     def matches_reference(self, value, reference, rules=None) -> bool:
         """Whether an answer counts as right against a reference (qualification and gold checks)."""
@@ -148,6 +194,25 @@ class TaskType(ABC):
     def report_plot(self, settled: list[tuple]) -> dict | None:
         """The task's own plot on the agreement report, from (example id, source label, update type,
         final value) rows of settled items: {"title", "svg", "empty"}, or None when it has none."""
+        return None
+
+    def report_tables(self, project) -> list[dict]:
+        """The task's own tables on the agreement report: {"title", "columns", "rows", "empty", "note"}."""
+        return []
+
+    # ------------------------------------------------------------------ validation in a linked project
+
+    def validation_task(self, options: dict) -> ValidationSetup | None:
+        """The project that validates this task type's answers; None: its answers are not sent anywhere."""
+        return None
+
+    def validation_pairs(self, example, value, options: dict) -> list[WrittenPair]:
+        """The pairs one stored answer sends to validation."""
+        return []
+
+    def verdict(self, item, votes: list, options: dict):
+        """What the validators of a settled validation item decided, as one of this project's targets (or
+        what else they decided), from the item and its votes in order."""
         return None
 
     def demo(self) -> DemoProject | None:
@@ -238,7 +303,17 @@ def require_probability(value, field: str = "value") -> float:
     return probability
 
 
+# Settings of task types whose answers are validated in a linked project (TaskType.validation_task).
+LINK_SETTINGS = (
+    Setting("validation_project", "project", None, "the slug of the project that validates the written pairs "
+            "(empty: the first send creates one)", column=True),
+    Setting("auto_send", "bool", False, "send each page's written pairs to validation when it is submitted",
+            label="Send to validation on submit"),
+)
+
+
 __all__ = [
     "AnswerError", "Aggregate", "Choice", "DemoProject", "TaskType", "NominalTaskType", "majority", "median_or_tie",
+    "ValidationSetup", "WrittenPair", "LINK_SETTINGS",
     "parse_label", "require_int", "require_probability", "GENERIC_IMPORTS", "GENERIC_EXPORTS",
 ]

@@ -10,7 +10,7 @@ from django.views.decorators.http import require_POST, require_safe
 
 from annotation.forms import UploadForm
 from annotation.models import Annotation
-from annotation.services import access, adjudication, exporters, items, quality
+from annotation.services import access, adjudication, exporters, items, linking, quality
 from annotation.services.progress import project_progress
 from annotation.services.projects import TRANSITIONS
 
@@ -25,7 +25,8 @@ def project_detail(request, slug):
         "project": project,
         "progress": project_progress(project),
         "upload_form": UploadForm(formats=project.task.import_formats),
-        "export_formats": project.task.export_formats,
+        "export_formats": project.task.export_formats_for(project.options),
+        "validation": linking.validation_status(project),
         "queue_size": adjudication.queue(project).count(),
         "next_statuses": sorted(TRANSITIONS[project.status]),
         **_item_table(request, project),
@@ -108,6 +109,21 @@ def make_gold(request, slug, item_id):
     else:
         messages.success(request, f"Item {item_id} is now a hidden gold check.")
     return redirect("adjudication_item", slug=slug, item_id=item_id)
+
+
+@login_required
+@require_POST
+def send_to_validation(request, slug):
+    """The dashboard's one-click send of the written pairs to the linked validation project."""
+    project = access.project_for(request.user, slug, "manage")
+    try:
+        report = linking.send_to_validation(project)
+    except linking.LinkError as exc:
+        messages.error(request, f"Nothing was sent: {exc.message}")
+    else:
+        messages.success(request, f"Sent {report.created} new pair{'s' if report.created != 1 else ''} to "
+                                  f"{report.validation_project} ({report.already_sent} sent before).")
+    return redirect("project_detail", slug=slug)
 
 
 @login_required

@@ -10,6 +10,7 @@ REPORT_BOOTSTRAP = 200
 
 PAIRWISE_NAMES = {"cohen_kappa": "Cohen's kappa", "kendall_tau": "Kendall's tau-b", "pearson": "Pearson r"}
 UNAVAILABLE_NAMES = {
+    "agreement": "Agreement figures",
     "krippendorff_alpha": "Krippendorff's alpha",
     "pairwise": "Pairwise agreement",
     "human_baseline": "Human baseline",
@@ -62,5 +63,6 @@ def report(request, slug):
         "rows": figure_rows(figures),
         "unavailable": [(UNAVAILABLE_NAMES.get(key, key), reason) for key, reason in figures["unavailable"].items()],
         "plots": result["plots"],
+        "tables": result["tables"],
     }
     return render(request, "annotation/report.html", context)

@@ -145,10 +145,13 @@ def task_context(task, options) -> dict:
 
 
 def answers_from_form(post, item_ids) -> dict:
-    """Form fields value_<id>, reason_<id>, seconds_<id> -> the answers dict the service validates."""
+    """Form fields value_<id>, reason_<id>, seconds_<id> -> the answers dict the service validates. An answer
+    in several parts (one text per target) comes as value_<id>.<part> fields: its value is {part: text}."""
     answers = {}
     for item_id in item_ids:
-        answer = {"value": post.get(f"value_{item_id}", "")}
+        prefix = f"value_{item_id}."
+        parts = {name.removeprefix(prefix): post[name] for name in post if name.startswith(prefix)}
+        answer = {"value": parts or post.get(f"value_{item_id}", "")}
         if f"reason_{item_id}" in post:
             answer["reason"] = post[f"reason_{item_id}"]
         if post.get(f"seconds_{item_id}"):

@@ -1,4 +1,5 @@
-// Annotation pages: keyboard answers, slider read-out, time spent per item, submit guard.
+// Annotation pages: keyboard answers, slider read-out, written-sentence word counts, time spent per item,
+// submit guard.
 // The probability shown here is for the worker only; the server recomputes it from the raw position.
 (function () {
   "use strict";
@@ -37,10 +38,18 @@
     fieldset.addEventListener("pointerdown", function () { if (current !== fieldset) enter(fieldset); });
   });
 
+  function blankBoxes(fieldset) {
+    return Array.from(fieldset.querySelectorAll(".written textarea")).filter(function (box) { return !box.value.trim(); });
+  }
   function answered(fieldset) {
     const hidden = fieldset.querySelector(".slider-value");
     if (hidden) return hidden.value !== "";
+    if (fieldset.querySelector(".written textarea")) return blankBoxes(fieldset).length === 0;
     return !!fieldset.querySelector("input[type=radio]:checked");
+  }
+  // Where typing goes: answer-key shortcuts never fire there.
+  function typing(target) {
+    return target.isContentEditable || target.matches("textarea, select, input:not([type=radio]):not([type=checkbox]):not([type=range])");
   }
   const status = document.getElementById("unanswered");
   function refresh() {
@@ -67,9 +76,23 @@
       });
       if (hidden.value !== "") show();
     }
+    fieldset.querySelectorAll(".written textarea").forEach(function (box) {
+      const count = box.parentElement.querySelector(".word-count");
+      const low = Number(box.dataset.minWords), high = Number(box.dataset.maxWords);
+      const show = function () {
+        const words = box.value.trim() ? box.value.trim().split(/\s+/).length : 0;
+        count.textContent = words + " word" + (words === 1 ? "" : "s") + (words && (words < low || words > high) ? " (write " + low + " to " + high + ")" : "");
+      };
+      box.addEventListener("input", function () { show(); refresh(); });
+      box.addEventListener("keydown", function (event) {
+        // One sentence per box: plain Enter adds no line break (Ctrl+Enter still submits the page).
+        if (event.key === "Enter" && !event.ctrlKey && !event.metaKey) event.preventDefault();
+      });
+      if (box.value) show();
+    });
     fieldset.addEventListener("change", refresh);
     fieldset.addEventListener("keydown", function (event) {
-      if (event.target.matches("input[type=text], textarea") || event.ctrlKey || event.metaKey || event.altKey) return;
+      if (typing(event.target) || event.ctrlKey || event.metaKey || event.altKey) return;
       const radio = fieldset.querySelector('input[type=radio][data-key="' + event.key.toLowerCase() + '"]');
       if (radio) { radio.checked = true; radio.focus(); refresh(); event.preventDefault(); }
     });
@@ -84,7 +107,7 @@
     if (missing.length) {
       event.preventDefault();
       refresh();
-      const first = missing[0].querySelector("input");
+      const first = blankBoxes(missing[0])[0] || missing[0].querySelector("input");
       if (first) first.focus();
       return;
     }
@@ -94,6 +117,13 @@
     });
   });
   refresh();
-  const first = form.querySelector("fieldset.item input");
-  if (first && !document.getElementById("form-error")) first.focus();
+  // After a refused submit, focus the field the error names (where the page has one); else the first answer.
+  const error = document.getElementById("form-error");
+  const wrong = error && Array.from(form.querySelectorAll("[data-field]")).find(function (el) { return el.dataset.field === error.dataset.field; });
+  if (wrong) {
+    wrong.setAttribute("aria-invalid", "true");
+    wrong.focus();
+  }
+  const first = form.querySelector("fieldset.item input:not([type=hidden]), fieldset.item textarea");
+  if (first && !error) first.focus();
 })();

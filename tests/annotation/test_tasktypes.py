@@ -89,4 +89,6 @@ def test_every_task_type_has_a_template_and_level():
 
     for task in TASK_TYPES.values():
         get_template(task.template)
-        assert task.agreement_level in ("nominal", "ordinal", "interval")
+        assert task.agreement_level in ("nominal", "ordinal", "interval") or (
+            task.agreement_level is None and task.agreement_unavailable
+        )

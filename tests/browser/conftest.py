@@ -97,6 +97,14 @@ def page(browser, request):
     context.close()
 
 
+def new_page(browser, width: int = 1200, height: int = 900):
+    """A fresh browser context (its own login) of the given viewport, and a page in it."""
+    context = browser.new_context(viewport={"width": width, "height": height}, accept_downloads=True)
+    page = context.new_page()
+    page.set_default_timeout(15000)
+    return context, page
+
+
 def login(page, base_url: str, username: str, password: str) -> None:
     page.goto(f"{base_url}/accounts/login/")
     # Type only once the autofocused username field really has focus (a loaded machine can lag).

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import focused_item, login, manage, save_screenshot, tab_to_item, tab_to_link
+from tests.browser.conftest import focused_item, login, manage, new_page, save_screenshot, tab_to_item, tab_to_link
 
 pytestmark = pytest.mark.browser
 
@@ -111,13 +111,6 @@ def prepared(demo_server, tmp_path_factory):
         f"UPDATE annotation_project SET qualification_id = NULL WHERE slug IN ({','.join('?' * len(JOURNEYS))})",
         *JOURNEYS,
     )
-
-
-def new_page(browser):
-    context = browser.new_context(viewport={"width": 1200, "height": 900}, accept_downloads=True)
-    page = context.new_page()
-    page.set_default_timeout(15000)
-    return context, page
 
 
 def answer_page(page, keys: list[str]) -> dict[str, str]:

@@ -42,7 +42,9 @@ def test_every_task_type_answers_every_question():
 
     for task in TASK_TYPES.values():
         get_template(task.template)
-        assert task.agreement_level in ("nominal", "ordinal", "interval")
+        assert task.agreement_level in ("nominal", "ordinal", "interval") or (
+            task.agreement_level is None and task.agreement_unavailable
+        )
         assert set(task.import_formats) and set(task.export_formats)
         options = task.default_options()
         assert isinstance(task.widget_context(options), dict)

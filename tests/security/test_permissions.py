@@ -45,8 +45,11 @@ PAGES = [
     ("project_detail", "post", "/projects/{slug}/", row(LOGIN, 405, 405, 405, 405, 405)),  # imports go to import/
     *[("project_export", "get", f"/projects/{{slug}}/export/{fmt}/", MANAGE_PAGE) for fmt in ("chaosnli", "snli", "jsonl", "csv")],
     # Formats that do not fit a 3-way label project, and one that does not exist: refused with the reason.
-    *[("project_export", "get", f"/projects/{{slug}}/export/{fmt}/", row(LOGIN, 403, 403, 400, 404, 400)) for fmt in ("usnli", "atoms", "xml")],
+    *[("project_export", "get", f"/projects/{{slug}}/export/{fmt}/", row(LOGIN, 403, 403, 400, 404, 400)) for fmt in ("usnli", "dnli", "atoms", "xml")],
     ("worker_figures", "get", "/projects/{slug}/workers/", MANAGE_PAGE),
+    # A 3-way label project sends nothing to validation: the owner is told so on the dashboard.
+    ("project_send_to_validation", "post", "/projects/{slug}/send-to-validation/", row(LOGIN, 403, 403, 302, 404, 302)),
+    ("project_send_to_validation", "get", "/projects/{slug}/send-to-validation/", row(LOGIN, 405, 405, 405, 405, 405)),
     ("adjudication_queue", "get", "/projects/{slug}/adjudication/", MANAGE_PAGE),
     ("adjudication_item", "get", "/projects/{slug}/adjudication/{item}/", MANAGE_PAGE),
     ("adjudication_item", "post", "/projects/{slug}/adjudication/{item}/", row(LOGIN, 403, 403, 400, 404, 400)),  # no value
@@ -100,6 +103,7 @@ API = [
     ("project-adjudication-queue", "get", "/api/projects/{slug}/adjudication/", MANAGE_API),
     ("project-adjudicate", "post", "/api/projects/{slug}/adjudicate/", MANAGE_API),
     ("project-results", "get", "/api/projects/{slug}/results/", MANAGE_API),
+    ("project-send-to-validation", "post", "/api/projects/{slug}/send-to-validation/", row(401, 403, 403, 400, 404, 400)),
     ("project-agreement", "get", "/api/projects/{slug}/agreement/?bootstrap=0", MANAGE_API),
     ("project-import-file", "post", "/api/projects/{slug}/import/", MANAGE_API),
     ("project-export", "get", "/api/projects/{slug}/export/?as=jsonl", MANAGE_API),
@@ -302,3 +306,17 @@ def test_members_and_platform_arrivals_are_admitted(world, make_user):
     assert api.get(f"/api/projects/{project.slug}/").status_code == 404
     CrowdSession.objects.create(project=project, worker=worker, platform="prolific", participant_id="P1")
     assert api.get(f"/api/projects/{project.slug}/").status_code == 200
+
+
+def test_only_the_owner_and_admins_send_written_pairs_to_validation(world, make_project, import_rows):
+    writing = make_project("hypothesis_writing", slug="writing", owner=world["users"]["owner"])
+    import_rows(writing, [{"id": "p", "premise": "A dog sleeps under a table."}])
+    expected = row(401, 403, 403, 200, 404, 200)
+    for who in WHO:
+        with rolled_back():
+            client = APIClient()
+            if who != "anonymous":
+                client.force_login(world["users"][who])
+            response = client.post(f"/api/projects/{writing.slug}/send-to-validation/")
+            assert_status(response, expected[who], who, "post", "send-to-validation")
+    assert not Project.objects.filter(slug="writing-validation").exists()

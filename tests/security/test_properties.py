@@ -330,6 +330,11 @@ PLAUSIBLE_ANSWER = {
     "nli_label": st.sampled_from(["e", "n", "c", "Entailment", " neutral "]),
     "atom_validity": st.sampled_from(["valid", "invalid", "VALID"]),
     "defeasible_atom": st.one_of(st.integers(-2, 2), st.sampled_from(["-2", "+1", " 0 "])),
+    "hypothesis_writing": st.fixed_dictionaries({
+        "e": st.sampled_from(["Someone is somewhere.", "A thing  happens here.", "Short."]),
+        "n": st.sampled_from(["It is a sunny Tuesday.", "someone is somewhere", "P1"]),
+        "c": st.one_of(st.sampled_from(["Nobody is anywhere at all.", "The place is empty today."]), SCALARS),
+    }),
 }
 TASK_TYPES = list(PLAUSIBLE_ANSWER)
 
