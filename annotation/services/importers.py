@@ -7,6 +7,7 @@ examples), jsonl / csv (any columns, with a mapping onto premise / hypothesis / 
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 from collections import Counter
 from dataclasses import dataclass, field, replace

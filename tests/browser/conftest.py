@@ -147,3 +147,27 @@ def tab_to_link(page, text: str, presses: int = 40) -> None:
 def save_screenshot(page, name: str) -> None:
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+
+
+def create_study(page, base_url: str, task_type: str, fields: dict, selects: dict | None = None) -> None:
+    """Create a study through the new-study form (the form shows the chosen task type's settings)."""
+    page.goto(f"{base_url}/projects/new/?task_type={task_type}")
+    for field, value in fields.items():
+        page.fill(f"#id_{field}", value)
+    for field, value in (selects or {}).items():
+        page.select_option(f"#id_{field}", value)
+    page.get_by_role("button", name="Create the study").click()
+    page.wait_for_url(f"{base_url}/projects/{fields['slug']}/")
+
+
+def import_through_preview(page, fmt: str, path, purpose: str = "data", mapping: dict | None = None) -> None:
+    """From a study's dashboard: upload a file, look at its preview, choose what the rows become, import."""
+    page.select_option("#id_format", fmt)
+    page.set_input_files("#id_file", str(path))
+    page.get_by_role("button", name="Upload and preview").click()
+    page.wait_for_url("**/import/*/**")
+    page.get_by_role("heading", name=f"Import {path.name}").wait_for()
+    page.select_option("#id_purpose", purpose)
+    for field, column in (mapping or {}).items():
+        page.select_option(f"#id_map_{field}", column)
+    page.get_by_role("button", name="Import", exact=True).click()

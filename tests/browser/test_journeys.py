@@ -9,7 +9,17 @@ from dataclasses import dataclass
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import focused_item, login, manage, new_page, save_screenshot, tab_to_item, tab_to_link
+from tests.browser.conftest import (
+    create_study,
+    focused_item,
+    import_through_preview,
+    login,
+    manage,
+    new_page,
+    save_screenshot,
+    tab_to_item,
+    tab_to_link,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -240,19 +250,12 @@ def test_author_runs_a_project_from_creation_to_export(browser, demo_server, pre
         contexts.append(context)
         login(page, base, "author", "demo-author-pass")
 
-        # A new project through the form, then a U-SNLI file through the upload form.
+        # A new project through the form, then a U-SNLI file through the upload form and its preview.
         page.get_by_role("link", name="New project").click()
-        page.fill("#id_slug", "journey-usnli")
-        page.fill("#id_title", "Journey: U-SNLI")
-        page.select_option("#id_task_type", "unli_slider")
-        page.fill("#id_items_per_page", "2")
-        page.fill("#id_redundancy", "1")
-        page.get_by_role("button", name="Create project").click()
-        page.wait_for_url(f"{base}/projects/journey-usnli/")
-        expect(page.locator(".message.success")).to_contain_text("Project journey-usnli created")
-        page.select_option("#id_format", "usnli")
-        page.set_input_files("#id_file", str(usnli))
-        page.get_by_role("button", name="Import", exact=True).click()
+        create_study(page, base, "unli_slider", {"slug": "journey-usnli", "title": "Journey: U-SNLI",
+                                                 "items_per_page": "2", "redundancy": "1"})
+        expect(page.locator(".message.success")).to_contain_text("Study journey-usnli created")
+        import_through_preview(page, "usnli", usnli)
         expect(page.locator(".message.success")).to_contain_text("Imported 3 examples (3 new items")
         item_table = page.locator("section[aria-labelledby=items-h] tbody tr")
         expect(item_table).to_have_count(3)
@@ -267,9 +270,7 @@ def test_author_runs_a_project_from_creation_to_export(browser, demo_server, pre
         # examples and atoms through the upload form too.
         page.goto(f"{base}/projects/{TIE_PROJECT}/")
         for fmt, path, message in (("jsonl", examples, "Imported 1 examples"), ("atoms", atoms, "Imported 2 atoms (2 new items)")):
-            page.select_option("#id_format", fmt)
-            page.set_input_files("#id_file", str(path))
-            page.get_by_role("button", name="Import", exact=True).click()
+            import_through_preview(page, fmt, path)
             expect(page.locator(".message.success")).to_contain_text(message)
         expect(page.locator("#live-state")).to_have_text("(live)")
 

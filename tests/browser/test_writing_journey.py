@@ -6,7 +6,7 @@ import json
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import focused_item, login, new_page, save_screenshot, tab_to_item
+from tests.browser.conftest import create_study, focused_item, import_through_preview, login, new_page, save_screenshot, tab_to_item
 
 pytestmark = pytest.mark.browser
 
@@ -25,19 +25,6 @@ EXPECTED = {
     "n": (["neutral"] * 3, "neutral"),
     "c": (["contradiction", "contradiction", "neutral"], "-"),
 }
-
-
-def create_project(page, base, task_label, fields: dict, selects: dict):
-    page.goto(f"{base}/")
-    page.get_by_role("link", name="New project").click()
-    page.locator("#task-type-settings").get_by_role("link", name=task_label).click()
-    expect(page.locator("#task-type-settings strong")).to_have_text(task_label)
-    for field, value in fields.items():
-        page.fill(f"#id_{field}", value)
-    for field, value in selects.items():
-        page.select_option(f"#id_{field}", value)
-    page.get_by_role("button", name="Create project").click()
-    page.wait_for_url(f"{base}/projects/{fields['slug']}/")
 
 
 def write_by_keyboard(page):
@@ -62,16 +49,14 @@ def test_written_hypotheses_are_validated_and_exported_with_snli_gold(browser, d
         contexts.append(context)
         login(author, base, "author", "demo-author-pass")
         # The validation project: 3-way labels, the writer's vote and two validators'.
-        create_project(author, base, "Three-way NLI label",
+        create_study(author, base, "nli_label",
                        {"slug": VALIDATION, "title": "Journey: validate", "items_per_page": "3", "redundancy": "3",
                         "max_annotations": "3"}, {"status": "published"})
         # The writing project, linked to it.
-        create_project(author, base, "Hypothesis writing (elicitation)",
+        create_study(author, base, "hypothesis_writing",
                        {"slug": WRITING, "title": "Journey: write", "items_per_page": "1", "validation_project": VALIDATION},
                        {"status": "published"})
-        author.select_option("#id_format", "jsonl")
-        author.set_input_files("#id_file", str(premises))
-        author.get_by_role("button", name="Import", exact=True).click()
+        import_through_preview(author, "jsonl", premises)
         expect(author.locator(".message.success")).to_contain_text("Imported 1 examples (1 new items")
         expect(author.locator("#validation-state")).to_contain_text("0 written pairs sent so far")
 
