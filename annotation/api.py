@@ -25,10 +25,10 @@ from annotation.serializers import (
     SubmitSerializer,
     settings_from,
 )
-from annotation.services import access, adjudication, exporters, linking
+from annotation.services import access, adjudication, background, exporters, linking
 from annotation.services.agreement import INTERACTIVE_PAIR_EVALUATIONS, project_agreement
 from annotation.services.assignments import SubmissionError, claim_page, release_page, submit_page
-from annotation.services.importers import ImportFileError, import_upload
+from annotation.services.importers import ImportFileError, check_size, import_upload
 from annotation.services.progress import project_progress
 from annotation.services.projects import create_project, update_project
 from common.schema import SettingError
@@ -177,15 +177,25 @@ class ProjectViewSet(
             raise ValidationError({"bootstrap": ["must be a whole number"]}) from None
         return Response(project_agreement(project, bootstrap=resamples, max_pair_evaluations=INTERACTIVE_PAIR_EVALUATIONS))
 
-    @extend_schema(request={"multipart/form-data": ImportSerializer}, responses={200: OpenApiResponse(description="import report")})
+    @extend_schema(
+        request={"multipart/form-data": ImportSerializer},
+        responses={200: OpenApiResponse(description="import report"), 400: ErrorSerializer,
+                   202: OpenApiResponse(description="a large file: {job, url} of the background import")},
+    )
     @action(detail=True, methods=["post"], url_path="import", parser_classes=[MultiPartParser])
     def import_file(self, request, slug=None):
+        """Import a file; one with more than 10,000 lines is imported in the background (202 with its job)."""
         project = self._managed()
         serializer = ImportSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
+        purpose = data.get("purpose", "data")
         try:
-            report = import_upload(project, data["file"], data["format"], purpose=data.get("purpose", "data"))
+            if sum(chunk.count(b"\n") for chunk in data["file"].chunks()) > background.IMPORT_JOB_LINES:
+                check_size(data["file"].size)
+                job = background.start_import(project, data["file"], data["format"], None, purpose, request.user)
+                return Response({"job": job.pk, "url": f"/api/jobs/{job.pk}/"}, status=status.HTTP_202_ACCEPTED)
+            report = import_upload(project, data["file"], data["format"], purpose=purpose)
         except (ImportFileError, ValueError) as exc:
             errors = getattr(exc, "errors", [])
             return Response(

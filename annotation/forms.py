@@ -18,7 +18,8 @@ PURPOSE_NAMES = {
 def project_form_class(task_type: str | None, editing: bool = False):
     """A form with the task type and every setting of that task type (the first one's when None); a new
     study's form also asks for its slug."""
-    task = get_task_type(task_type or TASK_TYPE_CHOICES[0][0])
+    names = dict(TASK_TYPE_CHOICES)
+    task = get_task_type(task_type if task_type in names else TASK_TYPE_CHOICES[0][0])
     fields = {}
     if not editing:
         fields["slug"] = forms.SlugField(max_length=80, help_text="Short name used in links and on the command line.")

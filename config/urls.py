@@ -10,6 +10,7 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("api/evaluation/", include("evaluation.api_urls")),
+    path("api/jobs/", include("jobs.api_urls")),
     path("api/", include("annotation.api_urls")),
     path("evaluation/", include("evaluation.urls")),
     path("models/", include("models_backend.urls")),

@@ -26,6 +26,7 @@ from common.vocabulary import ALPHA_NLI, NLI, USNLI_NUMBERING, label_set_of, lon
 
 FORMATS = ("usnli", "chaosnli", "snli", "dnli", "atoms", "jsonl", "csv")
 CSV_FORMATS = ("usnli", "csv")
+EXAMPLE_FORMATS = ("atoms",)  # one record per example rather than per item
 BATCH = 500
 
 
@@ -63,14 +64,18 @@ def export(project: Project, fmt: str) -> Iterator[str]:
     return writers[fmt](project)
 
 
-def write_export(project: Project, fmt: str, path) -> int:
-    """Write an export to a file; returns the number of records written."""
+def write_export(project: Project, fmt: str, path, progress=None) -> int:
+    """Write an export to a file; returns the number of records written. progress(records, expected) is
+    called after every batch."""
     records = 0
     chunks = export(project, fmt)  # refused formats fail here, before the file is created
+    expected = (project.examples if fmt in EXAMPLE_FORMATS else project.items).count() if progress else 0
     with open(path, "w", encoding="utf-8", newline="") as out:
         for chunk in chunks:
             out.write(chunk)
             records += chunk.count("\n")
+            if progress:
+                progress(min(records, expected), expected)
     return records - (1 if fmt in CSV_FORMATS else 0)
 
 

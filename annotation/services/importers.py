@@ -26,11 +26,12 @@ FORMATS = ("usnli", "chaosnli", "dnli", "snli", "atoms", "jsonl", "csv")
 # What imported rows become: data to collect, hidden gold checks, or the project's qualification test.
 PURPOSES = ("data", "gold", "qualification")
 MAX_ERRORS_REPORTED = 50
+PROGRESS_ROWS = 1000  # rows between two progress reports of a long import
 GENERIC_FIELDS = ("id", "premise", "hypothesis", "update", "label", "group")
 USNLI_COLUMNS = ("id", "pre", "hyp", "nli", "unli")
 
 
-class ImportFileError(Exception):
+class ImportFileError(ValueError):
     """The file has bad rows; nothing was imported. `errors` lists (line, field, message)."""
 
     def __init__(self, errors: list[tuple[int, str, str]]):
@@ -404,10 +405,35 @@ def check_size(size: int) -> None:
         raise ImportFileError([(0, "(file)", f"is {size / 1e6:.1f} MB, over the import limit of {limit / 1e6:.0f} MB")])
 
 
-def import_file(project: Project, path: str | Path, fmt: str, mapping: dict[str, str] | None = None, purpose: str = "data") -> ImportReport:
+def check_text(source, sample: int = 1 << 16) -> None:
+    """Refuse at once a file (a path or an upload) whose start is not UTF-8 text, before it waits for a job."""
+    if hasattr(source, "chunks"):
+        source.seek(0)
+        start = source.read(sample)
+        source.seek(0)
+    else:
+        with open(source, "rb") as handle:
+            start = handle.read(sample)
+    try:
+        start.decode("utf-8")
+    except UnicodeDecodeError as error:
+        if error.start < len(start) - 3:  # not merely a character cut at the sample's end
+            raise ImportFileError([(1, "(file)", f"is not UTF-8 text (byte {error.start})")]) from None
+
+
+def count_lines(path: str | Path) -> int:
+    with open(path, "rb") as handle:
+        return sum(chunk.count(b"\n") for chunk in iter(lambda: handle.read(1 << 20), b""))
+
+
+def import_file(project: Project, path: str | Path, fmt: str, mapping: dict[str, str] | None = None,
+                purpose: str = "data", progress=None) -> ImportReport:
+    """Import a file on disk. progress(lines read, lines in the file) is called as the rows are checked."""
     check_size(Path(path).stat().st_size)
+    total = count_lines(path) if progress else 0
     with open(path, "rb") as stream:  # the readers decode it and name the first byte that is not UTF-8
-        return import_stream(project, stream, fmt, mapping, purpose=purpose)
+        return import_stream(project, stream, fmt, mapping, purpose=purpose,
+                             progress=(lambda line: progress(min(line, total), total)) if progress else None)
 
 
 def import_upload(project: Project, upload, fmt: str, mapping: dict[str, str] | None = None, purpose: str = "data") -> ImportReport:
@@ -417,7 +443,8 @@ def import_upload(project: Project, upload, fmt: str, mapping: dict[str, str] | 
     return import_stream(project, upload.file, fmt, mapping, purpose=purpose)
 
 
-def import_stream(project: Project, stream: IO[str], fmt: str, mapping=None, purpose: str = "data") -> ImportReport:
+def import_stream(project: Project, stream: IO[str], fmt: str, mapping=None, purpose: str = "data",
+                  progress=None) -> ImportReport:
     """Validate the whole stream first; write nothing unless every row is good.
 
     purpose "gold" imports the rows as hidden gold checks, "qualification" as the items of the project's
@@ -429,13 +456,18 @@ def import_stream(project: Project, stream: IO[str], fmt: str, mapping=None, pur
         raise ValueError("atoms are picked into a qualification test on its page, not imported into it")
     kept_fields = project.task.source_fields(project.options)
     rows, skipped, errors = [], [], []
+    line = 0
     for line, row in read_rows(stream, fmt, mapping, hypothesis_required=kept_fields is None or "hypothesis" in kept_fields):
+        if progress and line % PROGRESS_ROWS == 0:
+            progress(line)
         if isinstance(row, RowError):
             errors.append((line, row.field, row.message))
         elif isinstance(row, Skipped):
             skipped.append(row)
         else:
             rows.append(row)
+    if progress:
+        progress(line)
     gold = purpose == "gold"
     if fmt == "atoms":
         return _explained(project, fmt, _write_atoms(project, rows, errors, skipped, gold))

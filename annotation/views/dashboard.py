@@ -10,7 +10,7 @@ from django.views.decorators.http import require_POST, require_safe
 
 from annotation.forms import UploadForm
 from annotation.models import Annotation
-from annotation.services import access, adjudication, exporters, items, linking, quality
+from annotation.services import access, adjudication, background, exporters, items, linking, quality
 from annotation.services.progress import project_progress
 from annotation.services.projects import TRANSITIONS
 
@@ -124,6 +124,19 @@ def send_to_validation(request, slug):
         messages.success(request, f"Sent {report.created} new pair{'s' if report.created != 1 else ''} to "
                                   f"{report.validation_project} ({report.already_sent} sent before).")
     return redirect("project_detail", slug=slug)
+
+
+@login_required
+@require_POST
+def export_job(request, slug):
+    """Prepare an export as a file in the background (for large studies), to download from its job page."""
+    project = access.project_for(request.user, slug, "export")
+    try:
+        job = background.start_export(project, request.POST.get("format", ""), request.user)
+    except background.JobError as exc:
+        messages.error(request, f"Not exported: {exc}")
+        return redirect("project_detail", slug=slug)
+    return redirect("jobs:detail", job_id=job.pk)
 
 
 @login_required

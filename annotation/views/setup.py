@@ -2,6 +2,7 @@
 lifecycle, who may work on it, its qualification test, a preview of the worker page, imports with a preview
 and column mapping, and clones."""
 from django.contrib import messages
+from django.forms import BooleanField
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import Group
 from django.shortcuts import redirect, render
@@ -9,8 +10,8 @@ from django.views.decorators.http import require_POST
 
 from annotation.forms import ImportConfirmForm, UploadForm, project_form_class, project_settings_initial
 from annotation.models import Item
-from annotation.services import access, projects, qualification, uploads
-from annotation.services.importers import GENERIC_FIELDS, ImportFileError, import_file, preview
+from annotation.services import access, background, projects, qualification, uploads
+from annotation.services.importers import GENERIC_FIELDS, ImportFileError, count_lines, import_file, preview
 from annotation.views.work import render_items
 from common.schema import SettingError
 
@@ -32,7 +33,10 @@ def project_new(request):
         except SettingError as exc:
             _form_errors(form, exc)
         else:
-            messages.success(request, f"Study {project.slug} created as a draft: import its items, then publish it.")
+            if project.status == project.Status.DRAFT:
+                messages.success(request, f"Study {project.slug} created as a draft: import its items, then publish it.")
+            else:
+                messages.success(request, f"Study {project.slug} created ({project.status}).")
             return redirect("project_detail", slug=project.slug)
     return render(request, "annotation/project_form.html", {"form": form, "new": True}, status=400 if form.errors else 200)
 
@@ -44,7 +48,9 @@ def project_settings(request, slug):
     form_class = project_form_class(project.task_type, editing=True)
     form = form_class(request.POST if request.method == "POST" else None, initial=project_settings_initial(project))
     if request.method == "POST" and form.is_valid():
-        changes = {name: value for name, value in form.cleaned_data.items() if name in form.changed_data}
+        # Fields the request left out keep their values (a browser omits only unticked boxes: those are False).
+        sent = {name for name in form.changed_data if name in request.POST or isinstance(form.fields[name], BooleanField)}
+        changes = {name: form.cleaned_data[name] for name in sent}
         try:
             projects.update_project(project, **changes)
         except SettingError as exc:
@@ -189,6 +195,12 @@ def import_preview(request, slug, token):
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
+            if count_lines(path) > background.IMPORT_JOB_LINES:
+                job = background.start_import(project, path, data["format"], form.mapping(), data["purpose"], request.user)
+                uploads.discard(project, token)  # the job keeps its own copy
+                messages.info(request, "A large file: it is imported in the background. Nothing is stored unless "
+                                       "every row is good.")
+                return redirect("jobs:detail", job_id=job.pk)
             report = import_file(project, path, data["format"], form.mapping(), purpose=data["purpose"])
         except ImportFileError as exc:
             errors = exc.errors

@@ -67,6 +67,7 @@ PAGES = [
     ("item_table", "get", "/projects/{slug}/items/?q=P&show=open&sort=-id", MANAGE_PAGE),
     ("make_gold", "post", "/projects/{slug}/items/{item}/gold/", MANAGE_ACTION),  # answered: refused, message
     ("worker_detail", "get", "/projects/{slug}/workers/{answered_by}/", MANAGE_PAGE),
+    ("export_job", "post", "/projects/{slug}/exports/", MANAGE_ACTION),  # no format: refused with a message
     ("worker_detail", "post", "/projects/{slug}/workers/{answered_by}/", MANAGE_ACTION),
     ("work", "get", "/work/{slug}/", row(LOGIN, 200, 200, 403, 404, 403)),
     ("submit", "post", "/work/{slug}/{page}/submit/", row(LOGIN, 400, 404, 404, 404, 404)),  # empty answers
@@ -112,6 +113,9 @@ API = [
     ("assignment-detail", "get", "/api/assignments/{page}/", OWN_PAGE_API),
     ("assignment-submit", "post", "/api/assignments/{page}/submit/", OWN_PAGE_API),
     ("assignment-release", "post", "/api/assignments/{page}/release/", OWN_PAGE_API),
+    ("job-list", "get", "/api/jobs/", row(401, 403, 403, 200, 200, 200)),
+    ("job-detail", "get", "/api/jobs/{model_run}/", RUN_API),
+    ("job-cancel", "post", "/api/jobs/{model_run}/cancel/", RUN_API),
     ("evaluation-run-list", "get", "/api/evaluation/runs/", row(401, 403, 403, 200, 200, 200)),
     ("evaluation-run-list", "post", "/api/evaluation/runs/", row(401, 403, 403, 400, 400, 400)),  # no files
     ("evaluation-run-detail", "get", "/api/evaluation/runs/{run}/", RUN_API),

@@ -1,6 +1,8 @@
 import json
+import sys
 
 from django.core.management.base import BaseCommand, CommandError
+from tqdm import tqdm
 
 from annotation.services.projects import find_project
 from annotation.services.importers import FORMATS, ImportFileError, import_file
@@ -38,7 +40,13 @@ class Command(BaseCommand):
             mapping[field.strip()] = column.strip()
         try:
             purpose = "gold" if opts["gold"] else "qualification" if opts["qualification"] else "data"
-            report = import_file(project, opts["path"], opts["format"], mapping or None, purpose=purpose)
+            with tqdm(desc="checking rows", unit=" lines", file=sys.stderr, disable=not sys.stderr.isatty()) as bar:
+                def progress(done, total):
+                    bar.total = total
+                    bar.update(done - bar.n)
+
+                report = import_file(project, opts["path"], opts["format"], mapping or None, purpose=purpose,
+                                     progress=progress)
         except FileNotFoundError:
             raise CommandError(f"no such file: {opts['path']}") from None
         except (ImportFileError, ValueError) as exc:

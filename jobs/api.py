@@ -1,0 +1,48 @@
+"""REST API of jobs: list and read your jobs (admins: all), follow their progress, cancel them."""
+from drf_spectacular.utils import extend_schema
+from rest_framework import mixins, serializers, viewsets
+from rest_framework.decorators import action
+from rest_framework.permissions import BasePermission, IsAuthenticated
+from rest_framework.response import Response
+
+from annotation.services import access
+from jobs import services
+from jobs.models import Job
+
+
+class IsAuthor(BasePermission):
+    message = "background jobs are for authors and admins"
+
+    def has_permission(self, request, view):
+        return access.has_role(request.user, access.AUTHOR)
+
+
+class JobSerializer(serializers.ModelSerializer):
+    title = serializers.CharField(read_only=True)
+    percent = serializers.FloatField(read_only=True)
+    created_by = serializers.CharField(source="created_by.username", allow_null=True, default=None)
+    project = serializers.CharField(source="project.slug", allow_null=True, default=None)
+    output_url = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Job
+        fields = ["id", "kind", "title", "status", "done", "total", "percent", "params", "inputs", "result", "error",
+                  "cancel_requested", "created_by", "project", "created_at", "started_at", "finished_at", "output_url"]
+        read_only_fields = fields
+
+    def get_output_url(self, job) -> str | None:
+        return f"/jobs/{job.pk}/output/" if job.status == Job.Status.DONE and job.output else None
+
+
+class JobViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+    serializer_class = JobSerializer
+    permission_classes = [IsAuthenticated, IsAuthor]
+
+    def get_queryset(self):
+        return access.visible_runs(self.request.user, Job.objects.select_related("created_by", "project"))
+
+    @extend_schema(request=None, responses={200: JobSerializer})
+    @action(detail=True, methods=["post"])
+    def cancel(self, request, pk=None):
+        """Ask the job to stop: a queued job never starts, a running one stops at its next step."""
+        return Response(JobSerializer(services.cancel(self.get_object())).data)
