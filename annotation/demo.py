@@ -12,6 +12,7 @@ from annotation.models import Project
 from annotation.services.access import grant_role
 from annotation.services.importers import import_stream
 from annotation.services.projects import create_project
+from annotation.services.qualification import update_rules
 from annotation.tasktypes import TASK_TYPES
 
 DEMO_USERS = [
@@ -43,15 +44,25 @@ def load_demo() -> dict:
     author = User.objects.get(username="author")
     created_items = 0
     for task in TASK_TYPES.values():
-        demo = task.demo()
-        if demo is None:
-            continue
-        project = Project.objects.filter(slug=demo.slug).first()
-        if project is None:
-            project = create_project(
-                demo.slug, task.name, author, title=demo.title, instructions=demo.instructions,
-                worked_examples=demo.worked_examples, status=Project.Status.PUBLISHED, **demo.options,
-            )
-        for fmt, rows in demo.imports:
-            created_items += import_stream(project, _jsonl(rows), fmt).items
+        for demo in task.demos():
+            created_items += _load_project(task, demo, author)
     return {"users_created": created_users, "items_created": created_items}
+
+
+def _load_project(task, demo, author) -> int:
+    """The demo study, made on the first run only (a later run finds it and its rows in place)."""
+    project = Project.objects.filter(slug=demo.slug).first()
+    if project is None:
+        project = create_project(
+            demo.slug, task.name, author, title=demo.title, instructions=demo.instructions,
+            worked_examples=demo.worked_examples, status=Project.Status.PUBLISHED, **demo.options,
+        )
+        if demo.qualification:
+            import_stream(project, _jsonl(demo.qualification), "jsonl", purpose="qualification")
+            update_rules(project, {"max_attempts": 2, "min_accuracy": 0.66, "show_feedback": True})
+    created = 0
+    for fmt, rows in demo.imports:
+        created += import_stream(project, _jsonl(rows), fmt).items
+    if demo.gold:
+        import_stream(project, _jsonl(demo.gold), "jsonl", purpose="gold")
+    return created

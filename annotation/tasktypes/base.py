@@ -81,6 +81,9 @@ class DemoProject:
     worked_examples: list[dict]
     imports: list[tuple[str, list[dict]]]  # (import format, rows)
     options: dict = field(default_factory=dict)
+    # JSON Lines rows imported as hidden gold checks, and as the items of the study's qualification test.
+    gold: list[dict] = field(default_factory=list)
+    qualification: list[dict] = field(default_factory=list)
 
 
 class TaskType(ABC):
@@ -217,6 +220,11 @@ class TaskType(ABC):
 
     def demo(self) -> DemoProject | None:
         return None
+
+    def demos(self) -> list[DemoProject]:
+        """Every demo study of this task type (its demo, and any a task type adds to show more)."""
+        demo = self.demo()
+        return [demo] if demo is not None else []
 
 
 class NominalTaskType(TaskType):

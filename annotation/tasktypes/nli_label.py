@@ -51,4 +51,50 @@ class NLILabel(NominalTaskType):
         )
 
 
+    def demos(self):
+        return [*super().demos(), self._paid_demo()]
+
+    def _paid_demo(self):
+        """A study set up as a paid crowd study is: a qualification test, hidden gold checks and a completion
+        code, so a newcomer can walk the whole worker journey (e.g. from /enter/demo-paid/?PROLIFIC_PID=...)."""
+        return DemoProject(
+            "demo-paid", "Demo: a paid study with qualification and gold checks",
+            "Decide whether the **hypothesis** must be true, may be true, or cannot be true, given the premise.\n\n"
+            "You first answer three practice items: pass two of them to start. Some items later on are checks "
+            "with a known answer. When you finish, you receive a completion code for the crowd platform.",
+            [],
+            [("jsonl", [
+                {"id": f"paid-{scene}-{index}", "premise": premise, "hypothesis": hypothesis}
+                for scene, (premise, hypotheses) in enumerate(PAID_SCENES, start=1)
+                for index, (hypothesis, _) in enumerate(hypotheses, start=1)
+            ])],
+            options={"completion_code": "DEMO-PAID-2026", "gold_rate": 0.3, "items_per_page": 3},
+            gold=[{"id": f"paid-gold-{number}", "premise": premise, "hypothesis": hypothesis, "label": label}
+                  for number, (premise, hypothesis, label) in enumerate(PAID_GOLD, start=1)],
+            qualification=[{"premise": premise, "hypothesis": hypothesis, "label": label}
+                           for premise, hypothesis, label in PAID_QUALIFICATION],
+        )
+
+
+# Written for the demo study; the labels are the intended readings.
+PAID_SCENES = [
+    ("A woman carries a stack of books up a narrow staircase.", [
+        ("Someone is holding books.", "e"), ("The woman works in a library.", "n"), ("The woman is swimming.", "c")]),
+    ("Four friends share a pizza at a wooden table.", [
+        ("People are eating.", "e"), ("It is someone's birthday.", "n"), ("The table is empty.", "c")]),
+    ("A cyclist waits at a red light in the rain.", [
+        ("A person is outside.", "e"), ("The cyclist is late for work.", "n"), ("The sun is shining on a dry road.", "c")]),
+]
+PAID_GOLD = [
+    ("A baby is sleeping in a crib.", "A child is asleep.", "e"),
+    ("A man is mowing the lawn.", "The man is asleep on the sofa.", "c"),
+    ("Two kids build a sandcastle.", "Children are playing.", "e"),
+]
+PAID_QUALIFICATION = [
+    ("A chef is tasting soup from a large pot.", "Someone is cooking.", "e"),
+    ("A chef is tasting soup from a large pot.", "The soup is for a wedding.", "n"),
+    ("A chef is tasting soup from a large pot.", "The kitchen has no food in it.", "c"),
+]
+
+
 TASK = NLILabel()

@@ -360,3 +360,12 @@ def test_an_unanswered_item_becomes_a_gold_check(make_project, import_rows, auth
     claim_page(project, worker)
     client.post(f"/projects/{project.slug}/items/{second.pk}/gold/", {"reference": "e"})
     assert not Item.objects.get(pk=second.pk).is_gold  # a worker holds it: refused
+
+
+def test_the_demo_has_a_paid_study_with_qualification_gold_and_code_and_loads_once():
+    load_demo()
+    load_demo()
+    paid = Project.objects.get(slug="demo-paid")
+    assert paid.qualification.items.count() == 3 and paid.items.filter(is_gold=True).count() == 3
+    assert paid.options["completion_code"] and paid.gold_rate > 0 and paid.status == "published"
+    assert paid.items.filter(is_gold=False).count() == 9
