@@ -164,17 +164,3 @@ def accuracy_by_entropy_svg(
         axes.legend(fontsize="small")
     return _svg(figure)
 
-
-def timeline_svg(times: Sequence) -> str:
-    """When a worker answered: answers per hour, as bars over the span of their work.
-
-    times: (n,) datetimes of their answers (any order)."""
-    stamps = pd.Series(pd.to_datetime(list(times), utc=True))
-    counts = stamps.dt.floor("h").value_counts().sort_index()
-    figure = Figure(figsize=(6, 2.4))
-    axes = figure.add_subplot()
-    axes.bar(counts.index, counts.to_numpy(), width=1 / 24, align="edge", color=ACCENT)
-    axes.set_ylabel("answers per hour")
-    axes.set_title(f"{len(stamps)} answers")
-    figure.autofmt_xdate()
-    return _svg(figure)

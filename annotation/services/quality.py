@@ -3,10 +3,12 @@ from __future__ import annotations
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
-from django.db.models import F
+from django.db.models import Count, F, JSONField
+from django.db.models.functions import Coalesce, TruncHour
 from django.utils import timezone
 
 from annotation.models import Annotation, Item, Project, WorkerStatus
+from common.rows import plain_frame
 
 
 def record_gold_answers(project: Project, worker, gold_results: list[bool]) -> WorkerStatus:
@@ -43,17 +45,18 @@ def worker_figures(project: Project, worker_ids=None) -> list[dict]:
     import pandas as pd
 
     task = project.task
-    rows = Annotation.objects.filter(item__project=project, worker__isnull=False)
+    # Unordered: with the model's ordering SQLite scans every item of the project instead of the workers'
+    # answers through their index.
+    rows = Annotation.objects.filter(item__project=project, worker__isnull=False).order_by()
     if worker_ids is not None:
         rows = rows.filter(worker_id__in=list(worker_ids))
-    frame = pd.DataFrame.from_records(
-        rows.values_list("worker_id", "value", "seconds_spent", "item__is_gold", "item__aggregate", "item__adjudicated")
-        .iterator(chunk_size=5000),
-        columns=["worker", "value", "seconds", "is_gold", "aggregate", "adjudicated"],
-    )
+    final_label = Coalesce("item__adjudicated", "item__aggregate", output_field=JSONField())
+    frame = plain_frame(rows.values_list("worker_id", "value", "seconds_spent", "item__is_gold", final_label),
+                        ["worker", "value", "seconds", "is_gold", "final"], json_columns=("value", "final"))
     if frame.empty:
         return []
-    final = frame["adjudicated"].where(frame["adjudicated"].notna(), frame["aggregate"])
+    final = frame["final"]
+    frame["is_gold"] = frame["is_gold"].astype(bool)
     compared = ~frame["is_gold"] & final.notna()
     frame["agrees"] = [
         bool(task.matches_reference(value, reference)) if keep else False
@@ -134,9 +137,10 @@ def worker_detail(project: Project, worker) -> dict:
         "figures": figures[0] if figures else None,
         "status": WorkerStatus.objects.filter(project=project, worker=worker).select_related("blocked_by").first(),
         "answers": answers,
+        # Answers per hour of work, oldest first: when they worked, and in what bursts.
         "timeline": list(
-            Annotation.objects.filter(item__project=project, worker=worker)
-            .order_by("submitted_at").values_list("submitted_at", flat=True)
+            Annotation.objects.filter(item__project=project, worker=worker).order_by()
+            .annotate(hour=TruncHour("submitted_at")).values("hour").annotate(answers=Count("id")).order_by("hour")
         ),
     }
 

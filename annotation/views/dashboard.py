@@ -9,7 +9,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST, require_safe
 
 from annotation.forms import UploadForm
-from annotation.models import Annotation
+from annotation.models import Assignment
 from annotation.services import access, adjudication, background, exporters, items, linking, quality
 from annotation.services.progress import project_progress
 from annotation.services.projects import TRANSITIONS
@@ -30,7 +30,6 @@ def project_detail(request, slug):
         "queue_size": adjudication.queue(project).count(),
         "next_statuses": sorted(TRANSITIONS[project.status]),
         **_item_table(request, project),
-        **_worker_table(request, project),
     })
 
 
@@ -48,7 +47,7 @@ def _item_table(request, project) -> dict:
 
 def _worker_table(request, project) -> dict:
     workers = (
-        Annotation.objects.filter(item__project=project, worker__isnull=False)
+        Assignment.objects.filter(project=project, status=Assignment.Status.SUBMITTED)
         .order_by("worker__username").values_list("worker_id", flat=True).distinct()
     )
     page = Paginator(workers, PAGE_SIZE).get_page(request.GET.get("workers_page"))
@@ -85,17 +84,10 @@ def worker_detail(request, slug, worker_id):
         return redirect("worker_detail", slug=slug, worker_id=worker.pk)
     detail = quality.worker_detail(project, worker)
     detail["answers"] = Paginator(detail["answers"], PAGE_SIZE).get_page(request.GET.get("page"))
-    return render(request, "annotation/worker_detail.html", {
-        "project": project, "worker": worker, "timeline_svg": _timeline(detail.pop("timeline")), **detail,
-    })
-
-
-def _timeline(times) -> str | None:
-    from django.utils.safestring import mark_safe
-
-    from annotation.services import plots
-
-    return mark_safe(plots.timeline_svg(times)) if times else None  # drawn from timestamps only
+    most = max((hour["answers"] for hour in detail["timeline"]), default=0)
+    for hour in detail["timeline"]:
+        hour["percent"] = round(100 * hour["answers"] / most)
+    return render(request, "annotation/worker_detail.html", {"project": project, "worker": worker, **detail})
 
 
 @login_required
