@@ -1,18 +1,22 @@
-"""Reading premise/hypothesis rows from JSONL or CSV, with errors that name the file, line and field."""
-import csv
+"""Reading premise/hypothesis rows from JSONL or CSV, with errors that name the file, line and field. The
+files are read by the project's one JSONL and one CSV reader (common.readers)."""
 import hashlib
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from common.readers import RowError, csv_rows, json_lines
 
 ID_FIELDS = ("id", "uid", "pairID")
 PREMISE_FIELDS = ("premise", "pre", "Premise", "sentence1")
 HYPOTHESIS_FIELDS = ("hypothesis", "hyp", "Hypothesis", "sentence2")
 
 
-class InputError(ValueError):
+class InputError(RowError):
     """A row of an input file is malformed; the message names file, line and field."""
+
+    def __init__(self, message: str):
+        super().__init__(None, message)
 
 
 @dataclass
@@ -28,21 +32,11 @@ def iter_records(path: str | Path) -> Iterator[tuple[int, dict]]:
     path = Path(path)
     if not path.is_file():
         raise InputError(f"{path}: file not found")
-    with path.open(newline="", encoding="utf-8") as handle:
-        if path.suffix.lower() == ".csv":
-            reader = csv.DictReader(handle)
-            for record in reader:
-                yield reader.line_num, record
-            return
-        for line_no, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"{path}:{line_no}: not valid JSON ({exc.msg})") from exc
-            if not isinstance(record, dict):
-                raise InputError(f"{path}:{line_no}: expected a JSON object")
+    with path.open("rb") as handle:
+        rows = csv_rows(handle, file=path) if path.suffix.lower() == ".csv" else json_lines(handle, file=path)
+        for line_no, record in rows:
+            if isinstance(record, RowError):
+                raise record
             yield line_no, record
 
 
