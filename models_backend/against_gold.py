@@ -4,6 +4,7 @@ written beside the gold, so a study's author can see where the model and the stu
 from __future__ import annotations
 
 import csv
+import json
 import time
 from pathlib import Path
 
@@ -37,6 +38,19 @@ def gold_labels(path: Path) -> list[str | None]:
     return labels
 
 
+def trained_length(model_dir: Path) -> int | None:
+    """Tokens per pair the checkpoint was trained with (train_unli's model card), else what its position
+    embeddings allow, else None (the tokenizer's own limit)."""
+    try:
+        return int(json.loads((model_dir / "model_card.json").read_text())["settings"]["max_length"])
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    try:
+        return int(json.loads((model_dir / "config.json").read_text())["max_position_embeddings"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
 def evaluate_against_gold(model_dir: str | Path, gold_path: str | Path, output_path: str | Path, *,
                           batch_size: int = 64, precision: str = "auto", device: str | None = None,
                           progress: Progress | None = None) -> dict:
@@ -54,7 +68,7 @@ def evaluate_against_gold(model_dir: str | Path, gold_path: str | Path, output_p
     torch_device = pick_device(device)
     model, tokenizer = load_model(spec, torch_device, pick_precision(torch_device, precision))
     outputs = predict_pairs(spec, model, tokenizer, [r.premise for r in rows], [r.hypothesis for r in rows],
-                            batch_size=batch_size, progress=progress)
+                            batch_size=batch_size, max_length=trained_length(spec.path), progress=progress)
     output_path.parent.mkdir(parents=True, exist_ok=True)
     with output_path.open("w", encoding="utf-8", newline="") as handle:
         writer = csv.writer(handle, lineterminator="\n")

@@ -18,7 +18,7 @@ from django.conf import settings as django_settings
 from common.schema import Schema, Setting
 from jobs.kinds import JobKind, register
 from jobs.services import log, output_file
-from models_backend.against_gold import evaluate_against_gold
+from models_backend.against_gold import evaluate_against_gold, trained_length
 from models_backend.dataio import read_pairs
 from models_backend.devices import PRECISIONS
 from models_backend.pipelines.antonyms import make_antonym_pairs_file
@@ -52,6 +52,7 @@ def _predict(job, progress):
         _output(job, "output_path", f"predictions.{OUTPUT_EXTENSIONS.get(output_format, 'jsonl')}"),
         output_format=output_format, batch_size=int(params.get("batch_size", 64)), device=params.get("device"),
         precision=params.get("precision", "auto"), progress=progress,
+        max_length=params.get("max_length") or trained_length(Path(params["model_dir"])),
     )
 
 

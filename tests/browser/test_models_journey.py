@@ -106,7 +106,7 @@ def test_an_author_trains_a_unli_model_from_a_studys_gold_and_evaluates_it(brows
         author.wait_for_url(f"{base}/models/checkpoints/")
         card = author.locator("section.card", has=author.get_by_role("heading", name=f"job {job_id}: model"))
         expect(card).to_contain_text("0: probability")
-        expect(card).to_contain_text(f"#{job_id} UNLI training")
+        expect(card.get_by_role("link", name=f"trained by job {job_id}")).to_be_visible()
         select_id = card.locator("select[name=study]").get_attribute("id")
         type_into(author, f"#{select_id}", SLUG)
         tab_to(author, f"#{select_id} ~ button")
@@ -119,6 +119,8 @@ def test_an_author_trains_a_unli_model_from_a_studys_gold_and_evaluates_it(brows
         expect(results).to_contain_text("pearson")
         expect(results.locator("tr", has=author.locator("th", has_text=re.compile("^n$"))).locator("td")).to_have_text(str(ROWS))
         save_screenshot(author, "models-journey-evaluated")
+        author.goto(f"{base}/models/checkpoints/")
+        expect(card).to_contain_text(f"#{evaluation_url.rstrip('/').rsplit('/', 1)[-1]} Model evaluation against gold")
 
         # At 360 px nothing scrolls sideways.
         narrow_context, narrow = new_page(browser, 360, 740)

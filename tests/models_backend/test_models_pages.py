@@ -15,6 +15,7 @@ from jobs.models import Job
 IMMEDIATE = {"default": {"BACKEND": "django_tasks.backends.immediate.ImmediateBackend", "QUEUES": ["default", "gpu"]}}
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("_media")]
 # Tiny settings: one epoch, no surrogate pre-training (the checkbox left unticked), short pairs.
+STUDY_ROWS = 2 * len(PAIRS) + 1
 TINY_TRAINING = {"epochs": "1", "batch_size": "4", "max_length": "32", "lr": "0.001", "queue": "default"}
 
 
@@ -38,14 +39,15 @@ def models_dir(settings, tmp_path, tiny_nli):
 
 @pytest.fixture
 def slider_study(make_project, import_rows, author):
-    """A slider study whose items carry gold probabilities (imported U-SNLI rows)."""
+    """A slider study whose items carry gold probabilities (imported U-SNLI rows), one pair longer than the tiny
+    models' 128 positions (a trained model is run at the length it was trained with)."""
     import csv
 
     project = make_project("unli_slider", slug="slider-gold", owner=author)
     buffer = io.StringIO()
     writer = csv.writer(buffer)
     writer.writerow(["id", "pre", "hyp", "nli", "unli"])
-    for i, (premise, hypothesis) in enumerate(PAIRS * 2):
+    for i, (premise, hypothesis) in enumerate(PAIRS * 2 + [("a man is sleeping " * 50, "a man is sleeping")]):
         writer.writerow([f"u{i}", premise, hypothesis, "1", f"{(i % 7) / 7 + 0.05:.3f}"])
     from annotation.services.importers import import_stream
 
@@ -67,7 +69,7 @@ def test_an_author_trains_on_a_studys_gold_and_evaluates_it_in_one_click(client,
     assert job.project == slider_study and job.params["studies"] == {"train": "slider-gold", "eval": "slider-gold"}
     assert job.params["settings"]["pretrain_snli"] is None and job.params["settings"]["epochs"] == 1
     assert [entry["role"] for entry in job.inputs] == ["train", "eval"] and job.inputs[0]["name"] == "slider-gold-usnli.csv"
-    assert job.result["n_train"] == 2 * len(PAIRS) and -1 <= job.result["pearson"] <= 1
+    assert job.result["n_train"] == STUDY_ROWS and -1 <= job.result["pearson"] <= 1
     status = client.get(f"/jobs/{job.pk}/status/").content.decode()
     assert "started: UNLI training" in status and "steps" in status and "Download the output" in status
     archive = zipfile.ZipFile(io.BytesIO(b"".join(client.get(f"/jobs/{job.pk}/output/").streaming_content)))
@@ -79,10 +81,10 @@ def test_an_author_trains_on_a_studys_gold_and_evaluates_it_in_one_click(client,
     evaluated = client.post("/models/checkpoints/evaluate/", {"checkpoint": f"job/{job.pk}", "study": "slider-gold"})
     evaluation = Job.objects.get(kind="evaluate_model")
     assert evaluated["Location"] == f"/jobs/{evaluation.pk}/" and evaluation.status == "done", evaluation.error
-    assert evaluation.project == slider_study and evaluation.result["n"] == 2 * len(PAIRS)
+    assert evaluation.project == slider_study and evaluation.result["n"] == STUDY_ROWS
     assert evaluation.result["pearson"] == pytest.approx(job.result["pearson"], abs=1e-4)  # same model, same pairs
     rows = b"".join(client.get(f"/jobs/{evaluation.pk}/output/").streaming_content).decode().splitlines()
-    assert rows[0] == "id,premise,hypothesis,gold,prediction" and len(rows) == 1 + 2 * len(PAIRS)
+    assert rows[0] == "id,premise,hypothesis,gold,prediction" and len(rows) == 1 + STUDY_ROWS
     assert f"#{evaluation.pk}" in client.get("/models/checkpoints/").content.decode()  # "used by"
 
     other = make_user("author2", "author")
