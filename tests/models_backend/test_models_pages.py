@@ -146,3 +146,20 @@ def test_atoms_are_generated_from_a_study_and_imported_into_a_validity_study(cli
     assert job.status == "done", job.error
     assert job.project == validity and job.result["imported"]["examples"] == len(PAIRS)
     assert validity.examples.count() == len(PAIRS) and job.result["rows"] == len(PAIRS)
+
+
+@override_settings(TASKS=IMMEDIATE)
+def test_antonym_pairs_from_a_study_with_the_servers_wordnet(client, author, models_dir, make_project, import_rows, settings, tmp_path):
+    from test_antonyms import write_wordnet
+
+    settings.WORDNET_DIR = write_wordnet(tmp_path / "wordnet")
+    source = make_project("nli_label", slug="pairs-study", owner=author)
+    import_rows(source, [{"id": f"p{i}", "premise": p, "hypothesis": h} for i, (p, h) in enumerate(PAIRS)])
+    client.force_login(author)
+    client.post("/models/", {"job": "antonyms", "nli_dir": "shared/tiny-nli", "embedder_dir": "shared/tiny-encoder",
+                             "input_study": "pairs-study", "queue": "default"})
+    job = Job.objects.get()
+    assert job.status == "done", job.error
+    assert job.project == source and job.result["rows"] == len(PAIRS) and job.result["written"] >= 1
+    lines = [json.loads(line) for line in b"".join(client.get(f"/jobs/{job.pk}/output/").streaming_content).splitlines()]
+    assert len(lines) == job.result["written"] and lines[0]["modified_hypothesis"] != lines[0]["hypothesis"]
