@@ -51,6 +51,9 @@ class ModelJobForm(forms.Form):
         self.order_fields([*(s.param for s in spec.models),
                            *(f"{s.role}_{end}" for s in spec.files for end in ("study", "file")),
                            *(["into_study"] if spec.into_study else []), *self.settings_fields, "queue"])
+        for name, field in self.fields.items():  # the help under each field is read out with it
+            if field.help_text:
+                field.widget.attrs["aria-describedby"] = f"id_{name}-help"
 
     def clean(self):
         data = super().clean()

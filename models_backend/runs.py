@@ -221,7 +221,7 @@ FORMS = {form.name: form for form in (
         Schema((
             Setting("epochs", "int", RECIPE.epochs, "passes over the training data", minimum=1, maximum=50),
             Setting("batch_size", "int", RECIPE.batch_size, "pairs per step", minimum=1, maximum=512),
-            Setting("lr", "float", RECIPE.lr, "peak learning rate", minimum=1e-7, maximum=1e-2),
+            Setting("lr", "float", RECIPE.lr, "peak learning rate", label="Learning rate", minimum=1e-7, maximum=1e-2),
             Setting("max_length", "int", RECIPE.max_length, "tokens per pair", minimum=8, maximum=512),
             Setting("loss", "choice", RECIPE.loss, "bce: regression; rank: margin ranking",
                     choices=tuple((loss, loss) for loss in LOSSES)),
@@ -229,7 +229,8 @@ FORMS = {form.name: form for form in (
                     minimum=0, maximum=10),
             Setting("seed", "int", RECIPE.seed, "random seed", minimum=0, maximum=2**31 - 1),
             Setting("max_train", "int", None, "use only the first N training rows", minimum=2),
-            Setting("pretrain", "bool", True, "surrogate pre-training on the shared SNLI file first (when present)"),
+            Setting("pretrain", "bool", True, "surrogate pre-training on the shared SNLI file first (when present)",
+                    label="Surrogate pre-training"),
             Setting("max_pretrain", "int", None, "use only the first N SNLI rows", minimum=1),
             Setting("pretrain_epochs", "int", RECIPE.pretrain_epochs, "pre-training passes", minimum=1, maximum=10),
             Setting("hypothesis_only", "bool", False, "train and predict on hypotheses alone"),
