@@ -163,3 +163,21 @@ def test_antonym_pairs_from_a_study_with_the_servers_wordnet(client, author, mod
     assert job.project == source and job.result["rows"] == len(PAIRS) and job.result["written"] >= 1
     lines = [json.loads(line) for line in b"".join(client.get(f"/jobs/{job.pk}/output/").streaming_content).splitlines()]
     assert len(lines) == job.result["written"] and lines[0]["modified_hypothesis"] != lines[0]["hypothesis"]
+
+
+@override_settings(TASKS=IMMEDIATE)
+def test_an_nli_model_is_scored_against_a_label_studys_gold(client, author, models_dir, make_project, import_rows):
+    from conftest import force_label
+
+    force_label(models_dir / "tiny-nli", 0)  # always "entailment": its accuracy is the share of entailment gold
+    study = make_project("nli_label", slug="labels", owner=author)
+    counts = [{"e": 3, "n": 1}, {"c": 4}, {"e": 5}, {"n": 2, "c": 2}]  # the last has no majority: no gold
+    import_rows(study, [{"uid": f"g{i}", "example": {"premise": p, "hypothesis": h}, "label_counter": counter}
+                        for i, ((p, h), counter) in enumerate(zip(PAIRS, counts))], "chaosnli")
+    client.force_login(author)
+    client.post("/models/", {"job": "evaluate", "model_dir": "shared/tiny-nli", "gold_study": "labels", "batch_size": "4",
+                             "precision": "auto", "queue": "default"})
+    job = Job.objects.get()
+    assert job.status == "done", job.error
+    assert job.inputs[0]["name"] == "labels-snli.jsonl" and job.project == study
+    assert job.result["n"] == 3 and job.result["without_gold"] == 1 and job.result["accuracy"] == pytest.approx(2 / 3)
