@@ -50,6 +50,7 @@ def start_model_job(form_name: str, user, checkpoints: dict, sources: dict, sett
         params = spec.params(spec.settings.clean(settings), folders)
     except SettingError as error:
         raise JobError(str(error)) from None
+    params["checkpoints"] = {param: checkpoints[param] for param in folders}  # the registry names, for the job page
     studies = {role: source for role, source in sources.items() if isinstance(source, Project)}
     for project in [*studies.values(), *([into_study] if into_study else [])]:
         if not access.can_manage(user, project):

@@ -67,6 +67,7 @@ def test_an_author_trains_on_a_studys_gold_and_evaluates_it_in_one_click(client,
     assert response["Location"] == f"/jobs/{job.pk}/"
     assert job.status == "done", job.error
     assert job.project == slider_study and job.params["studies"] == {"train": "slider-gold", "eval": "slider-gold"}
+    assert job.params["checkpoints"] == {"base": "shared/tiny-encoder"}
     assert job.params["settings"]["pretrain_snli"] is None and job.params["settings"]["epochs"] == 1
     assert [entry["role"] for entry in job.inputs] == ["train", "eval"] and job.inputs[0]["name"] == "slider-gold-usnli.csv"
     assert job.result["n_train"] == STUDY_ROWS and -1 <= job.result["pearson"] <= 1
