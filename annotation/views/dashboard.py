@@ -1,5 +1,7 @@
 """Following a study: the dashboard (progress, items, workers, exports), one worker's page with block and
 unblock, and the exports."""
+from urllib.parse import urlencode
+
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
@@ -39,6 +41,7 @@ def _item_table(request, project) -> dict:
     return {
         "items": Paginator(found, PAGE_SIZE).get_page(request.GET.get("page")),
         "query": query,
+        "query_string": urlencode(query) + "&",  # kept by the page links
         "filters": items.FILTER_NAMES.items(),
         "sorts": [("id", "oldest first"), ("-id", "newest first"), ("-annotations", "most annotations"),
                   ("annotations", "fewest annotations"), ("status", "status")],

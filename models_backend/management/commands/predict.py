@@ -1,17 +1,15 @@
-import json
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
-from models_backend.dataio import InputError
 from models_backend.devices import PRECISIONS
 from models_backend.lm_scoring import ChoicePrompt
+from models_backend.management.pipeline_command import PipelineCommand
 from models_backend.prediction import FORMATS, predict_file
-from models_backend.progress import stderr_bar
-from models_backend.registry import ModelError, ModelKind
+from models_backend.registry import ModelKind
 
 
-class Command(BaseCommand):
+class Command(PipelineCommand):
     help = "Run a local classifier or regressor checkpoint over a JSONL/CSV file of premise-hypothesis pairs."
 
     def add_arguments(self, parser):
@@ -42,20 +40,13 @@ class Command(BaseCommand):
                 prompt = ChoicePrompt(template=Path(options["prompt_template"]).read_text(encoding="utf-8"))
             except OSError as exc:
                 raise CommandError(f"--prompt-template: {exc}") from exc
-        try:
-            with stderr_bar("predict") as progress:
-                summary = predict_file(
-                    options["model"], options["input"], options["output"],
-                    output_format=options["format"], batch_size=options["batch_size"], device=options["device"],
-                    kind=options["kind"], max_length=options["max_length"], model_name=options["name"],
-                    prompt=prompt, progress=progress, precision=options["precision"],
-                )
-        except (InputError, ModelError, ValueError) as exc:
-            raise CommandError(str(exc)) from exc
-        if options["json"]:
-            self.stdout.write(json.dumps(summary))
-            return
-        self.stdout.write(
-            f"{summary['rows']} rows in {summary['seconds']:.2f} s ({summary['rows_per_s']} rows/s) "
-            f"on {summary['device']} ({summary['precision']}) -> {summary['output']}"
-        )
+        self.run_pipeline(options, lambda progress: predict_file(
+            options["model"], options["input"], options["output"],
+            output_format=options["format"], batch_size=options["batch_size"], device=options["device"],
+            kind=options["kind"], max_length=options["max_length"], model_name=options["name"],
+            prompt=prompt, progress=progress, precision=options["precision"],
+        ))
+
+    def describe(self, summary):
+        return (f"{summary['rows']} rows in {summary['seconds']:.2f} s ({summary['rows_per_s']} rows/s) "
+                f"on {summary['device']} ({summary['precision']}) -> {summary['output']}")
