@@ -13,9 +13,21 @@ from models_backend.registry import ModelError
 
 class PipelineCommand(BaseCommand):
     bar_unit = "row"
+    default_batch_size = 64
+
+    def add_arguments(self, parser):
+        self.add_pipeline_arguments(parser)
+        parser.add_argument("--batch-size", type=int, default=self.default_batch_size)
+        parser.add_argument("--device", help="cpu, cuda, cuda:1 ... (default: cuda if available)")
+        parser.add_argument("--json", action="store_true", help="print the run summary as one JSON line")
+
+    def add_pipeline_arguments(self, parser):
+        """Options of this pipeline beyond --batch-size, --device and --json."""
 
     def run_pipeline(self, options, run) -> None:
         """`run(progress)` does the work and returns the summary dict."""
+        if options["batch_size"] < 1:
+            raise CommandError("--batch-size must be at least 1")
         try:
             with stderr_bar(self.bar_name(), unit=self.bar_unit) as progress:
                 summary = run(progress)

@@ -4,18 +4,16 @@ from models_backend.pipelines.atoms import generate_atoms_file
 
 class Command(PipelineCommand):
     bar_unit = "hypothesis"
+    default_batch_size = 8
     help = "Decompose hypotheses into atoms with a local causal LM, prune them with a local NLI model, write atoms JSONL."
 
-    def add_arguments(self, parser):
+    def add_pipeline_arguments(self, parser):
         parser.add_argument("--lm", required=True, help="causal LM checkpoint folder")
         parser.add_argument("--nli-model", required=True, help="3-way NLI classifier folder used for pruning")
         parser.add_argument("--input", required=True, help="JSONL or CSV with id, premise, hypothesis")
         parser.add_argument("--output", required=True, help="atoms JSONL: {\"example_id\", \"atoms\"} per row")
         parser.add_argument("--defeasible", action="store_true", help="also drop atoms the premise entails")
         parser.add_argument("--max-new-tokens", type=int, default=80)
-        parser.add_argument("--batch-size", type=int, default=8)
-        parser.add_argument("--device", help="cpu, cuda, ... (default: cuda if available)")
-        parser.add_argument("--json", action="store_true")
 
     def handle(self, *args, **options):
         self.run_pipeline(options, lambda progress: generate_atoms_file(

@@ -10,7 +10,7 @@ class Command(PipelineCommand):
     help = ("Make antonym-replaced hypotheses H' and label (P,H), (H,H'), (H',H), (P,H') with a local NLI model; "
             "writes the `evaluate transitivity` input JSONL.")
 
-    def add_arguments(self, parser):
+    def add_pipeline_arguments(self, parser):
         parser.add_argument("--input", required=True, help="JSONL or CSV with id, premise, hypothesis")
         parser.add_argument("--nli-model", required=True, help="3-way NLI classifier folder")
         parser.add_argument("--output", required=True)
@@ -22,9 +22,6 @@ class Command(PipelineCommand):
                             help="LM scorer: keep H' when ppl(H') <= ratio * ppl(H)")
         parser.add_argument("--wordnet", default=str(Path(settings.VAR_DIR) / "wordnet" / "dict"),
                             help="WordNet dict folder (default: var/wordnet/dict, see wordnet_install.sh)")
-        parser.add_argument("--batch-size", type=int, default=64)
-        parser.add_argument("--device", help="cpu, cuda, ... (default: cuda if available)")
-        parser.add_argument("--json", action="store_true")
 
     def handle(self, *args, **options):
         self.run_pipeline(options, lambda progress: make_antonym_pairs_file(

@@ -12,7 +12,7 @@ from models_backend.registry import ModelKind
 class Command(PipelineCommand):
     help = "Run a local classifier or regressor checkpoint over a JSONL/CSV file of premise-hypothesis pairs."
 
-    def add_arguments(self, parser):
+    def add_pipeline_arguments(self, parser):
         parser.add_argument("--model", required=True, help="checkpoint folder (transformers format)")
         parser.add_argument("--input", required=True, help="JSONL or CSV with id, premise, hypothesis (or id, pre, hyp)")
         parser.add_argument("--output", required=True)
@@ -22,18 +22,13 @@ class Command(PipelineCommand):
                             help="model kind when the config does not tell (causal_lm: multiple-choice scoring)")
         parser.add_argument("--prompt-template", help="file with the choice prompt template for a causal LM "
                             "(placeholders {premise}, {hypothesis}, {options})")
-        parser.add_argument("--batch-size", type=int, default=64)
         parser.add_argument("--max-length", type=int, help="truncate pairs to this many tokens")
-        parser.add_argument("--device", help="cpu, cuda, cuda:1 ... (default: cuda if available)")
         parser.add_argument("--precision", choices=PRECISIONS, default="auto",
                             help="auto (fp16 on CUDA, fp32 on CPU), fp32, int8 (faster CPU path: int8 linear layers), "
                                  "fp16 or bf16 (CUDA)")
         parser.add_argument("--name", help="model name in the chaosnli output (default: the folder name)")
-        parser.add_argument("--json", action="store_true", help="print the run summary as one JSON line")
 
     def handle(self, *args, **options):
-        if options["batch_size"] < 1:
-            raise CommandError("--batch-size must be at least 1")
         prompt = None
         if options["prompt_template"]:
             try:
