@@ -27,14 +27,18 @@ def _interval(ci) -> str:
 
 def format_table(figures: dict) -> str:
     resamples = figures["bootstrap"]["resamples"]
+    # Free-text tasks (hypothesis writing) have no agreement scale: say so instead of "level None".
+    level = f"Krippendorff level {figures['level']}" if figures["level"] else "no agreement scale (free text)"
     lines = [
-        f"project {figures['project']} ({figures['task_type']}), Krippendorff level {figures['level']}",
+        f"project {figures['project']} ({figures['task_type']}), {level}",
         f"items {figures['n_items']} ({figures['n_items_pairable']} with two or more annotations), "
         f"annotations {figures['n_annotations']} ({figures['n_imported_votes']} imported), workers {figures['n_workers']}",
         "",
         f"{'figure':<34}{'value':>10}  95% CI ({resamples} resamples of items)",
     ]
-    rows = [(f"krippendorff_alpha ({figures['level']})", figures["krippendorff_alpha"], figures["krippendorff_alpha_ci"])]
+    rows = []
+    if figures["level"]:
+        rows.append((f"krippendorff_alpha ({figures['level']})", figures["krippendorff_alpha"], figures["krippendorff_alpha_ci"]))
     pairwise = figures["pairwise"]
     if pairwise is not None:
         rows.append((f"{pairwise['statistic']} ({pairwise['pairs']} pairs)", pairwise["value"], pairwise["ci"]))
