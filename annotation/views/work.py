@@ -176,11 +176,20 @@ def qualify(request, slug):
         except SubmissionError as exc:
             context.update(error=exc, values={int(k): v["value"] for k, v in answers.items()})
             return render(request, "annotation/qualify.html", context, status=exc.status)
-        if attempt.passed:
-            messages.success(request, "You passed the qualification test. Welcome!")
+        result = qualification.feedback(test, attempt)
+        if attempt.passed and not result["items"]:
+            messages.success(request, f"You passed the qualification test{_score_text(result)}. Welcome!")
             return redirect("work", slug=slug)
-        context.update(attempt=attempt, attempts_left=qualification.attempts_left(test, request.user))
+        context.update(attempt=attempt, feedback=result, attempts_left=result["attempts_left"])
+    if not context["attempts_left"]:  # a crowd worker who failed is told how to leave the study, not stranded
+        context.update(_returned_context(crowd.session_of(project, request.user)))
     return render(request, "annotation/qualify.html", context)
+
+
+def _score_text(result: dict) -> str:
+    if result["score"] is None:
+        return ""
+    return f" with a score of {result['score']:.2f} (pass mark {result['pass_mark']:.2f})"
 
 
 def _render_page(request, project, assignment, error=None, values=None, status=200):
