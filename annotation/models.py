@@ -335,6 +335,7 @@ class WorkerStatus(models.Model):
     exclude_answers = models.BooleanField(default=False)
 
     class Meta:
+        verbose_name_plural = "worker statuses"  # not Django's "worker statuss"
         constraints = [models.UniqueConstraint(fields=["project", "worker"], name="worker_status_unique")]
 
     @property

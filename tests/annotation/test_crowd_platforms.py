@@ -277,3 +277,28 @@ def test_no_work_left_without_an_answer_gives_no_code_but_a_way_out(make_project
     page = client.get(prolific_link(empty), follow=True)
     text = page.content.decode()
     assert CODE not in text and "There is no work for you in this study right now." in text and "resume=" in text
+
+
+def test_counts_read_as_english_and_exports_have_one_extension(make_project, import_rows, make_user, client, author):
+    from annotation.services import exporters
+    from annotation.services.assignments import claim_page, submit_page
+    from annotation.tasktypes import TASK_TYPES
+
+    project = make_project("nli_label", slug="plurals", items_per_page=1, redundancy=1, max_annotations=1)
+    import_rows(project, [{"id": "1", "premise": "P", "hypothesis": "H"}])
+    worker = make_user("solo")
+    page = claim_page(project, worker)
+    submit_page(page.pk, worker, {str(page.claims.get().item_id): {"value": "e"}})
+    client.force_login(author)
+    dashboard = client.get(f"/projects/{project.slug}/").content.decode()
+    assert ">1</b><span data-one=\"item\" data-many=\"items\">item</span>" in dashboard
+    assert ">1</b><span data-one=\"answer\" data-many=\"answers\">answer</span>" in dashboard
+    assert "1 answers" not in client.get(f"/projects/{project.slug}/workers/{worker.pk}/").content.decode()
+    from annotation.models import WorkerStatus
+
+    assert str(WorkerStatus._meta.verbose_name_plural) == "worker statuses"
+    for task in TASK_TYPES.values():
+        for fmt in task.export_formats:
+            name = exporters.file_name(project, fmt)
+            assert name.count(".csv") + name.count(".jsonl") == 1 and not name.endswith((".csv.csv", ".jsonl.jsonl")), name
+    assert client.get(f"/projects/{project.slug}/export/csv/")["Content-Disposition"] == 'attachment; filename="plurals.csv"'
