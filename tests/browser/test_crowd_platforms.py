@@ -46,7 +46,7 @@ def crowd_studies(demo_server, tmp_path_factory):
            ["import_items", PROLIFIC_STUDY, str(items), "--format", "jsonl"],
            ["import_items", MTURK_STUDY, str(items), "--format", "jsonl"],
            ["create_qualification", "qual-crowd-prolific", "--task-type", "nli_label", "--items", str(references),
-            "--project", PROLIFIC_STUDY, "--min-accuracy", "1", "--max-attempts", "2"])
+            "--project", PROLIFIC_STUDY, "--min-accuracy", "1", "--max-attempts", "2", "--show-feedback"])
 
 
 def answer_by_keyboard(page, keys: list[str]) -> None:
