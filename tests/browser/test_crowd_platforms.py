@@ -29,6 +29,17 @@ def no_sideways_scroll(page) -> bool:
     return page.evaluate("() => document.documentElement.scrollWidth <= document.documentElement.clientWidth")
 
 
+def too_wide(page) -> list[str]:
+    """The elements that stick out of the viewport (outside scroll containers), to name in a failure."""
+    return page.evaluate("""() => {
+        const width = document.documentElement.clientWidth;
+        return [...document.querySelectorAll("body *")]
+            .filter(el => el.getBoundingClientRect().right > width + 0.5 && !el.closest(".scroll"))
+            .slice(0, 8).map(el => el.tagName.toLowerCase() + (el.id ? "#" + el.id : "") + (el.className ? "." + el.className : "")
+                                   + " " + Math.round(el.getBoundingClientRect().right));
+    }""")
+
+
 @pytest.fixture(scope="module")
 def crowd_studies(demo_server, tmp_path_factory):
     """Two published studies that end after one page with a fixed code; the Prolific one has a
@@ -194,6 +205,6 @@ def test_new_screens_and_the_dashboard_do_not_scroll_sideways(browser, demo_serv
         page.goto(f"{base}/projects/demo-paid/")
         expect(page.locator("#live-state")).to_have_text("(live)")
         save_screenshot(page, f"crowd-dashboard-{width}")
-        assert no_sideways_scroll(page), "the dashboard scrolls sideways"
+        assert no_sideways_scroll(page), f"the dashboard scrolls sideways: {too_wide(page)}"
     finally:
         context.close()
