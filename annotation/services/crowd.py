@@ -21,6 +21,7 @@ from django.utils import timezone
 
 from annotation.models import Assignment, CrowdSession, Project
 from annotation.services.access import WORKER, grant_role
+from annotation.services.projects import settings_schema
 
 PLATFORM_PARAMETERS = {
     CrowdSession.Platform.PROLIFIC: ("PROLIFIC_PID", "STUDY_ID", "SESSION_ID"),
@@ -160,9 +161,16 @@ def no_work_left(project: Project, worker) -> bool:
     return not project.items.filter(claimable=True).exclude(claims__worker=worker).exists()
 
 
+def study_setting(project: Project, name: str):
+    """A crowd setting of the study, or its declared default (studies made before the setting existed)."""
+    if name in project.options:
+        return project.options[name]
+    return settings_schema(project.task).get(name).default
+
+
 def quota(project: Project) -> int:
     """Pages a participant submits to earn the code (0: they finish when they like, after one page)."""
-    return int(project.options.get("completion_pages") or 0)
+    return int(study_setting(project, "completion_pages") or 0)
 
 
 def quota_reached(session: CrowdSession) -> bool:

@@ -13,7 +13,7 @@ from annotation.forms import ImportConfirmForm, UploadForm, project_form_class, 
 from annotation.models import Item
 from annotation.services import access, background, projects, qualification, uploads
 from annotation.services.importers import GENERIC_FIELDS, ImportFileError, count_lines, import_file, preview
-from annotation.views.work import render_items
+from annotation.views.work import render_items, sample_items
 from common.schema import SettingError
 
 
@@ -116,8 +116,7 @@ def project_clone(request, slug):
 def project_preview(request, slug):
     """The worker page as a worker will see it, with the study's first items; nothing can be submitted."""
     project = access.project_for(request.user, slug, "manage")
-    sample = list(project.items.filter(is_gold=False).select_related("example", "atom").order_by("id")[: project.items_per_page])
-    return render_items(request, project, project.task.order_page(sample))
+    return render_items(request, project, sample_items(project))
 
 
 @login_required

@@ -99,20 +99,24 @@ def enter(request, slug):
     return redirect("work", slug=slug)
 
 
+def sample_items(project) -> list:
+    """The study's first page of items, as the author's preview and MTurk's HIT preview show them."""
+    sample = list(project.items.filter(is_gold=False).select_related("example", "atom").order_by("id")[: project.items_per_page])
+    return project.task.order_page(sample)
+
+
 def _mturk_preview(request, project):
     """What an MTurk worker sees before accepting the HIT: the first items, read-only."""
-    sample = list(project.items.filter(is_gold=False).select_related("example", "atom").order_by("id")[: project.items_per_page])
-    return render_items(request, project, project.task.order_page(sample), mturk_preview=True)
+    return render_items(request, project, sample_items(project), mturk_preview=True)
 
 
 def _returned_context(session) -> dict:
     """What a crowd worker who stops without a code needs: the study's message, its returned code, the way back."""
     if session is None:
         return {}
-    options = session.project.options
-    returned_code = options.get("returned_code") or ""
+    returned_code = crowd.study_setting(session.project, "returned_code")
     return {
-        "returned_message": options.get("returned_message") or "",
+        "returned_message": crowd.study_setting(session.project, "returned_message"),
         "returned_code": returned_code,
         "platform_url": crowd.prolific_url(returned_code) if returned_code and session.platform == CrowdSession.Platform.PROLIFIC else "",
         "resume_token": crowd.resume_token(session),
