@@ -25,7 +25,7 @@ from annotation.serializers import (
     SubmitSerializer,
     settings_from,
 )
-from annotation.services import access, adjudication, background, exporters, linking
+from annotation.services import access, adjudication, background, crowd, exporters, linking
 from annotation.services.agreement import INTERACTIVE_PAIR_EVALUATIONS, project_agreement
 from annotation.services.assignments import SubmissionError, claim_page, release_page, submit_page
 from annotation.services.importers import ImportFileError, check_size, import_upload
@@ -66,7 +66,8 @@ class ProjectViewSet(
     def get_serializer_context(self):
         # A mixed list: the projects a user may only work on are shown as workers see them.
         user = self.request.user
-        return {**super().get_serializer_context(), "may_manage": lambda project: access.can_manage(user, project)}
+        return {**super().get_serializer_context(), "may_manage": lambda project: access.can_manage(user, project),
+                "earned_code": lambda project: crowd.earned_code(project, user)}
 
     def _project(self, action_name: str = "view"):
         return access.project_for(self.request.user, self.kwargs["slug"], action_name)
@@ -82,7 +83,7 @@ class ProjectViewSet(
             project = create_project(data["slug"], data["task_type"], request.user, **settings_from(data))
         except SettingError as error:
             return setting_errors(error)
-        return Response(ProjectSerializer(project).data, status=status.HTTP_201_CREATED)
+        return Response(self.get_serializer(project).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(request=ProjectSerializer, responses={200: ProjectSerializer, 400: ErrorSerializer})
     def partial_update(self, request, *args, **kwargs):
@@ -98,7 +99,7 @@ class ProjectViewSet(
             project = update_project(project, **changes)
         except SettingError as error:
             return setting_errors(error)
-        return Response(ProjectSerializer(project).data)
+        return Response(self.get_serializer(project).data)
 
     def update(self, request, *args, **kwargs):
         return self.partial_update(request, *args, **kwargs)

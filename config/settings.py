@@ -3,6 +3,7 @@
 DATABASE_URL  database URL; default a SQLite file under var/
 REDIS_URL     unset: in-memory channel layer and database task queue; set: Redis for both
 SECRET_KEY, DEBUG, ALLOWED_HOSTS, TASKS_BACKEND (database | rq | immediate)
+MTURK_EXTRA_ORIGINS  a local stand-in for MTurk (frame host and submit endpoint); CROWD_FRAMED  cookies for the MTurk frame
 """
 import os
 from pathlib import Path
@@ -165,6 +166,22 @@ if not DEBUG:
     SECURE_CONTENT_TYPE_NOSNIFF = True
     SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
+
+
+def env_list(name: str) -> list[str]:
+    return [part.strip() for part in os.environ.get(name, "").split(",") if part.strip()]
+
+
+# MTurk ExternalQuestion: the crowd pages of an MTurk arrival may be framed by MTurk's worker sites (and only
+# those); finished HITs are posted to turkSubmitTo, which must be one of these hosts (production, sandbox).
+# MTURK_EXTRA_ORIGINS adds a local stand-in for both (tests, a rehearsal without MTurk).
+MTURK_FRAME_ANCESTORS = ["https://worker.mturk.com", "https://workersandbox.mturk.com", *env_list("MTURK_EXTRA_ORIGINS")]
+MTURK_SUBMIT_HOSTS = ["https://www.mturk.com", "https://workersandbox.mturk.com", *env_list("MTURK_EXTRA_ORIGINS")]
+PROLIFIC_COMPLETE_URL = "https://app.prolific.com/submissions/complete?cc="
+# MTurk frames the study from another site: its session cookie is only sent there with SameSite=None (HTTPS).
+if env_bool("CROWD_FRAMED", False):
+    SESSION_COOKIE_SAMESITE = CSRF_COOKIE_SAMESITE = "None"
+    SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = True
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

@@ -63,6 +63,14 @@ COMMON_SETTINGS = (
             "premise, hypothesis, optional update and atom, answer and why", check=_check_worked_examples),
     Setting("completion_code", "str", "", "the code crowd workers get when they finish (empty: one derived per "
             "session)", max_length=40),
+    Setting("completion_pages", "int", 0, "pages a crowd worker submits to earn the completion code; they are "
+            "then sent back to the platform (0: they finish when they like, after one page)", minimum=0,
+            maximum=1000),
+    Setting("returned_message", "text", "You gave the work back. Please return this study on the platform you "
+            "came from, so that someone else can take your place.", "what a crowd worker who gives back and "
+            "stops reads", max_length=2000),
+    Setting("returned_code", "str", "", "the code a crowd worker who gives back and stops gets (e.g. a Prolific "
+            "code for returned submissions; empty: none)", max_length=40),
     Setting("coherence_exclusive_per_worker", "bool", False, "a worker never gets two items of one coherence "
             "group, even on different pages"),
 )

@@ -74,6 +74,8 @@ class UNLISlider(TaskType):
         divisor = getattr(rules, "delta_divisor", 4.0)
         return abs(value - reference) <= min(reference, 1 - reference) / divisor
 
+    qualification_score = "correlation (Pearson r) of your answers with the reference answers"
+
     def grade(self, answers, references, easy, rules):
         """Easy items each within delta of their reference, and Pearson r and Spearman rho over all items
         above the test's thresholds (U-SNLI's qualification rules)."""

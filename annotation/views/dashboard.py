@@ -8,6 +8,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import HttpResponseBadRequest, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.template.defaultfilters import pluralize
 from django.views.decorators.http import require_POST, require_safe
 
 from annotation.forms import UploadForm
@@ -116,7 +117,7 @@ def send_to_validation(request, slug):
     except linking.LinkError as exc:
         messages.error(request, f"Nothing was sent: {exc.message}")
     else:
-        messages.success(request, f"Sent {report.created} new pair{'s' if report.created != 1 else ''} to "
+        messages.success(request, f"Sent {report.created} new pair{pluralize(report.created)} to "
                                   f"{report.validation_project} ({report.already_sent} sent before).")
     return redirect("project_detail", slug=slug)
 
