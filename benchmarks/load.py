@@ -36,9 +36,9 @@ import time
 from dataclasses import dataclass, field
 
 from _common import (
+    bulk_items,
     PYTHON,
     REPO_ROOT,
-    SHARED_DATA,
     django_env,
     emit,
     load_average,
@@ -52,7 +52,6 @@ from _common import (
 )
 
 SLUG = "load-usnli"
-DATA = SHARED_DATA / "u-snli" / "dev.csv"
 REQUEST_TIMEOUT_S = 60
 MAX_FAILURES_PER_WORKER = 20  # a worker whose requests keep failing stops instead of spinning
 
@@ -172,16 +171,17 @@ def run_worker(port: int, token: str, slug: str, seed: int, deadline: float, rec
     connection.close()
 
 
-def prepare(workers: int):
+def prepare(workers: int, items: int, items_per_page: int, redundancy: int):
     """The project, its items and the workers' API tokens."""
     from rest_framework.authtoken.models import Token
 
-    from annotation.services.importers import import_file
     from annotation.services.projects import create_project
 
-    project = create_project(SLUG, "unli_slider", make_author(), redundancy=2, max_annotations=3)
-    report = import_file(project, DATA, "usnli")
-    log(f"imported {report.items} items from {DATA.name}")
+    project = create_project(SLUG, "unli_slider", make_author(), redundancy=redundancy,
+                             max_annotations=redundancy + 1, items_per_page=items_per_page,
+                             status="published")
+    bulk_items(project, items)
+    log(f"loaded {items} items ({items_per_page} per page, redundancy {redundancy})")
     users = make_workers(workers)
     tokens = Token.objects.bulk_create([Token(user=user, key=Token.generate_key()) for user in users])
     return project, [token.key for token in tokens]
@@ -254,6 +254,9 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--workers", type=int, default=64, help="simulated workers (threads), one user each")
     parser.add_argument("--seconds", type=float, default=30, help="how long workers keep claiming")
+    parser.add_argument("--items", type=int, default=10_000, help="items in the project")
+    parser.add_argument("--items-per-page", type=int, default=1, help="items on one page (k)")
+    parser.add_argument("--redundancy", type=int, default=1, help="annotations wanted per item")
     parser.add_argument("--json", action="store_true", help="end with one JSON line of the figures")
     args = parser.parse_args()
     if not 1 <= args.workers <= 512 or not 0 < args.seconds <= 600:
@@ -265,7 +268,7 @@ def main():
         setup_django(url, var_dir)
         from django.db import connections
 
-        project, tokens = prepare(args.workers)
+        project, tokens = prepare(args.workers, args.items, args.items_per_page, args.redundancy)
         connections.close_all()
 
         port = free_port()
