@@ -103,10 +103,11 @@ def start_server(port: int, database_url: str, var_dir: str, log_path: str, proc
             [str(REPO_ROOT / "bin" / "serve")], cwd=REPO_ROOT, env=env, stdout=server_log,
             stderr=subprocess.STDOUT, start_new_session=True,
         )
-    deadline = time.monotonic() + 90
+    deadline = time.monotonic() + 180
     while time.monotonic() < deadline:
         if server.poll() is not None:
-            raise RuntimeError(f"bin/serve exited with {server.returncode}; see {log_path}")
+            with open(log_path, errors="replace") as lines:
+                raise RuntimeError(f"bin/serve exited with {server.returncode}: {lines.read()[-2000:]}")
         try:
             connection = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
             connection.request("GET", "/api/projects/")
@@ -117,7 +118,9 @@ def start_server(port: int, database_url: str, var_dir: str, log_path: str, proc
         except OSError:
             time.sleep(0.2)
     stop_server(server)
-    raise RuntimeError(f"bin/serve did not answer on port {port} within 90 s; see {log_path}")
+    with open(log_path, errors="replace") as lines:
+        tail = "".join(lines.readlines()[-20:])
+    raise RuntimeError(f"bin/serve did not answer on port {port} within 180 s; its log ends:\n{tail}")
 
 
 def stop_server(server: subprocess.Popen) -> None:
