@@ -22,6 +22,8 @@ class Command(BaseCommand):
             total = expire_all_stale()
             self.stdout.write(json.dumps({"expired": total}) if opts["json"] else f"expired {total} pages")
             return
+        self.stdout.write(f"expiring overdue pages every {opts['every']:g} s")
+        self.stdout.flush()
         while True:
             try:
                 expire_all_stale()
