@@ -278,3 +278,12 @@ class TokenView(APIView):
             return Response({"detail": "not logged in"}, status=status.HTTP_401_UNAUTHORIZED)
         Token.objects.filter(user=request.user).delete()
         return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class MeView(APIView):
+    """Who the caller is: the cheapest authenticated call (clients check their token; the load benchmark
+    measures the server's ceiling with it)."""
+
+    @extend_schema(request=None, responses={200: OpenApiResponse(description='{"id": 1, "username": "..."}')})
+    def get(self, request):
+        return Response({"id": request.user.pk, "username": request.user.get_username()})

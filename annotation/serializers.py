@@ -83,8 +83,11 @@ class AssignmentSerializer(serializers.ModelSerializer):
         fields = ["id", "project", "status", "created_at", "expires_at", "submitted_at", "late", "items"]
 
     def get_items(self, assignment) -> list[dict]:
-        claims = assignment.claims.select_related("item__example", "item__atom").order_by("position")
-        return PageItemSerializer([claim.item for claim in claims], many=True).data
+        items = getattr(assignment, "page_items", None)  # a page just claimed carries its items
+        if items is None:
+            claims = assignment.claims.select_related("item__example", "item__atom").order_by("position")
+            items = [claim.item for claim in claims]
+        return PageItemSerializer(items, many=True).data
 
 
 class AnswerSerializer(serializers.Serializer):

@@ -4,6 +4,7 @@ DATABASE_URL  database URL; default a SQLite file under var/
 REDIS_URL     unset: in-memory channel layer and database task queue; set: Redis for both
 SECRET_KEY, DEBUG, ALLOWED_HOSTS, TASKS_BACKEND (database | rq | immediate)
 MTURK_EXTRA_ORIGINS  a local stand-in for MTurk (frame host and submit endpoint); CROWD_FRAMED  cookies for the MTurk frame
+DB_POOL_SIZE  PostgreSQL connections per process (default 4; 0: no pool)
 """
 import os
 from pathlib import Path
@@ -96,12 +97,27 @@ TEMPLATES = [
     },
 ]
 
+# ---------------------------------------------------------------------------- Database pool
+# PostgreSQL connections come from a psycopg_pool pool in each process (opening one costs ~5 ms, more than
+# a whole claim's queries). DB_POOL_SIZE caps the connections of ONE process: a server with
+# WEB_CONCURRENCY processes holds up to WEB_CONCURRENCY * DB_POOL_SIZE, plus the task workers' and the
+# expiry loop's; keep that under PostgreSQL's max_connections (100 by default). DB_POOL_SIZE=0 turns the
+# pool off (a new connection per request), for a server that sits behind PgBouncer.
+DB_POOL_SIZE = int(os.environ.get("DB_POOL_SIZE", 4))
 DATABASES = {
     "default": dj_database_url.parse(
         os.environ.get("DATABASE_URL", f"sqlite:///{VAR_DIR / 'nli_studio.sqlite3'}"),
         conn_max_age=0,
     )
 }
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and DB_POOL_SIZE > 0:
+    DATABASES["default"]["OPTIONS"] = {
+        "pool": {"min_size": 1, "max_size": DB_POOL_SIZE, "timeout": 10, "max_idle": 300},
+    }
+    # The pool tests each connection (an empty round trip, ~0.1 ms) before lending it, so one the database
+    # closed (a restart, pg_terminate_backend) is replaced instead of failing a request.
+    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+# ---------------------------------------------------------------------------- end of Database pool
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # WAL lets readers work while one writer holds the lock; the timeout makes writers queue, not fail.
     DATABASES["default"]["OPTIONS"] = {

@@ -93,6 +93,7 @@ PAGES = [
 API = [
     ("api-token", "post", "/api/token/", row(400, 400, 400, 400, 400, 400)),  # no credentials
     ("api-token", "delete", "/api/token/", row(401, 204, 204, 204, 204, 204)),
+    ("api-me", "get", "/api/me/", row(401, 200, 200, 200, 200, 200)),
     ("api-schema", "get", "/api/schema/", row(200, 200, 200, 200, 200, 200)),
     ("api-docs", "get", "/api/docs/", row(200, 200, 200, 200, 200, 200)),
     ("project-list", "get", "/api/projects/", row(401, 200, 200, 200, 200, 200)),
