@@ -5,6 +5,8 @@ REDIS_URL     unset: in-memory channel layer and database task queue; set: Redis
 SECRET_KEY, DEBUG, ALLOWED_HOSTS, TASKS_BACKEND (database | rq | immediate)
 MTURK_EXTRA_ORIGINS  a local stand-in for MTurk (frame host and submit endpoint); CROWD_FRAMED  cookies for the MTurk frame
 DB_POOL_SIZE  PostgreSQL connections per process (default 4; 0: no pool)
+NLI_STUDIO_MODELS  folder of local checkpoints for the models pages; default var/models
+NLI_STUDIO_WORDNET WordNet dict folder for the antonym pipeline; default var/wordnet/dict
 """
 import os
 from pathlib import Path
@@ -173,6 +175,11 @@ MEDIA_ROOT = VAR_DIR / "media"
 DATA_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 NLI_MAX_IMPORT_BYTES = int(os.environ.get("NLI_MAX_IMPORT_BYTES", 200 * 1024 * 1024))
+
+# Local checkpoints the models pages offer (one transformers folder per checkpoint); nothing is fetched from a hub.
+MODELS_DIR = Path(os.environ.get("NLI_STUDIO_MODELS", VAR_DIR / "models"))
+# WordNet's dict folder for the antonym pipeline (models_backend/wordnet_install.sh unpacks it here).
+WORDNET_DIR = Path(os.environ.get("NLI_STUDIO_WORDNET", VAR_DIR / "wordnet" / "dict"))
 
 SESSION_COOKIE_HTTPONLY = True
 CSRF_COOKIE_HTTPONLY = False
