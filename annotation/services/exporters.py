@@ -8,7 +8,8 @@ dnli      JSONL in delta-NLI's shape, one written update per line (Premise, Hypo
           its validation (writing projects)
 atoms     JSONL, one example per line with its atoms, their gold fields and collected labels
 jsonl     JSONL, one item per line with every raw annotation and its timings
-csv       CSV, one item per line with its final label
+csv       CSV, one item per line with its final label, for spreadsheets: a text cell that a spreadsheet
+          would run as a formula is neutralised (below); the dataset formats keep every text exactly
 """
 from __future__ import annotations
 
@@ -95,6 +96,17 @@ def _csv_line(values) -> str:
     buffer = io.StringIO()
     csv.writer(buffer, lineterminator="\n").writerow(values)
     return buffer.getvalue()
+
+
+# OWASP's rule against CSV injection: a cell starting with one of these is read as a formula by spreadsheets.
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def spreadsheet_safe(value):
+    """Text that a spreadsheet would evaluate, prefixed with a quote so it is shown as text."""
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
+        return "'" + value
+    return value
 
 
 def _json_line(record: dict) -> str:
@@ -302,7 +314,7 @@ def _csv(project: Project) -> Iterator[str]:
     for items in iter_item_batches(project):
         yield "".join(
             _csv_line(
-                [
+                [spreadsheet_safe(value) for value in [
                     item.id,
                     item.example.source_id or item.example.key,
                     item.example.premise,
@@ -312,7 +324,7 @@ def _csv(project: Project) -> Iterator[str]:
                     item.status,
                     item.annotation_count,
                     "" if item.final_value is None else item.final_value,
-                ]
+                ]]
             )
             for item in items
         )
