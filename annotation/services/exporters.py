@@ -94,7 +94,9 @@ def iter_item_batches(project: Project, batch: int = BATCH) -> Iterator[list[Ite
 
 def _csv_line(values) -> str:
     buffer = io.StringIO()
-    csv.writer(buffer, lineterminator="\n").writerow(values)
+    # The csv module quotes only around the line terminator ("\n"): a bare "\r" in a text needs quotes too.
+    carriage_return = any(isinstance(value, str) and "\r" in value for value in values)
+    csv.writer(buffer, lineterminator="\n", quoting=csv.QUOTE_ALL if carriage_return else csv.QUOTE_MINIMAL).writerow(values)
     return buffer.getvalue()
 
 

@@ -58,6 +58,12 @@ class SprayAwareHandler(AxesDatabaseHandler):
     def is_locked(self, request, credentials=None) -> bool:
         return super().is_locked(request, credentials) or (request is not None and spraying(request))
 
+    def user_login_failed(self, sender, credentials, request=None, **kwargs):
+        super().user_login_failed(sender, credentials, request=request, **kwargs)
+        # axes marks a request locked out only by the per-username count; the address count marks it too.
+        if request is not None and spraying(request):
+            request.axes_locked_out = True
+
 
 def locked_out_page(request, original_response=None, credentials=None):
     """The login page again, answered 429 with Retry-After, saying when to try again."""
