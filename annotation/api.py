@@ -96,7 +96,7 @@ class ProjectViewSet(
         if "task_type" in serializer.validated_data:
             changes["task_type"] = serializer.validated_data["task_type"]
         try:
-            project = update_project(project, **changes)
+            project = update_project(project, changed_by=request.user, **changes)
         except SettingError as error:
             return setting_errors(error)
         return Response(ProjectSerializer(project).data)
@@ -217,6 +217,7 @@ class ProjectViewSet(
             chunks = exporters.export(project, fmt)
         except exporters.ExportError as exc:
             return Response({"field": "as", "detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+        exporters.record_export(project, fmt, request.user, via="api")
         response = StreamingHttpResponse(chunks, content_type=exporters.content_type(fmt))
         response["Content-Disposition"] = f'attachment; filename="{exporters.file_name(project, fmt)}"'
         return response

@@ -20,7 +20,8 @@ import math
 from collections import Counter
 from typing import Iterator
 
-from annotation.models import Annotation, Example, Item, Project
+from annotation.models import Annotation, AuditEntry, Example, Item, Project
+from annotation.services import audit
 from annotation.services.linking import written_records
 from annotation.services.redundancy import votes_in_order
 from common.vocabulary import ALPHA_NLI, NLI, USNLI_NUMBERING, label_set_of, long_name, snli_gold_label
@@ -63,6 +64,11 @@ def export(project: Project, fmt: str) -> Iterator[str]:
     writers = {"usnli": _usnli, "chaosnli": _chaosnli, "snli": _snli, "dnli": _dnli, "atoms": _atoms, "jsonl": _jsonl,
                "csv": _csv}
     return writers[fmt](project)
+
+
+def record_export(project: Project, fmt: str, by, via: str) -> None:
+    """The audit log's row for an export that was allowed (by: the user, None for the command line)."""
+    audit.record(by, AuditEntry.Action.EXPORT, project, format=fmt, via=via)
 
 
 def write_export(project: Project, fmt: str, path, progress=None) -> int:

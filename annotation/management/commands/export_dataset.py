@@ -5,7 +5,7 @@ import time
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.services.projects import find_project
-from annotation.services.exporters import FORMATS, ExportError, write_export
+from annotation.services.exporters import FORMATS, ExportError, record_export, write_export
 
 
 class Command(BaseCommand):
@@ -29,6 +29,7 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from None
         except OSError as exc:
             raise CommandError(f"cannot write {opts['output']}: {exc.strerror}") from None
+        record_export(project, opts["format"], None, via="command line")
         result = {"records": records, "output": opts["output"], "seconds": round(time.perf_counter() - started, 3)}
         if opts["json"]:
             self.stdout.write(json.dumps(result))
