@@ -247,7 +247,12 @@ API_THROTTLE_RATES = {
     "anon": env_str("API_ANON_RATE", "120/minute"),
     "user": env_str("API_USER_RATE", "1200/minute"),
 }
+SPECTACULAR_SETTINGS.update({
+    "PREPROCESSING_HOOKS": ["common.api_schema.only_versioned_paths"],
+    "VERSION": "1.0.0",
+})
 REST_FRAMEWORK.update({
+    "DEFAULT_SCHEMA_CLASS": "common.api_schema.ErrorsDeclaredSchema",
     "EXCEPTION_HANDLER": "common.api_errors.api_exception_handler",
     "DEFAULT_THROTTLE_CLASSES": ["common.throttles.AnonymousThrottle", "common.throttles.UserThrottle"],
 })
