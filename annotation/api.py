@@ -3,7 +3,7 @@ from django.http import StreamingHttpResponse
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.exceptions import NotFound, Throttled, ValidationError
 from rest_framework.authtoken.models import Token
 from rest_framework.authtoken.serializers import AuthTokenSerializer
 from rest_framework.parsers import MultiPartParser
@@ -28,6 +28,7 @@ from annotation.serializers import (
 from annotation.services import access, adjudication, background, crowd, exporters, linking
 from annotation.services.agreement import INTERACTIVE_PAIR_EVALUATIONS, project_agreement
 from annotation.services.assignments import SubmissionError, claim_page, release_page, submit_page
+from annotation.services.login_limits import cooloff_seconds
 from annotation.services.importers import ImportFileError, check_size, import_upload
 from annotation.services.progress import project_progress
 from annotation.services.projects import create_project, update_project
@@ -96,7 +97,7 @@ class ProjectViewSet(
         if "task_type" in serializer.validated_data:
             changes["task_type"] = serializer.validated_data["task_type"]
         try:
-            project = update_project(project, **changes)
+            project = update_project(project, changed_by=request.user, **changes)
         except SettingError as error:
             return setting_errors(error)
         return Response(self.get_serializer(project).data)
@@ -217,6 +218,7 @@ class ProjectViewSet(
             chunks = exporters.export(project, fmt)
         except exporters.ExportError as exc:
             return Response({"field": "as", "detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+        exporters.record_export(project, fmt, request.user, via="api")
         response = StreamingHttpResponse(chunks, content_type=exporters.content_type(fmt))
         response["Content-Disposition"] = f'attachment; filename="{exporters.file_name(project, fmt)}"'
         return response
@@ -268,7 +270,11 @@ class TokenView(APIView):
     @extend_schema(request=AuthTokenSerializer, responses={200: OpenApiResponse(description='{"token": "..."}'), 400: OpenApiResponse(description="wrong credentials")})
     def post(self, request):
         serializer = AuthTokenSerializer(data=request.data, context={"request": request})
-        serializer.is_valid(raise_exception=True)
+        if not serializer.is_valid():
+            # django-axes marks the request it refused before checking the password: a lockout, not a typo.
+            if getattr(request, "axes_locked_out", False):
+                raise Throttled(wait=cooloff_seconds(), detail="Too many failed logins.")
+            raise ValidationError(serializer.errors)
         token, _ = Token.objects.get_or_create(user=serializer.validated_data["user"])
         return Response({"token": token.key})
 

@@ -5,6 +5,7 @@ Assignment (one claimed page of k items for one worker) -> Claim (an item on tha
 Annotation (one worker's answer to one item; imported labels have no worker)
 """
 from django.conf import settings
+from django.core.serializers.json import DjangoJSONEncoder
 from django.db import models
 from django.db.models import Q
 
@@ -372,3 +373,30 @@ class CrowdSession(models.Model):
             models.UniqueConstraint(fields=["project", "platform", "participant_id"], name="crowd_participant_once"),
             models.UniqueConstraint(fields=["worker"], name="crowd_account_one_session"),
         ]
+
+
+class AuditEntry(models.Model):
+    """Who did what, when: exports, blocks, adjudications, settings changes and erasures. Written by
+    annotation.services.audit only, never edited; readable by admins (Django admin and /audit/)."""
+
+    class Action(models.TextChoices):
+        EXPORT = "export"
+        BLOCK = "block"
+        UNBLOCK = "unblock"
+        ADJUDICATE = "adjudicate"
+        SETTINGS = "settings"
+        ERASE = "erase"
+
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    # The account's name is copied: the entry keeps saying who even if the account is renamed or erased.
+    actor = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
+                              related_name="+")
+    actor_name = models.CharField(max_length=150, help_text="the account, or 'command line'")
+    action = models.CharField(max_length=20, choices=Action.choices)
+    project = models.ForeignKey(Project, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    project_slug = models.CharField(max_length=80, blank=True)
+    details = models.JSONField(default=dict, blank=True, encoder=DjangoJSONEncoder)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["action", "-created_at"], name="audit_action_time")]

@@ -111,6 +111,7 @@ class SubmitResultSerializer(serializers.Serializer):
 class ErrorSerializer(serializers.Serializer):
     field = serializers.CharField(required=False, help_text="what is wrong; absent when the body could not be parsed")
     detail = serializers.CharField()
+    code = serializers.CharField(required=False, help_text="a fixed name for the kind of error (docs/api.md)")
     errors = serializers.DictField(child=serializers.CharField(), required=False,
                                    help_text="every wrong field with what is wrong, where several are")
 

@@ -11,8 +11,8 @@ from django.core.validators import validate_slug
 from django.db import transaction
 from django.db.models import Q
 
-from annotation.models import Annotation, Project
-from annotation.services import access
+from annotation.models import Annotation, AuditEntry, Project
+from annotation.services import access, audit
 from annotation.tasktypes import TASK_TYPES, get_task_type
 from common.schema import Schema, Setting, SettingError
 
@@ -180,9 +180,10 @@ def has_answers(project: Project) -> bool:
     return Annotation.objects.filter(item__project=project).exists()
 
 
-def update_project(project: Project, **changes) -> Project:
+def update_project(project: Project, changed_by=None, **changes) -> Project:
     """Change some settings. Settings that would change what collected answers mean (the task type, the
-    labels) are refused once the project has answers."""
+    labels) are refused once the project has answers. The change is written to the audit log (changed_by:
+    the user, None for the command line)."""
     schema = settings_schema(project.task)
     fixed = [name for name in FIXED_ONCE_ANSWERED if name in changes and changes[name] != current_setting(project, schema, name)]
     if fixed and has_answers(project):
@@ -193,10 +194,16 @@ def update_project(project: Project, **changes) -> Project:
         schema = settings_schema(project.task)
     if "status" in changes:
         changes["status"] = _checked_status(project, changes["status"])
-    _apply(project, schema, schema.clean(changes, partial=True))
+    cleaned = schema.clean(changes, partial=True)
+    before = {name: current_setting(project, schema, name) for name in cleaned if name in schema}
+    _apply(project, schema, cleaned)
     _check_together(project)
+    after = {name: current_setting(project, schema, name) for name in before}
+    changed = {name: {"before": before[name], "after": after[name]} for name in before if before[name] != after[name]}
     with transaction.atomic():
         project.save()
+        if changed:
+            audit.record(changed_by, AuditEntry.Action.SETTINGS, project, changes=changed)
     return project
 
 
@@ -233,8 +240,8 @@ def schema_status(value) -> str:
     return Setting("status", "choice", None, choices=tuple(Project.Status.choices)).clean(value)
 
 
-def set_status(project: Project, status: str) -> Project:
-    return update_project(project, status=status)
+def set_status(project: Project, status: str, changed_by=None) -> Project:
+    return update_project(project, changed_by=changed_by, status=status)
 
 
 def clone_project(project: Project, slug: str, owner, with_items: bool = False) -> Project:

@@ -7,7 +7,8 @@ from django.db.models import Count, F, JSONField
 from django.db.models.functions import Coalesce, TruncHour
 from django.utils import timezone
 
-from annotation.models import Annotation, Item, Project, WorkerStatus
+from annotation.models import Annotation, AuditEntry, Item, Project, WorkerStatus
+from annotation.services import audit
 from common.rows import plain_frame
 
 
@@ -110,6 +111,10 @@ def _set_blocked(project: Project, worker, by, blocked: bool, exclude_answers: b
         status.exclude_answers = exclude_answers
         status.save(update_fields=["blocked", "blocked_at", "blocked_by", "exclude_answers"])
         _mark_excluded(project, worker, exclude_answers)
+        if blocked:
+            audit.record(by, AuditEntry.Action.BLOCK, project, worker=f"w{worker.pk}", exclude_answers=exclude_answers)
+        else:
+            audit.record(by, AuditEntry.Action.UNBLOCK, project, worker=f"w{worker.pk}")
     return status
 
 

@@ -142,6 +142,7 @@ def project_export(request, slug, fmt):
         chunks = exporters.export(project, fmt)
     except exporters.ExportError as exc:
         return HttpResponseBadRequest(str(exc), content_type="text/plain; charset=utf-8")
+    exporters.record_export(project, fmt, request.user, via="web")
     response = StreamingHttpResponse(chunks, content_type=exporters.content_type(fmt))
     response["Content-Disposition"] = f'attachment; filename="{exporters.file_name(project, fmt)}"'
     return response

@@ -53,7 +53,7 @@ def project_settings(request, slug):
         sent = {name for name in form.changed_data if name in request.POST or isinstance(form.fields[name], BooleanField)}
         changes = {name: form.cleaned_data[name] for name in sent}
         try:
-            projects.update_project(project, **changes)
+            projects.update_project(project, changed_by=request.user, **changes)
         except SettingError as exc:
             _form_errors(form, exc)
         else:
@@ -70,7 +70,7 @@ def project_settings(request, slug):
 def project_status(request, slug):
     project = access.project_for(request.user, slug, "manage")
     try:
-        projects.set_status(project, request.POST.get("status", ""))
+        projects.set_status(project, request.POST.get("status", ""), changed_by=request.user)
     except SettingError as exc:
         messages.error(request, "; ".join(exc.errors.values()))
     else:

@@ -92,6 +92,7 @@ PAGES = [
     ("jobs:cancel", "post", "/jobs/{model_run}/cancel/", row(LOGIN, 403, 403, 302, 404, 302)),
     ("jobs:output", "get", "/jobs/{model_run}/output/", row(LOGIN, 403, 403, 404, 404, 404)),  # no output yet
     ("admin:index", "get", "/admin/", row(302, 302, 302, 302, 302, 200)),
+    ("audit_log", "get", "/audit/?action=export", row(LOGIN, 403, 403, 403, 403, 200)),
     ("login", "get", "/accounts/login/", row(200, 200, 200, 200, 200, 200)),
 ]
 

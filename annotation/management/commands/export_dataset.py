@@ -1,7 +1,7 @@
 import time
 
 from annotation.management.project_command import ProjectCommand
-from annotation.services.exporters import FORMATS, write_export
+from annotation.services.exporters import FORMATS, record_export, write_export
 
 
 class Command(ProjectCommand):
@@ -17,5 +17,6 @@ class Command(ProjectCommand):
             records = write_export(project, opts["format"], opts["output"])  # ExportError is a ValueError
         except OSError as exc:
             raise ValueError(f"cannot write {opts['output']}: {exc.strerror}") from None
+        record_export(project, opts["format"], None, via="command line")
         result = {"records": records, "output": opts["output"], "seconds": round(time.perf_counter() - started, 3)}
         return result, f"wrote {records} records to {opts['output']}"
