@@ -195,16 +195,21 @@ def update_project(project: Project, changed_by=None, **changes) -> Project:
     if "status" in changes:
         changes["status"] = _checked_status(project, changes["status"])
     cleaned = schema.clean(changes, partial=True)
-    before = {name: current_setting(project, schema, name) for name in cleaned if name in schema}
+    before = {name: _loggable(current_setting(project, schema, name)) for name in cleaned if name in schema}
     _apply(project, schema, cleaned)
     _check_together(project)
-    after = {name: current_setting(project, schema, name) for name in before}
+    after = {name: _loggable(current_setting(project, schema, name)) for name in before}
     changed = {name: {"before": before[name], "after": after[name]} for name in before if before[name] != after[name]}
     with transaction.atomic():
         project.save()
         if changed:
             audit.record(changed_by, AuditEntry.Action.SETTINGS, project, changes=changed)
     return project
+
+
+def _loggable(value):
+    """A setting as the audit log stores it: a linked project by its slug."""
+    return value.slug if isinstance(value, Project) else value
 
 
 def current_setting(project: Project, schema: Schema, name: str):
