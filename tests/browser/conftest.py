@@ -42,7 +42,11 @@ def demo_server(tmp_path_factory):
     """Start the demo exactly as `make demo` does, but on a free PORT and a scratch database."""
     var = tmp_path_factory.mktemp("var")
     port = free_port()
+    # A local stand-in for MTurk (the page that frames a HIT, the external-submit endpoint): the server lets it
+    # frame crowd pages and receive finished HITs as it lets MTurk's own sites.
+    mturk_port = free_port()
     env = dict(os.environ, PORT=str(port), NLI_STUDIO_VAR=str(var), PY=sys.executable, DEBUG="true",
+               MTURK_EXTRA_ORIGINS=f"http://127.0.0.1:{mturk_port}",
                NLI_STUDIO_MODELS=str(tiny_models(var / "models")),
                # One torch thread: on a shared, loaded 2-core runner two threads spin-wait on each other
                # (a tiny training step measured 1.65 s with two threads, 0.02 s with one).
@@ -51,7 +55,7 @@ def demo_server(tmp_path_factory):
     env.pop("DJANGO_SETTINGS_MODULE", None)
     log = open(var / "server.log", "w")
     process = subprocess.Popen([str(REPO / "bin" / "serve")], cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    deadline = time.time() + 240  # migrate, load_demo and collectstatic first: minutes on a loaded machine
+    deadline = time.time() + 240  # migrate, load_demo and collectstatic first: slow on a busy machine
     while time.time() < deadline:
         if process.poll() is not None:
             raise RuntimeError(f"the server stopped: {(var / 'server.log').read_text()[-2000:]}")
@@ -64,7 +68,8 @@ def demo_server(tmp_path_factory):
         raise RuntimeError("the server did not start within 240 s")
     # The first request loads the whole app (seconds on a busy machine): pay for it here, not inside a test's timeouts.
     urllib.request.urlopen(f"http://127.0.0.1:{port}/accounts/login/", timeout=120).read()
-    yield {"url": f"http://127.0.0.1:{port}", "database": var / "nli_studio.sqlite3", "log": var / "server.log", "var": var, "env": env}
+    yield {"url": f"http://127.0.0.1:{port}", "database": var / "nli_studio.sqlite3", "log": var / "server.log", "var": var,
+           "env": env, "mturk_port": mturk_port}
     os.killpg(process.pid, 15)
     process.wait(timeout=20)
     log.close()
