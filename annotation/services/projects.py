@@ -66,9 +66,9 @@ COMMON_SETTINGS = (
     Setting("completion_pages", "int", 0, "pages a crowd worker submits to earn the completion code; they are "
             "then sent back to the platform (0: they finish when they like, after one page)", minimum=0,
             maximum=1000),
-    Setting("returned_message", "text", "You gave the work back. Please return this study on the platform you "
-            "came from, so that someone else can take your place.", "what a crowd worker who gives back and "
-            "stops reads", max_length=2000),
+    Setting("returned_message", "text", "Please return this study on the platform you came from, so that "
+            "someone else can take your place.", "what a crowd worker who stops without a completion code reads "
+            "(after giving back, failing the qualification, or finding no work)", max_length=2000),
     Setting("returned_code", "str", "", "the code a crowd worker who gives back and stops gets (e.g. a Prolific "
             "code for returned submissions; empty: none)", max_length=40),
     Setting("coherence_exclusive_per_worker", "bool", False, "a worker never gets two items of one coherence "

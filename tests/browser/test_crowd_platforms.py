@@ -199,6 +199,17 @@ def test_new_screens_and_the_dashboard_do_not_scroll_sideways(browser, demo_serv
         assert no_sideways_scroll(page)
     finally:
         context.close()
+    # Someone with an account but no role yet is told what to do (logged in by keyboard).
+    manage(demo_server, ["shell", "-c", "from django.contrib.auth import get_user_model; U = get_user_model(); "
+                         f"U.objects.filter(username='newcomer-{width}').exists() or "
+                         f"U.objects.create_user('newcomer-{width}', password='newcomer-pass')"])
+    context, page = new_page(browser, width, 800)
+    try:
+        login(page, base, f"newcomer-{width}", "newcomer-pass")
+        expect(page.locator("#no-role")).to_contain_text("Ask the researcher")
+        assert no_sideways_scroll(page), too_wide(page)
+    finally:
+        context.close()
     context, page = new_page(browser, width, 800)
     try:
         login(page, base, "author", "demo-author-pass")
