@@ -166,6 +166,14 @@ STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = VAR_DIR / "staticfiles"
 STATIC_ROOT.mkdir(exist_ok=True)
 WHITENOISE_USE_FINDERS = DEBUG  # no collectstatic needed while developing
+# ---------------------------------------------------------------------------- Serving
+# collectstatic (bin/serve runs it) writes a gzip copy beside each file (Brotli too where the brotli
+# package is installed); WhiteNoise serves them to clients that accept them, from every web process.
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+}
+# ---------------------------------------------------------------------------- end of Serving
 MEDIA_ROOT = VAR_DIR / "media"
 
 # Uploads larger than this are refused; imports stream from disk above the memory threshold.
