@@ -176,16 +176,23 @@ class Client:
              since: float | None = None) -> tuple[int, bytes]:
         """since: when the request was due (open loop); the latency counts from then."""
         start = time.perf_counter() if since is None else since
-        try:
-            self.connection.request(method, path, body=body, headers=self.headers)
-            response = self.connection.getresponse()
-            payload = response.read()
-        except (OSError, http.client.HTTPException) as exc:
-            self.record.transport_errors += 1
-            self.record.first_error = self.record.first_error or repr(exc)
-            self.connection.close()
-            self.connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=REQUEST_TIMEOUT_S)
-            return 0, b""
+        for attempt in range(2):
+            try:
+                self.connection.request(method, path, body=body, headers=self.headers)
+                response = self.connection.getresponse()
+                payload = response.read()
+                break
+            except (OSError, http.client.HTTPException) as exc:
+                self.connection.close()
+                self.connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=REQUEST_TIMEOUT_S)
+                # A keep-alive connection the server closed while idle fails at once: like a browser, send
+                # the request again on a new connection (claims and submits are safe to repeat).
+                stale = isinstance(exc, (BrokenPipeError, ConnectionResetError, http.client.RemoteDisconnected))
+                if attempt == 0 and stale:
+                    continue
+                self.record.transport_errors += 1
+                self.record.first_error = self.record.first_error or repr(exc)
+                return 0, b""
         timings.append((time.perf_counter() - start) * 1000)
         self.record.statuses[response.status] = self.record.statuses.get(response.status, 0) + 1
         return response.status, payload

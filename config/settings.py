@@ -184,6 +184,18 @@ STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = VAR_DIR / "staticfiles"
 STATIC_ROOT.mkdir(exist_ok=True)
 WHITENOISE_USE_FINDERS = DEBUG  # no collectstatic needed while developing
+# ---------------------------------------------------------------------------- Serving
+# In production (DEBUG off) collectstatic, which bin/serve runs, writes a gzip copy beside each file
+# (Brotli too where the brotli package is installed); WhiteNoise serves them to clients that accept them,
+# from every web process. While developing, files are served from their folders as they are.
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {
+        "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage" if DEBUG
+        else "whitenoise.storage.CompressedStaticFilesStorage"
+    },
+}
+# ---------------------------------------------------------------------------- end of Serving
 MEDIA_ROOT = VAR_DIR / "media"
 
 # Request bodies other than files are refused above 5 MB; uploaded files above 64 KiB go to a temporary

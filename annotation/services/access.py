@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from django.contrib.auth.models import Group
 from django.core.exceptions import PermissionDenied
-from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet, Subquery
 from django.http import Http404
 
 ADMIN, AUTHOR, WORKER = "admin", "author", "worker"
@@ -143,14 +143,27 @@ def can_view(user, project) -> bool:
     if getattr(project, "_viewable_by", None) == key:
         return True
     # Workers first: the export permission (two queries) is asked only of users who may not work on it.
-    viewable = (
-        can_manage(user, project)
-        or workable_projects(user).filter(pk=project.pk).exists()
-        or can_export(user, project)
-    )
+    viewable = can_manage(user, project) or _workable_with_standing(user, project, key) or can_export(user, project)
     if viewable:
         project._viewable_by = key
     return viewable
+
+
+def _workable_with_standing(user, project, key) -> bool:
+    """Whether the worker may see the project, asked together with their standing in it (suspended,
+    blocked), which the work check that follows on a claim or submit then uses instead of asking again."""
+    from annotation.models import WorkerStatus
+
+    mine = WorkerStatus.objects.filter(project=OuterRef("pk"), worker=user)
+    row = (
+        workable_projects(user).filter(pk=project.pk)
+        .annotate(suspended=Subquery(mine.values("suspended")[:1]), blocked=Subquery(mine.values("blocked")[:1]))
+        .values_list("suspended", "blocked").first()
+    )
+    if row is None:
+        return False
+    project._standing = (key, (bool(row[0]), bool(row[1])))
+    return True
 
 
 def work_refusal(user, project, new_page: bool = True) -> PermissionDenied | None:
@@ -165,7 +178,12 @@ def work_refusal(user, project, new_page: bool = True) -> PermissionDenied | Non
         return refusal or NotOpen("this study is closed")
     if project.qualification_id and not has_passed(project.qualification, user):
         return NotQualified("pass this project's qualification test first")
-    standing = WorkerStatus.objects.filter(project=project, worker=user).values_list("suspended", "blocked").first()
+    # Read with the view check of this same request where it ran (used once, so it is never stale).
+    known = project.__dict__.pop("_standing", None)
+    if known is not None and known[0] == (user.pk, project.status, project.audience):
+        standing = known[1]
+    else:
+        standing = WorkerStatus.objects.filter(project=project, worker=user).values_list("suspended", "blocked").first()
     if standing and standing[1]:
         return PermissionDenied("the researchers have stopped your work on this study")
     if standing and standing[0]:

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 
 from django.db import transaction
-from django.db.models import Case, Exists, F, OuterRef, Value, When
+from django.db.models import Case, Exists, F, OuterRef, Subquery, Value, When
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from annotation.live import announce_progress
@@ -133,11 +134,22 @@ def _lock_page(project: Project, worker) -> list[Item]:
         .only("id", "coherence_group", "annotation_count", "active_claims", "target", "is_gold",
               "example__premise", "example__hypothesis", "example__update", "atom__text")
     )
+    # Where the worker's claims stopped: without it a worker who answered 10,000 items would pass over
+    # each of them again (an index probe apiece) on every claim. Items are served in id order unless the
+    # project is adaptive, so the worker looks past their last claimed item first, and from the start
+    # only when nothing is left ahead (items released or reopened behind them).
+    sources = [free]
+    if not project.adaptive:
+        last_claimed = Claim.objects.filter(worker=worker, item__project=project).order_by("-item_id")
+        sources.insert(0, free.filter(id__gt=Coalesce(Subquery(last_claimed.values("item_id")[:1]), Value(0))))
     chosen: list[Item] = []
     considered: list[int] = []
     blocked: set[str] | None = None
     for _ in range(MAX_LOCK_ROUNDS):
-        batch = list(free.exclude(id__in=considered)[: project.items_per_page - len(chosen)])
+        batch = list(sources[0].exclude(id__in=considered)[: project.items_per_page - len(chosen)])
+        if not batch and len(sources) > 1:
+            sources.pop(0)
+            continue
         if not batch:
             break
         considered += [item.id for item in batch]

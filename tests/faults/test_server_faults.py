@@ -191,5 +191,6 @@ def test_lost_database_connections_give_clean_errors_and_no_half_written_page(lo
     assert len(acknowledged) >= recovered + 5, "the server did not recover after the connections were cut"
     assert_no_lost_or_partial_pages(acknowledged)
     errors = [s for s in statuses if s >= 500]
-    # A cut connection fails that one request with a plain 500 (no debug page); nothing else breaks.
-    assert all(s == 500 for s in errors)
+    # A cut connection is retried once; if that fails too, the request gets a plain JSON error (503: the
+    # database is unavailable, or 500; no debug page); nothing else breaks.
+    assert all(s in (500, 503) for s in errors), errors
