@@ -1,4 +1,5 @@
 from django.contrib import admin, messages
+from django.template.defaultfilters import pluralize
 
 from annotation.models import (
     AdjudicationRecord,
@@ -121,7 +122,7 @@ class CrowdSessionAdmin(ForAdminRole, admin.ModelAdmin):
                 forget_participant(platform, participant_id, by=request.user)
             except ParticipantError as exc:  # erased meanwhile by another admin
                 self.message_user(request, str(exc), messages.WARNING)
-        self.message_user(request, f"Forgot {len(people)} participant(s); their answers are kept under a pseudonym.")
+        self.message_user(request, f"Forgot {len(people)} participant{pluralize(len(people))}; their answers are kept under a pseudonym.")
 
 
 @admin.register(AuditEntry)

@@ -306,7 +306,7 @@ def test_api_runs_against_a_project_need_its_author(chaos_files, author, make_pr
 def test_schema_lists_the_run_endpoints(client, author):
     login(client, author)
     schema = client.get("/api/schema/").content.decode()
-    assert "/api/evaluation/runs/" in schema and "/api/evaluation/runs/{id}/results/" in schema
+    assert "/api/v1/evaluation/runs/" in schema and "/api/v1/evaluation/runs/{id}/results/" in schema
 
 
 # Command -----------------------------------------------------------------------------------------------

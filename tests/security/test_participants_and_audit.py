@@ -10,7 +10,7 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from annotation.models import Annotation, AuditEntry, CrowdSession
-from annotation.services import adjudication, exporters, projects, quality
+from annotation.services import crowd, adjudication, exporters, projects, quality
 from annotation.services.assignments import claim_page, submit_page
 
 pytestmark = pytest.mark.django_db
@@ -27,13 +27,13 @@ def study(make_project, import_rows):
 
 @pytest.fixture
 def participant(study, make_user):
-    """A Prolific participant who entered twice and answered a page with free-text reasons."""
-    worker = make_user(f"prolific-{PID}", "worker")
+    """A Prolific participant who entered through the study's link and answered a page with free-text reasons."""
+    session = crowd.enter(study, {"PROLIFIC_PID": PID, "STUDY_ID": "STUDY", "SESSION_ID": "S1"})
+    session.completion_code = "C0DE"
+    session.save(update_fields=["completion_code"])
+    worker = session.worker
     worker.email = "someone@example.org"
     worker.save()
-    for session in ("S1", "S2"):
-        CrowdSession.objects.create(project=study, worker=worker, platform="prolific", participant_id=PID,
-                                    study_id="STUDY", session_id=session, completion_code="C0DE")
     page = claim_page(study, worker)
     answers = {str(claim.item_id): {"value": "e", "reason": "I am Jane Doe from Leeds"} for claim in page.claims.all()}
     submit_page(page.pk, worker, answers)
@@ -45,7 +45,7 @@ def test_forget_participant_erases_the_id_keeps_the_answers_and_is_logged(study,
     assert len(before) == 2
     out = io.StringIO()
     call_command("forget_participant", "prolific", PID, stdout=out)
-    assert "erased 2 session(s)" in out.getvalue() and "2 answer(s) kept" in out.getvalue()
+    assert "erased 1 session and 1 account name; 2 answers kept" in out.getvalue()
     assert not CrowdSession.objects.filter(participant_id=PID).exists()
     assert set(CrowdSession.objects.values_list("session_id", "completion_code")) == {("", "")}
     worker = get_user_model().objects.get(pk=participant.pk)

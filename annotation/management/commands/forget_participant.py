@@ -1,4 +1,5 @@
 from django.core.management.base import BaseCommand, CommandError
+from django.template.defaultfilters import pluralize
 
 from annotation.models import CrowdSession
 from annotation.services.participants import ParticipantError, forget_participant
@@ -17,5 +18,10 @@ class Command(BaseCommand):
             erasure = forget_participant(opts["platform"], opts["participant_id"])
         except ParticipantError as exc:
             raise CommandError(str(exc)) from None
-        self.stdout.write(f"erased {erasure.sessions} session(s) and {erasure.accounts} account name(s); "
-                          f"{erasure.answers_kept} answer(s) kept, {erasure.reasons_erased} free-text reason(s) erased")
+        self.stdout.write(f"erased {counted(erasure.sessions, 'session')} and {counted(erasure.accounts, 'account name')}; "
+                          f"{counted(erasure.answers_kept, 'answer')} kept, "
+                          f"{counted(erasure.reasons_erased, 'free-text reason')} erased")
+
+
+def counted(number: int, noun: str) -> str:
+    return f"{number} {noun}{pluralize(number)}"
