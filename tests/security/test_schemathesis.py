@@ -8,7 +8,7 @@ before any server runs); test_published_schema_is_the_one_tested checks the live
 schema, and test_schema_is_valid_openapi validates it with openapi-spec-validator. schemathesis' lazy
 from_fixture loader is not used: 4.32.5 sets Function._nodeid, which pytest 9 no longer has.
 
-Bounded for CI (EXAMPLES_PER_OPERATION); `scripts/fuzz_api.sh` runs the same tests with more examples.
+Bounded for CI (EXAMPLES_PER_OPERATION); `bin/fuzz-api` runs the same tests with more examples.
 One exception to positive_data_acceptance: the three operations whose success depends on what no schema
 can say (an import's file content, an evaluation's files, whether the username and password are right)
 may answer a valid-looking request with 400; every 400 still has to match the error body.
