@@ -193,10 +193,10 @@ class ProjectViewSet(
         data = serializer.validated_data
         purpose = data.get("purpose", "data")
         try:
+            check_size(data["file"].size)  # before the file is read at all
             if sum(chunk.count(b"\n") for chunk in data["file"].chunks()) > background.IMPORT_JOB_LINES:
-                check_size(data["file"].size)
                 job = background.start_import(project, data["file"], data["format"], None, purpose, request.user)
-                return Response({"job": job.pk, "url": f"/api/jobs/{job.pk}/"}, status=status.HTTP_202_ACCEPTED)
+                return Response({"job": job.pk, "url": f"/api/v1/jobs/{job.pk}/"}, status=status.HTTP_202_ACCEPTED)
             report = import_upload(project, data["file"], data["format"], purpose=purpose)
         except (ImportFileError, ValueError) as exc:
             errors = getattr(exc, "errors", [])

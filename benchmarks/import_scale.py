@@ -86,7 +86,10 @@ def main() -> None:
             "created": report["created"],
             "seconds": round(seconds, 1),
             "rows_per_s": round(args.rows / seconds),
-            # ru_maxrss is the largest child's peak (KiB on Linux); the earlier children (migrate) are smaller.
+            # ru_maxrss is the largest peak of any child so far (KiB on Linux): "baseline" is that of the
+            # setup commands (migrate, create_project: Django and every app it loads, no rows), "peak" the
+            # import's if it is larger.
+            "baseline_mb": round(before / 1024),
             "peak_mb": round(max(peak_kb, before) / 1024),
             "goal_peak_mb": GOAL_PEAK_MB,
             "bad_row_refused": refused.returncode != 0 and f"line {bad_line}" in refused.stderr,

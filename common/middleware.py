@@ -7,6 +7,8 @@ from django.conf import settings
 from django.db import DatabaseError, InterfaceError, OperationalError, connections
 from django.http import JsonResponse
 
+from common.api_errors import CODE_BY_STATUS
+
 logger = logging.getLogger(__name__)
 
 RETRY_MARK = "_nli_retry_after_dropped_connection"
@@ -59,15 +61,18 @@ class DatabaseRetryMiddleware:
 
 
 class ApiJsonErrorMiddleware:
-    """Every API error is JSON, a 5xx included: a client generated from the schema never gets an HTML page."""
+    """Every API error is JSON, a 5xx included: a client generated from the schema never gets an HTML page
+    (Django's own 404 for a path no route matches, a 500 page, a 400 for a malformed request)."""
 
     def __init__(self, get_response):
         self.get_response = get_response
 
     def __call__(self, request):
         response = self.get_response(request)
-        if is_api(request) and response.status_code >= 500 and "json" not in response.get("Content-Type", ""):
-            return JsonResponse({"detail": "server error", "code": "server_error"}, status=response.status_code)
+        if is_api(request) and response.status_code >= 400 and "json" not in response.get("Content-Type", ""):
+            status = response.status_code
+            detail = "server error" if status >= 500 else "no such API path" if status == 404 else "request refused"
+            return JsonResponse({"detail": detail, "code": CODE_BY_STATUS.get(status, "error")}, status=status)
         return response
 
     def process_exception(self, request, exception):

@@ -443,6 +443,11 @@ def import_upload(project: Project, upload, fmt: str, mapping: dict[str, str] | 
     return import_stream(project, upload.file, fmt, mapping, purpose=purpose)
 
 
+def _rereadable(stream) -> bool:
+    seekable = getattr(stream, "seekable", None)
+    return bool(seekable and seekable())
+
+
 def import_stream(project: Project, stream: IO[str], fmt: str, mapping=None, purpose: str = "data",
                   progress=None) -> ImportReport:
     """Validate the whole stream first; write nothing unless every row is good.
@@ -455,6 +460,8 @@ def import_stream(project: Project, stream: IO[str], fmt: str, mapping=None, pur
     if purpose == "qualification" and project.task.per_atom:
         raise ValueError("atoms are picked into a qualification test on its page, not imported into it")
     kept_fields = project.task.source_fields(project.options)
+    if purpose == "data" and fmt != "atoms" and kept_fields is None and _rereadable(stream):
+        return _import_examples_streamed(project, stream, fmt, mapping, progress)
     rows, skipped, errors = [], [], []
     line = 0
     for line, row in read_rows(stream, fmt, mapping, hypothesis_required=kept_fields is None or "hypothesis" in kept_fields):
@@ -565,10 +572,18 @@ def _check_gold_references(project: Project, rows: list[ExampleRow], errors: lis
 SIZED_COLUMNS = (("key", "id"), ("source_id", "id"), ("source_label", "label"))
 
 
-def _check_example_rows(project: Project, rows: list[ExampleRow], errors: list) -> None:
-    first_line: dict[str, int] = {}
-    occurrences: Counter = Counter()
-    for row in rows:
+class ExampleRowChecks:
+    """The checks of example rows, fed one row at a time so that a big file is never held whole: column
+    widths, repeated ids, rows without an id numbered in file order, one label set per file."""
+
+    def __init__(self, project: Project):
+        self.project = project
+        self.first_line: dict[str, int] = {}
+        self.occurrences: Counter = Counter()
+        self.label_sets: set = set()
+        self.first_voted_line: int | None = None
+
+    def check(self, row: ExampleRow, errors: list) -> None:
         for column, name in SIZED_COLUMNS:
             limit = Example._meta.get_field(column).max_length
             if len(getattr(row, column)) > limit:
@@ -577,38 +592,56 @@ def _check_example_rows(project: Project, rows: list[ExampleRow], errors: list) 
         if row.key.startswith("sha:"):
             # Rows without an id that repeat another row's text (the releases have a few) stay rows of
             # their own; numbering them keeps a re-import of the same file a no-op.
-            occurrences[row.key] += 1
-            row.key = f"{row.key}:{occurrences[row.key]}"
-        elif row.key in first_line:
-            errors.append((row.line, "id", f"repeats the id of line {first_line[row.key]}"))
+            self.occurrences[row.key] += 1
+            row.key = f"{row.key}:{self.occurrences[row.key]}"
+        elif row.key in self.first_line:
+            errors.append((row.line, "id", f"repeats the id of line {self.first_line[row.key]}"))
         else:
-            first_line[row.key] = row.line
-    label_sets = {row.label_set for row in rows if row.imported_labels}
-    if label_sets and project.task.label_distributions:
-        if len(label_sets) > 1:
-            errors.append((rows[0].line, "label_counter", "the file mixes label sets"))
-        else:
-            wanted = list(label_sets.pop())
-            current = project.options.get("labels")
-            if current and current != wanted and project.examples.exists():
-                errors.append((rows[0].line, "label_counter", f"the project uses labels {current}, the file {wanted}"))
+            self.first_line[row.key] = row.line
+        if row.imported_labels:
+            self.label_sets.add(row.label_set)
+            self.first_voted_line = self.first_voted_line or row.line
+
+    def finish(self, errors: list) -> None:
+        if self.label_sets and self.project.task.label_distributions:
+            if len(self.label_sets) > 1:
+                errors.append((self.first_voted_line, "label_counter", "the file mixes label sets"))
+            else:
+                wanted = list(next(iter(self.label_sets)))
+                current = self.project.options.get("labels")
+                if current and current != wanted and self.project.examples.exists():
+                    errors.append((self.first_voted_line, "label_counter", f"the project uses labels {current}, the file {wanted}"))
+
+
+def _check_example_rows(project: Project, rows: list[ExampleRow], errors: list) -> None:
+    checks = ExampleRowChecks(project)
+    for row in rows:
+        checks.check(row, errors)
+    checks.finish(errors)
 
 
 def _write_examples(project: Project, rows: list[ExampleRow], skipped: list[Skipped], gold: bool) -> ImportReport:
-    task = project.task
     report = ImportReport(skipped=len(skipped), skipped_reasons=dict(Counter(s.reason for s in skipped)))
     report.unique_hypotheses = len({row.hypothesis for row in rows})
     with transaction.atomic():
-        existing = set(project.examples.values_list("key", flat=True))
+        _write_example_batches(project, [rows], {row.label_set for row in rows if row.imported_labels}, gold, report)
+    return report
+
+
+def _write_example_batches(project: Project, batches, label_sets: set, gold: bool, report: ImportReport) -> None:
+    """Write examples, their items and imported votes batch by batch (inside the caller's transaction);
+    rows whose key the project already has are counted as already present."""
+    task = project.task
+    existing = set(project.examples.values_list("key", flat=True))
+    if not task.label_distributions:
+        label_sets = set()  # votes are kept only where items collect label distributions
+    if label_sets and project.options.get("labels") != list(next(iter(label_sets))):
+        project.options = {**project.options, "labels": list(next(iter(label_sets)))}
+        project.save(update_fields=["options"])
+    position = project.examples.count()
+    for rows in batches:
         new_rows = [row for row in rows if row.key not in existing]
-        report.already_present = len(rows) - len(new_rows)
-        label_sets = {row.label_set for row in new_rows if row.imported_labels}
-        if not task.label_distributions:
-            label_sets = set()  # votes are kept only where items collect label distributions
-        if label_sets and project.options.get("labels") != list(next(iter(label_sets))):
-            project.options = {**project.options, "labels": list(next(iter(label_sets)))}
-            project.save(update_fields=["options"])
-        start = project.examples.count()
+        report.already_present += len(rows) - len(new_rows)
         examples = Example.objects.bulk_create(
             [
                 Example(
@@ -621,13 +654,14 @@ def _write_examples(project: Project, rows: list[ExampleRow], skipped: list[Skip
                     update_type=row.update_type,
                     source_label=row.source_label,
                     source_data=row.source_data,
-                    position=start + offset,
+                    position=position + offset,
                 )
                 for offset, row in enumerate(new_rows)
             ],
             batch_size=2000,
         )
-        report.created = len(examples)
+        position += len(examples)
+        report.created += len(examples)
         if not task.per_atom:
             votes = [row.imported_labels if label_sets else [] for row in new_rows]
             items = [
@@ -635,15 +669,62 @@ def _write_examples(project: Project, rows: list[ExampleRow], skipped: list[Skip
                 for example, row, labels in zip(examples, new_rows, votes)
             ]
             Item.objects.bulk_create(items, batch_size=2000)
-            report.items = len(items)
+            report.items += len(items)
             annotations = [
                 Annotation(item=item, raw={"value": label}, value=label, imported=True, count=count)
                 for item, row, labels in zip(items, new_rows, votes)
                 for label, count in ([(label, 1) for label in labels] if row.ordered_votes else Counter(labels).items())
             ]
             Annotation.objects.bulk_create(annotations, batch_size=5000)
-            report.annotations = sum(annotation.count for annotation in annotations)
-    return report
+            report.annotations += sum(annotation.count for annotation in annotations)
+
+
+STREAMED_BATCH_ROWS = 5000
+
+
+def _import_examples_streamed(project: Project, stream, fmt: str, mapping, progress) -> ImportReport:
+    """A data import in two passes over a stream that can be read again, so memory stays flat whatever the
+    file's size: check every row keeping only ids, then read again and write in batches, in one
+    transaction. A bad row anywhere, the last one included, still stores nothing."""
+    errors, skipped = [], Counter()
+    checks = ExampleRowChecks(project)
+    hypotheses: set[int] = set()  # hashes: the count of distinct hypotheses without holding their text
+    line = 0
+    for line, row in read_rows(stream, fmt, mapping):
+        if progress and line % PROGRESS_ROWS == 0:
+            progress(line)
+        if isinstance(row, RowError):
+            errors.append((line, row.field, row.message))
+        elif isinstance(row, Skipped):
+            skipped[row.reason] += 1
+        else:
+            checks.check(row, errors)
+            hypotheses.add(hash(row.hypothesis))
+    if progress:
+        progress(line)
+    checks.finish(errors)
+    if errors:
+        raise ImportFileError(errors)
+    report = ImportReport(skipped=sum(skipped.values()), skipped_reasons=dict(skipped), unique_hypotheses=len(hypotheses))
+    label_sets, checks = checks.label_sets, ExampleRowChecks(project)  # the second pass numbers keys alike
+    del hypotheses
+    stream.seek(0)
+
+    def batches():
+        batch = []
+        for _, row in read_rows(stream, fmt, mapping):
+            if isinstance(row, ExampleRow):
+                checks.check(row, [])
+                batch.append(row)
+                if len(batch) == STREAMED_BATCH_ROWS:
+                    yield batch
+                    batch = []
+        if batch:
+            yield batch
+
+    with transaction.atomic():
+        _write_example_batches(project, batches(), label_sets, False, report)
+    return _explained(project, fmt, report)
 
 
 def _new_item(project: Project, example: Example, atom: Atom | None = None, labels: list[str] = (), group: str = "", gold: bool = False) -> Item:

@@ -295,3 +295,39 @@ def test_a_dropped_database_connection_is_retried_once(make_user):
         failed = Client(raise_request_exception=False).get("/api/users/")
     assert failed.status_code == 503 and failed.json()["code"] == "unavailable"
     assert state["left"] == 3  # tried twice, not more
+
+
+# --- big inputs --------------------------------------------------------------------------------------
+
+def jsonl_upload(rows: int, name: str = "rows.jsonl"):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    body = "".join(json.dumps({"id": f"r{n}", "premise": f"A premise of some length, number {n}.",
+                               "hypothesis": f"A hypothesis, number {n}."}) + "\n" for n in range(rows))
+    return SimpleUploadedFile(name, body.encode())
+
+
+def test_api_uploads_over_64_kib_stream_from_a_temporary_file(settings, make_project, author):
+    # Django hands a file over FILE_UPLOAD_MAX_MEMORY_SIZE to its TemporaryFileUploadHandler (on disk).
+    assert settings.FILE_UPLOAD_MAX_MEMORY_SIZE == 64 * 1024
+    assert "django.core.files.uploadhandler.TemporaryFileUploadHandler" in settings.FILE_UPLOAD_HANDLERS
+    project = make_project("nli_label")
+    api = APIClient()
+    api.force_authenticate(author)
+    upload = jsonl_upload(1500)
+    assert upload.size > settings.FILE_UPLOAD_MAX_MEMORY_SIZE
+    answer = api.post(f"/api/v1/projects/{project.slug}/import/", {"format": "jsonl", "file": upload}, format="multipart")
+    assert answer.status_code == 200 and answer.json()["created"] == 1500
+
+
+def test_the_size_limit_holds_for_the_api_before_the_file_is_read(settings, make_project, author):
+    from annotation.models import Example
+
+    settings.NLI_MAX_IMPORT_BYTES = 10_000
+    project = make_project("nli_label")
+    api = APIClient()
+    api.force_authenticate(author)
+    for path in (f"/api/v1/projects/{project.slug}/import/", f"/api/projects/{project.slug}/import/"):
+        answer = api.post(path, {"format": "jsonl", "file": jsonl_upload(200)}, format="multipart")
+        assert answer.status_code == 400 and "over the import limit" in answer.json()["detail"], path
+    assert not Example.objects.exists()
