@@ -18,10 +18,11 @@ from datetime import timedelta
 
 from django.db import transaction
 from django.db.models import Case, Exists, F, OuterRef, Value, When
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from annotation.live import announce_progress
-from annotation.models import Annotation, Assignment, Claim, Item, Project
+from annotation.models import Annotation, Assignment, Claim, Item, PageDraft, Project
 from annotation.services import access, linking
 from annotation.services.quality import is_gold_correct, record_gold_answers
 from annotation.services.redundancy import settle_item
@@ -70,6 +71,7 @@ def claim_page(project: Project, worker) -> Assignment | None:
     if refusal is not None:
         raise refusal
     expire_stale(project=project)
+    release_abandoned(project=project)
     for _ in range(CLAIM_ATTEMPTS):
         assignment = _try_claim(project, worker)
         if assignment is not None:
@@ -233,6 +235,7 @@ def submit_page(assignment_id: int, worker, answers: dict) -> SubmitResult:
         assignment.late = late
         assignment.submission_digest = digest
         assignment.save(update_fields=["status", "submitted_at", "late", "submission_digest"])
+        PageDraft.objects.filter(assignment=assignment).delete()
     announce_progress(project)
     linking.after_submit(project, assignment)
     return SubmitResult(assignment, created=len(item_ids), late=late, items=item_ids)
@@ -274,4 +277,56 @@ def _close(assignment: Assignment, status: str) -> None:
     assignment.claims.update(active=False)
     assignment.status = status
     assignment.save(update_fields=["status"])
+    PageDraft.objects.filter(assignment=assignment).delete()
 
+
+
+def extend_page(assignment_id: int, worker, now=None) -> Assignment:
+    """Give an open page more time, once per page: its deadline moves on by the project's page timeout."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        assignment = (
+            Assignment.objects.select_for_update(of=("self",)).select_related("project")
+            .filter(pk=assignment_id, worker=worker).first()
+        )
+        if assignment is None:
+            raise SubmissionError("assignment", "no such page", status=404)
+        access.ensure_can_work(assignment.project, worker, new_page=False)
+        if assignment.status != Assignment.Status.OPEN or assignment.expires_at <= now:
+            raise SubmissionError("assignment", "this page is no longer open", status=409)
+        if assignment.extended:
+            raise SubmissionError("assignment", "this page has already been given more time once", status=409)
+        assignment.expires_at += timedelta(minutes=assignment.project.claim_timeout_minutes)
+        assignment.extended = True
+        assignment.last_seen_at = now
+        assignment.save(update_fields=["expires_at", "extended", "last_seen_at"])
+    return assignment
+
+
+def abandon_minutes(project: Project) -> int:
+    from annotation.services.projects import settings_schema  # projects imports the services this one feeds
+
+    return project.options.get("abandon_after_minutes") or settings_schema(project.task).get("abandon_after_minutes").default
+
+
+def release_abandoned(now=None, project: Project | None = None, limit: int = EXPIRE_BATCH) -> int:
+    """Expire open pages whose browser sent no sign of life (draft save or heartbeat) for the project's
+    abandon_after_minutes, long before their deadline: a worker who walked away does not hold items for
+    the whole page timeout. Like any expired page, one submitted later is still kept (marked late).
+    Returns how many pages were released."""
+    now = now or timezone.now()
+    projects = [project] if project is not None else Project.objects.filter(assignments__status=Assignment.Status.OPEN).distinct()
+    released = 0
+    for each in projects:
+        cutoff = now - timedelta(minutes=abandon_minutes(each))
+        with transaction.atomic():
+            silent = (
+                Assignment.objects.select_for_update(skip_locked=True)
+                .filter(project=each, status=Assignment.Status.OPEN)
+                .annotate(seen=Coalesce("last_seen_at", "created_at"))
+                .filter(seen__lte=cutoff)
+            )
+            for assignment in silent.order_by("pk")[:limit]:
+                _close(assignment, Assignment.Status.EXPIRED)
+                released += 1
+    return released
