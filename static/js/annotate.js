@@ -128,7 +128,6 @@
     const top = history[history.length - 1];
     if (!top || top.item !== f) history.push({ item: f, before: known.get(f) });
     known.set(f, now);
-    hideReview();
     refresh();
     saveSoon();
   }
@@ -137,7 +136,6 @@
     if (!step) return say("Nothing to undo.");
     setState(step.item, step.before);
     known.set(step.item, stateOf(step.item));
-    hideReview();
     refresh();
     saveSoon();
     goTo(step.item);
@@ -149,18 +147,19 @@
   function say(text) { if (status) status.textContent = text; }
   function refresh() {
     const open = items.filter(function (f) { return !answered(f); }).length;
-    say(open ? open + " item(s) still need an answer" : "All answered: Enter reviews the page");
+    say(open ? open + " item(s) still need an answer" : "All answered: Enter takes you to the review");
     items.forEach(function (f) { f.classList.toggle("answered", answered(f)); });
+    showReview();
   }
+  // The review: shown under the items as soon as every item has an answer, one line per item that takes
+  // the worker back to it. Enter on a finished page brings focus to it (and the send button); Enter again sends.
   const review = document.getElementById("review");
   const submitButton = document.getElementById("submit-page");
-  function hideReview() {
-    if (review && !review.hidden) {
-      review.hidden = true;
-      if (submitButton) submitButton.textContent = "Review and submit";
-    }
-  }
   function showReview() {
+    if (!review) return;
+    const complete = !firstOpen();
+    review.hidden = !complete;
+    if (!complete) return;
     const list = document.getElementById("review-list");
     list.replaceChildren();
     items.forEach(function (f, index) {
@@ -173,17 +172,14 @@
       line.appendChild(jump);
       list.appendChild(line);
     });
-    review.hidden = false;
-    submitButton.textContent = "Send these answers";
-    submitButton.focus();
-    review.scrollIntoView({ block: "nearest" });
-    say("Check your answers: Enter sends the page, an item's line takes you back to it.");
   }
   function finish() {
     const open = firstOpen();
     if (open) { refresh(); return goTo(open); }
-    if (review && review.hidden) return showReview();
-    form.requestSubmit();
+    if (!submitButton || document.activeElement === submitButton) return form.requestSubmit();
+    submitButton.focus();
+    (review || submitButton).scrollIntoView({ block: "nearest" });
+    say("All answered: check your answers above; Enter sends the page.");
   }
 
   // ------------------------------------------------------------------ time spent per item (visible tab only)
@@ -277,7 +273,11 @@
   document.addEventListener("keydown", function (event) {
     if (keysHelp && keysHelp.open) return;  // the dialog has the keys (Esc closes it)
     const target = event.target;
-    if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) { event.preventDefault(); return finish(); }
+    if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {  // send now, from anywhere (review skipped)
+      event.preventDefault();
+      const open = firstOpen();
+      return open ? (refresh(), goTo(open)) : form.requestSubmit();
+    }
     if (event.ctrlKey || event.metaKey || event.altKey) return;
     if (typing(target)) {
       if (event.key === "Escape") { event.preventDefault(); leaveBox(target, false); }
@@ -309,7 +309,7 @@
   });
 
   form.addEventListener("submit", function (event) {
-    if (firstOpen() || (review && review.hidden)) {
+    if (firstOpen()) {
       event.preventDefault();
       return finish();
     }
@@ -341,6 +341,7 @@
   function saveSoon() {
     if (!draftUrl) return;
     clearTimeout(saveTimer);
+    saveState.textContent = "Saving…";
     saveTimer = setTimeout(save, 700);
   }
   function save() {
