@@ -36,7 +36,7 @@ def demo_server(tmp_path_factory):
     env.pop("DJANGO_SETTINGS_MODULE", None)
     log = open(var / "server.log", "w")
     process = subprocess.Popen([str(REPO / "bin" / "serve")], cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    deadline = time.time() + 90
+    deadline = time.time() + 240  # migrate and load the demo first: minutes on a runner shared by several jobs
     while time.time() < deadline:
         if process.poll() is not None:
             raise RuntimeError(f"the server stopped: {(var / 'server.log').read_text()[-2000:]}")
@@ -46,7 +46,7 @@ def demo_server(tmp_path_factory):
         except OSError:
             time.sleep(0.3)
     else:
-        raise RuntimeError("the server did not start within 90 s")
+        raise RuntimeError("the server did not start within 240 s")
     # The first request loads the whole app (seconds on a busy machine): pay for it here, not inside a test's timeouts.
     urllib.request.urlopen(f"http://127.0.0.1:{port}/accounts/login/", timeout=120).read()
     yield {"url": f"http://127.0.0.1:{port}", "database": var / "nli_studio.sqlite3", "log": var / "server.log", "var": var, "env": env}
