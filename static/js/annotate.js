@@ -176,7 +176,7 @@
   function finish() {
     const open = firstOpen();
     if (open) { refresh(); return goTo(open); }
-    if (!submitButton || document.activeElement === submitButton) return form.requestSubmit();
+    if (document.activeElement === submitButton) return form.requestSubmit();
     submitButton.focus();
     (review || submitButton).scrollIntoView({ block: "nearest" });
     say("All answered: check your answers above; Enter sends the page.");

@@ -166,3 +166,39 @@ def test_the_abandon_setting_is_declared_and_checked(project):
     with pytest.raises(SettingError) as refused:
         update_project(project, abandon_after_minutes=0)
     assert "abandon_after_minutes" in refused.value.errors
+
+
+def test_slider_ticks_sit_where_the_map_gives_their_probability(make_project):
+    from annotation.tasktypes.unli_slider import MAX_POSITION, TASK, TICK_PROBABILITIES, position_to_probability
+
+    ticks = TASK.widget_context(TASK.default_options())["ticks"]
+    assert [tick["probability"] for tick in ticks] == list(TICK_PROBABILITIES)
+    assert [tick["label"] for tick in ticks] == ["never", "1%", "10%", "50%", "90%", "99%", "sure"]
+    for tick in ticks:
+        position = round(tick["percent"] / 100 * MAX_POSITION)
+        assert position_to_probability(position) == pytest.approx(tick["probability"], abs=0.002)
+    assert [tick["percent"] for tick in ticks] == sorted(tick["percent"] for tick in ticks)
+    assert ticks[3]["percent"] == 50.0 and ticks[0]["percent"] == 0.0 and ticks[-1]["percent"] == 100.0
+    # The page gets the project's own labels and its untouched-slider rule.
+    project = make_project("unli_slider", tick_labels="0,a,b,c,d,e,1", allow_untouched=True)
+    context = project.task.widget_context(project.options)
+    assert [tick["label"] for tick in context["ticks"]] == ["0", "a", "b", "c", "d", "e", "1"]
+    assert context["allow_untouched"] is True
+
+
+@pytest.mark.parametrize("labels", ["0,1", "0,1%,10%,,90%,99%,1", "0,1%,10%,50%,90%,99%,certainly"])
+def test_bad_tick_labels_are_refused(make_project, labels):
+    from common.schema import SettingError
+
+    with pytest.raises(SettingError) as refused:
+        make_project("unli_slider", tick_labels=labels)
+    assert "tick_labels" in refused.value.errors
+
+
+def test_the_slider_page_starts_unset_and_shows_the_ticks(make_project, import_rows, worker):
+    project = make_project("unli_slider", items_per_page=2)
+    import_rows(project, [{"id": str(i), "premise": "P", "hypothesis": f"H{i}"} for i in range(2)])
+    html = client_for(worker).get(f"/work/{project.slug}/").content.decode()
+    assert html.count('class="slider unset"') == 2
+    assert html.count('class="slider-value"') == 2 and 'value="" class="slider-value"' in html
+    assert ">99%</span>" in html and 'style="left: 50.00%"' in html
