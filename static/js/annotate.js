@@ -354,6 +354,11 @@
       credentials: "same-origin",
     }).then(function (response) {
       return response.json().then(function (body) {
+        if (response.status === 409) {  // expired, or released after a long silence: a late send is still kept
+          saveState.textContent = "This page's time is over: answers sent now are kept but marked late";
+          clearLocal();
+          return;
+        }
         if (!response.ok) throw new Error(body.error || "refused");
         localStorage.setItem(localKey, JSON.stringify({ data: data, synced: true }));
         saveState.textContent = "Saved";

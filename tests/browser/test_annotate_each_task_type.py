@@ -206,6 +206,31 @@ def test_the_countdown_warns_and_gives_more_time_once(browser, demo_server):
         context.close()
 
 
+def test_time_while_the_tab_is_hidden_is_not_counted(browser, demo_server):
+    base, database = demo_server["url"], demo_server["database"]
+    context, page = new_page(browser, *DESKTOP)
+    visibility = ("() => { Object.defineProperty(document, 'visibilityState', {value: '%s', configurable: true}); "
+                  "document.dispatchEvent(new Event('visibilitychange')); }")
+    try:
+        login(page, base, "worker3", "demo-worker-pass")
+        page.goto(f"{base}/work/demo-atoms/")
+        first = focused_item(page)
+        page.evaluate(visibility % "hidden")
+        page.wait_for_timeout(3000)  # the worker is in another tab
+        page.evaluate(visibility % "visible")
+        page.keyboard.press("v")
+        since_load = page.evaluate("() => performance.now()") / 1000
+        for _ in range(page.locator("fieldset.item").count() - 1):
+            page.keyboard.press("i")
+        with page.expect_navigation():
+            page.keyboard.press("Control+Enter")
+        (seconds,), = query(database, "SELECT seconds_spent FROM annotation_annotation WHERE item_id = ? AND worker_id = "
+                            "(SELECT id FROM auth_user WHERE username = 'worker3')", int(first))
+        assert 0 < seconds <= since_load - 2.9, (seconds, since_load)
+    finally:
+        context.close()
+
+
 def test_the_qualification_test_fits_a_phone(browser, demo_server):
     base = demo_server["url"]
     context, page = new_page(browser, *PHONE)
