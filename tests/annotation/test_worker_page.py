@@ -202,3 +202,16 @@ def test_the_slider_page_starts_unset_and_shows_the_ticks(make_project, import_r
     assert html.count('class="slider unset"') == 2
     assert html.count('class="slider-value"') == 2 and 'value="" class="slider-value"' in html
     assert ">99%</span>" in html and 'style="left: 50.00%"' in html
+
+
+def test_the_expiry_command_releases_abandoned_pages(project, worker):
+    from django.core.management import call_command
+    from io import StringIO
+
+    page = claim_page(project, worker)
+    Assignment.objects.filter(pk=page.pk).update(created_at=timezone.now() - timedelta(minutes=11))
+    out = StringIO()
+    call_command("expire_claims", "--json", stdout=out)
+    assert json.loads(out.getvalue()) == {"expired": 1}
+    page.refresh_from_db()
+    assert page.status == Assignment.Status.EXPIRED and not page.claims.filter(active=True).exists()

@@ -1,6 +1,7 @@
 """A worker completes a page of each task type in headless Chromium, with the keyboard alone, on a desktop
 and on a phone-sized screen: answer (each key moves on to the next item), undo, reload mid-page (the draft
 brings the answers back), review, send. Every worker page fits a 360 px screen and passes an axe-core scan."""
+import json
 import re
 import sqlite3
 from datetime import datetime, timedelta, timezone
@@ -202,6 +203,30 @@ def test_the_countdown_warns_and_gives_more_time_once(browser, demo_server):
         assert int(page.locator("#countdown").inner_text().split(":")[0]) >= 30
         page.reload()
         expect(page.locator("#more-time")).to_be_hidden()  # once per page
+    finally:
+        context.close()
+
+
+def test_answers_survive_a_lost_connection_and_a_reload(browser, demo_server):
+    base, database = demo_server["url"], demo_server["database"]
+    context, page = new_page(browser, *PHONE)
+    try:
+        login(page, base, "worker3", "demo-worker-pass")
+        page.route("**/draft/", lambda route: route.abort())  # the network is gone
+        page.goto(f"{base}/work/demo-nli/")
+        first = focused_item(page)
+        page.keyboard.press("e")
+        page.keyboard.press("c")
+        expect(page.locator("#save-state")).to_contain_text("Not saved to the server yet")
+        answers = page.evaluate(ANSWERS_JS)
+        page.unroute("**/draft/")  # back online
+        page.reload()
+        assert page.evaluate(ANSWERS_JS) == answers, "the browser kept what the server never got"
+        wait_saved(page)  # and hands it to the server once it can
+        (data,), = query(database, "SELECT d.data FROM annotation_pagedraft d JOIN annotation_assignment a ON "
+                         "d.assignment_id = a.id JOIN auth_user u ON a.worker_id = u.id WHERE u.username = 'worker3' "
+                         "AND a.status = 'open' AND a.project_id = (SELECT id FROM annotation_project WHERE slug = 'demo-nli')")
+        assert json.loads(data)[first]["value"] == "e"
     finally:
         context.close()
 
