@@ -66,7 +66,7 @@ def manage(server: dict, *commands: list[str]) -> list[str]:
     ]
     outputs = []
     for args, process in zip(commands, processes):
-        stdout, stderr = process.communicate(timeout=120)
+        stdout, stderr = process.communicate(timeout=300)  # side by side on a loaded runner: slow
         if process.returncode:
             raise AssertionError(f"manage.py {' '.join(args)} failed: {stderr[-2000:]}")
         outputs.append(stdout)
