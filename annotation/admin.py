@@ -1,8 +1,9 @@
-from django.contrib import admin
+from django.contrib import admin, messages
 
 from annotation.models import (
     AdjudicationRecord,
     Annotation,
+    AuditEntry,
     Assignment,
     Atom,
     Claim,
@@ -15,6 +16,8 @@ from annotation.models import (
     QualificationTest,
     WorkerStatus,
 )
+from annotation.services import access
+from annotation.services.participants import ParticipantError, forget_participant
 
 
 @admin.register(Project)
@@ -88,10 +91,55 @@ class WorkerStatusAdmin(admin.ModelAdmin):
     list_filter = ("suspended", "project")
 
 
+class ForAdminRole:
+    """Readable by the admin role (the "admin" group), which holds no per-model permissions."""
+
+    def has_module_permission(self, request):
+        return access.is_admin(request.user)
+
+    def has_view_permission(self, request, obj=None):
+        return access.is_admin(request.user)
+
+
 @admin.register(CrowdSession)
-class CrowdSessionAdmin(admin.ModelAdmin):
+class CrowdSessionAdmin(ForAdminRole, admin.ModelAdmin):
     list_display = ("project", "platform", "participant_id", "study_id", "session_id", "completion_code", "completed_at")
     list_filter = ("platform", "project")
+    actions = ["forget_participants"]
+
+    def has_change_permission(self, request, obj=None):
+        return access.is_admin(request.user)  # the erasure action; the fields themselves are read only
+
+    def get_readonly_fields(self, request, obj=None):
+        return [field.name for field in CrowdSession._meta.fields]
+
+    @admin.action(description="Forget the selected participants (erase their IDs, keep their answers)")
+    def forget_participants(self, request, queryset):
+        people = set(queryset.values_list("platform", "participant_id"))
+        for platform, participant_id in sorted(people):
+            try:
+                forget_participant(platform, participant_id, by=request.user)
+            except ParticipantError as exc:  # erased meanwhile by another admin
+                self.message_user(request, str(exc), messages.WARNING)
+        self.message_user(request, f"Forgot {len(people)} participant(s); their answers are kept under a pseudonym.")
+
+
+@admin.register(AuditEntry)
+class AuditEntryAdmin(ForAdminRole, admin.ModelAdmin):
+    """Read only, and for admins only: the log is written by the services, never by hand."""
+
+    list_display = ("created_at", "actor_name", "action", "project_slug", "details")
+    list_filter = ("action",)
+    search_fields = ("actor_name", "project_slug")
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
 
 
 @admin.register(AdjudicationRecord)

@@ -3,7 +3,7 @@ from django.http import StreamingHttpResponse
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.exceptions import NotFound, Throttled, ValidationError
 from rest_framework.authtoken.models import Token
 from rest_framework.authtoken.serializers import AuthTokenSerializer
 from rest_framework.parsers import MultiPartParser
@@ -25,9 +25,10 @@ from annotation.serializers import (
     SubmitSerializer,
     settings_from,
 )
-from annotation.services import access, adjudication, background, exporters, linking
+from annotation.services import access, adjudication, background, crowd, exporters, linking
 from annotation.services.agreement import INTERACTIVE_PAIR_EVALUATIONS, project_agreement
 from annotation.services.assignments import SubmissionError, claim_page, release_page, submit_page
+from annotation.services.login_limits import cooloff_seconds
 from annotation.services.importers import ImportFileError, check_size, import_upload
 from annotation.services.progress import project_progress
 from annotation.services.projects import create_project, update_project
@@ -66,7 +67,8 @@ class ProjectViewSet(
     def get_serializer_context(self):
         # A mixed list: the projects a user may only work on are shown as workers see them.
         user = self.request.user
-        return {**super().get_serializer_context(), "may_manage": lambda project: access.can_manage(user, project)}
+        return {**super().get_serializer_context(), "may_manage": lambda project: access.can_manage(user, project),
+                "earned_code": lambda project: crowd.earned_code(project, user)}
 
     def _project(self, action_name: str = "view"):
         return access.project_for(self.request.user, self.kwargs["slug"], action_name)
@@ -82,7 +84,7 @@ class ProjectViewSet(
             project = create_project(data["slug"], data["task_type"], request.user, **settings_from(data))
         except SettingError as error:
             return setting_errors(error)
-        return Response(ProjectSerializer(project).data, status=status.HTTP_201_CREATED)
+        return Response(self.get_serializer(project).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(request=ProjectSerializer, responses={200: ProjectSerializer, 400: ErrorSerializer})
     def partial_update(self, request, *args, **kwargs):
@@ -95,10 +97,10 @@ class ProjectViewSet(
         if "task_type" in serializer.validated_data:
             changes["task_type"] = serializer.validated_data["task_type"]
         try:
-            project = update_project(project, **changes)
+            project = update_project(project, changed_by=request.user, **changes)
         except SettingError as error:
             return setting_errors(error)
-        return Response(ProjectSerializer(project).data)
+        return Response(self.get_serializer(project).data)
 
     def update(self, request, *args, **kwargs):
         return self.partial_update(request, *args, **kwargs)
@@ -216,6 +218,7 @@ class ProjectViewSet(
             chunks = exporters.export(project, fmt)
         except exporters.ExportError as exc:
             return Response({"field": "as", "detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+        exporters.record_export(project, fmt, request.user, via="api")
         response = StreamingHttpResponse(chunks, content_type=exporters.content_type(fmt))
         response["Content-Disposition"] = f'attachment; filename="{exporters.file_name(project, fmt)}"'
         return response
@@ -267,7 +270,11 @@ class TokenView(APIView):
     @extend_schema(request=AuthTokenSerializer, responses={200: OpenApiResponse(description='{"token": "..."}'), 400: OpenApiResponse(description="wrong credentials")})
     def post(self, request):
         serializer = AuthTokenSerializer(data=request.data, context={"request": request})
-        serializer.is_valid(raise_exception=True)
+        if not serializer.is_valid():
+            # django-axes marks the request it refused before checking the password: a lockout, not a typo.
+            if getattr(request, "axes_locked_out", False):
+                raise Throttled(wait=cooloff_seconds(), detail="Too many failed logins.")
+            raise ValidationError(serializer.errors)
         token, _ = Token.objects.get_or_create(user=serializer.validated_data["user"])
         return Response({"token": token.key})
 
@@ -277,3 +284,12 @@ class TokenView(APIView):
             return Response({"detail": "not logged in"}, status=status.HTTP_401_UNAUTHORIZED)
         Token.objects.filter(user=request.user).delete()
         return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class MeView(APIView):
+    """Who the caller is: the cheapest authenticated call (clients check their token; the load benchmark
+    measures the server's ceiling with it)."""
+
+    @extend_schema(request=None, responses={200: OpenApiResponse(description='{"id": 1, "username": "..."}')})
+    def get(self, request):
+        return Response({"id": request.user.pk, "username": request.user.get_username()})

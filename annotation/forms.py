@@ -24,7 +24,8 @@ def project_form_class(task_type: str | None, editing: bool = False):
     if not editing:
         fields["slug"] = forms.SlugField(max_length=80, help_text="Short name used in links and on the command line.")
     fields["task_type"] = forms.ChoiceField(choices=TASK_TYPE_CHOICES, initial=task.name,
-                                            help_text="Changing it shows that task type's settings.")
+                                            help_text="Changing it shows that task type's settings.",
+                                            widget=forms.Select(attrs={"data-reload-param": "task_type"}))
     fields.update(settings_schema(task).form_fields())
     return type("ProjectForm", (forms.Form,), fields)
 
@@ -53,7 +54,7 @@ class UploadForm(forms.Form):
 
 
 class ImportConfirmForm(forms.Form):
-    format = forms.ChoiceField()
+    format = forms.ChoiceField(widget=forms.Select(attrs={"data-reload-param": "format"}))
     purpose = forms.ChoiceField(choices=[(name, PURPOSE_NAMES[name]) for name in PURPOSES], initial="data",
                                 label="The rows are")
 

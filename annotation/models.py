@@ -5,6 +5,7 @@ Assignment (one claimed page of k items for one worker) -> Claim (an item on tha
 Annotation (one worker's answer to one item; imported labels have no worker)
 """
 from django.conf import settings
+from django.core.serializers.json import DjangoJSONEncoder
 from django.db import models
 from django.db.models import Q
 
@@ -352,6 +353,7 @@ class WorkerStatus(models.Model):
     exclude_answers = models.BooleanField(default=False)
 
     class Meta:
+        verbose_name_plural = "worker statuses"  # not Django's "worker statuss"
         constraints = [models.UniqueConstraint(fields=["project", "worker"], name="worker_status_unique")]
 
     @property
@@ -360,7 +362,11 @@ class WorkerStatus(models.Model):
 
 
 class CrowdSession(models.Model):
-    """A worker who arrived through a crowd platform link (Prolific or MTurk) and their completion code."""
+    """A participant who arrived through a crowd platform link (Prolific or MTurk): the account they work
+    under in this one study, the platform session they are bound to, and their completion code.
+
+    Crowd accounts are their own kind: made for one participant of one study (never looked up by username),
+    with an unusable password and the worker role only; an entry link logs in nothing but its own account."""
 
     class Platform(models.TextChoices):
         PROLIFIC = "prolific"
@@ -370,15 +376,44 @@ class CrowdSession(models.Model):
     worker = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="crowd_sessions")
     platform = models.CharField(max_length=10, choices=Platform.choices)
     participant_id = models.CharField(max_length=100)
+    # The first platform session (Prolific STUDY_ID + SESSION_ID, MTurk hitId + assignmentId) binds the participant.
     study_id = models.CharField(max_length=100, blank=True)
     session_id = models.CharField(max_length=100, blank=True)
+    # MTurk's turkSubmitTo (checked against MTURK_SUBMIT_HOSTS): where the finished HIT is posted.
+    submit_to = models.CharField(max_length=200, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     completed_at = models.DateTimeField(null=True, blank=True)
     completion_code = models.CharField(max_length=40, blank=True)
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(
-                fields=["project", "platform", "participant_id", "session_id"], name="crowd_session_unique"
-            )
+            models.UniqueConstraint(fields=["project", "platform", "participant_id"], name="crowd_participant_once"),
+            models.UniqueConstraint(fields=["worker"], name="crowd_account_one_session"),
         ]
+
+
+class AuditEntry(models.Model):
+    """Who did what, when: exports, blocks, adjudications, settings changes and erasures. Written by
+    annotation.services.audit only, never edited; readable by admins (Django admin and /audit/)."""
+
+    class Action(models.TextChoices):
+        EXPORT = "export"
+        BLOCK = "block"
+        UNBLOCK = "unblock"
+        ADJUDICATE = "adjudicate"
+        SETTINGS = "settings"
+        ERASE = "erase"
+
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    # The account's name is copied: the entry keeps saying who even if the account is renamed or erased.
+    actor = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
+                              related_name="+")
+    actor_name = models.CharField(max_length=150, help_text="the account, or 'command line'")
+    action = models.CharField(max_length=20, choices=Action.choices)
+    project = models.ForeignKey(Project, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    project_slug = models.CharField(max_length=80, blank=True)
+    details = models.JSONField(default=dict, blank=True, encoder=DjangoJSONEncoder)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["action", "-created_at"], name="audit_action_time")]

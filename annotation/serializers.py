@@ -44,11 +44,17 @@ class ProjectSerializer(serializers.Serializer):
 
     def to_representation(self, project):
         data = super().to_representation(project)
+        # Without a say-so from the caller a project is shown as a worker sees it: the safe default.
         may_manage = self.context.get("may_manage")
-        if may_manage is not None and not may_manage(project):
-            # As a worker sees it: what the work is, never how it is checked or paid (completion codes).
+        if may_manage is None or not may_manage(project):
+            # What the work is, never how it is checked or paid (completion codes); a crowd worker's own
+            # code appears once they have earned it.
             data = {name: value for name, value in data.items() if name in WORKER_FIELDS}
             data["options"] = {name: value for name, value in project.options.items() if name in WORKER_OPTIONS}
+            earned_code = self.context.get("earned_code")
+            code = earned_code(project) if earned_code else None
+            if code:
+                data["completion_code"] = code
         return data
 
 
@@ -77,8 +83,11 @@ class AssignmentSerializer(serializers.ModelSerializer):
         fields = ["id", "project", "status", "created_at", "expires_at", "submitted_at", "late", "items"]
 
     def get_items(self, assignment) -> list[dict]:
-        claims = assignment.claims.select_related("item__example", "item__atom").order_by("position")
-        return PageItemSerializer([claim.item for claim in claims], many=True).data
+        items = getattr(assignment, "page_items", None)  # a page just claimed carries its items
+        if items is None:
+            claims = assignment.claims.select_related("item__example", "item__atom").order_by("position")
+            items = [claim.item for claim in claims]
+        return PageItemSerializer(items, many=True).data
 
 
 class AnswerSerializer(serializers.Serializer):
@@ -102,6 +111,7 @@ class SubmitResultSerializer(serializers.Serializer):
 class ErrorSerializer(serializers.Serializer):
     field = serializers.CharField(required=False, help_text="what is wrong; absent when the body could not be parsed")
     detail = serializers.CharField()
+    code = serializers.CharField(required=False, help_text="a fixed name for the kind of error (docs/api.md)")
     errors = serializers.DictField(child=serializers.CharField(), required=False,
                                    help_text="every wrong field with what is wrong, where several are")
 

@@ -26,6 +26,7 @@ urlpatterns = [
     path("projects/<slug:slug>/adjudication/", adjudication.adjudication_queue, name="adjudication_queue"),
     path("projects/<slug:slug>/adjudication/<int:item_id>/", adjudication.adjudication_item, name="adjudication_item"),
     path("projects/<slug:slug>/report/", reports.report, name="project_report"),
+    path("audit/", reports.audit_log, name="audit_log"),
     # Working on it
     path("work/<slug:slug>/", work.work, name="work"),
     path("enter/<slug:slug>/", work.enter, name="enter"),

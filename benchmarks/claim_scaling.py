@@ -11,6 +11,12 @@ of the page with random slider positions, called directly (no HTTP). Reported: t
 milliseconds for each size and their ratio (goal <= 1.5); the medians of claim and submit alone, and of
 one project_progress() call (what every submit computes to push the live dashboard), go along.
 
+The worker-history case: a third project of --history + --small items (redundancy 2), where one worker
+already answered the first --history items (10,000 one-item pages, submitted; the items stay claimable
+for others, so a claim must pass over them); that worker and a new one then claim and submit
+--history-cycles pages each, one after the other. history_ratio = the veteran's median claim / the new
+worker's (goal <= 1.5).
+
 Usage: python benchmarks/claim_scaling.py [--small 10000] [--large 1000000] [--cycles 200] [--json]
 """
 from __future__ import annotations
@@ -23,7 +29,9 @@ import threading
 import time
 
 from _common import (
+    analyze,
     bulk_items,
+    insert_select,
     emit,
     load_average,
     log,
@@ -31,6 +39,7 @@ from _common import (
     make_workers,
     migrate,
     scratch_postgres,
+    series_sql,
     setup_django,
 )
 
@@ -97,6 +106,60 @@ def measure(project, workers, warmup: int, cycles: int) -> dict:
     }
 
 
+def give_history(project, worker, answered: int) -> None:
+    """`answered` submitted one-item pages of `worker` over the project's first items, written in SQL."""
+    from django.db import connection, transaction
+    from django.utils import timezone
+
+    from annotation.models import Annotation, Assignment
+
+    earlier = timezone.now() - timezone.timedelta(days=1)
+    with transaction.atomic():
+        insert_select(
+            Assignment,
+            {"project_id": str(int(project.pk)), "worker_id": str(int(worker.pk)), "status": "'submitted'",
+             "expires_at": f"'{earlier.isoformat()}'", "submitted_at": f"'{earlier.isoformat()}'"},
+            series_sql(), [answered],
+        )
+        with connection.cursor() as cursor:
+            cursor.execute(
+                """
+                INSERT INTO annotation_claim (assignment_id, item_id, worker_id, position, active)
+                SELECT a.id, i.id, %s, 0, false
+                FROM (SELECT id, row_number() OVER (ORDER BY id) AS n FROM annotation_assignment
+                      WHERE project_id = %s AND worker_id = %s) a
+                JOIN (SELECT id, row_number() OVER (ORDER BY id) AS n FROM annotation_item
+                      WHERE project_id = %s ORDER BY id LIMIT %s) i ON i.n = a.n
+                """,
+                [worker.pk, project.pk, worker.pk, project.pk, answered],
+            )
+        insert_select(
+            Annotation,
+            {"item_id": "c.item_id", "worker_id": "c.worker_id", "assignment_id": "c.assignment_id",
+             "raw": "'{\"position\": 5000}'::jsonb", "value": "'0.5'::jsonb"},
+            f"annotation_claim c WHERE c.worker_id = {int(worker.pk)}", [],
+        )
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "UPDATE annotation_item SET annotation_count = 1 WHERE id IN "
+                "(SELECT item_id FROM annotation_claim WHERE worker_id = %s)",
+                [worker.pk],
+            )
+    analyze()
+
+
+def measure_history(project, veteran, newcomer, cycles: int) -> dict:
+    """Median claim and cycle of the veteran and of the new worker, each alone, after 3 warm-up cycles."""
+    result = {}
+    for name, worker in (("veteran", veteran), ("new", newcomer)):
+        run_cycles(project, worker, 3, seed=7, timings=None)
+        timings: list[tuple[float, float]] = []
+        run_cycles(project, worker, cycles, seed=8, timings=timings)
+        result[f"{name}_claim_ms"] = statistics.median(claim for claim, _ in timings)
+        result[f"{name}_cycle_ms"] = statistics.median(claim + submit for claim, submit in timings)
+    return result
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--small", type=int, default=10_000, help="items in the small project")
@@ -104,6 +167,8 @@ def main():
     parser.add_argument("--cycles", type=int, default=200, help="measured claim + submit cycles per project")
     parser.add_argument("--warmup", type=int, default=5, help="unmeasured cycles per worker first")
     parser.add_argument("--threads", type=int, default=4, help="concurrent workers")
+    parser.add_argument("--history", type=int, default=10_000, help="earlier answers of the veteran worker")
+    parser.add_argument("--history-cycles", type=int, default=100, help="measured cycles of each worker")
     parser.add_argument("--json", action="store_true", help="end with one JSON line of the figures")
     args = parser.parse_args()
     needed = (args.cycles + args.warmup * args.threads) * 5
@@ -120,12 +185,21 @@ def main():
         workers = make_workers(args.threads)
         results = {}
         for name, size in (("small", args.small), ("large", args.large)):
-            project = create_project(f"scale-{name}", "unli_slider", author, redundancy=2, max_annotations=3)
+            project = create_project(f"scale-{name}", "unli_slider", author, redundancy=2, max_annotations=3,
+                                     status="published")
             start = time.perf_counter()
             bulk_items(project, size)
             log(f"{name}: {size} items loaded in {time.perf_counter() - start:.1f} s; measuring")
             results[name] = measure(project, workers, args.warmup, args.cycles)
             log(f"{name}: " + ", ".join(f"{key} {value:.1f}" for key, value in results[name].items()))
+        project = create_project("scale-history", "unli_slider", author, redundancy=2, max_annotations=3,
+                                 status="published")
+        bulk_items(project, args.history + args.small)
+        veteran, newcomer = make_workers(2, prefix="history")
+        give_history(project, veteran, args.history)
+        log(f"history: {args.history} earlier answers written; measuring")
+        history = measure_history(project, veteran, newcomer, args.history_cycles)
+        log("history: " + ", ".join(f"{key} {value:.1f}" for key, value in history.items()))
 
     small, large = results["small"], results["large"]
     emit(
@@ -135,6 +209,10 @@ def main():
             "small_ms": round(small["cycle_ms"], 1),
             "large_ms": round(large["cycle_ms"], 1),
             "ratio": round(large["cycle_ms"] / small["cycle_ms"], 2),
+            "history_ratio": round(history["veteran_claim_ms"] / history["new_claim_ms"], 2),
+            "history_veteran_claim_ms": round(history["veteran_claim_ms"], 1),
+            "history_new_claim_ms": round(history["new_claim_ms"], 1),
+            "history_answers": args.history,
             "small_claim_ms": round(small["claim_ms"], 1),
             "large_claim_ms": round(large["claim_ms"], 1),
             "small_submit_ms": round(small["submit_ms"], 1),

@@ -1,13 +1,27 @@
-"""Benchmark: many workers claiming and submitting slider pages over HTTP at once, on PostgreSQL.
+"""Benchmark: many workers claiming and submitting pages over HTTP at once, on PostgreSQL, against the
+app served the production way (bin/serve: --processes uvicorn processes on one port, pooled connections,
+the task worker and the expiry loop alongside, DEBUG off).
 
-Creates a scratch database nli_bench_load_<pid>, migrates it, imports the U-SNLI dev set (3040 items) into
-an unli_slider project (redundancy 2, at most 3 annotations), makes one worker user with an API token per
-simulated worker, and serves the app with one daphne process (DEBUG off) on a free port of 127.0.0.1.
-Each simulated worker is a thread with its own keep-alive connection that claims a page
-(POST /api/projects/<slug>/claim/) and submits random slider positions for it
-(POST /api/assignments/<id>/submit/) until --seconds have passed (the page in hand is still submitted)
-or the project has no work left for it. The clock covers the whole run, so annotations_per_s is
-acknowledged annotations over the wall time until the last worker stopped.
+Creates a scratch database nli_bench_load_<pid>, migrates it, bulk-loads --items items into a published
+unli_slider project (--items-per-page, --redundancy; at most redundancy + 1 annotations), makes one worker
+user with an API token per simulated worker. Each simulated worker is a thread with its own keep-alive
+connection that claims a page (POST /api/projects/<slug>/claim/) and submits random slider positions for
+it (POST /api/assignments/<id>/submit/) until --seconds have passed (the page in hand is still submitted)
+or the project has no work left for it.
+
+Closed loop (default): each worker sends its next request when the previous one is answered.
+Open loop (--rate R): requests arrive at R per second in all (claims and submits), whatever the answers;
+each worker's claims are due on a fixed schedule, and a claim's latency counts from when it was due, so
+a server that falls behind shows it (no coordinated omission). A submit is due half a period after its
+claim (or when the claim is answered, if later).
+
+The ceiling: before the work, the same server, workers, connections and token authentication call
+GET /api/me/ (the cheapest authenticated JSON endpoint) in a closed loop for --ceiling-seconds:
+  ceiling_rps     those calls answered per second
+  cycle_rps       claim + submit requests answered per second during the work
+  ceiling_ratio   cycle_rps / ceiling_rps
+sql_per_claim and sql_per_submit: statements (transaction control left out) of one claim and one submit
+of a one-worker page, session-authenticated, run in this process through Django's test client.
 
 Afterwards the database is checked against the engine's invariants, counting from the stored rows:
   over_assigned          items whose annotations + active claims exceed their target, or whose
@@ -18,12 +32,14 @@ Afterwards the database is checked against the engine's invariants, counting fro
 and (not required, reported too) counter_mismatch: items whose annotation_count / active_claims
 columns disagree with the rows. The server is stopped and the database dropped at the end, on error too.
 
-Usage: python benchmarks/load.py [--workers 64] [--seconds 30] [--json]
-Latencies are client-side (request sent to response read), in milliseconds.
+Usage: python benchmarks/load.py [--items 10000] [--items-per-page 1] [--redundancy 1] [--processes 2]
+                                 [--workers 64] [--seconds 20] [--rate R] [--json]
+Latencies are client-side, in milliseconds.
 """
 from __future__ import annotations
 
 import argparse
+import signal
 import http.client
 import json
 import os
@@ -36,9 +52,9 @@ import time
 from dataclasses import dataclass, field
 
 from _common import (
+    bulk_items,
     PYTHON,
     REPO_ROOT,
-    SHARED_DATA,
     django_env,
     emit,
     load_average,
@@ -52,7 +68,6 @@ from _common import (
 )
 
 SLUG = "load-usnli"
-DATA = SHARED_DATA / "u-snli" / "dev.csv"
 REQUEST_TIMEOUT_S = 60
 MAX_FAILURES_PER_WORKER = 20  # a worker whose requests keep failing stops instead of spinning
 
@@ -75,47 +90,69 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def start_server(port: int, database_url: str, var_dir: str, log_path: str) -> subprocess.Popen:
+def start_server(port: int, database_url: str, var_dir: str, log_path: str, processes: int,
+                 **extra_env: str) -> subprocess.Popen:
+    """bin/serve in production mode (no demo, DEBUG off) in a session of its own; answers once it serves."""
     env = django_env(
         database_url, var_dir, DEBUG="false", SECRET_KEY="benchmark-secret-key-not-for-production",
-        ALLOWED_HOSTS="127.0.0.1",
+        ALLOWED_HOSTS="127.0.0.1", PY=PYTHON, HOST="127.0.0.1", PORT=str(port),
+        WEB_CONCURRENCY=str(processes), DEMO="0", MIGRATE="0", **extra_env,
     )
-    with open(log_path, "wb") as server_log:
+    with open(log_path, "ab") as server_log:
         server = subprocess.Popen(
-            [PYTHON, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "config.asgi:application"],
-            cwd=REPO_ROOT, env=env, stdout=server_log, stderr=subprocess.STDOUT,
+            [str(REPO_ROOT / "bin" / "serve")], cwd=REPO_ROOT, env=env, stdout=server_log,
+            stderr=subprocess.STDOUT, start_new_session=True,
         )
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + 180
     while time.monotonic() < deadline:
         if server.poll() is not None:
-            raise RuntimeError(f"daphne exited with {server.returncode}; see {log_path}")
+            with open(log_path, errors="replace") as lines:
+                raise RuntimeError(f"bin/serve exited with {server.returncode}: {lines.read()[-2000:]}")
         try:
             connection = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
             connection.request("GET", "/api/projects/")
             connection.getresponse().read()
             connection.close()
+            time.sleep(1.0 if processes > 1 else 0)  # the other processes are a moment behind the first
             return server
         except OSError:
             time.sleep(0.2)
-    server.terminate()
-    raise RuntimeError(f"daphne did not answer on port {port} within 60 s; see {log_path}")
+    stop_server(server)
+    with open(log_path, errors="replace") as lines:
+        tail = "".join(lines.readlines()[-20:])
+    raise RuntimeError(f"bin/serve did not answer on port {port} within 180 s; its log ends:\n{tail}")
 
 
 def stop_server(server: subprocess.Popen) -> None:
+    """SIGTERM to the whole session (shell, uvicorn and its processes, task worker, expiry loop)."""
     if server.poll() is None:
-        server.terminate()
+        os.killpg(server.pid, signal.SIGTERM)
         try:
-            server.wait(timeout=15)
+            server.wait(timeout=20)
         except subprocess.TimeoutExpired:
-            server.kill()
+            os.killpg(server.pid, signal.SIGKILL)
             server.wait()
+    try:
+        os.killpg(server.pid, signal.SIGKILL)  # anything of the session still alive
+    except ProcessLookupError:
+        pass
 
 
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU time a process has used so far (Linux /proc)."""
-    with open(f"/proc/{pid}/stat") as stat:
-        fields = stat.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+def cpu_seconds(session: int) -> float:
+    """User + system CPU time the processes of a session have used so far (Linux /proc); the time of
+    processes that already ended is not counted."""
+    total = 0
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[3]) == session:
+            total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
 
 
 def machine_busy_seconds() -> tuple[float, float]:
@@ -127,61 +164,129 @@ def machine_busy_seconds() -> tuple[float, float]:
     return (sum(values) - idle) / ticks, sum(values) / ticks
 
 
-def run_worker(port: int, token: str, slug: str, seed: int, deadline: float, record: WorkerLog) -> None:
-    rng = random.Random(seed)
-    headers = {"Authorization": f"Token {token}", "Content-Type": "application/json"}
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=REQUEST_TIMEOUT_S)
-    failures = 0
+class Client:
+    """One simulated worker's keep-alive connection; records latencies, statuses and transport errors."""
 
-    def call(path: str, body: bytes, timings: list[float]) -> tuple[int, bytes]:
-        nonlocal connection
-        start = time.perf_counter()
+    def __init__(self, port: int, token: str, record: WorkerLog):
+        self.port, self.record = port, record
+        self.headers = {"Authorization": f"Token {token}", "Content-Type": "application/json"}
+        self.connection = http.client.HTTPConnection("127.0.0.1", port, timeout=REQUEST_TIMEOUT_S)
+
+    def call(self, method: str, path: str, body: bytes | None, timings: list[float],
+             since: float | None = None) -> tuple[int, bytes]:
+        """since: when the request was due (open loop); the latency counts from then."""
+        start = time.perf_counter() if since is None else since
         try:
-            connection.request("POST", path, body=body, headers=headers)
-            response = connection.getresponse()
+            self.connection.request(method, path, body=body, headers=self.headers)
+            response = self.connection.getresponse()
             payload = response.read()
         except (OSError, http.client.HTTPException) as exc:
-            record.transport_errors += 1
-            record.first_error = record.first_error or repr(exc)
-            connection.close()
-            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=REQUEST_TIMEOUT_S)
+            self.record.transport_errors += 1
+            self.record.first_error = self.record.first_error or repr(exc)
+            self.connection.close()
+            self.connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=REQUEST_TIMEOUT_S)
             return 0, b""
         timings.append((time.perf_counter() - start) * 1000)
-        record.statuses[response.status] = record.statuses.get(response.status, 0) + 1
+        self.record.statuses[response.status] = self.record.statuses.get(response.status, 0) + 1
         return response.status, payload
 
+    def close(self) -> None:
+        self.connection.close()
+
+
+def wait_until(moment: float) -> float:
+    """Sleep until the perf_counter reads `moment` (if it is still ahead); returns `moment`."""
+    delay = moment - time.perf_counter()
+    if delay > 0:
+        time.sleep(delay)
+    return moment
+
+
+def run_worker(port: int, token: str, slug: str, seed: int, deadline: float, record: WorkerLog,
+               period: float | None = None, first_due: float | None = None) -> None:
+    """Claim and submit until the deadline; with a period (open loop), one claim is due every period."""
+    rng = random.Random(seed)
+    client = Client(port, token, record)
+    failures = 0
+    due = first_due
     while time.monotonic() < deadline and failures < MAX_FAILURES_PER_WORKER:
-        status, payload = call(f"/api/projects/{slug}/claim/", b"", record.claim_ms)
+        if period is not None:
+            wait_until(due)
+        status, payload = client.call("POST", f"/api/projects/{slug}/claim/", b"", record.claim_ms, since=due)
         if status == 204:
             break  # no work left for this worker
         if status != 201:
             failures += 1
             record.first_error = record.first_error or f"claim {status}: {payload[:200]!r}"
+            due = due + period if period is not None else None
             continue
         page = json.loads(payload)
         item_ids = [item["id"] for item in page["items"]]
         answers = {str(item_id): {"value": rng.randrange(0, 10001), "seconds": 3.0} for item_id in item_ids}
         body = json.dumps({"answers": answers}).encode()
-        status, payload = call(f"/api/assignments/{page['id']}/submit/", body, record.submit_ms)
+        submit_due = None
+        if period is not None:
+            submit_due = max(due + period / 2, time.perf_counter())
+            wait_until(submit_due)
+            due += period
+        status, payload = client.call("POST", f"/api/assignments/{page['id']}/submit/", body, record.submit_ms,
+                                      since=submit_due)
         if status == 200:
             record.acknowledged.append((page["id"], item_ids))
             record.annotations += json.loads(payload)["annotations"]
         else:
             failures += 1
             record.first_error = record.first_error or f"submit {status}: {payload[:200]!r}"
-    connection.close()
+    client.close()
 
 
-def prepare(workers: int):
+def run_ceiling(port: int, token: str, deadline: float, record: WorkerLog) -> None:
+    """The cheapest authenticated call, again and again, on the same kind of connection."""
+    client = Client(port, token, record)
+    timings: list[float] = []
+    while time.monotonic() < deadline:
+        client.call("GET", "/api/me/", None, timings)
+    record.claim_ms = timings
+    client.close()
+
+
+def sql_per_request(project) -> tuple[int, int]:
+    """Statements of one claim and one submit (session authentication), in this process."""
+    from django.db import connection
+    from django.test import Client as TestClient
+    from django.test.utils import CaptureQueriesContext
+
+    def statements(captured) -> int:
+        control = ("BEGIN", "COMMIT", "ROLLBACK", "SAVEPOINT", "RELEASE SAVEPOINT")
+        return sum(1 for query in captured.captured_queries if not query["sql"].startswith(control))
+
+    client = TestClient(HTTP_HOST="127.0.0.1")
+    client.force_login(make_workers(1, prefix="sql-probe")[0])
+    counts = (0, 0)
+    for _ in range(2):  # the second cycle is counted (the first warms the process's caches)
+        with CaptureQueriesContext(connection) as claim_sql:
+            page = client.post(f"/api/projects/{project.slug}/claim/").json()
+        answers = {str(item["id"]): {"value": 5000} for item in page["items"]}
+        with CaptureQueriesContext(connection) as submit_sql:
+            response = client.post(f"/api/assignments/{page['id']}/submit/", {"answers": answers},
+                                   content_type="application/json")
+        if response.status_code != 200:
+            raise RuntimeError(f"the SQL probe's submit failed: {response.status_code} {response.content[:200]!r}")
+        counts = (statements(claim_sql), statements(submit_sql))
+    return counts
+
+
+def prepare(workers: int, items: int, items_per_page: int, redundancy: int):
     """The project, its items and the workers' API tokens."""
     from rest_framework.authtoken.models import Token
 
-    from annotation.services.importers import import_file
     from annotation.services.projects import create_project
 
-    project = create_project(SLUG, "unli_slider", make_author(), redundancy=2, max_annotations=3)
-    report = import_file(project, DATA, "usnli")
-    log(f"imported {report.items} items from {DATA.name}")
+    project = create_project(SLUG, "unli_slider", make_author(), redundancy=redundancy,
+                             max_annotations=redundancy + 1, items_per_page=items_per_page,
+                             status="published")
+    bulk_items(project, items)
+    log(f"loaded {items} items ({items_per_page} per page, redundancy {redundancy})")
     users = make_workers(workers)
     tokens = Token.objects.bulk_create([Token(user=user, key=Token.generate_key()) for user in users])
     return project, [token.key for token in tokens]
@@ -232,12 +337,22 @@ def check_invariants(project, acknowledged: list[tuple[int, list[int]]]) -> dict
     }
 
 
-def drive(port: int, tokens: list[str], seconds: float) -> tuple[list[WorkerLog], float, dict]:
+def drive(target, port: int, tokens: list[str], seconds: float, rate: float | None = None
+          ) -> tuple[list[WorkerLog], float, dict]:
     logs = [WorkerLog() for _ in tokens]
     start = time.monotonic()
     deadline = start + seconds
+    extra = {}
+    if rate is not None:
+        # Each worker's claims are due every `period`; the workers' schedules are spread over one period.
+        period = 2 * len(tokens) / rate
+        now = time.perf_counter()
+        extra = [{"period": period, "first_due": now + period * index / len(tokens)} for index in range(len(tokens))]
     threads = [
-        threading.Thread(target=run_worker, args=(port, token, SLUG, index, deadline, logs[index]), daemon=True)
+        threading.Thread(
+            target=target, args=(port, token, SLUG, index, deadline, logs[index]), kwargs=extra[index] if extra else {},
+            daemon=True,
+        ) if target is run_worker else threading.Thread(target=target, args=(port, token, deadline, logs[index]), daemon=True)
         for index, token in enumerate(tokens)
     ]
     for thread in threads:
@@ -254,10 +369,21 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--workers", type=int, default=64, help="simulated workers (threads), one user each")
     parser.add_argument("--seconds", type=float, default=30, help="how long workers keep claiming")
+    parser.add_argument("--items", type=int, default=10_000, help="items in the project")
+    parser.add_argument("--items-per-page", type=int, default=1, help="items on one page (k)")
+    parser.add_argument("--redundancy", type=int, default=1, help="annotations wanted per item")
+    parser.add_argument("--processes", type=int, default=2, help="web processes of the server (WEB_CONCURRENCY)")
+    parser.add_argument("--rate", type=float, default=None,
+                        help="open loop: claims + submits sent per second in all (default: closed loop)")
+    parser.add_argument("--ceiling-seconds", type=float, default=8, help="how long to measure the ceiling")
     parser.add_argument("--json", action="store_true", help="end with one JSON line of the figures")
     args = parser.parse_args()
     if not 1 <= args.workers <= 512 or not 0 < args.seconds <= 600:
         parser.error("--workers must be 1..512 and --seconds 0..600")
+    if args.items < 1 or not 1 <= args.items_per_page <= 50 or not 1 <= args.redundancy <= 20:
+        parser.error("--items must be >= 1, --items-per-page 1..50 and --redundancy 1..20")
+    if not 1 <= args.processes <= 16 or (args.rate is not None and args.rate <= 0):
+        parser.error("--processes must be 1..16 and --rate above 0")
 
     load_before = load_average()
     with tempfile.TemporaryDirectory(prefix="nli-bench-load-") as var_dir, scratch_postgres("load") as url:
@@ -265,18 +391,21 @@ def main():
         setup_django(url, var_dir)
         from django.db import connections
 
-        project, tokens = prepare(args.workers)
+        project, tokens = prepare(args.workers, args.items, args.items_per_page, args.redundancy)
+        sql_per_claim, sql_per_submit = sql_per_request(project)
         connections.close_all()
 
         port = free_port()
-        server_log = os.path.join(var_dir, "daphne.log")
-        server = start_server(port, url, var_dir, server_log)
+        server_log = os.path.join(var_dir, "server.log")
+        server = start_server(port, url, var_dir, server_log, args.processes)
         try:
-            log(f"daphne (1 process, pid {server.pid}) serves 127.0.0.1:{port}; "
-                f"{args.workers} workers for {args.seconds:g} s")
+            log(f"bin/serve ({args.processes} web processes) serves 127.0.0.1:{port}; ceiling for "
+                f"{args.ceiling_seconds:g} s, then {args.workers} workers for {args.seconds:g} s"
+                + (f" at {args.rate:g} requests/s" if args.rate else " (closed loop)"))
+            ceiling_logs, ceiling_elapsed, _ = drive(run_ceiling, port, tokens, args.ceiling_seconds)
             server_cpu, client_cpu = cpu_seconds(server.pid), time.process_time()
             busy, total = machine_busy_seconds()
-            logs, elapsed, extra = drive(port, tokens, args.seconds)
+            logs, elapsed, extra = drive(run_worker, port, tokens, args.seconds, args.rate)
             server_cpu, client_cpu = cpu_seconds(server.pid) - server_cpu, time.process_time() - client_cpu
             busy_after, total_after = machine_busy_seconds()
         finally:
@@ -301,9 +430,21 @@ def main():
         claim_ms = [ms for record in logs for ms in record.claim_ms]
         submit_ms = [ms for record in logs for ms in record.submit_ms]
         annotations = sum(record.annotations for record in logs)
+        ceiling_calls = sum(1 for record in ceiling_logs for _ in record.claim_ms)
+        ceiling_ok = sum(record.statuses.get(200, 0) for record in ceiling_logs)
+        ceiling_rps = ceiling_ok / ceiling_elapsed
+        cycle_rps = sum(record.statuses.get(201, 0) + record.statuses.get(200, 0) for record in logs) / elapsed
         figures = {
             "database": "postgresql",
+            "mode": f"open loop at {args.rate:g} requests/s" if args.rate else "closed loop",
             "annotations_per_s": round(annotations / elapsed, 1),
+            "ceiling_rps": round(ceiling_rps, 1),
+            "cycle_rps": round(cycle_rps, 1),
+            "ceiling_ratio": round(cycle_rps / ceiling_rps, 2) if ceiling_rps else None,
+            "sql_per_claim": sql_per_claim,
+            "sql_per_submit": sql_per_submit,
+            "ceiling_p50_ms": round(percentile([ms for r in ceiling_logs for ms in r.claim_ms], 0.50), 1),
+            "ceiling_errors": ceiling_calls - ceiling_ok,
             "claim_p50_ms": round(percentile(claim_ms, 0.50), 1),
             "claim_p99_ms": round(percentile(claim_ms, 0.99), 1),
             "submit_p50_ms": round(percentile(submit_ms, 0.50), 1),
@@ -316,7 +457,10 @@ def main():
             "errors_4xx": sum(count for code, count in statuses.items() if 400 <= code < 500),
             "transport_errors": sum(record.transport_errors for record in logs),
             "workers": args.workers,
-            "server_processes": 1,
+            "server_processes": args.processes,
+            "items": args.items,
+            "items_per_page": args.items_per_page,
+            "redundancy": args.redundancy,
             "seconds": round(elapsed, 1),
             "annotations": annotations,
             "claims": len(claim_ms),

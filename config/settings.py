@@ -3,6 +3,10 @@
 DATABASE_URL  database URL; default a SQLite file under var/
 REDIS_URL     unset: in-memory channel layer and database task queue; set: Redis for both
 SECRET_KEY, DEBUG, ALLOWED_HOSTS, TASKS_BACKEND (database | rq | immediate)
+MTURK_EXTRA_ORIGINS  a local stand-in for MTurk (frame host and submit endpoint); CROWD_FRAMED  cookies for the MTurk frame
+DB_POOL_SIZE  PostgreSQL connections per process (default 4; 0: no pool)
+NLI_STUDIO_MODELS  folder of local checkpoints for the models pages; default var/models
+NLI_STUDIO_WORDNET WordNet dict folder for the antonym pipeline; default var/wordnet/dict
 """
 import os
 from pathlib import Path
@@ -10,24 +14,39 @@ from pathlib import Path
 import dj_database_url
 
 BASE_DIR = Path(__file__).resolve().parent.parent
-VAR_DIR = Path(os.environ.get("NLI_STUDIO_VAR", BASE_DIR / "var"))
-VAR_DIR.mkdir(parents=True, exist_ok=True)
+
+
+def env_str(name: str, default: str = "") -> str:
+    """The variable's value; set but empty (`DATABASE_URL=`) counts as unset."""
+    value = os.environ.get(name, "").strip()
+    return value if value else default
 
 
 def env_bool(name: str, default: bool) -> bool:
-    value = os.environ.get(name)
-    if value is None:
+    value = env_str(name)
+    if not value:
         return default
-    return value.strip().lower() in {"1", "true", "yes", "on"}
+    return value.lower() in {"1", "true", "yes", "on"}
 
 
+def env_int(name: str, default: int) -> int:
+    value = env_str(name)
+    return int(value) if value else default
+
+
+def env_list(name: str, default: str = "") -> list[str]:
+    return [part.strip() for part in env_str(name, default).split(",") if part.strip()]
+
+
+VAR_DIR = Path(env_str("NLI_STUDIO_VAR") or BASE_DIR / "var")
+VAR_DIR.mkdir(parents=True, exist_ok=True)
 DEBUG = env_bool("DEBUG", True)
-SECRET_KEY = os.environ.get("SECRET_KEY", "")
+SECRET_KEY = env_str("SECRET_KEY")
 if not SECRET_KEY:
     if not DEBUG:
         raise RuntimeError("SECRET_KEY must be set when DEBUG is off")
     SECRET_KEY = "insecure-development-key-set-SECRET_KEY-in-production"
-ALLOWED_HOSTS = [h.strip() for h in os.environ.get("ALLOWED_HOSTS", "127.0.0.1,localhost").split(",") if h.strip()]
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "127.0.0.1,localhost")
 
 INSTALLED_APPS = [
     "daphne",
@@ -70,7 +89,7 @@ AUTHENTICATION_BACKENDS = [
     "django.contrib.auth.backends.ModelBackend",
 ]
 # Five failed logins for one username from one address lock that pair out for 15 minutes.
-AXES_FAILURE_LIMIT = int(os.environ.get("AXES_FAILURE_LIMIT", 5))
+AXES_FAILURE_LIMIT = env_int("AXES_FAILURE_LIMIT", 5)
 AXES_COOLOFF_TIME = 0.25
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
@@ -95,12 +114,27 @@ TEMPLATES = [
     },
 ]
 
+# ---------------------------------------------------------------------------- Database pool
+# PostgreSQL connections come from a psycopg_pool pool in each process (opening one costs ~5 ms, more than
+# a whole claim's queries). DB_POOL_SIZE caps the connections of ONE process: a server with
+# WEB_CONCURRENCY processes holds up to WEB_CONCURRENCY * DB_POOL_SIZE, plus the task workers' and the
+# expiry loop's; keep that under PostgreSQL's max_connections (100 by default). DB_POOL_SIZE=0 turns the
+# pool off (a new connection per request), for a server that sits behind PgBouncer.
+DB_POOL_SIZE = int(os.environ.get("DB_POOL_SIZE", 4))
 DATABASES = {
     "default": dj_database_url.parse(
-        os.environ.get("DATABASE_URL", f"sqlite:///{VAR_DIR / 'nli_studio.sqlite3'}"),
+        env_str("DATABASE_URL", f"sqlite:///{VAR_DIR / 'nli_studio.sqlite3'}"),
         conn_max_age=0,
     )
 }
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and DB_POOL_SIZE > 0:
+    DATABASES["default"]["OPTIONS"] = {
+        "pool": {"min_size": 1, "max_size": DB_POOL_SIZE, "timeout": 10, "max_idle": 300},
+    }
+    # The pool tests each connection (an empty round trip, ~0.1 ms) before lending it, so one the database
+    # closed (a restart, pg_terminate_backend) is replaced instead of failing a request.
+    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+# ---------------------------------------------------------------------------- end of Database pool
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # WAL lets readers work while one writer holds the lock; the timeout makes writers queue, not fail.
     DATABASES["default"]["OPTIONS"] = {
@@ -110,7 +144,7 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-REDIS_URL = os.environ.get("REDIS_URL", "")
+REDIS_URL = env_str("REDIS_URL")
 if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {"hosts": [REDIS_URL]}}
@@ -118,7 +152,7 @@ if REDIS_URL:
 else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 
-TASKS_BACKEND = os.environ.get("TASKS_BACKEND", "rq" if REDIS_URL else "database")
+TASKS_BACKEND = env_str("TASKS_BACKEND", "rq" if REDIS_URL else "database")
 TASKS = {
     "default": {
         "BACKEND": {
@@ -152,10 +186,16 @@ STATIC_ROOT.mkdir(exist_ok=True)
 WHITENOISE_USE_FINDERS = DEBUG  # no collectstatic needed while developing
 MEDIA_ROOT = VAR_DIR / "media"
 
-# Uploads larger than this are refused; imports stream from disk above the memory threshold.
+# Request bodies other than files are refused above 5 MB; uploaded files above 64 KiB go to a temporary
+# file and are read from there line by line, never whole; NLI_MAX_IMPORT_BYTES is the import size limit.
 DATA_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
-FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
-NLI_MAX_IMPORT_BYTES = int(os.environ.get("NLI_MAX_IMPORT_BYTES", 200 * 1024 * 1024))
+FILE_UPLOAD_MAX_MEMORY_SIZE = 64 * 1024
+NLI_MAX_IMPORT_BYTES = env_int("NLI_MAX_IMPORT_BYTES", 200 * 1024 * 1024)
+
+# Local checkpoints the models pages offer (one transformers folder per checkpoint); nothing is fetched from a hub.
+MODELS_DIR = Path(os.environ.get("NLI_STUDIO_MODELS", VAR_DIR / "models"))
+# WordNet's dict folder for the antonym pipeline (models_backend/wordnet_install.sh unpacks it here).
+WORDNET_DIR = Path(os.environ.get("NLI_STUDIO_WORDNET", VAR_DIR / "wordnet" / "dict"))
 
 SESSION_COOKIE_HTTPONLY = True
 CSRF_COOKIE_HTTPONLY = False
@@ -165,6 +205,22 @@ if not DEBUG:
     SECURE_CONTENT_TYPE_NOSNIFF = True
     SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
+
+
+def env_list(name: str) -> list[str]:
+    return [part.strip() for part in os.environ.get(name, "").split(",") if part.strip()]
+
+
+# MTurk ExternalQuestion: the crowd pages of an MTurk arrival may be framed by MTurk's worker sites (and only
+# those); finished HITs are posted to turkSubmitTo, which must be one of these hosts (production, sandbox).
+# MTURK_EXTRA_ORIGINS adds a local stand-in for both (tests, a rehearsal without MTurk).
+MTURK_FRAME_ANCESTORS = ["https://worker.mturk.com", "https://workersandbox.mturk.com", *env_list("MTURK_EXTRA_ORIGINS")]
+MTURK_SUBMIT_HOSTS = ["https://www.mturk.com", "https://workersandbox.mturk.com", *env_list("MTURK_EXTRA_ORIGINS")]
+PROLIFIC_COMPLETE_URL = "https://app.prolific.com/submissions/complete?cc="
+# MTurk frames the study from another site: its session cookie is only sent there with SameSite=None (HTTPS).
+if env_bool("CROWD_FRAMED", False):
+    SESSION_COOKIE_SAMESITE = CSRF_COOKIE_SAMESITE = "None"
+    SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = True
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -193,5 +249,53 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "WARNING")},
+    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "WARNING")},
 }
+
+# Security and deployment
+# Behind a TLS-terminating reverse proxy (docs/deploying.md lists the production environment). Every
+# variable is named like the setting it sets; set but empty counts as unset.
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", False)
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", False)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
+# "HTTP_X_FORWARDED_PROTO,https": the header the proxy sets and the value that means the client used TLS.
+_proxy_ssl_header = env_list("SECURE_PROXY_SSL_HEADER")
+if _proxy_ssl_header and len(_proxy_ssl_header) != 2:
+    raise RuntimeError("SECURE_PROXY_SSL_HEADER must be two comma-separated parts, e.g. HTTP_X_FORWARDED_PROTO,https")
+SECURE_PROXY_SSL_HEADER = tuple(_proxy_ssl_header) or None
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
+# How many proxies in front of the app append to X-Forwarded-For; 0 (default): REMOTE_ADDR is the client.
+TRUSTED_PROXY_COUNT = env_int("TRUSTED_PROXY_COUNT", 0)
+# Pages may be framed by nobody; one view may name its own frame ancestors (common.middleware.allow_framing_by).
+CSP_FRAME_ANCESTORS = "'none'"
+
+MIDDLEWARE.insert(MIDDLEWARE.index("django.middleware.common.CommonMiddleware"), "common.middleware.ApiJsonErrorMiddleware")
+MIDDLEWARE.insert(MIDDLEWARE.index("common.middleware.ApiJsonErrorMiddleware") + 1, "common.middleware.DatabaseRetryMiddleware")
+MIDDLEWARE.insert(MIDDLEWARE.index("django.middleware.clickjacking.XFrameOptionsMiddleware") + 1,
+                  "common.middleware.ContentSecurityPolicyMiddleware")
+
+# Login throttling (django-axes keeps the failures): per username and address as above, per address
+# against spraying one password over many usernames, 429 with Retry-After when locked.
+AXES_CLIENT_IP_CALLABLE = "annotation.services.login_limits.client_ip"
+AXES_HANDLER = "annotation.services.login_limits.SprayAwareHandler"
+AXES_LOCKOUT_CALLABLE = "annotation.services.login_limits.locked_out_page"
+LOGIN_SPRAY_USERNAME_LIMIT = env_int("LOGIN_SPRAY_USERNAME_LIMIT", 20)
+
+# API use per client: anonymous calls per address, authenticated ones per user (rates like "60/minute").
+API_THROTTLE_RATES = {
+    "anon": env_str("API_ANON_RATE", "120/minute"),
+    "user": env_str("API_USER_RATE", "1200/minute"),
+}
+SPECTACULAR_SETTINGS.update({
+    "PREPROCESSING_HOOKS": ["common.api_schema.only_versioned_paths"],
+    "VERSION": "1.0.0",
+})
+REST_FRAMEWORK.update({
+    "DEFAULT_SCHEMA_CLASS": "common.api_schema.ErrorsDeclaredSchema",
+    "EXCEPTION_HANDLER": "common.api_errors.api_exception_handler",
+    "DEFAULT_THROTTLE_CLASSES": ["common.throttles.AnonymousThrottle", "common.throttles.UserThrottle"],
+})
+# Throttle counts are shared by every web process when Redis is there.
+CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
+          if REDIS_URL else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}

@@ -1,17 +1,20 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
-    path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
-    path("api/evaluation/", include("evaluation.api_urls")),
-    path("api/jobs/", include("jobs.api_urls")),
-    path("api/", include("annotation.api_urls")),
+    path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
+    # The API is versioned under /api/v1/; the unversioned paths stay as aliases of the same views.
+    *[route for prefix in ("api/v1/", "api/") for route in (
+        path(f"{prefix}evaluation/", include("evaluation.api_urls")),
+        path(f"{prefix}jobs/", include("jobs.api_urls")),
+        path(prefix, include("annotation.api_urls")),
+    )],
     path("evaluation/", include("evaluation.urls")),
     path("models/", include("models_backend.urls")),
     path("jobs/", include("jobs.urls")),

@@ -18,6 +18,8 @@ class Job(models.Model):
         CANCELLED = "cancelled"
 
     FINISHED = (Status.DONE, Status.FAILED, Status.CANCELLED)
+    LOG_NAME = "log.txt"
+    LOG_LINES = 200  # the page shows the log's last lines
 
     kind = models.CharField(max_length=32)  # a name in jobs.kinds.KINDS
     params = models.JSONField(default=dict, blank=True)
@@ -65,6 +67,15 @@ class Job(models.Model):
     @property
     def output_path(self) -> Path | None:
         return Path(settings.MEDIA_ROOT) / self.output if self.output else None
+
+    @property
+    def log_lines(self) -> list[str]:
+        """The last lines of the job's log (jobs.services.log writes it)."""
+        try:
+            with (self.folder / self.LOG_NAME).open(encoding="utf-8") as handle:
+                return [line.rstrip("\n") for line in handle.readlines()[-self.LOG_LINES:]]
+        except FileNotFoundError:
+            return []
 
     @property
     def finished(self) -> bool:

@@ -5,12 +5,15 @@ start_job   store the job and copies of its input files (with sizes and sha256),
 execute     what a task worker does: claim the job atomically (a job delivered twice runs once), run its
             kind, record the result or the failure
 cancel      a queued job never starts; a running one stops at its next progress step
+log         a line in the job's log (its page shows the log as the job runs)
 """
 from __future__ import annotations
 
 import hashlib
 import logging
+import tempfile
 import time
+import zipfile
 from pathlib import Path
 
 from django.conf import settings
@@ -91,18 +94,40 @@ def output_file(job: Job, name: str) -> Path:
     return path
 
 
+def log(job: Job, message: str) -> None:
+    """Append a timestamped line to the job's log file (kept in its folder, removed with it)."""
+    job.folder.mkdir(parents=True, exist_ok=True)
+    with (job.folder / Job.LOG_NAME).open("a", encoding="utf-8") as handle:
+        handle.write(f"{timezone.now():%H:%M:%S} {message}\n")
+
+
+def zipped(folder: Path):
+    """A folder as a zip archive in an anonymous temporary file (gone once closed), opened for reading."""
+    archive = tempfile.TemporaryFile()
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zipped_folder:
+        for path in sorted(folder.rglob("*")):
+            if path.is_file():
+                zipped_folder.write(path, path.relative_to(folder))
+    archive.seek(0)
+    return archive
+
+
 def progress_recorder(job: Job):
-    """A progress(done, total) callback: writes progress at most twice a second (and at the end) and
-    raises Cancelled once someone asked the job to stop."""
-    last_write = 0.0
+    """A progress(done, total) callback: writes progress at most twice a second (and at the end), logs each
+    tenth of the way, and raises Cancelled once someone asked the job to stop."""
+    last_write, last_tenth = 0.0, -1
 
     def progress(done: int, total: int) -> None:
-        nonlocal last_write
+        nonlocal last_write, last_tenth
         now = time.monotonic()
         if now - last_write < PROGRESS_WRITE_INTERVAL and done < total:
             return
         last_write = now
         Job.objects.filter(pk=job.pk).update(done=done, total=total)
+        tenth = 10 * done // total if total else 0
+        if tenth > last_tenth:
+            last_tenth = tenth
+            log(job, f"{done} of {total} steps")
         if Job.objects.filter(pk=job.pk, cancel_requested=True).exists():
             raise Cancelled()
 
@@ -121,6 +146,7 @@ def execute(job_id: int) -> Job:
     job = Job.objects.get(pk=job_id)
     if not claimed:
         return job
+    log(job, f"started: {job.title}")
     try:
         result = get_kind(job.kind).run(job, progress_recorder(job))
     except Cancelled:
@@ -133,6 +159,7 @@ def execute(job_id: int) -> Job:
 
 
 def _finish(job: Job, status: str, result=None, error: str = "") -> Job:
+    log(job, f"{status}{': ' + error if error else ''}")
     job.refresh_from_db()
     job.status, job.result, job.error, job.finished_at = status, result, error, timezone.now()
     if status == Job.Status.DONE and job.total:

@@ -58,8 +58,10 @@ def job_cancel(request, job_id):
 def job_output(request, job_id):
     job = _job(request, job_id)
     path = job.output_path
-    if job.status != Job.Status.DONE or path is None or not path.is_file():
+    if job.status != Job.Status.DONE or path is None or not path.exists():
         raise Http404("this job has no output file")
+    if path.is_dir():  # a trained model: its folder as one zip archive
+        return FileResponse(services.zipped(path), as_attachment=True, filename=f"job-{job.pk}-{path.name}.zip")
     return FileResponse(open(path, "rb"), as_attachment=True, filename=path.name)
 
 

@@ -137,9 +137,20 @@ def can_export(user, project) -> bool:
 def can_view(user, project) -> bool:
     if not user.is_authenticated:
         return False
-    if can_manage(user, project) or can_export(user, project):
+    # A yes is remembered on the project object for this user and this status and audience: a claim or
+    # submit asks on the route and again in the service, and the answer costs a query (or three).
+    key = (user.pk, project.status, project.audience)
+    if getattr(project, "_viewable_by", None) == key:
         return True
-    return workable_projects(user).filter(pk=project.pk).exists()
+    # Workers first: the export permission (two queries) is asked only of users who may not work on it.
+    viewable = (
+        can_manage(user, project)
+        or workable_projects(user).filter(pk=project.pk).exists()
+        or can_export(user, project)
+    )
+    if viewable:
+        project._viewable_by = key
+    return viewable
 
 
 def work_refusal(user, project, new_page: bool = True) -> PermissionDenied | None:

@@ -7,8 +7,8 @@ import json
 from django.db import transaction
 from django.db.models import Q, QuerySet
 
-from annotation.models import AdjudicationRecord, Item, Project
-from annotation.services import access
+from annotation.models import AdjudicationRecord, AuditEntry, Item, Project
+from annotation.services import access, audit
 from annotation.services.answers import SubmissionError, parse_reference
 
 
@@ -44,6 +44,7 @@ def adjudicate(item_id: int, user, value, note: str = "") -> AdjudicationRecord:
         item.flagged = False
         item.status = Item.Status.DONE
         item.save(update_fields=["adjudicated", "flagged", "status"])
+        audit.record(user, AuditEntry.Action.ADJUDICATE, item.project, item=item.pk, before=record.before, after=final)
     return record
 
 

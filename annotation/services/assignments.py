@@ -70,15 +70,20 @@ def claim_page(project: Project, worker) -> Assignment | None:
     refusal = access.new_page_refusal(project)
     if refusal is not None:
         raise refusal
-    expire_stale(project=project)
-    release_abandoned(project=project)
+    # Overdue pages are expired by the periodic loop (expire_claims --every), not here; only when the pool
+    # looks empty does a claim expire this project's overdue pages itself, reading just those (an index
+    # range over open pages past their deadline), so the last items are not held by abandoned pages.
+    expired_here = False
     for _ in range(CLAIM_ATTEMPTS):
         assignment = _try_claim(project, worker)
         if assignment is not None:
             return assignment
         # Nothing unlocked was free; if rows are merely held by concurrent claimers, look again.
         if not Item.objects.filter(project=project, claimable=True).exists():
-            return None
+            if expired_here or not (expire_stale(project=project) + release_abandoned(project=project)):
+                return None
+            expired_here = True
+            continue
         time.sleep(random.uniform(0.005, 0.05))
     return None
 
@@ -102,6 +107,7 @@ def _try_claim(project: Project, worker) -> Assignment | None:
                 for position, item in enumerate(chosen)
             ]
         )
+        assignment.page_items = chosen  # what the page shows, already read: no query to serialise it
         Item.objects.filter(id__in=[item.id for item in chosen if not item.is_gold]).update(
             active_claims=F("active_claims") + 1,
             claimable=Case(
@@ -123,7 +129,10 @@ def _lock_page(project: Project, worker) -> list[Item]:
         .exclude(Exists(already_seen))
         .order_by("priority", "id")
         .filter(is_gold=False)
-        .only("id", "coherence_group", "annotation_count", "active_claims", "target", "is_gold")
+        # The page's texts come with the lock (joined, not locked), so answering the claim reads nothing more.
+        .select_related("example", "atom")
+        .only("id", "coherence_group", "annotation_count", "active_claims", "target", "is_gold",
+              "example__premise", "example__hypothesis", "example__update", "atom__text")
     )
     chosen: list[Item] = []
     considered: list[int] = []
@@ -153,7 +162,10 @@ def _gold_check(project: Project, worker) -> Item | None:
     if project.gold_rate <= 0 or random.random() >= project.gold_rate:
         return None
     already_seen = Claim.objects.filter(item=OuterRef("pk"), worker=worker)
-    return Item.objects.filter(project=project, is_gold=True).exclude(Exists(already_seen)).order_by("?").first()
+    return (
+        Item.objects.filter(project=project, is_gold=True).exclude(Exists(already_seen))
+        .select_related("example", "atom").order_by("?").first()
+    )
 
 
 def _held_groups(project: Project, worker) -> set[str]:
@@ -190,12 +202,19 @@ def submit_page(assignment_id: int, worker, answers: dict) -> SubmitResult:
             return SubmitResult(assignment, created=0, late=assignment.late, repeated=True, items=claims)
         if assignment.status == Assignment.Status.RELEASED:
             raise SubmissionError("assignment", "this page was released and can no longer be submitted", status=409)
-        claims = list(assignment.claims.order_by("item_id"))
-        item_ids = [claim.item_id for claim in claims]
+        # The page's items, locked in id order (no deadlocks), each with whether its claim still counts.
+        items = {
+            item.id: item
+            for item in Item.objects.select_for_update(of=("self",))
+            .select_related("example")  # some task types check an answer against the example's texts
+            .filter(claims__assignment=assignment)
+            .annotate(claim_active=F("claims__active"))
+            .order_by("id")
+        }
+        item_ids = list(items)
         parsed = parse_answers(project.task, project.options, item_ids, answers)
         now = timezone.now()
         late = assignment.status == Assignment.Status.EXPIRED or now > assignment.expires_at
-        items = {item.id: item for item in Item.objects.select_for_update().filter(id__in=item_ids).order_by("id")}
         check_against_items(project.task, project.options, list(items.values()), parsed)
         Annotation.objects.bulk_create(
             [
@@ -214,15 +233,14 @@ def submit_page(assignment_id: int, worker, answers: dict) -> SubmitResult:
             ]
         )
         gold_results = []
-        for claim in claims:
-            item = items[claim.item_id]
+        for item in items.values():
             item.annotation_count += 1
-            if claim.active and not item.is_gold:
+            if item.claim_active and not item.is_gold:
                 item.active_claims -= 1
             if item.is_gold:
                 gold_results.append(is_gold_correct(project, item, parsed[item.id][1]))
             else:
-                settle_item(project, item)
+                settle_item(project, item, just_given=parsed[item.id][:2])
         if gold_results:
             record_gold_answers(project, worker, gold_results)
         Item.objects.bulk_update(
@@ -248,6 +266,15 @@ def release_page(assignment_id: int, worker) -> Assignment:
         if assignment.status == Assignment.Status.OPEN:
             _close(assignment, Assignment.Status.RELEASED)
     return assignment
+
+
+def expire_all_stale(now=None) -> int:
+    """Expire every overdue page and every abandoned one, a batch per transaction; what the periodic expiry
+    loop runs."""
+    total = 0
+    while expired := expire_stale(now=now) + release_abandoned(now=now):
+        total += expired
+    return total
 
 
 def expire_stale(project: Project | None = None, now=None, limit: int = EXPIRE_BATCH) -> int:

@@ -27,7 +27,9 @@ def start_export(project: Project, fmt: str, user) -> Job:
         exporters.check_format(project, fmt)
     except exporters.ExportError as error:
         raise JobError(str(error)) from None
-    return start_job(EXPORT, {"format": fmt}, user, project=project)
+    job = start_job(EXPORT, {"format": fmt}, user, project=project)
+    exporters.record_export(project, fmt, user, via=f"job {job.pk}")
+    return job
 
 
 def _import(job: Job, progress) -> dict:

@@ -8,7 +8,8 @@ dnli      JSONL in delta-NLI's shape, one written update per line (Premise, Hypo
           its validation (writing projects)
 atoms     JSONL, one example per line with its atoms, their gold fields and collected labels
 jsonl     JSONL, one item per line with every raw annotation and its timings
-csv       CSV, one item per line with its final label
+csv       CSV, one item per line with its final label, for spreadsheets: a text cell that a spreadsheet
+          would run as a formula is neutralised (below); the dataset formats keep every text exactly
 """
 from __future__ import annotations
 
@@ -19,7 +20,8 @@ import math
 from collections import Counter
 from typing import Iterator
 
-from annotation.models import Annotation, Example, Item, Project
+from annotation.models import Annotation, AuditEntry, Example, Item, Project
+from annotation.services import audit
 from annotation.services.linking import written_records
 from annotation.services.redundancy import votes_in_order
 from common.vocabulary import ALPHA_NLI, NLI, USNLI_NUMBERING, label_set_of, long_name, snli_gold_label
@@ -64,6 +66,11 @@ def export(project: Project, fmt: str) -> Iterator[str]:
     return writers[fmt](project)
 
 
+def record_export(project: Project, fmt: str, by, via: str) -> None:
+    """The audit log's row for an export that was allowed (by: the user, None for the command line)."""
+    audit.record(by, AuditEntry.Action.EXPORT, project, format=fmt, via=via)
+
+
 def write_export(project: Project, fmt: str, path, progress=None) -> int:
     """Write an export to a file; returns the number of records written. progress(records, expected) is
     called after every batch."""
@@ -93,8 +100,21 @@ def iter_item_batches(project: Project, batch: int = BATCH) -> Iterator[list[Ite
 
 def _csv_line(values) -> str:
     buffer = io.StringIO()
-    csv.writer(buffer, lineterminator="\n").writerow(values)
+    # The csv module quotes only around the line terminator ("\n"): a bare "\r" in a text needs quotes too.
+    carriage_return = any(isinstance(value, str) and "\r" in value for value in values)
+    csv.writer(buffer, lineterminator="\n", quoting=csv.QUOTE_ALL if carriage_return else csv.QUOTE_MINIMAL).writerow(values)
     return buffer.getvalue()
+
+
+# OWASP's rule against CSV injection: a cell starting with one of these is read as a formula by spreadsheets.
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def spreadsheet_safe(value):
+    """Text that a spreadsheet would evaluate, prefixed with a quote so it is shown as text."""
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
+        return "'" + value
+    return value
 
 
 def _json_line(record: dict) -> str:
@@ -302,7 +322,7 @@ def _csv(project: Project) -> Iterator[str]:
     for items in iter_item_batches(project):
         yield "".join(
             _csv_line(
-                [
+                [spreadsheet_safe(value) for value in [
                     item.id,
                     item.example.source_id or item.example.key,
                     item.example.premise,
@@ -312,7 +332,7 @@ def _csv(project: Project) -> Iterator[str]:
                     item.status,
                     item.annotation_count,
                     "" if item.final_value is None else item.final_value,
-                ]
+                ]]
             )
             for item in items
         )

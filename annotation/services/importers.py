@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import IO
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 
 from annotation.models import Annotation, Atom, Example, Item, Project
 from annotation.services.quality import gold_reference
@@ -470,7 +470,7 @@ def import_stream(project: Project, stream: IO[str], fmt: str, mapping=None, pur
         progress(line)
     gold = purpose == "gold"
     if fmt == "atoms":
-        return _explained(project, fmt, _write_atoms(project, rows, errors, skipped, gold))
+        return _explained(project, fmt, _analyzed(_write_atoms(project, rows, errors, skipped, gold)))
     if kept_fields is not None:
         rows = _keep_fields(rows, kept_fields, skipped)
     _check_example_rows(project, rows, errors)
@@ -480,7 +480,22 @@ def import_stream(project: Project, stream: IO[str], fmt: str, mapping=None, pur
         raise ImportFileError(errors)
     if purpose == "qualification":
         return _write_qualification(project, rows, skipped)
-    return _explained(project, fmt, _write_examples(project, rows, skipped, gold))
+    return _explained(project, fmt, _analyzed(_write_examples(project, rows, skipped, gold)))
+
+
+# The tables an import fills, whose planner statistics it refreshes.
+IMPORTED_TABLES = (Example, Atom, Item, Annotation)
+
+
+def _analyzed(report: ImportReport) -> ImportReport:
+    """Fresh PostgreSQL planner statistics for the tables an import filled. Without them the planner
+    guesses from the empty tables it last saw: right after an import it expects one claimable item, and
+    the claim query scans the worker's whole history for every item instead of reading the index."""
+    if (report.created or report.items) and connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("ANALYZE " + ", ".join(connection.ops.quote_name(model._meta.db_table)
+                                                  for model in IMPORTED_TABLES))
+    return report
 
 
 def _write_qualification(project: Project, rows: list[ExampleRow], skipped: list[Skipped]) -> ImportReport:

@@ -11,8 +11,8 @@ from django.core.validators import validate_slug
 from django.db import transaction
 from django.db.models import Q
 
-from annotation.models import Annotation, Project
-from annotation.services import access
+from annotation.models import Annotation, AuditEntry, Project
+from annotation.services import access, audit
 from annotation.tasktypes import TASK_TYPES, get_task_type
 from common.schema import Schema, Setting, SettingError
 
@@ -66,6 +66,14 @@ COMMON_SETTINGS = (
             "premise, hypothesis, optional update and atom, answer and why", check=_check_worked_examples),
     Setting("completion_code", "str", "", "the code crowd workers get when they finish (empty: one derived per "
             "session)", max_length=40),
+    Setting("completion_pages", "int", 0, "pages a crowd worker submits to earn the completion code; they are "
+            "then sent back to the platform (0: they finish when they like, after one page)", minimum=0,
+            maximum=1000),
+    Setting("returned_message", "text", "You gave the work back. Please return this study on the platform you "
+            "came from, so that someone else can take your place.", "what a crowd worker who gives back and "
+            "stops reads", max_length=2000),
+    Setting("returned_code", "str", "", "the code a crowd worker who gives back and stops gets (e.g. a Prolific "
+            "code for returned submissions; empty: none)", max_length=40),
     Setting("coherence_exclusive_per_worker", "bool", False, "a worker never gets two items of one coherence "
             "group, even on different pages"),
 )
@@ -175,9 +183,10 @@ def has_answers(project: Project) -> bool:
     return Annotation.objects.filter(item__project=project).exists()
 
 
-def update_project(project: Project, **changes) -> Project:
+def update_project(project: Project, changed_by=None, **changes) -> Project:
     """Change some settings. Settings that would change what collected answers mean (the task type, the
-    labels) are refused once the project has answers."""
+    labels) are refused once the project has answers. The change is written to the audit log (changed_by:
+    the user, None for the command line)."""
     schema = settings_schema(project.task)
     fixed = [name for name in FIXED_ONCE_ANSWERED if name in changes and changes[name] != current_setting(project, schema, name)]
     if fixed and has_answers(project):
@@ -188,11 +197,22 @@ def update_project(project: Project, **changes) -> Project:
         schema = settings_schema(project.task)
     if "status" in changes:
         changes["status"] = _checked_status(project, changes["status"])
-    _apply(project, schema, schema.clean(changes, partial=True))
+    cleaned = schema.clean(changes, partial=True)
+    before = {name: _loggable(current_setting(project, schema, name)) for name in cleaned if name in schema}
+    _apply(project, schema, cleaned)
     _check_together(project)
+    after = {name: _loggable(current_setting(project, schema, name)) for name in before}
+    changed = {name: {"before": before[name], "after": after[name]} for name in before if before[name] != after[name]}
     with transaction.atomic():
         project.save()
+        if changed:
+            audit.record(changed_by, AuditEntry.Action.SETTINGS, project, changes=changed)
     return project
+
+
+def _loggable(value):
+    """A setting as the audit log stores it: a linked project by its slug."""
+    return value.slug if isinstance(value, Project) else value
 
 
 def current_setting(project: Project, schema: Schema, name: str):
@@ -228,8 +248,8 @@ def schema_status(value) -> str:
     return Setting("status", "choice", None, choices=tuple(Project.Status.choices)).clean(value)
 
 
-def set_status(project: Project, status: str) -> Project:
-    return update_project(project, status=status)
+def set_status(project: Project, status: str, changed_by=None) -> Project:
+    return update_project(project, changed_by=changed_by, status=status)
 
 
 def clone_project(project: Project, slug: str, owner, with_items: bool = False) -> Project:

@@ -79,6 +79,31 @@ def take_test(test: QualificationTest, worker, answers: dict) -> QualificationAt
         )
 
 
+def feedback(test: QualificationTest, attempt: QualificationAttempt) -> dict:
+    """What a worker is told after an attempt: the score and what it measures, the pass mark, the attempts
+    left and, when the author shows feedback, each item with the worker's answer and the reference."""
+    task = get_task_type(test.task_type)
+    options = test.options or task.default_options()
+    result = {
+        "passed": attempt.passed,
+        "score": attempt.details.get("score"),
+        "pass_mark": attempt.details.get("pass_mark"),
+        "score_name": task.qualification_score,
+        "attempts_left": attempts_left(test, attempt.worker),
+        "items": [],
+    }
+    if test.options.get("show_feedback"):
+        for item in test.items.all():
+            answer = attempt.answers.get(str(item.id))
+            result["items"].append({
+                "item": item,
+                "answer": task.display(answer, options),
+                "reference": task.display(item.reference, options),
+                "matched": task.matches_reference(answer, item.reference, test),
+            })
+    return result
+
+
 # The pass rules and attempts of a test, declared once for the qualification page and the command line.
 RULES = Schema((
     Setting("max_attempts", "int", 2, "attempts a worker gets", minimum=1, maximum=20),

@@ -7,7 +7,8 @@ from django.db.models import Count, F, JSONField
 from django.db.models.functions import Coalesce, TruncHour
 from django.utils import timezone
 
-from annotation.models import Annotation, Item, Project, WorkerStatus
+from annotation.models import Annotation, AuditEntry, Item, Project, WorkerStatus
+from annotation.services import audit
 from common.rows import plain_frame
 
 
@@ -96,22 +97,24 @@ def worker_figures(project: Project, worker_ids=None) -> list[dict]:
 def block(project: Project, worker, by, exclude_answers: bool = False) -> WorkerStatus:
     """Stop a worker's work on a project (no more pages); optionally take their answers out of the
     aggregates and the agreement figures. Reversible with unblock; who and when are recorded."""
-    with transaction.atomic():
-        status, _ = WorkerStatus.objects.select_for_update().get_or_create(project=project, worker=worker)
-        status.blocked, status.blocked_at, status.blocked_by = True, timezone.now(), by
-        status.exclude_answers = exclude_answers
-        status.save(update_fields=["blocked", "blocked_at", "blocked_by", "exclude_answers"])
-        _mark_excluded(project, worker, exclude_answers)
-    return status
+    return _set_blocked(project, worker, by, blocked=True, exclude_answers=exclude_answers)
 
 
 def unblock(project: Project, worker, by) -> WorkerStatus:
+    return _set_blocked(project, worker, by, blocked=False, exclude_answers=False)
+
+
+def _set_blocked(project: Project, worker, by, blocked: bool, exclude_answers: bool) -> WorkerStatus:
     with transaction.atomic():
         status, _ = WorkerStatus.objects.select_for_update().get_or_create(project=project, worker=worker)
-        status.blocked, status.blocked_at, status.blocked_by = False, timezone.now(), by
-        status.exclude_answers = False
+        status.blocked, status.blocked_at, status.blocked_by = blocked, timezone.now(), by
+        status.exclude_answers = exclude_answers
         status.save(update_fields=["blocked", "blocked_at", "blocked_by", "exclude_answers"])
-        _mark_excluded(project, worker, False)
+        _mark_excluded(project, worker, exclude_answers)
+        if blocked:
+            audit.record(by, AuditEntry.Action.BLOCK, project, worker=f"w{worker.pk}", exclude_answers=exclude_answers)
+        else:
+            audit.record(by, AuditEntry.Action.UNBLOCK, project, worker=f"w{worker.pk}")
     return status
 
 

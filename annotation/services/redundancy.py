@@ -3,9 +3,14 @@ needs an author (an unresolved tie). The disagreement rule and the aggregate com
 from annotation.models import Annotation, Item, Project
 
 
-def settle_item(project: Project, item: Item) -> None:
-    """Update item.target / status / aggregate / claimable in memory from its stored annotations."""
-    rows = list(Annotation.objects.filter(item_id=item.id, excluded=False).values_list("raw", "value", "count"))
+def settle_item(project: Project, item: Item, just_given: tuple | None = None) -> None:
+    """Update item.target / status / aggregate / claimable in memory from its stored annotations.
+    just_given: the (raw, value) a submit has just stored; when it is the item's only counted answer
+    (annotation_count 1), nothing needs reading."""
+    if just_given is not None and item.annotation_count == 1:
+        rows = [(just_given[0], just_given[1], 1)]
+    else:
+        rows = list(Annotation.objects.filter(item_id=item.id, excluded=False).values_list("raw", "value", "count"))
     raws = [raw for raw, _, count in rows for _ in range(count)]
     values = [value for _, value, count in rows for _ in range(count)]
     task = project.task

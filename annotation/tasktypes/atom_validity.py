@@ -1,6 +1,6 @@
 """Atom validity: is the candidate atom grammatical, entailed by H and not entailed by P?"""
 from annotation.tasktypes.base import AnswerError, Choice, DemoProject, NominalTaskType, parse_label
-from annotation.tasktypes.demo_text import atom_example_rows, atom_rows
+from annotation.tasktypes.demo_text import atom_example_rows, atom_rows, worked_examples
 
 CRITERIA = (
     "It is a grammatical sentence.",
@@ -42,16 +42,7 @@ class AtomValidity(NominalTaskType):
     def demo(self):
         return DemoProject(
             "demo-atoms", "Demo: are these atoms valid?", "Check each candidate atom against the three criteria.",
-            [
-                {"premise": "A girl kicks a ball in a yard.", "hypothesis": "A child plays football with her father.",
-                 "atom": "A child plays with her father.", "answer": "valid",
-                 "why": "Grammatical, said by the hypothesis, not by the premise."},
-                {"premise": "A girl kicks a ball in a yard.", "hypothesis": "A child plays football with her father.",
-                 "atom": "A girl kicks a ball.", "answer": "invalid", "why": "The premise already says it."},
-                {"premise": "A girl kicks a ball in a yard.", "hypothesis": "A child plays football with her father.",
-                 "atom": "The father is a coach.", "answer": "invalid", "why": "The hypothesis does not say it."},
-            ],
-            [("jsonl", list(atom_example_rows())), ("atoms", list(atom_rows()))],
+            worked_examples("demo-atoms"), [("jsonl", list(atom_example_rows())), ("atoms", list(atom_rows()))],
         )
 
 

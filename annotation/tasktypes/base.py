@@ -151,6 +151,9 @@ class TaskType(ABC):
         """Whether an answer counts as right against a reference (qualification and gold checks)."""
         return value == reference
 
+    # What a qualification attempt's "score" (in grade()'s details) measures, as the worker reads it.
+    qualification_score: ClassVar[str] = "share of the reference answers matched"
+
     def grade(self, answers: list, references: list, easy: list[bool], rules) -> tuple[bool, dict]:
         """A qualification attempt: share of reference answers matched against `rules.min_accuracy`."""
         correct = sum(self.matches_reference(a, r, rules) for a, r in zip(answers, references))

@@ -1,6 +1,6 @@
 """Defeasible atom effect: how does the update U change the likelihood of atom a given P? (-2..+2)"""
 from annotation.tasktypes.base import Choice, DemoProject, TaskType, median_or_tie, require_int
-from annotation.tasktypes.demo_text import atom_example_rows, atom_rows
+from annotation.tasktypes.demo_text import atom_example_rows, atom_rows, worked_examples
 
 EFFECT_LABELS = {
     -2: "Strongly weakens",
@@ -63,15 +63,7 @@ class DefeasibleAtom(TaskType):
         return DemoProject(
             "demo-defeasible", "Demo: how does the update change the atom?",
             "Rate the effect of the update on each atom from -2 to +2.",
-            [
-                {"premise": "A man holds a leash in a park.", "update": "A dog is chasing a ball near him.",
-                 "hypothesis": "A man is walking his dog.", "atom": "The man has a dog.", "answer": "+2",
-                 "why": "A dog playing next to a man holding a leash makes it very likely his."},
-                {"premise": "A man holds a leash in a park.", "update": "The leash is tangled around a bench.",
-                 "hypothesis": "A man is walking his dog.", "atom": "The man is walking.", "answer": "-1",
-                 "why": "He seems to be stopped, which makes walking somewhat less likely."},
-            ],
-            [("jsonl", list(atom_example_rows())), ("atoms", list(atom_rows()))],
+            worked_examples("demo-defeasible"), [("jsonl", list(atom_example_rows())), ("atoms", list(atom_rows()))],
         )
 
 

@@ -1,78 +1,56 @@
-"""Demo text written for this project (not taken from any dataset), shared by the task types' demo projects."""
+"""Demo text written for this project (not taken from any dataset), shared by the task types' demo projects.
+
+The text itself lives in demo_text.json: it is data, and keeping it out of the code keeps each task type's
+demo() down to its title, instructions and which rows it imports."""
+import json
+from functools import cache
+from pathlib import Path
 
 
-# Ten scenes, each with three hypotheses of different likelihood (slider and 3-way label projects).
-SCENES = [
-    ("A woman in a red coat is feeding pigeons on a snowy bench.", [
-        ("A woman is outdoors in winter.", "e"), ("The woman is a retired teacher.", "n"), ("The woman is swimming in a pool.", "c")]),
-    ("Two boys are racing wooden boats along a narrow canal.", [
-        ("Children are playing near water.", "e"), ("The boats were carved by their grandfather.", "n"), ("The boys are asleep in bed.", "c")]),
-    ("A chef flips a pancake high above a crowded stall.", [
-        ("Someone is cooking.", "e"), ("The stall is at a Sunday market.", "n"), ("The chef is washing dishes at home alone.", "c")]),
-    ("An old man repairs a bicycle tire in his garage.", [
-        ("A man is fixing something.", "e"), ("The bicycle belongs to his granddaughter.", "n"), ("The man is riding a horse.", "c")]),
-    ("A crowd watches fireworks explode over a dark harbor.", [
-        ("People are watching a display at night.", "e"), ("It is New Year's Eve.", "n"), ("The harbor is empty and silent.", "c")]),
-    ("A girl in a yellow helmet climbs an indoor rock wall.", [
-        ("A girl is climbing.", "e"), ("She is training for a competition.", "n"), ("The girl is sitting on a sofa.", "c")]),
-    ("Three musicians play violins on a subway platform.", [
-        ("Music is being played underground.", "e"), ("The musicians are students.", "n"), ("The platform has no people on it.", "c")]),
-    ("A dog carries a stick across a muddy field.", [
-        ("An animal is holding something in its mouth.", "e"), ("The dog belongs to a farmer.", "n"), ("The dog is asleep indoors.", "c")]),
-    ("A man in a suit is running to catch a departing bus.", [
-        ("A man is in a hurry.", "e"), ("He is late for a job interview.", "n"), ("The man is lying on a beach.", "c")]),
-    ("A baker arranges loaves of bread in a shop window.", [
-        ("Bread is on display.", "e"), ("The bread was baked this morning.", "n"), ("The shop sells only shoes.", "c")]),
-]
+@cache
+def demo_text() -> dict:
+    return json.loads((Path(__file__).with_name("demo_text.json")).read_text(encoding="utf-8"))
 
-# Examples with updates and the atoms of their hypotheses (atom validity and defeasible projects).
-ATOM_EXAMPLES = [
-    ("A man in an apron is slicing vegetables in a restaurant kitchen.",
-     "A cook is preparing a meal for customers.",
-     "The restaurant closed for the night an hour ago.", "weakener",
-     ["Someone is a cook.", "Someone is preparing a meal.", "The meal is for customers.", "The cook is tired."]),
-    ("A woman is holding an umbrella on a busy street.",
-     "It is raining in the city.",
-     "People around her are wearing sunglasses and shorts.", "weakener",
-     ["It is raining.", "The rain is in a city.", "The woman dislikes rain."]),
-    ("A boy is wearing a cap and gown and smiling at a camera.",
-     "A student is celebrating his graduation.",
-     "He is holding a diploma with his name on it.", "strengthener",
-     ["Someone is a student.", "Someone is celebrating.", "The celebration is for a graduation.", "The boy is at a university."]),
-    ("Two people are shaking hands across a desk.",
-     "Two colleagues are closing a business deal.",
-     "A signed contract lies between them.", "strengthener",
-     ["Two people are colleagues.", "A deal is being closed.", "The deal is about business."]),
-    ("A family is loading suitcases into the trunk of a car.",
-     "A family is leaving for a vacation.",
-     "The children are wearing swimsuits under their clothes.", "strengthener",
-     ["A family is leaving.", "The trip is a vacation.", "The family owns the car.", "The family is going abroad."]),
-    ("A woman is sitting alone at a table with two cups of coffee.",
-     "A woman is waiting for a friend.",
-     "She keeps checking the door and her phone.", "strengthener",
-     ["A woman is waiting.", "Someone she waits for is a friend.", "The friend is late."]),
-    ("A man is standing on a ladder next to a house.",
-     "A man is painting the house.",
-     "He is holding a pair of hedge clippers.", "weakener",
-     ["A man is painting.", "The thing being painted is a house.", "The paint is white."]),
-    ("A crowd is cheering in a stadium at night.",
-     "The home team is winning the game.",
-     "The scoreboard shows the visitors ahead by three goals.", "weakener",
-     ["A team is winning.", "The winning team is the home team.", "There is a game.", "The game is football."]),
-]
+
+def worked_examples(slug: str) -> list[dict]:
+    return demo_text()["worked_examples"][slug]
 
 
 def scene_rows():
-    for scene, (premise, hypotheses) in enumerate(SCENES, start=1):
-        for index, (hypothesis, label) in enumerate(hypotheses, start=1):
-            yield {"id": f"scene{scene}-{index}", "premise": premise, "hypothesis": hypothesis, "label": label}
+    """Ten scenes, each with three hypotheses of different likelihood (slider and 3-way label projects)."""
+    for scene, entry in enumerate(demo_text()["scenes"], start=1):
+        for index, hypothesis in enumerate(entry["hypotheses"], start=1):
+            yield {"id": f"scene{scene}-{index}", "premise": entry["premise"], "hypothesis": hypothesis["text"], "label": hypothesis["label"]}
 
 
 def atom_example_rows():
-    for number, (premise, hypothesis, update, update_type, _) in enumerate(ATOM_EXAMPLES, start=1):
-        yield {"id": f"atoms{number}", "premise": premise, "hypothesis": hypothesis, "update": update, "label": update_type}
+    """Examples with updates (atom validity and defeasible projects)."""
+    for number, example in enumerate(demo_text()["atom_examples"], start=1):
+        yield {"id": f"atoms{number}", "premise": example["premise"], "hypothesis": example["hypothesis"],
+               "update": example["update"], "label": example["update_type"]}
 
 
 def atom_rows():
-    for number, (*_, atoms) in enumerate(ATOM_EXAMPLES, start=1):
-        yield {"example_id": f"atoms{number}", "atoms": atoms}
+    for number, example in enumerate(demo_text()["atom_examples"], start=1):
+        yield {"example_id": f"atoms{number}", "atoms": example["atoms"]}
+
+
+def paid_rows():
+    """The paid demo study's items (their intended labels are not imported: workers supply them)."""
+    for scene, entry in enumerate(demo_text()["paid_scenes"], start=1):
+        for index, hypothesis in enumerate(entry["hypotheses"], start=1):
+            yield {"id": f"paid-{scene}-{index}", "premise": entry["premise"], "hypothesis": hypothesis["text"]}
+
+
+def paid_gold_rows():
+    for number, row in enumerate(demo_text()["paid_gold"], start=1):
+        yield {"id": f"paid-gold-{number}", **row}
+
+
+def paid_qualification_rows():
+    return list(demo_text()["paid_qualification"])
+
+
+def writing_rows():
+    for number, premise in enumerate(demo_text()["writing_premises"], start=1):
+        yield {"id": f"write{number}", "premise": premise}

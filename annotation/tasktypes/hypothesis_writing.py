@@ -17,6 +17,7 @@ from difflib import SequenceMatcher
 from annotation.tasktypes.base import (
     GENERIC_EXPORTS, LINK_SETTINGS, Aggregate, AnswerError, DemoProject, TaskType, ValidationSetup, WrittenPair,
 )
+from annotation.tasktypes.demo_text import worked_examples, writing_rows
 from common.schema import Setting
 from common.vocabulary import NLI, UPDATE, snli_gold_label
 
@@ -230,29 +231,9 @@ class HypothesisWriting(TaskType):
             "demo-writing", "Demo: write three hypotheses",
             "For each premise, write one sentence that is surely true, one that may be true and one that cannot "
             "be true. Write full, plain sentences of your own.",
-            [
-                {"premise": "A woman waters rows of tomato plants behind a brick house.",
-                 "hypothesis": "Someone is looking after plants.", "answer": "Entailed",
-                 "why": "Watering plants is looking after them."},
-                {"premise": "A woman waters rows of tomato plants behind a brick house.",
-                 "hypothesis": "The woman grows vegetables to sell at a market.", "answer": "Neutral",
-                 "why": "She may sell them or eat them; the premise does not say."},
-                {"premise": "A woman waters rows of tomato plants behind a brick house.",
-                 "hypothesis": "The woman is asleep on a train.", "answer": "Contradicted",
-                 "why": "She cannot water a garden while asleep on a train."},
-            ],
-            [("jsonl", [{"id": f"write{number}", "premise": premise} for number, premise in enumerate(DEMO_PREMISES, 1)])],
+            worked_examples("demo-writing"), [("jsonl", list(writing_rows()))],
             options={"items_per_page": 1},
         )
 
-
-DEMO_PREMISES = [
-    "A boy in a striped sweater feeds ducks at the edge of a frozen pond.",
-    "Two women carry a long wooden table up a narrow staircase.",
-    "A mechanic in blue overalls lies under a red truck with a flashlight.",
-    "An elderly couple dances slowly in the middle of an empty town square.",
-    "A girl holds up a jar with a green frog inside it.",
-    "Four cyclists in matching jackets wait at a traffic light in the rain.",
-]
 
 TASK = HypothesisWriting()

@@ -8,7 +8,7 @@ from statistics import median
 from annotation.tasktypes.base import (
     GENERIC_EXPORTS, GENERIC_IMPORTS, Aggregate, AnswerError, DemoProject, TaskType, require_int, require_probability,
 )
-from annotation.tasktypes.demo_text import scene_rows
+from annotation.tasktypes.demo_text import scene_rows, worked_examples
 from common.schema import Setting
 from common.vocabulary import LONG_NAMES, NLI, USNLI_NUMBERING, LabelError, to_label
 
@@ -103,6 +103,8 @@ class UNLISlider(TaskType):
         divisor = getattr(rules, "delta_divisor", 4.0)
         return abs(value - reference) <= min(reference, 1 - reference) / divisor
 
+    qualification_score = "correlation (Pearson r) of your answers with the reference answers"
+
     def grade(self, answers, references, easy, rules):
         """Easy items each within delta of their reference, and Pearson r and Spearman rho over all items
         above the test's thresholds (U-SNLI's qualification rules)."""
@@ -171,15 +173,7 @@ class UNLISlider(TaskType):
         return DemoProject(
             "demo-slider", "Demo: how likely is the hypothesis?",
             "Use the slider to say how likely each hypothesis is, given its premise.",
-            [
-                {"premise": "A man is asleep on a park bench.", "hypothesis": "A man is resting outside.",
-                 "answer": "near certain (0.95)", "why": "Sleeping on a bench is resting, and a park is outside."},
-                {"premise": "A man is asleep on a park bench.", "hypothesis": "The man is homeless.",
-                 "answer": "unlikely (about 0.2)", "why": "Possible, but most people napping in a park are not."},
-                {"premise": "A man is asleep on a park bench.", "hypothesis": "The man is running a race.",
-                 "answer": "near impossible (1 in 10,000)", "why": "He cannot sleep and race at once."},
-            ],
-            [("jsonl", list(scene_rows()))],
+            worked_examples("demo-slider"), [("jsonl", list(scene_rows()))],
         )
 
 

@@ -1,11 +1,14 @@
 """Following a study: the dashboard (progress, items, workers, exports), one worker's page with block and
 unblock, and the exports."""
+from urllib.parse import urlencode
+
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import HttpResponseBadRequest, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.template.defaultfilters import pluralize
 from django.views.decorators.http import require_POST, require_safe
 
 from annotation.forms import UploadForm
@@ -39,6 +42,7 @@ def _item_table(request, project) -> dict:
     return {
         "items": Paginator(found, PAGE_SIZE).get_page(request.GET.get("page")),
         "query": query,
+        "query_string": urlencode(query) + "&",  # kept by the page links
         "filters": items.FILTER_NAMES.items(),
         "sorts": [("id", "oldest first"), ("-id", "newest first"), ("-annotations", "most annotations"),
                   ("annotations", "fewest annotations"), ("status", "status")],
@@ -113,7 +117,7 @@ def send_to_validation(request, slug):
     except linking.LinkError as exc:
         messages.error(request, f"Nothing was sent: {exc.message}")
     else:
-        messages.success(request, f"Sent {report.created} new pair{'s' if report.created != 1 else ''} to "
+        messages.success(request, f"Sent {report.created} new pair{pluralize(report.created)} to "
                                   f"{report.validation_project} ({report.already_sent} sent before).")
     return redirect("project_detail", slug=slug)
 
@@ -138,6 +142,7 @@ def project_export(request, slug, fmt):
         chunks = exporters.export(project, fmt)
     except exporters.ExportError as exc:
         return HttpResponseBadRequest(str(exc), content_type="text/plain; charset=utf-8")
+    exporters.record_export(project, fmt, request.user, via="web")
     response = StreamingHttpResponse(chunks, content_type=exporters.content_type(fmt))
     response["Content-Disposition"] = f'attachment; filename="{exporters.file_name(project, fmt)}"'
     return response

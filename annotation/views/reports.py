@@ -1,12 +1,14 @@
-"""The project agreement report page (authors of the project and admins only)."""
+"""The project agreement report page (authors of the project and admins only) and the audit log (admins)."""
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import render
 
-from annotation.services import access
+from annotation.models import AuditEntry
+from annotation.services import access, audit
 from annotation.services.agreement import INTERACTIVE_PAIR_EVALUATIONS, project_report
 
 # Resamples behind the page's intervals; `manage.py agreement SLUG --bootstrap N` gives more.
 REPORT_BOOTSTRAP = 200
+AUDIT_PAGE_ROWS = 200
 
 PAIRWISE_NAMES = {"cohen_kappa": "Cohen's kappa", "kendall_tau": "Kendall's tau-b", "pearson": "Pearson r"}
 UNAVAILABLE_NAMES = {
@@ -66,3 +68,15 @@ def report(request, slug):
         "tables": result["tables"],
     }
     return render(request, "annotation/report.html", context)
+
+
+@login_required
+def audit_log(request):
+    """The latest audit entries (admins only), optionally of one kind."""
+    access.ensure_role(request.user, access.ADMIN, "read the audit log")
+    action = request.GET.get("action") if request.GET.get("action") in AuditEntry.Action.values else None
+    return render(request, "annotation/audit.html", {
+        "entries": audit.recent(limit=AUDIT_PAGE_ROWS, action=action),
+        "actions": AuditEntry.Action.choices,
+        "action": action,
+    })

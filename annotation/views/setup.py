@@ -6,13 +6,14 @@ from django.forms import BooleanField
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import Group
 from django.shortcuts import redirect, render
+from django.template.defaultfilters import pluralize
 from django.views.decorators.http import require_POST
 
 from annotation.forms import ImportConfirmForm, UploadForm, project_form_class, project_settings_initial
 from annotation.models import Item
 from annotation.services import access, background, projects, qualification, uploads
 from annotation.services.importers import GENERIC_FIELDS, ImportFileError, count_lines, import_file, preview
-from annotation.views.work import render_items
+from annotation.views.work import render_items, sample_items
 from common.schema import SettingError
 
 
@@ -52,7 +53,7 @@ def project_settings(request, slug):
         sent = {name for name in form.changed_data if name in request.POST or isinstance(form.fields[name], BooleanField)}
         changes = {name: form.cleaned_data[name] for name in sent}
         try:
-            projects.update_project(project, **changes)
+            projects.update_project(project, changed_by=request.user, **changes)
         except SettingError as exc:
             _form_errors(form, exc)
         else:
@@ -69,7 +70,7 @@ def project_settings(request, slug):
 def project_status(request, slug):
     project = access.project_for(request.user, slug, "manage")
     try:
-        projects.set_status(project, request.POST.get("status", ""))
+        projects.set_status(project, request.POST.get("status", ""), changed_by=request.user)
     except SettingError as exc:
         messages.error(request, "; ".join(exc.errors.values()))
     else:
@@ -85,7 +86,7 @@ def project_members(request, slug):
     try:
         if "add" in request.POST:
             added = projects.add_members(project, request.POST.get("names", ""))
-            messages.success(request, f"{len(added)} member{'s' if len(added) != 1 else ''} admitted.")
+            messages.success(request, f"{len(added)} member{pluralize(len(added))} admitted.")
         elif "remove" in request.POST:
             project.members.remove(*project.members.filter(pk=request.POST.get("remove") or 0))
         elif "groups" in request.POST:
@@ -115,8 +116,7 @@ def project_clone(request, slug):
 def project_preview(request, slug):
     """The worker page as a worker will see it, with the study's first items; nothing can be submitted."""
     project = access.project_for(request.user, slug, "manage")
-    sample = list(project.items.filter(is_gold=False).select_related("example", "atom").order_by("id")[: project.items_per_page])
-    return render_items(request, project, project.task.order_page(sample))
+    return render_items(request, project, sample_items(project))
 
 
 @login_required
@@ -218,10 +218,12 @@ def import_preview(request, slug, token):
 
 def _report_import(request, fmt, report) -> None:
     if report.qualification_items:
-        messages.success(request, f"Added {report.qualification_items} items to the qualification test.")
+        count = report.qualification_items
+        messages.success(request, f"Added {count} item{pluralize(count)} to the qualification test.")
         return
-    created = f"{report.atoms} atoms" if fmt == "atoms" else f"{report.created} examples"
-    messages.success(request, f"Imported {created} ({report.items} new items); {report.skipped} skipped, "
+    created = (f"{report.atoms} atom{pluralize(report.atoms)}" if fmt == "atoms"
+               else f"{report.created} example{pluralize(report.created)}")
+    messages.success(request, f"Imported {created} ({report.items} new item{pluralize(report.items)}); {report.skipped} skipped, "
                               f"{report.already_present} already present.")
     for note in report.notes:
         messages.warning(request, note)

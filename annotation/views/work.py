@@ -1,7 +1,9 @@
 """The worker's pages: the list of studies, a page of items (with its draft and its deadline), qualification,
 crowd entry and finish."""
 import json
+from functools import wraps
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
@@ -10,6 +12,7 @@ from django.core.paginator import Paginator
 from django.db.models import Exists, OuterRef
 from django.http import Http404, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.template.defaultfilters import pluralize
 from django.views.decorators.http import require_POST
 
 from annotation.models import Assignment, CrowdSession, Item
@@ -37,66 +40,129 @@ def home(request):
     return render(request, "home.html", context)
 
 
+def crowd_frame(view):
+    """MTurk shows an ExternalQuestion in a frame on its worker sites: an MTurk arrival's pages (and the
+    preview) may be framed by those origins only, with a CSP frame-ancestors header instead of
+    X-Frame-Options DENY. Every other response keeps DENY."""
+
+    @wraps(view)
+    def framed(request, slug, *args, **kwargs):
+        response = view(request, slug, *args, **kwargs)
+        if getattr(request, "mturk_frame", False) or _is_mturk_arrival(request, slug):
+            response["Content-Security-Policy"] = "frame-ancestors " + " ".join(settings.MTURK_FRAME_ANCESTORS)
+            response.xframe_options_exempt = True
+        return response
+
+    return framed
+
+
+def _is_mturk_arrival(request, slug) -> bool:
+    if not request.user.is_authenticated:
+        return False
+    return CrowdSession.objects.filter(project__slug=slug, worker=request.user, platform=CrowdSession.Platform.MTURK).exists()
+
+
+@crowd_frame
 @login_required
 def work(request, slug):
     """Show the worker's current page of this project, claiming a new one when needed."""
     project = access.project_for(request.user, slug)
+    session = crowd.session_of(project, request.user)
+    if session is not None and (session.completion_code or crowd.quota_reached(session)):
+        if not session.completion_code:
+            crowd.complete(session)
+        return redirect("done", slug=slug)
     try:
         assignment = claim_page(project, request.user)
     except access.NotQualified:
         return redirect("qualify", slug=slug)
     if assignment is None:
-        return render(request, "annotation/no_work.html", {"project": project, "code": _completion(request, project)})
+        if session is not None and crowd.may_finish(session):
+            crowd.complete(session)
+            return redirect("done", slug=slug)
+        return render(request, "annotation/no_work.html", {"project": project, "session": session,
+                                                           **_returned_context(session)})
     return _render_page(request, project, assignment)
 
 
-def _crowd_session(request, project):
-    return CrowdSession.objects.filter(pk=request.session.get("crowd_session"), project=project, worker=request.user).first()
-
-
-def _completion(request, project) -> str | None:
-    session = _crowd_session(request, project)
-    return crowd.complete(session) if session else None
-
-
+@crowd_frame
 def enter(request, slug):
-    """Public entry link for crowd platforms: /enter/<slug>/?PROLIFIC_PID=...&STUDY_ID=...&SESSION_ID=..."""
+    """Public entry link for crowd platforms: /enter/<slug>/?PROLIFIC_PID=...&STUDY_ID=...&SESSION_ID=...
+    (Prolific) or MTurk's ExternalQuestion URL with workerId, hitId, assignmentId and turkSubmitTo."""
     project = get_object_or_404(access.enterable_projects(), slug=slug)
+    if crowd.is_mturk_preview(request.GET):
+        request.mturk_frame = True
+        return _mturk_preview(request, project)
     try:
         session = crowd.enter(project, request.GET)
     except crowd.EntryError as exc:
+        request.mturk_frame = "assignmentId" in request.GET
         return render(request, "annotation/entry_error.html", {"project": project, "error": str(exc)}, status=400)
-    login(request, session.worker, backend="django.contrib.auth.backends.ModelBackend")
-    request.session["crowd_session"] = session.pk
+    if request.user != session.worker:
+        login(request, session.worker, backend="django.contrib.auth.backends.ModelBackend")
     return redirect("work", slug=slug)
 
 
+def sample_items(project) -> list:
+    """The study's first page of items, as the author's preview and MTurk's HIT preview show them."""
+    sample = list(project.items.filter(is_gold=False).select_related("example", "atom").order_by("id")[: project.items_per_page])
+    return project.task.order_page(sample)
+
+
+def _mturk_preview(request, project):
+    """What an MTurk worker sees before accepting the HIT: the first items, read-only."""
+    return render_items(request, project, sample_items(project), mturk_preview=True)
+
+
+def _returned_context(session) -> dict:
+    """What a crowd worker who stops without a code needs: the study's message, its returned code, the way back."""
+    if session is None:
+        return {}
+    returned_code = crowd.study_setting(session.project, "returned_code")
+    return {
+        "returned_message": crowd.study_setting(session.project, "returned_message"),
+        "returned_code": returned_code,
+        "platform_url": crowd.prolific_url(returned_code) if returned_code and session.platform == CrowdSession.Platform.PROLIFIC else "",
+        "resume_token": crowd.resume_token(session),
+    }
+
+
+@crowd_frame
 @login_required
 def done(request, slug):
-    """Finish a crowd session: give back the unanswered page and show the completion code. A code is
-    given once the worker has submitted at least one page (or there is no work left for them)."""
+    """The end of a crowd session. POST finishes: the unanswered page goes back and the completion code is
+    given once the exit condition is met. GET shows the code when earned (Prolific arrivals are sent on
+    to Prolific with it, MTurk arrivals post the HIT), else the study's returned message."""
     project = access.project_for(request.user, slug)
-    session = _crowd_session(request, project)
+    session = crowd.session_of(project, request.user)
     if session is None:
         raise Http404("no crowd session for this project")
     if request.method == "POST" and not session.completion_code:
-        current = open_assignment(project, request.user)
-        submitted = Assignment.objects.filter(project=project, worker=request.user, status=Assignment.Status.SUBMITTED)
-        if not submitted.exists() and not _no_work_left(project, request.user):
-            messages.error(request, "Submit at least one page before finishing.")
+        if not crowd.may_finish(session):
+            messages.error(request, _quota_message(session))
             return redirect("work", slug=slug)
+        current = open_assignment(project, request.user)
         if current is not None:
             release_page(current.pk, request.user)
         crowd.complete(session)
     if not session.completion_code:
-        return redirect("work", slug=slug)
-    return render(request, "annotation/no_work.html", {"project": project, "code": session.completion_code, "finished": True})
+        return render(request, "annotation/no_work.html", {"project": project, "session": session, "stopped": True,
+                                                           **_returned_context(session)})
+    context = {"project": project, "session": session, "code": session.completion_code, "finished": True}
+    if session.platform == CrowdSession.Platform.PROLIFIC:
+        context["platform_url"] = crowd.prolific_url(session.completion_code)
+    else:
+        context["mturk_submit_url"] = crowd.mturk_submit_url(session)
+        context["summary"] = crowd.answers_summary(session)
+    return render(request, "annotation/no_work.html", context)
 
 
-def _no_work_left(project, worker) -> bool:
-    return not project.items.filter(claimable=True).exclude(claims__worker=worker).exists()
+def _quota_message(session) -> str:
+    pages = max(1, crowd.quota(session.project))
+    return f"Submit {pages} page{pluralize(pages)} before finishing."
 
 
+@crowd_frame
 @login_required
 def qualify(request, slug):
     project = access.project_for(request.user, slug)
@@ -118,11 +184,20 @@ def qualify(request, slug):
         except SubmissionError as exc:
             context.update(error=exc, values={int(k): v["value"] for k, v in answers.items()})
             return render(request, "annotation/qualify.html", context, status=exc.status)
-        if attempt.passed:
-            messages.success(request, "You passed the qualification test. Welcome!")
+        result = qualification.feedback(test, attempt)
+        if attempt.passed and not result["items"]:
+            messages.success(request, f"You passed the qualification test{_score_text(result)}. Welcome!")
             return redirect("work", slug=slug)
-        context.update(attempt=attempt, attempts_left=qualification.attempts_left(test, request.user))
+        context.update(attempt=attempt, feedback=result, attempts_left=result["attempts_left"])
+    if not context["attempts_left"]:  # a crowd worker who failed is told how to leave the study, not stranded
+        context.update(_returned_context(crowd.session_of(project, request.user)))
     return render(request, "annotation/qualify.html", context)
+
+
+def _score_text(result: dict) -> str:
+    if result["score"] is None:
+        return ""
+    return f" with a score of {result['score']:.2f} (pass mark {result['pass_mark']:.2f})"
 
 
 def _render_page(request, project, assignment, error=None, values=None, status=200):
@@ -131,15 +206,16 @@ def _render_page(request, project, assignment, error=None, values=None, status=2
                         error=error, values=values, status=status)
 
 
-def render_items(request, project, items, assignment=None, error=None, values=None, status=200):
+def render_items(request, project, items, assignment=None, error=None, values=None, status=200, mturk_preview=False):
     """A worker's page of items; without an assignment it is a read-only preview (nothing can be sent)."""
     context = {
+        "mturk_preview": mturk_preview,
         "project": project,
         "assignment": assignment,
         "items": items,
         "error": error,
         "values": values or {},
-        "crowd": _crowd_session(request, project) is not None,
+        "crowd": crowd.session_of(project, request.user) is not None,
         "draft": drafts.draft_of(assignment) if assignment else {},
         "abandon_minutes": abandon_minutes(project),
         **task_context(project.task, project.options),
@@ -167,6 +243,7 @@ def answers_from_form(post, item_ids) -> dict:
     return answers
 
 
+@crowd_frame
 @login_required
 @require_POST
 def submit(request, slug, assignment_id):
@@ -188,10 +265,11 @@ def submit(request, slug, assignment_id):
         messages.warning(request, "That page was submitted after its time ran out; your answers were kept.")
     else:
         count = len(result.items)
-        messages.success(request, f"Saved {count} answer{'s' if count != 1 else ''}. Here is the next page.")
+        messages.success(request, f"Saved {count} answer{pluralize(count)}. Here is the next page.")
     return redirect("work", slug=slug)
 
 
+@crowd_frame
 @login_required
 @require_POST
 def release(request, slug, assignment_id):
@@ -201,7 +279,10 @@ def release(request, slug, assignment_id):
     except Assignment.DoesNotExist:
         raise Http404("no such page") from None
     messages.info(request, "The page was given back.")
-    return redirect("home") if request.POST.get("stop") else redirect("work", slug=project.slug)
+    if not request.POST.get("stop"):
+        return redirect("work", slug=project.slug)
+    # A crowd worker who stops lands on the study's end page (their code if earned, else the returned message).
+    return redirect("done", slug=project.slug) if crowd.session_of(project, request.user) else redirect("home")
 
 
 def _page_state(assignment) -> dict:

@@ -75,7 +75,8 @@ def _watch_progress(project, user, submit):
     async def scenario():
         communicator = WebsocketCommunicator(application, f"/ws/projects/{project.slug}/progress/", headers=[(b"origin", b"http://127.0.0.1")])
         communicator.scope["user"] = user
-        connected, _ = await communicator.connect()
+        # connect() waits 1 s by default: too little for a first Redis round trip on a loaded CI machine.
+        connected, _ = await communicator.connect(timeout=10)
         assert connected
         first = await communicator.receive_json_from(timeout=5)
         from channels.db import database_sync_to_async
@@ -130,7 +131,7 @@ def test_workers_cannot_watch_the_dashboard(make_project, worker):
     async def scenario():
         communicator = WebsocketCommunicator(application, f"/ws/projects/{project.slug}/progress/", headers=[(b"origin", b"http://127.0.0.1")])
         communicator.scope["user"] = worker
-        connected, code = await communicator.connect()
+        connected, code = await communicator.connect(timeout=10)
         return connected, code
 
     connected, code = async_to_sync(scenario)()

@@ -130,7 +130,7 @@ def test_prolific_entry_link_and_completion_code(make_project, import_rows, clie
     assignment = page.context["assignment"]
     item_id = assignment.claims.get().item_id
     client.post(f"/work/{project.slug}/{assignment.id}/submit/", {f"value_{item_id}": "e"})
-    finished = client.get(f"/work/{project.slug}/")
+    finished = client.get(f"/work/{project.slug}/", follow=True)  # no work left: on to the end page
     code = finished.context["code"]
     assert code and code in finished.content.decode()
     session = CrowdSession.objects.get()
@@ -140,7 +140,8 @@ def test_prolific_entry_link_and_completion_code(make_project, import_rows, clie
 
 def test_mturk_entry_and_bad_links(make_project, client):
     project = make_project("nli_label")
-    assert client.get(f"/enter/{project.slug}/?workerId=W1&assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE&hitId=H").status_code == 400
+    preview = client.get(f"/enter/{project.slug}/?workerId=W1&assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE&hitId=H")
+    assert preview.status_code == 200 and preview.context["mturk_preview"] and not CrowdSession.objects.exists()
     assert client.get(f"/enter/{project.slug}/?foo=bar").status_code == 400
     assert client.get(f"/enter/{project.slug}/?PROLIFIC_PID=<script>").status_code == 400
     assert client.get(f"/enter/{project.slug}/?workerId=W1&assignmentId=A1&hitId=H1").status_code == 302

@@ -293,6 +293,9 @@ def test_the_agreement_page_shows_the_writer_report_and_why_there_is_no_agreemen
     assert figures["level"] is None and figures["krippendorff_alpha"] is None
     assert "no common answer" in figures["unavailable"]["agreement"]
     assert (figures["n_items"], figures["n_annotations"], figures["n_workers"]) == (1, 1, 1)
+    out = io.StringIO()
+    call_command("agreement", writing.slug, "--bootstrap", "0", stdout=out)
+    assert "no agreement scale (free text)" in out.getvalue() and "None" not in out.getvalue()
     report = project_report(writing, bootstrap=0)
     assert report["plots"] == [] and report["tables"][0]["rows"][1] == ["writer", "Neutral", 1, 1, 1, 0, "0%"]
     client = Client()

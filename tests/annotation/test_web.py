@@ -129,7 +129,7 @@ def test_openapi_schema_lists_the_worker_flow(client):
     schema = client.get("/api/schema/", HTTP_ACCEPT="application/json")
     assert schema.status_code == 200
     paths = json.loads(schema.content)["paths"]
-    assert "/api/projects/{slug}/claim/" in paths and "/api/assignments/{id}/submit/" in paths
+    assert "/api/v1/projects/{slug}/claim/" in paths and "/api/v1/assignments/{id}/submit/" in paths
 
 
 def test_api_docs_page_is_served_without_any_cdn(client):

@@ -1,5 +1,6 @@
 """A real server (bin/serve, as `make demo` runs it) on a free port with its own SQLite file, and Debian's
 chromium driven by Playwright."""
+import importlib.util
 import os
 import shutil
 import socket
@@ -26,17 +27,35 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+def tiny_models(folder: Path) -> Path:
+    """The server's models folder: a tiny encoder to train from (built here, nothing fetched from a hub), so a
+    training job started in the browser ends in seconds."""
+    spec = importlib.util.spec_from_file_location("tiny_checkpoints", REPO / "tests" / "models_backend" / "conftest.py")
+    builders = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(builders)
+    builders.build_bert_encoder(folder / "tiny-encoder")
+    return folder
+
+
 @pytest.fixture(scope="session")
 def demo_server(tmp_path_factory):
     """Start the demo exactly as `make demo` does, but on a free PORT and a scratch database."""
     var = tmp_path_factory.mktemp("var")
     port = free_port()
-    env = dict(os.environ, PORT=str(port), NLI_STUDIO_VAR=str(var), PY=sys.executable, DEBUG="true")
+    # A local stand-in for MTurk (the page that frames a HIT, the external-submit endpoint): the server lets it
+    # frame crowd pages and receive finished HITs as it lets MTurk's own sites.
+    mturk_port = free_port()
+    env = dict(os.environ, PORT=str(port), NLI_STUDIO_VAR=str(var), PY=sys.executable, DEBUG="true",
+               MTURK_EXTRA_ORIGINS=f"http://127.0.0.1:{mturk_port}",
+               NLI_STUDIO_MODELS=str(tiny_models(var / "models")),
+               # One torch thread: on a shared, loaded 2-core runner two threads spin-wait on each other
+               # (a tiny training step measured 1.65 s with two threads, 0.02 s with one).
+               OMP_NUM_THREADS="1")
     env.pop("DATABASE_URL", None)
     env.pop("DJANGO_SETTINGS_MODULE", None)
     log = open(var / "server.log", "w")
     process = subprocess.Popen([str(REPO / "bin" / "serve")], cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    deadline = time.time() + 240  # migrate and load the demo first: minutes on a runner shared by several jobs
+    deadline = time.time() + 240  # migrate, load_demo and collectstatic first: slow on a busy machine
     while time.time() < deadline:
         if process.poll() is not None:
             raise RuntimeError(f"the server stopped: {(var / 'server.log').read_text()[-2000:]}")
@@ -49,7 +68,8 @@ def demo_server(tmp_path_factory):
         raise RuntimeError("the server did not start within 240 s")
     # The first request loads the whole app (seconds on a busy machine): pay for it here, not inside a test's timeouts.
     urllib.request.urlopen(f"http://127.0.0.1:{port}/accounts/login/", timeout=120).read()
-    yield {"url": f"http://127.0.0.1:{port}", "database": var / "nli_studio.sqlite3", "log": var / "server.log", "var": var, "env": env}
+    yield {"url": f"http://127.0.0.1:{port}", "database": var / "nli_studio.sqlite3", "log": var / "server.log", "var": var,
+           "env": env, "mturk_port": mturk_port}
     os.killpg(process.pid, 15)
     process.wait(timeout=20)
     log.close()

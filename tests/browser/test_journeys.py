@@ -39,8 +39,8 @@ class WorkerJourney:
             return f"/enter/{slug}/?PROLIFIC_PID=P-{slug}&STUDY_ID=STUDY-journeys&SESSION_ID=S-{slug}"
         return f"/enter/{slug}/?workerId=W-{slug}&assignmentId=A-{slug}&hitId=HIT-journeys"
 
-    def username(self, slug: str) -> str:
-        return f"prolific-P-{slug}" if self.platform == "prolific" else f"mturk-W-{slug}"
+    def participant(self, slug: str) -> str:
+        return f"P-{slug}" if self.platform == "prolific" else f"W-{slug}"
 
 
 PARK = ("A girl sits on a bench in a park.", "A child is reading a novel outdoors.")
@@ -206,7 +206,14 @@ def test_crowd_worker_qualifies_and_works_by_keyboard_alone(page, demo_server, p
     code = page.locator("#completion-code").inner_text()
     assert re.fullmatch(r"[0-9A-F]{10}", code)
 
-    database, username = demo_server["database"], journey.username(slug)
+    database = demo_server["database"]
+    # The crowd account made for this participant of this study (found through its session, as the server does).
+    [(username,)] = query(
+        database,
+        "SELECT u.username FROM auth_user u JOIN annotation_crowdsession s ON s.worker_id = u.id "
+        "JOIN annotation_project p ON s.project_id = p.id WHERE p.slug = ? AND s.participant_id = ?",
+        slug, journey.participant(slug),
+    )
     stored = stored_answers(database, username, slug)
     assert {item: value for item, (value, _) in stored.items()} == pytest.approx(
         {item: journey.values[key] for item, key in expected.items()}

@@ -57,7 +57,7 @@ def test_written_hypotheses_are_validated_and_exported_with_snli_gold(browser, d
                        {"slug": WRITING, "title": "Journey: write", "items_per_page": "1", "validation_project": VALIDATION},
                        {"status": "published"})
         import_through_preview(author, "jsonl", premises)
-        expect(author.locator(".message.success")).to_contain_text("Imported 1 examples (1 new items")
+        expect(author.locator(".message.success")).to_contain_text("Imported 1 example (1 new item)")
         expect(author.locator("#validation-state")).to_contain_text("0 written pairs sent so far")
 
         # The writer, on a phone-sized screen, by keyboard alone.

@@ -74,21 +74,24 @@ def test_a_job_delivered_twice_runs_once(tiny_nli, tmp_path, author):
 
 
 @override_settings(TASKS=IMMEDIATE)
-def test_model_pages_for_authors_only(tiny_nli, tmp_path, author, worker, client, make_user):
+def test_model_pages_for_authors_only(tiny_nli, tmp_path, author, worker, client, make_user, settings):
     from django.core.files.uploadedfile import SimpleUploadedFile
 
+    settings.MODELS_DIR = tiny_nli.parent  # the checkpoint is picked from the registry, never typed as a path
     client.force_login(worker)
     assert client.get("/models/").status_code == 403
     client.force_login(author)
     assert client.get("/models/").status_code == 200
     pairs = SimpleUploadedFile("pairs.jsonl", write_pairs_jsonl(tmp_path / "in.jsonl").read_bytes())
-    response = client.post("/models/", {"model_dir": str(tiny_nli), "input_file": pairs, "output_format": "jsonl", "batch_size": 4, "queue": "default"})
+    response = client.post("/models/", {"job": "predict", "model_dir": f"shared/{tiny_nli.name}", "input_file": pairs,
+                                        "output_format": "jsonl", "batch_size": 4, "queue": "default"})
     job = Job.objects.get()
     assert response["Location"] == f"/jobs/{job.pk}/" and job.status == "done"
     assert "Download the output" in client.get(f"/jobs/{job.pk}/status/").content.decode()
     download = client.get(f"/jobs/{job.pk}/output/")
     assert b"".join(download.streaming_content).decode().count("\n") == len(PAIRS)
-    bad = client.post("/models/", {"model_dir": str(tmp_path), "input_file": SimpleUploadedFile("p.jsonl", b"{}"), "output_format": "jsonl", "batch_size": 4, "queue": "default"})
-    assert bad.status_code == 200 and "no config.json" in bad.content.decode()
+    typed = client.post("/models/", {"job": "predict", "model_dir": str(tmp_path), "input_file": SimpleUploadedFile("p.jsonl", b"{}"),
+                                     "output_format": "jsonl", "batch_size": 4, "queue": "default"})
+    assert typed.status_code == 400 and "Select a valid choice" in typed.content.decode()
     client.force_login(make_user("author2", "author"))
     assert client.get(f"/jobs/{job.pk}/").status_code == 404 and client.get(f"/jobs/{job.pk}/output/").status_code == 404

@@ -84,6 +84,11 @@ PAGES = [
     ("evaluation:run_new", "get", "/evaluation/new/", AUTHOR_PAGE),
     ("models_backend:run_list", "get", "/models/", AUTHOR_PAGE),
     ("models_backend:run_list", "post", "/models/", row(LOGIN, 403, 403, 200, 200, 200)),  # empty form: shown again
+    ("models_backend:run_list", "get", "/models/?job=train_unli", AUTHOR_PAGE),
+    ("models_backend:checkpoint_list", "get", "/models/checkpoints/", AUTHOR_PAGE),
+    # No checkpoint named, and the study is only the owner's: back to the registry with the reason.
+    ("models_backend:checkpoint_evaluate", "post", "/models/checkpoints/evaluate/", row(LOGIN, 403, 403, 302, 302, 302)),
+    ("models_backend:checkpoint_evaluate", "get", "/models/checkpoints/evaluate/", row(LOGIN, 405, 405, 405, 405, 405)),
     ("jobs:list", "get", "/jobs/", AUTHOR_PAGE),
     ("jobs:detail", "get", "/jobs/{run}/", RUN_PAGE),
     ("jobs:detail", "get", "/jobs/{model_run}/", RUN_PAGE),
@@ -91,12 +96,14 @@ PAGES = [
     ("jobs:cancel", "post", "/jobs/{model_run}/cancel/", row(LOGIN, 403, 403, 302, 404, 302)),
     ("jobs:output", "get", "/jobs/{model_run}/output/", row(LOGIN, 403, 403, 404, 404, 404)),  # no output yet
     ("admin:index", "get", "/admin/", row(302, 302, 302, 302, 302, 200)),
+    ("audit_log", "get", "/audit/?action=export", row(LOGIN, 403, 403, 403, 403, 200)),
     ("login", "get", "/accounts/login/", row(200, 200, 200, 200, 200, 200)),
 ]
 
 API = [
     ("api-token", "post", "/api/token/", row(400, 400, 400, 400, 400, 400)),  # no credentials
     ("api-token", "delete", "/api/token/", row(401, 204, 204, 204, 204, 204)),
+    ("api-me", "get", "/api/me/", row(401, 200, 200, 200, 200, 200)),
     ("api-schema", "get", "/api/schema/", row(200, 200, 200, 200, 200, 200)),
     ("api-docs", "get", "/api/docs/", row(200, 200, 200, 200, 200, 200)),
     ("project-list", "get", "/api/projects/", row(401, 200, 200, 200, 200, 200)),

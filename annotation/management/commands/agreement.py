@@ -1,36 +1,20 @@
 """`manage.py agreement SLUG`: agreement figures of a project's annotations (see services/agreement.py)."""
-import json
-
-from django.core.management.base import BaseCommand, CommandError
-
-from annotation.models import Project
+from annotation.management.project_command import ProjectCommand
 from annotation.services.agreement import project_agreement
 
 
-class Command(BaseCommand):
+class Command(ProjectCommand):
     help = "Agreement of a project's annotations: Krippendorff's alpha, pairwise figures, human baseline."
 
-    def add_arguments(self, parser):
-        parser.add_argument("slug")
-        parser.add_argument("--json", action="store_true", help="print one JSON object (last line)")
+    def add_project_arguments(self, parser):
         parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples of items (0: no intervals)")
         parser.add_argument("--seed", type=int, default=0)
 
-    def handle(self, *args, **options):
-        if options["bootstrap"] < 0:
-            raise CommandError(f"--bootstrap must be 0 or more, got {options['bootstrap']}")
-        try:
-            project = Project.objects.get(slug=options["slug"])
-        except Project.DoesNotExist:
-            raise CommandError(f"no project with the slug {options['slug']!r}") from None
-        try:
-            figures = project_agreement(project, bootstrap=options["bootstrap"], seed=options["seed"])
-        except ValueError as error:
-            raise CommandError(str(error)) from None
-        if options["json"]:
-            self.stdout.write(json.dumps(figures, allow_nan=False))
-        else:
-            self.stdout.write(format_table(figures))
+    def handle_project(self, project, opts):
+        if opts["bootstrap"] < 0:
+            raise ValueError(f"--bootstrap must be 0 or more, got {opts['bootstrap']}")
+        figures = project_agreement(project, bootstrap=opts["bootstrap"], seed=opts["seed"])
+        return figures, format_table(figures)
 
 
 def _number(value) -> str:
@@ -43,14 +27,18 @@ def _interval(ci) -> str:
 
 def format_table(figures: dict) -> str:
     resamples = figures["bootstrap"]["resamples"]
+    # Free-text tasks (hypothesis writing) have no agreement scale: say so instead of "level None".
+    level = f"Krippendorff level {figures['level']}" if figures["level"] else "no agreement scale (free text)"
     lines = [
-        f"project {figures['project']} ({figures['task_type']}), Krippendorff level {figures['level']}",
+        f"project {figures['project']} ({figures['task_type']}), {level}",
         f"items {figures['n_items']} ({figures['n_items_pairable']} with two or more annotations), "
         f"annotations {figures['n_annotations']} ({figures['n_imported_votes']} imported), workers {figures['n_workers']}",
         "",
         f"{'figure':<34}{'value':>10}  95% CI ({resamples} resamples of items)",
     ]
-    rows = [(f"krippendorff_alpha ({figures['level']})", figures["krippendorff_alpha"], figures["krippendorff_alpha_ci"])]
+    rows = []
+    if figures["level"]:
+        rows.append((f"krippendorff_alpha ({figures['level']})", figures["krippendorff_alpha"], figures["krippendorff_alpha_ci"]))
     pairwise = figures["pairwise"]
     if pairwise is not None:
         rows.append((f"{pairwise['statistic']} ({pairwise['pairs']} pairs)", pairwise["value"], pairwise["ci"]))

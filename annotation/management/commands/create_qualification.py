@@ -24,6 +24,8 @@ class Command(BaseCommand):
         parser.add_argument("--min-pearson", type=float, default=0.7)
         parser.add_argument("--min-spearman", type=float, default=0.4)
         parser.add_argument("--delta-divisor", type=float, default=4.0)
+        parser.add_argument("--show-feedback", action="store_true",
+                            help="after an attempt, show each item's reference answer")
         parser.add_argument("--json", action="store_true")
 
     def handle(self, *args, **opts):
@@ -49,9 +51,12 @@ class Command(BaseCommand):
         task_options = [p.options for p in projects]
         if any(options.get("labels") != task_options[0].get("labels") for options in task_options):
             raise CommandError("the projects use different label sets; make one test per label set")
+        options = dict(task_options[0]) if projects else {}
+        if opts["show_feedback"]:
+            options["show_feedback"] = True
         try:
             test = create_test(
-                opts["slug"], opts["task_type"], rows, title=opts["title"], options=task_options[0] if projects else None,
+                opts["slug"], opts["task_type"], rows, title=opts["title"], options=options or None,
                 max_attempts=opts["max_attempts"],
                 min_accuracy=opts["min_accuracy"], min_pearson=opts["min_pearson"],
                 min_spearman=opts["min_spearman"], delta_divisor=opts["delta_divisor"],

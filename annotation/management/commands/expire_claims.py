@@ -1,22 +1,34 @@
 import json
+import time
 
 from django.core.management.base import BaseCommand
+from django.db import close_old_connections
 
-from annotation.services.assignments import expire_stale, release_abandoned
+from annotation.services.assignments import expire_all_stale
 
 
 class Command(BaseCommand):
-    help = ("Return the items of expired and abandoned pages to the pool (claims also expire lazily on the next "
-            "claim).")
+    help = (
+        "Return the items of overdue pages, and of pages abandoned (no sign of life from their browser for the "
+        "project's abandon_after_minutes), to the pool. With --every N it keeps doing so every N seconds: "
+        "bin/serve runs it that way, the one place where pages expire (claims never scan for them)."
+    )
 
     def add_arguments(self, parser):
+        parser.add_argument("--every", type=float, default=0, help="repeat every N seconds until stopped")
         parser.add_argument("--json", action="store_true")
 
     def handle(self, *args, **opts):
-        total = 0
+        if opts["every"] <= 0:
+            total = expire_all_stale()
+            self.stdout.write(json.dumps({"expired": total}) if opts["json"] else f"expired {total} pages")
+            return
+        self.stdout.write(f"expiring overdue pages every {opts['every']:g} s")
+        self.stdout.flush()
         while True:
-            expired = expire_stale() + release_abandoned()
-            total += expired
-            if not expired:
-                break
-        self.stdout.write(json.dumps({"expired": total}) if opts["json"] else f"expired {total} pages")
+            try:
+                expire_all_stale()
+            except Exception as error:  # noqa: BLE001  (a database restart must not end the loop)
+                self.stderr.write(f"expiry failed, trying again in {opts['every']:g} s: {error!r}")
+            close_old_connections()
+            time.sleep(opts["every"])

@@ -1,21 +1,16 @@
-import json
 from pathlib import Path
 
 from django.conf import settings
-from django.core.management.base import BaseCommand, CommandError
 
-from models_backend.dataio import InputError
+from models_backend.management.pipeline_command import PipelineCommand
 from models_backend.pipelines.antonyms import make_antonym_pairs_file
-from models_backend.pipelines.wordnet import WordNetError
-from models_backend.progress import stderr_bar
-from models_backend.registry import ModelError
 
 
-class Command(BaseCommand):
+class Command(PipelineCommand):
     help = ("Make antonym-replaced hypotheses H' and label (P,H), (H,H'), (H',H), (P,H') with a local NLI model; "
             "writes the `evaluate transitivity` input JSONL.")
 
-    def add_arguments(self, parser):
+    def add_pipeline_arguments(self, parser):
         parser.add_argument("--input", required=True, help="JSONL or CSV with id, premise, hypothesis")
         parser.add_argument("--nli-model", required=True, help="3-way NLI classifier folder")
         parser.add_argument("--output", required=True)
@@ -27,26 +22,16 @@ class Command(BaseCommand):
                             help="LM scorer: keep H' when ppl(H') <= ratio * ppl(H)")
         parser.add_argument("--wordnet", default=str(Path(settings.VAR_DIR) / "wordnet" / "dict"),
                             help="WordNet dict folder (default: var/wordnet/dict, see wordnet_install.sh)")
-        parser.add_argument("--batch-size", type=int, default=64)
-        parser.add_argument("--device", help="cpu, cuda, ... (default: cuda if available)")
-        parser.add_argument("--json", action="store_true")
 
     def handle(self, *args, **options):
-        try:
-            with stderr_bar("make_antonym_pairs") as progress:
-                summary = make_antonym_pairs_file(
-                    options["input"], options["nli_model"], options["output"], options["wordnet"],
-                    embedder_dir=options["embedder"], scorer_dir=options["scorer"],
-                    scorer_kind=options["scorer_kind"], max_perplexity_ratio=options["max_perplexity_ratio"],
-                    batch_size=options["batch_size"], device=options["device"], progress=progress,
-                )
-        except (InputError, ModelError, WordNetError, ValueError) as exc:
-            raise CommandError(str(exc)) from exc
-        if options["json"]:
-            self.stdout.write(json.dumps(summary))
-            return
-        self.stdout.write(
-            f"{summary['written']} of {summary['rows']} hypotheses modified "
-            f"(mutual entailment {summary['mutual_entailment']}, mutual contradiction "
-            f"{summary['mutual_contradiction']}) -> {summary['output']}"
-        )
+        self.run_pipeline(options, lambda progress: make_antonym_pairs_file(
+            options["input"], options["nli_model"], options["output"], options["wordnet"],
+            embedder_dir=options["embedder"], scorer_dir=options["scorer"],
+            scorer_kind=options["scorer_kind"], max_perplexity_ratio=options["max_perplexity_ratio"],
+            batch_size=options["batch_size"], device=options["device"], progress=progress,
+        ))
+
+    def describe(self, summary):
+        return (f"{summary['written']} of {summary['rows']} hypotheses modified "
+                f"(mutual entailment {summary['mutual_entailment']}, mutual contradiction "
+                f"{summary['mutual_contradiction']}) -> {summary['output']}")

@@ -1,20 +1,18 @@
-import json
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
-from models_backend.dataio import InputError
 from models_backend.devices import PRECISIONS
 from models_backend.lm_scoring import ChoicePrompt
+from models_backend.management.pipeline_command import PipelineCommand
 from models_backend.prediction import FORMATS, predict_file
-from models_backend.progress import stderr_bar
-from models_backend.registry import ModelError, ModelKind
+from models_backend.registry import ModelKind
 
 
-class Command(BaseCommand):
+class Command(PipelineCommand):
     help = "Run a local classifier or regressor checkpoint over a JSONL/CSV file of premise-hypothesis pairs."
 
-    def add_arguments(self, parser):
+    def add_pipeline_arguments(self, parser):
         parser.add_argument("--model", required=True, help="checkpoint folder (transformers format)")
         parser.add_argument("--input", required=True, help="JSONL or CSV with id, premise, hypothesis (or id, pre, hyp)")
         parser.add_argument("--output", required=True)
@@ -24,38 +22,26 @@ class Command(BaseCommand):
                             help="model kind when the config does not tell (causal_lm: multiple-choice scoring)")
         parser.add_argument("--prompt-template", help="file with the choice prompt template for a causal LM "
                             "(placeholders {premise}, {hypothesis}, {options})")
-        parser.add_argument("--batch-size", type=int, default=64)
         parser.add_argument("--max-length", type=int, help="truncate pairs to this many tokens")
-        parser.add_argument("--device", help="cpu, cuda, cuda:1 ... (default: cuda if available)")
         parser.add_argument("--precision", choices=PRECISIONS, default="auto",
                             help="auto (fp16 on CUDA, fp32 on CPU), fp32, int8 (faster CPU path: int8 linear layers), "
                                  "fp16 or bf16 (CUDA)")
         parser.add_argument("--name", help="model name in the chaosnli output (default: the folder name)")
-        parser.add_argument("--json", action="store_true", help="print the run summary as one JSON line")
 
     def handle(self, *args, **options):
-        if options["batch_size"] < 1:
-            raise CommandError("--batch-size must be at least 1")
         prompt = None
         if options["prompt_template"]:
             try:
                 prompt = ChoicePrompt(template=Path(options["prompt_template"]).read_text(encoding="utf-8"))
             except OSError as exc:
                 raise CommandError(f"--prompt-template: {exc}") from exc
-        try:
-            with stderr_bar("predict") as progress:
-                summary = predict_file(
-                    options["model"], options["input"], options["output"],
-                    output_format=options["format"], batch_size=options["batch_size"], device=options["device"],
-                    kind=options["kind"], max_length=options["max_length"], model_name=options["name"],
-                    prompt=prompt, progress=progress, precision=options["precision"],
-                )
-        except (InputError, ModelError, ValueError) as exc:
-            raise CommandError(str(exc)) from exc
-        if options["json"]:
-            self.stdout.write(json.dumps(summary))
-            return
-        self.stdout.write(
-            f"{summary['rows']} rows in {summary['seconds']:.2f} s ({summary['rows_per_s']} rows/s) "
-            f"on {summary['device']} ({summary['precision']}) -> {summary['output']}"
-        )
+        self.run_pipeline(options, lambda progress: predict_file(
+            options["model"], options["input"], options["output"],
+            output_format=options["format"], batch_size=options["batch_size"], device=options["device"],
+            kind=options["kind"], max_length=options["max_length"], model_name=options["name"],
+            prompt=prompt, progress=progress, precision=options["precision"],
+        ))
+
+    def describe(self, summary):
+        return (f"{summary['rows']} rows in {summary['seconds']:.2f} s ({summary['rows_per_s']} rows/s) "
+                f"on {summary['device']} ({summary['precision']}) -> {summary['output']}")

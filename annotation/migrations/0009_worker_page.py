@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0006_project_links'),
+        ('annotation', '0008_hardening_audit'),
     ]
 
     operations = [

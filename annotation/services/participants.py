@@ -1,0 +1,70 @@
+"""Participants' data under research-ethics rules: erase one crowd participant's identifying data and
+keep their answers under a pseudonym.
+
+What identifies a participant: the platform's ID (Prolific PID, MTurk worker ID), the platform's session
+IDs, the account name built from the ID, any name or e-mail on the account, the completion code (derived
+from the ID) and free-text reasons they wrote beside their answers. Their answers, timings and
+pseudonymous worker id (w<number> in every export) stay, so figures and datasets do not change.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+from django.db import transaction
+
+from annotation.models import Annotation, AuditEntry, CrowdSession
+from annotation.services import audit
+
+
+class ParticipantError(ValueError):
+    pass
+
+
+@dataclass
+class Erasure:
+    platform: str
+    sessions: int
+    accounts: int
+    answers_kept: int
+    reasons_erased: int
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def pseudonym(session_or_user_pk: int, kind: str) -> str:
+    return f"erased-{kind}-{session_or_user_pk}"
+
+
+def forget_participant(platform: str, participant_id: str, by=None) -> Erasure:
+    """Erase what identifies the participant `participant_id` of `platform` (every study they entered),
+    keep their answers, and write the erasure (without the ID) to the audit log."""
+    platforms = CrowdSession.Platform.values
+    if platform not in platforms:
+        raise ParticipantError(f"unknown platform {platform!r}; choose one of {', '.join(platforms)}")
+    with transaction.atomic():
+        sessions = list(CrowdSession.objects.select_for_update().select_related("worker")
+                        .filter(platform=platform, participant_id=participant_id))
+        if not sessions:
+            raise ParticipantError(f"no {platform} participant with that ID (already erased, or never entered)")
+        workers = {session.worker.pk: session.worker for session in sessions}
+        for session in sessions:
+            session.participant_id = pseudonym(session.pk, "participant")
+            session.session_id = ""
+            session.completion_code = ""
+            session.save(update_fields=["participant_id", "session_id", "completion_code"])
+        for worker in workers.values():
+            worker.username = pseudonym(worker.pk, "account")
+            worker.first_name = worker.last_name = worker.email = ""
+            worker.is_active = False  # nobody can enter as them again; their answers stay
+            worker.set_unusable_password()
+            worker.save(update_fields=["username", "first_name", "last_name", "email", "is_active", "password"])
+        answers = Annotation.objects.filter(worker__in=workers)
+        reasons = answers.exclude(reason="").update(reason="")
+        erasure = Erasure(platform=platform, sessions=len(sessions), accounts=len(workers),
+                          answers_kept=answers.count(), reasons_erased=reasons)
+        projects = {session.project for session in sessions}
+        for project in projects:
+            audit.record(by, AuditEntry.Action.ERASE, project, **erasure.as_dict(),
+                         workers=[f"w{pk}" for pk in sorted(workers)])
+    return erasure

@@ -1,0 +1,58 @@
+"""One error body for the whole API: {"detail", "code", optional "field" and "errors"}.
+
+DRF answers validation errors as {field: [messages]}, authentication errors as {"detail": ...} and lets
+everything else fall through to Django's HTML error page. A client generated from the schema needs one
+shape, so every API error goes through `api_exception_handler` (set as DRF's EXCEPTION_HANDLER).
+The codes are listed in docs/api.md.
+"""
+from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.http import Http404
+from rest_framework import exceptions
+from rest_framework.views import exception_handler as drf_exception_handler
+
+CODE_BY_STATUS = {
+    400: "invalid",
+    401: "not_authenticated",
+    403: "permission_denied",
+    404: "not_found",
+    405: "method_not_allowed",
+    406: "not_acceptable",
+    409: "conflict",
+    413: "too_large",
+    415: "unsupported_media_type",
+    429: "throttled",
+    500: "server_error",
+    503: "unavailable",
+}
+
+
+def first_message(value) -> str:
+    """The first human message inside DRF's nested lists and dicts."""
+    while isinstance(value, (list, dict)) and value:
+        value = next(iter(value.values())) if isinstance(value, dict) else value[0]
+    return str(value) if value not in ([], {}) else "invalid input"
+
+
+def error_body(status_code: int, data) -> dict:
+    """DRF's error data (a string, a list or a {field: messages} dict) in the documented shape."""
+    code = CODE_BY_STATUS.get(status_code, "error")
+    if isinstance(data, dict) and "detail" in data:
+        return {**data, "detail": first_message(data["detail"]), "code": data.get("code") or code}
+    if isinstance(data, dict) and data:
+        errors = {str(name): first_message(messages) for name, messages in data.items()}
+        field = next(iter(errors))
+        return {"detail": f"{field}: {errors[field]}", "code": code, "field": field, "errors": errors}
+    return {"detail": first_message(data) if data else "request refused", "code": code}
+
+
+def api_exception_handler(exc, context):
+    # Django's own Http404 and PermissionDenied are what annotation.services.access raises.
+    if isinstance(exc, Http404):
+        exc = exceptions.NotFound(str(exc) or "not found")
+    elif isinstance(exc, DjangoPermissionDenied):
+        exc = exceptions.PermissionDenied(str(exc) or "not allowed")
+    response = drf_exception_handler(exc, context)
+    if response is None:
+        return None  # not an API exception: common.middleware answers it (JSON 500, or one retry)
+    response.data = error_body(response.status_code, response.data)
+    return response

@@ -1,0 +1,46 @@
+"""The published API schema tells the truth about errors: every operation lists every error status the
+API can answer, each with the one error body (common.api_errors), and only the versioned /api/v1/ paths
+are published (the unversioned /api/ paths are kept as aliases of the same views)."""
+from drf_spectacular.openapi import AutoSchema
+
+
+API_VERSION_PREFIX = "/api/v1/"
+
+# Status -> when the API answers it. Every operation can meet each of these (DRF's content negotiation,
+# authentication, the access module's 404-then-403 policy, the throttles, the JSON 5xx middleware).
+ERROR_STATUSES = {
+    "400": "the request was refused: `field` names what is wrong",
+    "401": "no or a wrong token / session (code `not_authenticated` or `authentication_failed`)",
+    "403": "authenticated, but not allowed to do this (code `permission_denied`)",
+    "404": "no such object, or one you may not see (code `not_found`)",
+    "405": "the method is not offered here (code `method_not_allowed`)",
+    "406": "no answer in the media type asked for (code `not_acceptable`)",
+    "415": "a request body in a media type the operation does not read (code `unsupported_media_type`)",
+    "429": "too many requests or failed logins: retry after `Retry-After` seconds (code `throttled`)",
+    "500": "a bug on the server (code `server_error`)",
+    "503": "the database was unavailable, even after one retry (code `unavailable`)",
+}
+
+
+class ErrorsDeclaredSchema(AutoSchema):
+    def _get_response_bodies(self, direction="response"):
+        responses = super()._get_response_bodies(direction)
+        if direction != "response":
+            return responses
+        from annotation.serializers import ErrorSerializer  # the serializers import the models
+
+        error = self._get_response_for_code(ErrorSerializer, "400", direction=direction)
+        for code, description in ERROR_STATUSES.items():
+            declared = responses.get(code, {})
+            responses[code] = {**error, **declared, "content": declared.get("content", error["content"]),
+                               "description": declared.get("description") or description}
+        responses["429"]["headers"] = {"Retry-After": {
+            "schema": {"type": "integer"}, "description": "seconds to wait before the next try"}}
+        return responses
+
+
+def only_versioned_paths(endpoints, **kwargs):
+    """drf-spectacular preprocessing hook: publish /api/v1/ only (the /api/ aliases answer the same)."""
+    return [endpoint for endpoint in endpoints if endpoint[0].startswith(API_VERSION_PREFIX)]
+
+

@@ -1,0 +1,129 @@
+"""Request-wide safety nets: one retry after a dropped database connection, JSON errors on the API,
+and a Content-Security-Policy header on every page."""
+import io
+import logging
+
+from django.conf import settings
+from django.db import DatabaseError, InterfaceError, OperationalError, connections
+from django.http import JsonResponse
+
+logger = logging.getLogger(__name__)
+
+RETRY_MARK = "_nli_retry_after_dropped_connection"
+
+
+def is_api(request) -> bool:
+    return request.path.startswith("/api/")
+
+
+def drop_dead_connections() -> bool:
+    """Close every connection that no longer answers; True if there was one (the error was a drop)."""
+    dropped = False
+    for connection in connections.all(initialized_only=True):
+        if connection.connection is not None and not connection.is_usable():
+            dropped = True
+            connection.close()
+    return dropped
+
+
+class DatabaseRetryMiddleware:
+    """A request whose database connection was dropped (database restart, pg_terminate_backend) runs once
+    more on a fresh connection before it fails. Safe because the dropped transaction was rolled back and
+    every write the app offers is idempotent on repeat (a submit answers the same, a claim returns the held
+    page). Multipart bodies are not kept for a second read, so an upload fails instead of repeating."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        size = int(request.META.get("CONTENT_LENGTH") or 0)
+        repeatable = not request.content_type.startswith("multipart/") and size <= settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        if repeatable:
+            body = request.body  # read once here so that the retry can read it again
+        response = self.get_response(request)
+        if getattr(request, RETRY_MARK, False) and repeatable:
+            logger.warning("database connection dropped during %s %s: retrying once", request.method, request.path)
+            setattr(request, RETRY_MARK, None)  # None: the one retry is spent
+            request._stream = io.BytesIO(body)
+            request._read_started = False
+            response = self.get_response(request)
+        return response
+
+    def process_exception(self, request, exception):
+        if not isinstance(exception, (OperationalError, InterfaceError)):
+            return None
+        if not drop_dead_connections() or getattr(request, RETRY_MARK, False) is None:
+            return None  # not a dropped connection, or the retry failed too: the error stands
+        setattr(request, RETRY_MARK, True)
+        return JsonResponse({"detail": "retrying", "code": "retry"}, status=503)  # replaced by the retry
+
+
+class ApiJsonErrorMiddleware:
+    """Every API error is JSON, a 5xx included: a client generated from the schema never gets an HTML page."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        response = self.get_response(request)
+        if is_api(request) and response.status_code >= 500 and "json" not in response.get("Content-Type", ""):
+            return JsonResponse({"detail": "server error", "code": "server_error"}, status=response.status_code)
+        return response
+
+    def process_exception(self, request, exception):
+        if not is_api(request) or getattr(request, RETRY_MARK, False):
+            return None
+        logger.error("API error on %s %s", request.method, request.path, exc_info=exception)
+        unavailable = isinstance(exception, DatabaseError)
+        return JsonResponse(
+            {"detail": "the database is unavailable, try again" if unavailable else "server error",
+             "code": "unavailable" if unavailable else "server_error"},
+            status=503 if unavailable else 500,
+        )
+
+
+def content_security_policy(frame_ancestors: str) -> str:
+    return "; ".join([
+        "default-src 'self'",
+        "script-src 'self'",
+        "style-src 'self' 'unsafe-inline'",  # htmx and a few templates set inline style attributes
+        "img-src 'self' data:",
+        "connect-src 'self' ws: wss:",  # the live dashboard's WebSocket
+        "object-src 'none'",
+        "base-uri 'self'",
+        "form-action 'self'",
+        f"frame-ancestors {frame_ancestors}",
+    ])
+
+
+CSP_FRAME_ANCESTORS_ATTRIBUTE = "csp_frame_ancestors"
+
+
+def allow_framing_by(*origins: str):
+    """View decorator: let these origins frame the view's pages (the MTurk exception), nothing else."""
+    def decorate(view):
+        def wrapped(request, *args, **kwargs):
+            response = view(request, *args, **kwargs)
+            setattr(response, CSP_FRAME_ANCESTORS_ATTRIBUTE, " ".join(origins))
+            return response
+        wrapped.__name__, wrapped.__doc__, wrapped.__wrapped__ = view.__name__, view.__doc__, view
+        return wrapped
+    return decorate
+
+
+class ContentSecurityPolicyMiddleware:
+    """Scripts from this site only, on every response. A view sets its own frame ancestors with
+    `allow_framing_by` (or by setting the header itself, which is then left alone)."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+        self.frame_ancestors = getattr(settings, "CSP_FRAME_ANCESTORS", "'none'")
+
+    def __call__(self, request):
+        response = self.get_response(request)
+        if "Content-Security-Policy" not in response:
+            ancestors = getattr(response, CSP_FRAME_ANCESTORS_ATTRIBUTE, None)
+            response["Content-Security-Policy"] = content_security_policy(ancestors or self.frame_ancestors)
+            if ancestors:
+                response.xframe_options_exempt = True  # X-Frame-Options cannot name origins; the CSP does
+        return response

@@ -1,0 +1,78 @@
+"""The SQL statements of one claim and one submit, authentication included, pinned per task type: a change
+that adds a query to the hot path fails here. Counted through the API with session authentication (what
+the worker's page uses), for a one-item page."""
+import json
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from annotation.models import Annotation
+
+# Whole transactions, as in production: inside a test transaction every atomic block adds SAVEPOINTs.
+pytestmark = pytest.mark.django_db(transaction=True)
+
+# One valid answer per task type.
+ANSWERS = {
+    "unli_slider": 5000,
+    "nli_label": "e",
+    "atom_validity": "valid",
+    "defeasible_atom": 1,
+    "hypothesis_writing": {"e": "Someone is somewhere.", "n": "It is a sunny Tuesday.", "c": "Nobody is anywhere."},
+}
+# Before the lean path: 16 per claim and 15 per submit. Now: session, user, project, roles, audience,
+# standing, open page, lock, page insert, claims insert, item update (claim); session, user, page lock,
+# roles, audience, standing, items lock, answers insert, items, claims and page updates (submit).
+MAX_CLAIM_QUERIES = 11
+MAX_SUBMIT_QUERIES = 11
+# Written hypotheses are checked against the project's earlier ones (no copies): one more read.
+EXTRA_SUBMIT_QUERIES = {"hypothesis_writing": 1}
+TRANSACTION_CONTROL = ("BEGIN", "COMMIT", "ROLLBACK", "SAVEPOINT", "RELEASE SAVEPOINT")
+
+
+def statements(captured) -> list[str]:
+    """The SQL a request sent, less transaction control (SQLite logs its BEGIN IMMEDIATE, PostgreSQL not)."""
+    return [query["sql"] for query in captured.captured_queries if not query["sql"].startswith(TRANSACTION_CONTROL)]
+
+
+@pytest.fixture
+def worker_client(client, worker):
+    client.force_login(worker)
+    return client
+
+
+def one_item_project(make_project, import_rows, task_type):
+    project = make_project(task_type, items_per_page=1)
+    import_rows(project, [{"id": str(i), "premise": f"P{i}", "hypothesis": f"H{i}"} for i in range(4)])
+    if project.task.per_atom:
+        import_rows(project, [{"example_id": str(i), "atoms": [f"atom {i}"]} for i in range(4)], "atoms")
+    return project
+
+
+def claim_and_submit(worker_client, project, task_type):
+    """(claim statements, submit statements) of one cycle, after a first warm-up cycle."""
+    counts = []
+    for _ in range(2):
+        with CaptureQueriesContext(connection) as claim_sql:
+            claimed = worker_client.post(f"/api/projects/{project.slug}/claim/")
+        assert claimed.status_code == 201, claimed.content
+        page = claimed.json()
+        answers = {str(item["id"]): {"value": ANSWERS[task_type]} for item in page["items"]}
+        with CaptureQueriesContext(connection) as submit_sql:
+            submitted = worker_client.post(
+                f"/api/assignments/{page['id']}/submit/", json.dumps({"answers": answers}),
+                content_type="application/json",
+            )
+        assert submitted.status_code == 200, submitted.content
+        assert Annotation.objects.filter(assignment_id=page["id"]).count() == 1
+        counts.append((claim_sql, submit_sql))
+    return counts[-1]
+
+
+@pytest.mark.parametrize("task_type", list(ANSWERS))
+def test_claim_and_submit_stay_within_their_sql_budget(make_project, import_rows, worker_client, task_type):
+    project = one_item_project(make_project, import_rows, task_type)
+    claim_sql, submit_sql = claim_and_submit(worker_client, project, task_type)
+    claim, submit = statements(claim_sql), statements(submit_sql)
+    assert len(claim) <= MAX_CLAIM_QUERIES, "\n".join(sql[:160] for sql in claim)
+    assert len(submit) <= MAX_SUBMIT_QUERIES + EXTRA_SUBMIT_QUERIES.get(task_type, 0), "\n".join(sql[:160] for sql in submit)

@@ -1,0 +1,146 @@
+"""Every model job from the browser: checkpoints picked from the registry, inputs from the author's studies
+or uploads, a training job on a slider study's gold, its model in the registry and evaluated against the study
+in one click; another author sees none of it. Tiny local models only; training takes seconds."""
+import io
+import json
+import zipfile
+
+import pytest
+from conftest import PAIRS, build_bert_encoder, build_gpt2, write_pairs_jsonl
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import override_settings
+
+from jobs.models import Job
+
+IMMEDIATE = {"default": {"BACKEND": "django_tasks.backends.immediate.ImmediateBackend", "QUEUES": ["default", "gpu"]}}
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("_media")]
+# Tiny settings: one epoch, no surrogate pre-training (the checkbox left unticked), short pairs.
+TINY_TRAINING = {"epochs": "1", "batch_size": "4", "max_length": "32", "lr": "0.001", "queue": "default"}
+
+
+@pytest.fixture
+def _media(settings, tmp_path):
+    settings.MEDIA_ROOT = tmp_path / "media"
+
+
+@pytest.fixture
+def models_dir(settings, tmp_path, tiny_nli):
+    """The shared models folder: a tiny encoder (a training base), the tiny NLI classifier and a tiny LM."""
+    import shutil
+
+    folder = tmp_path / "models"
+    build_bert_encoder(folder / "tiny-encoder")
+    shutil.copytree(tiny_nli, folder / "tiny-nli")
+    build_gpt2(folder / "tiny-lm")
+    settings.MODELS_DIR = folder
+    return folder
+
+
+@pytest.fixture
+def slider_study(make_project, import_rows, author):
+    """A slider study whose items carry gold probabilities (imported U-SNLI rows)."""
+    import csv
+
+    project = make_project("unli_slider", slug="slider-gold", owner=author)
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(["id", "pre", "hyp", "nli", "unli"])
+    for i, (premise, hypothesis) in enumerate(PAIRS * 2):
+        writer.writerow([f"u{i}", premise, hypothesis, "1", f"{(i % 7) / 7 + 0.05:.3f}"])
+    from annotation.services.importers import import_stream
+
+    import_stream(project, io.StringIO(buffer.getvalue()), "usnli")
+    return project
+
+
+@override_settings(TASKS=IMMEDIATE)
+def test_an_author_trains_on_a_studys_gold_and_evaluates_it_in_one_click(client, author, make_user, models_dir, slider_study):
+    client.force_login(author)
+    page = client.get("/models/?job=train_unli").content.decode()
+    assert "slider-gold" in page and "shared/tiny-encoder" in page and str(models_dir) not in page  # no server paths
+
+    response = client.post("/models/", {"job": "train_unli", "base": "shared/tiny-encoder", "train_study": "slider-gold",
+                                        "eval_study": "slider-gold", **TINY_TRAINING})
+    job = Job.objects.get(kind="train_unli")
+    assert response["Location"] == f"/jobs/{job.pk}/"
+    assert job.status == "done", job.error
+    assert job.project == slider_study and job.params["studies"] == {"train": "slider-gold", "eval": "slider-gold"}
+    assert job.params["settings"]["pretrain_snli"] is None and job.params["settings"]["epochs"] == 1
+    assert [entry["role"] for entry in job.inputs] == ["train", "eval"] and job.inputs[0]["name"] == "slider-gold-usnli.csv"
+    assert job.result["n_train"] == 2 * len(PAIRS) and -1 <= job.result["pearson"] <= 1
+    status = client.get(f"/jobs/{job.pk}/status/").content.decode()
+    assert "started: UNLI training" in status and "steps" in status and "Download the output" in status
+    archive = zipfile.ZipFile(io.BytesIO(b"".join(client.get(f"/jobs/{job.pk}/output/").streaming_content)))
+    assert {"config.json", "model_card.json", "MODEL_CARD.md"} <= set(archive.namelist())
+
+    # The registry lists the trained model with its label map and the job that made it.
+    registry = client.get("/models/checkpoints/").content.decode()
+    assert f"job {job.pk}: model" in registry and "0: probability" in registry and "unli" in registry
+    evaluated = client.post("/models/checkpoints/evaluate/", {"checkpoint": f"job/{job.pk}", "study": "slider-gold"})
+    evaluation = Job.objects.get(kind="evaluate_model")
+    assert evaluated["Location"] == f"/jobs/{evaluation.pk}/" and evaluation.status == "done", evaluation.error
+    assert evaluation.project == slider_study and evaluation.result["n"] == 2 * len(PAIRS)
+    assert evaluation.result["pearson"] == pytest.approx(job.result["pearson"], abs=1e-4)  # same model, same pairs
+    rows = b"".join(client.get(f"/jobs/{evaluation.pk}/output/").streaming_content).decode().splitlines()
+    assert rows[0] == "id,premise,hypothesis,gold,prediction" and len(rows) == 1 + 2 * len(PAIRS)
+    assert f"#{evaluation.pk}" in client.get("/models/checkpoints/").content.decode()  # "used by"
+
+    other = make_user("author2", "author")
+    client.force_login(other)
+    for url in (f"/jobs/{job.pk}/", f"/jobs/{job.pk}/status/", f"/jobs/{job.pk}/output/", f"/jobs/{evaluation.pk}/"):
+        assert client.get(url).status_code == 404, url
+    assert f"job/{job.pk}" not in client.get("/models/checkpoints/").content.decode()
+    assert "slider-gold" not in client.get("/models/?job=train_unli").content.decode()
+    refused = client.post("/models/checkpoints/evaluate/", {"checkpoint": f"job/{job.pk}", "study": "slider-gold"}, follow=True)
+    assert "pick one of your studies" in refused.content.decode()
+    assert Job.objects.count() == 2
+
+
+@override_settings(TASKS=IMMEDIATE)
+def test_a_bad_upload_is_refused_with_its_line_and_nothing_is_stored(client, author, models_dir, tmp_path):
+    client.force_login(author)
+    bad = SimpleUploadedFile("pairs.jsonl", b'{"id": "a", "premise": "P", "hypothesis": "H"}\n{"id": "b", "premise": "P"}\n')
+    response = client.post("/models/", {"job": "predict", "model_dir": "shared/tiny-nli", "input_file": bad,
+                                        "output_format": "jsonl", "batch_size": "4", "precision": "auto", "queue": "default"})
+    assert response.status_code == 400
+    assert "pairs.jsonl:2: field &#x27;hypothesis&#x27; is missing" in response.content.decode()
+    both = client.post("/models/", {"job": "predict", "model_dir": "shared/tiny-nli", "queue": "default"})
+    assert "pick a study or upload a file" in both.content.decode()
+    wrong_kind = client.post("/models/", {"job": "predict", "model_dir": "shared/tiny-lm", "queue": "default",
+                                          "input_file": SimpleUploadedFile("p.jsonl", b"{}")})
+    assert "Select a valid choice" in wrong_kind.content.decode()  # an LM is offered under LM choice scoring only
+    assert Job.objects.count() == 0
+
+
+@override_settings(TASKS=IMMEDIATE)
+def test_prediction_and_lm_choice_scoring_from_uploads(client, author, models_dir, tmp_path):
+    client.force_login(author)
+    pairs = write_pairs_jsonl(tmp_path / "in.jsonl").read_bytes()
+    client.post("/models/", {"job": "predict", "model_dir": "shared/tiny-nli", "input_file": SimpleUploadedFile("in.jsonl", pairs),
+                             "output_format": "jsonl", "batch_size": "4", "precision": "fp32", "queue": "default"})
+    client.post("/models/", {"job": "score_choices", "model_dir": "shared/tiny-lm", "input_file": SimpleUploadedFile("in.jsonl", pairs),
+                             "output_format": "jsonl", "batch_size": "4", "queue": "default"})
+    predicted, scored = Job.objects.order_by("id")
+    assert predicted.status == scored.status == "done", (predicted.error, scored.error)
+    assert predicted.result["kind"] == "nli" and scored.result["kind"] == "causal_lm"
+    for job in (predicted, scored):
+        lines = [json.loads(line) for line in b"".join(client.get(f"/jobs/{job.pk}/output/").streaming_content).splitlines()]
+        assert len(lines) == len(PAIRS) and set(lines[0]["probabilities"]) == {"entailment", "neutral", "contradiction"}
+    listed = client.get("/models/").content.decode()
+    assert f'href="/jobs/{predicted.pk}/"' in listed and f'href="/jobs/{scored.pk}/"' in listed
+
+
+@override_settings(TASKS=IMMEDIATE)
+def test_atoms_are_generated_from_a_study_and_imported_into_a_validity_study(client, author, models_dir, make_project, import_rows):
+    source = make_project("nli_label", slug="pairs-study", owner=author)
+    import_rows(source, [{"id": f"p{i}", "premise": p, "hypothesis": h} for i, (p, h) in enumerate(PAIRS)])
+    validity = make_project("atom_validity", slug="validity", owner=author, status="draft")
+    client.force_login(author)
+    page = client.get("/models/?job=generate_atoms").content.decode()
+    assert '<option value="validity">' in page and '<option value="pairs-study">' in page
+    client.post("/models/", {"job": "generate_atoms", "lm_dir": "shared/tiny-lm", "nli_dir": "shared/tiny-nli",
+                             "input_study": "pairs-study", "into_study": "validity", "max_new_tokens": "8", "queue": "default"})
+    job = Job.objects.get()
+    assert job.status == "done", job.error
+    assert job.project == validity and job.result["imported"]["examples"] == len(PAIRS)
+    assert validity.examples.count() == len(PAIRS) and job.result["rows"] == len(PAIRS)

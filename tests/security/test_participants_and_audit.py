@@ -1,0 +1,123 @@
+"""Participants' data: forget_participant (command and admin action) erases the platform ID and free text,
+keeps the answers under a pseudonym and writes an audit row; the audit log records exports, blocks,
+adjudications, settings changes and erasures, and only admins read it."""
+import io
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.management import CommandError, call_command
+from django.test import Client
+from rest_framework.test import APIClient
+
+from annotation.models import Annotation, AuditEntry, CrowdSession
+from annotation.services import adjudication, exporters, projects, quality
+from annotation.services.assignments import claim_page, submit_page
+
+pytestmark = pytest.mark.django_db
+
+PID = "5f2b9c0e1a2b3c4d5e6f7a8b"
+
+
+@pytest.fixture
+def study(make_project, import_rows):
+    project = make_project("nli_label", items_per_page=2)
+    import_rows(project, [{"id": str(i), "premise": f"P{i}", "hypothesis": f"H{i}"} for i in range(4)])
+    return project
+
+
+@pytest.fixture
+def participant(study, make_user):
+    """A Prolific participant who entered twice and answered a page with free-text reasons."""
+    worker = make_user(f"prolific-{PID}", "worker")
+    worker.email = "someone@example.org"
+    worker.save()
+    for session in ("S1", "S2"):
+        CrowdSession.objects.create(project=study, worker=worker, platform="prolific", participant_id=PID,
+                                    study_id="STUDY", session_id=session, completion_code="C0DE")
+    page = claim_page(study, worker)
+    answers = {str(claim.item_id): {"value": "e", "reason": "I am Jane Doe from Leeds"} for claim in page.claims.all()}
+    submit_page(page.pk, worker, answers)
+    return worker
+
+
+def test_forget_participant_erases_the_id_keeps_the_answers_and_is_logged(study, participant):
+    before = list(Annotation.objects.filter(worker=participant).values_list("item_id", "value").order_by("item_id"))
+    assert len(before) == 2
+    out = io.StringIO()
+    call_command("forget_participant", "prolific", PID, stdout=out)
+    assert "erased 2 session(s)" in out.getvalue() and "2 answer(s) kept" in out.getvalue()
+    assert not CrowdSession.objects.filter(participant_id=PID).exists()
+    assert set(CrowdSession.objects.values_list("session_id", "completion_code")) == {("", "")}
+    worker = get_user_model().objects.get(pk=participant.pk)
+    assert PID not in worker.username and worker.email == "" and not worker.is_active
+    assert not worker.has_usable_password()
+    after = list(Annotation.objects.filter(worker=participant).values_list("item_id", "value").order_by("item_id"))
+    assert after == before  # the answers, under the same pseudonymous worker
+    assert set(Annotation.objects.filter(worker=participant).values_list("reason", flat=True)) == {""}
+    # Exports still carry the answers under w<number>, and the ID nowhere.
+    exported = "".join(exporters.export(study, "jsonl"))
+    assert f'"worker": "w{participant.pk}"' in exported and PID not in exported
+    entry = AuditEntry.objects.get(action="erase")
+    assert entry.actor_name == "command line" and entry.project_slug == study.slug
+    assert entry.details["answers_kept"] == 2 and entry.details["reasons_erased"] == 2
+    assert PID not in str(entry.details)
+    with pytest.raises(CommandError, match="no prolific participant"):
+        call_command("forget_participant", "prolific", PID, stdout=io.StringIO())
+
+
+def test_the_admin_action_forgets_the_selected_participants(study, participant, make_user):
+    admin = make_user("root", "admin")
+    client = Client()
+    client.force_login(admin)
+    selected = CrowdSession.objects.filter(participant_id=PID).values_list("pk", flat=True)
+    response = client.post("/admin/annotation/crowdsession/", {
+        "action": "forget_participants", "_selected_action": [str(pk) for pk in selected]})
+    assert response.status_code == 302
+    assert not CrowdSession.objects.filter(participant_id=PID).exists()
+    assert Annotation.objects.filter(worker=participant).count() == 2
+    entry = AuditEntry.objects.get(action="erase")
+    assert entry.actor_name == "root"
+
+
+def test_exports_blocks_adjudications_and_settings_changes_are_logged(study, participant, author, make_user):
+    api = APIClient()
+    api.force_authenticate(author)
+    assert api.get(f"/api/projects/{study.slug}/export/?as=csv").status_code == 200
+    client = Client()
+    client.force_login(author)
+    assert client.get(f"/projects/{study.slug}/export/jsonl/").status_code == 200
+    call_command("export_dataset", study.slug, "--format", "jsonl", "--output", "/dev/null", stdout=io.StringIO())
+    quality.block(study, participant, author, exclude_answers=True)
+    quality.unblock(study, participant, author)
+    item = study.items.filter(annotations__worker=participant).first()
+    adjudication.adjudicate(item.pk, author, "c", "checked by hand")
+    assert api.patch(f"/api/projects/{study.slug}/", {"title": "Renamed"}, format="json").status_code == 200
+    projects.set_status(study, "paused", changed_by=author)
+    entries = list(AuditEntry.objects.order_by("id").values_list("action", "actor_name", "details"))
+    assert [(action, who) for action, who, _ in entries] == [
+        ("export", "author1"), ("export", "author1"), ("export", "command line"), ("block", "author1"),
+        ("unblock", "author1"), ("adjudicate", "author1"), ("settings", "author1"), ("settings", "author1")]
+    assert [details.get("via") for _, _, details in entries[:3]] == ["api", "web", "command line"]
+    assert entries[3][2] == {"worker": f"w{participant.pk}", "exclude_answers": True}
+    assert entries[5][2]["after"] == "c"
+    assert list(entries[6][2]["changes"]) == ["title"] and entries[6][2]["changes"]["title"]["after"] == "Renamed"
+    assert entries[7][2]["changes"]["status"] == {"before": "published", "after": "paused"}
+
+
+def test_a_settings_call_that_changes_nothing_writes_nothing(study, author):
+    projects.update_project(study, changed_by=author, title=study.title)
+    assert not AuditEntry.objects.exists()
+
+
+def test_only_admins_read_the_audit_log(study, author, make_user):
+    exporters.record_export(study, "csv", author, via="api")
+    admin = make_user("root", "admin")
+    client = Client()
+    client.force_login(admin)
+    page = client.get("/audit/")
+    assert page.status_code == 200 and "author1" in page.content.decode() and study.slug in page.content.decode()
+    assert "author1" not in client.get("/audit/?action=erase").content.decode()
+    assert client.get("/admin/annotation/auditentry/").status_code == 200
+    client.force_login(author)
+    assert client.get("/audit/").status_code == 403
+    assert client.get("/admin/annotation/auditentry/").status_code == 302  # not staff: to the admin login
