@@ -253,7 +253,7 @@ def submit_page(assignment_id: int, worker, answers: dict) -> SubmitResult:
         assignment.late = late
         assignment.submission_digest = digest
         assignment.save(update_fields=["status", "submitted_at", "late", "submission_digest"])
-        PageDraft.objects.filter(assignment=assignment).delete()
+        _delete_draft(assignment)
     announce_progress(project)
     linking.after_submit(project, assignment)
     return SubmitResult(assignment, created=len(item_ids), late=late, items=item_ids)
@@ -304,7 +304,14 @@ def _close(assignment: Assignment, status: str) -> None:
     assignment.claims.update(active=False)
     assignment.status = status
     assignment.save(update_fields=["status"])
-    PageDraft.objects.filter(assignment=assignment).delete()
+    _delete_draft(assignment)
+
+
+def _delete_draft(assignment: Assignment) -> None:
+    # Only a page that showed a sign of life can have a draft (saving one notes it): an API client's pages
+    # never do, and their submits cost no extra statement.
+    if assignment.last_seen_at is not None:
+        PageDraft.objects.filter(assignment=assignment).delete()
 
 
 

@@ -79,5 +79,7 @@ def save_draft(assignment_id: int, worker, data, now=None) -> Assignment:
 
 
 def draft_of(assignment: Assignment) -> dict:
+    if assignment.last_seen_at is None:  # no draft was ever saved for this page (a save notes the page alive)
+        return {}
     draft = PageDraft.objects.filter(assignment=assignment).first()
     return draft.data if draft else {}
