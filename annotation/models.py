@@ -186,8 +186,8 @@ class Assignment(models.Model):
     late = models.BooleanField(default=False)
     # Fingerprint of the accepted answers: a repeated identical submit answers the same, stores nothing.
     submission_digest = models.CharField(max_length=64, blank=True)
-    # The page's last sign of life (a draft save or heartbeat); a page silent for the project's
-    # abandon_after_minutes is released early. Null: none yet, created_at counts.
+    # The page's last sign of life in a browser (shown, a draft save or heartbeat); a page silent for the
+    # project's abandon_after_minutes is released early. Null: never shown in a browser (an API client's).
     last_seen_at = models.DateTimeField(null=True, blank=True)
     # A page may be given more time once.
     extended = models.BooleanField(default=False)

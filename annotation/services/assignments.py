@@ -18,7 +18,6 @@ from datetime import timedelta
 
 from django.db import transaction
 from django.db.models import Case, Exists, F, OuterRef, Value, When
-from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from annotation.live import announce_progress
@@ -343,11 +342,18 @@ def abandon_minutes(project: Project) -> int:
     return project.options.get("abandon_after_minutes") or settings_schema(project.task).get("abandon_after_minutes").default
 
 
+def note_seen(assignment: Assignment, now=None) -> None:
+    """The page was shown in a browser: from now on it must keep showing signs of life (draft saves)."""
+    assignment.last_seen_at = now or timezone.now()
+    Assignment.objects.filter(pk=assignment.pk).update(last_seen_at=assignment.last_seen_at)
+
+
 def release_abandoned(now=None, project: Project | None = None, limit: int = EXPIRE_BATCH) -> int:
-    """Expire open pages whose browser sent no sign of life (draft save or heartbeat) for the project's
-    abandon_after_minutes, long before their deadline: a worker who walked away does not hold items for
-    the whole page timeout. Like any expired page, one submitted later is still kept (marked late).
-    Returns how many pages were released."""
+    """Expire open pages shown in a browser that then sent no sign of life (draft save or heartbeat) for the
+    project's abandon_after_minutes, long before their deadline: a worker who walked away does not hold
+    items for the whole page timeout. Pages taken through the API send no heartbeats and keep their
+    deadline. Like any expired page, one submitted later is still kept (marked late). Returns how many
+    pages were released."""
     now = now or timezone.now()
     projects = [project] if project is not None else Project.objects.filter(assignments__status=Assignment.Status.OPEN).distinct()
     released = 0
@@ -356,9 +362,7 @@ def release_abandoned(now=None, project: Project | None = None, limit: int = EXP
         with transaction.atomic():
             silent = (
                 Assignment.objects.select_for_update(skip_locked=True)
-                .filter(project=each, status=Assignment.Status.OPEN)
-                .annotate(seen=Coalesce("last_seen_at", "created_at"))
-                .filter(seen__lte=cutoff)
+                .filter(project=each, status=Assignment.Status.OPEN, last_seen_at__lte=cutoff)
             )
             for assignment in silent.order_by("pk")[:limit]:
                 _close(assignment, Assignment.Status.EXPIRED)

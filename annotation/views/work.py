@@ -18,7 +18,7 @@ from django.views.decorators.http import require_POST
 from annotation.models import Assignment, CrowdSession, Item
 from annotation.services import access, crowd, drafts, qualification
 from annotation.services.assignments import (
-    SubmissionError, abandon_minutes, claim_page, extend_page, open_assignment, release_page, submit_page,
+    SubmissionError, abandon_minutes, claim_page, extend_page, note_seen, open_assignment, release_page, submit_page,
 )
 
 
@@ -201,6 +201,7 @@ def _score_text(result: dict) -> str:
 
 
 def _render_page(request, project, assignment, error=None, values=None, status=200):
+    note_seen(assignment)  # a page in a browser keeps its items only while the browser shows signs of life
     claims = assignment.claims.select_related("item__example", "item__atom").order_by("position")
     return render_items(request, project, project.task.order_page([claim.item for claim in claims]), assignment,
                         error=error, values=values, status=status)

@@ -153,11 +153,25 @@ def test_an_abandoned_page_returns_its_items_within_the_set_minutes_plus_one(pro
     assert held & set(other_page.claims.values_list("item_id", flat=True))
 
 
-def test_a_page_that_never_sent_a_heartbeat_counts_from_its_claim(project, worker):
-    page = claim_page(project, worker)
-    assert release_abandoned(now=page.created_at + timedelta(minutes=9)) == 0  # default 10 minutes
-    assert release_abandoned(now=page.created_at + timedelta(minutes=11)) == 1
-    assert release_abandoned(now=timezone.now() + timedelta(minutes=11)) == 0  # nothing left to release
+def test_a_page_shown_and_then_silent_is_released_within_the_set_minutes_plus_one(project, worker):
+    client = client_for(worker)
+    assert client.get(f"/work/{project.slug}/").status_code == 200  # shown; then no heartbeat at all
+    page = Assignment.objects.get(worker=worker)
+    shown = page.last_seen_at
+    assert shown is not None
+    assert release_abandoned(now=shown + timedelta(minutes=9)) == 0  # default: 10 minutes
+    assert release_abandoned(now=shown + timedelta(minutes=10 + 1)) == 1
+    page.refresh_from_db()
+    assert page.status == Assignment.Status.EXPIRED
+    assert Item.objects.filter(claims__assignment=page, claimable=True).count() == 2
+    assert release_abandoned(now=shown + timedelta(minutes=10 + 1)) == 0  # nothing left to release
+
+
+def test_a_page_taken_through_the_api_keeps_its_deadline(project, worker):
+    page = claim_page(project, worker)  # never shown in a browser: it sends no heartbeats
+    assert release_abandoned(now=page.expires_at - timedelta(minutes=1)) == 0
+    page.refresh_from_db()
+    assert page.status == Assignment.Status.OPEN
 
 
 def test_the_abandon_setting_is_declared_and_checked(project):
@@ -208,8 +222,9 @@ def test_the_expiry_command_releases_abandoned_pages(project, worker):
     from django.core.management import call_command
     from io import StringIO
 
-    page = claim_page(project, worker)
-    Assignment.objects.filter(pk=page.pk).update(created_at=timezone.now() - timedelta(minutes=11))
+    client_for(worker).get(f"/work/{project.slug}/")
+    page = Assignment.objects.get(worker=worker)
+    Assignment.objects.filter(pk=page.pk).update(last_seen_at=timezone.now() - timedelta(minutes=11))
     out = StringIO()
     call_command("expire_claims", "--json", stdout=out)
     assert json.loads(out.getvalue()) == {"expired": 1}
