@@ -281,7 +281,7 @@ def test_author_runs_a_project_from_creation_to_export(browser, demo_server, pre
         # The tie project (made by create_project: the form has no max-annotations field) gets its
         # examples and atoms through the upload form too.
         page.goto(f"{base}/projects/{TIE_PROJECT}/")
-        for fmt, path, message in (("jsonl", examples, "Imported 1 examples"), ("atoms", atoms, "Imported 2 atoms (2 new items)")):
+        for fmt, path, message in (("jsonl", examples, "Imported 1 example ("), ("atoms", atoms, "Imported 2 atoms (2 new items)")):
             import_through_preview(page, fmt, path)
             expect(page.locator(".message.success")).to_contain_text(message)
         expect(page.locator("#live-state")).to_have_text("(live)")
