@@ -186,6 +186,11 @@ class Assignment(models.Model):
     late = models.BooleanField(default=False)
     # Fingerprint of the accepted answers: a repeated identical submit answers the same, stores nothing.
     submission_digest = models.CharField(max_length=64, blank=True)
+    # The page's last sign of life in a browser (shown, a draft save or heartbeat); a page silent for the
+    # project's abandon_after_minutes is released early. Null: never shown in a browser (an API client's).
+    last_seen_at = models.DateTimeField(null=True, blank=True)
+    # A page may be given more time once.
+    extended = models.BooleanField(default=False)
 
     class Meta:
         ordering = ["-created_at"]
@@ -196,6 +201,18 @@ class Assignment(models.Model):
 
     def __str__(self) -> str:
         return f"assignment {self.pk}"
+
+
+class PageDraft(models.Model):
+    """Unsent answers of an open page, saved as the worker goes, so a reload or another tab restores them.
+    Never an Annotation: it is deleted when the page is submitted, released or expires."""
+
+    assignment = models.OneToOneField(Assignment, on_delete=models.CASCADE, related_name="draft")
+    data = models.JSONField(default=dict)
+    updated = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"draft of assignment {self.assignment_id}"
 
 
 class Claim(models.Model):

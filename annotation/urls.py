@@ -34,4 +34,6 @@ urlpatterns = [
     path("done/<slug:slug>/", work.done, name="done"),
     path("work/<slug:slug>/<int:assignment_id>/submit/", work.submit, name="submit"),
     path("work/<slug:slug>/<int:assignment_id>/release/", work.release, name="release"),
+    path("work/<slug:slug>/<int:assignment_id>/draft/", work.save_draft, name="page_draft"),
+    path("work/<slug:slug>/<int:assignment_id>/extend/", work.extend, name="page_extend"),
 ]

@@ -22,7 +22,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from annotation.live import announce_progress
-from annotation.models import Annotation, Assignment, Claim, Item, Project
+from annotation.models import Annotation, Assignment, Claim, Item, PageDraft, Project
 from annotation.services import access, linking
 from annotation.services.quality import is_gold_correct, record_gold_answers
 from annotation.services.redundancy import settle_item
@@ -80,7 +80,7 @@ def claim_page(project: Project, worker) -> Assignment | None:
             return assignment
         # Nothing unlocked was free; if rows are merely held by concurrent claimers, look again.
         if not Item.objects.filter(project=project, claimable=True).exists():
-            if expired_here or not expire_stale(project=project):
+            if expired_here or not (expire_stale(project=project) + release_abandoned(project=project)):
                 return None
             expired_here = True
             continue
@@ -264,6 +264,7 @@ def submit_page(assignment_id: int, worker, answers: dict) -> SubmitResult:
         assignment.late = late
         assignment.submission_digest = digest
         assignment.save(update_fields=["status", "submitted_at", "late", "submission_digest"])
+        _delete_draft(assignment)
     announce_progress(project)
     linking.after_submit(project, assignment)
     return SubmitResult(assignment, created=len(item_ids), late=late, items=item_ids)
@@ -279,9 +280,10 @@ def release_page(assignment_id: int, worker) -> Assignment:
 
 
 def expire_all_stale(now=None) -> int:
-    """Expire every overdue page, a batch per transaction; what the periodic expiry loop runs."""
+    """Expire every overdue page and every abandoned one, a batch per transaction; what the periodic expiry
+    loop runs."""
     total = 0
-    while expired := expire_stale(now=now):
+    while expired := expire_stale(now=now) + release_abandoned(now=now):
         total += expired
     return total
 
@@ -313,4 +315,68 @@ def _close(assignment: Assignment, status: str) -> None:
     assignment.claims.update(active=False)
     assignment.status = status
     assignment.save(update_fields=["status"])
+    _delete_draft(assignment)
 
+
+def _delete_draft(assignment: Assignment) -> None:
+    # Only a page that showed a sign of life can have a draft (saving one notes it): an API client's pages
+    # never do, and their submits cost no extra statement.
+    if assignment.last_seen_at is not None:
+        PageDraft.objects.filter(assignment=assignment).delete()
+
+
+
+def extend_page(assignment_id: int, worker, now=None) -> Assignment:
+    """Give an open page more time, once per page: its deadline moves on by the project's page timeout."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        assignment = (
+            Assignment.objects.select_for_update(of=("self",)).select_related("project")
+            .filter(pk=assignment_id, worker=worker).first()
+        )
+        if assignment is None:
+            raise SubmissionError("assignment", "no such page", status=404)
+        access.ensure_can_work(assignment.project, worker, new_page=False)
+        if assignment.status != Assignment.Status.OPEN or assignment.expires_at <= now:
+            raise SubmissionError("assignment", "this page is no longer open", status=409)
+        if assignment.extended:
+            raise SubmissionError("assignment", "this page has already been given more time once", status=409)
+        assignment.expires_at += timedelta(minutes=assignment.project.claim_timeout_minutes)
+        assignment.extended = True
+        assignment.last_seen_at = now
+        assignment.save(update_fields=["expires_at", "extended", "last_seen_at"])
+    return assignment
+
+
+def abandon_minutes(project: Project) -> int:
+    from annotation.services.projects import settings_schema  # projects imports the services this one feeds
+
+    return project.options.get("abandon_after_minutes") or settings_schema(project.task).get("abandon_after_minutes").default
+
+
+def note_seen(assignment: Assignment, now=None) -> None:
+    """The page was shown in a browser: from now on it must keep showing signs of life (draft saves)."""
+    assignment.last_seen_at = now or timezone.now()
+    Assignment.objects.filter(pk=assignment.pk).update(last_seen_at=assignment.last_seen_at)
+
+
+def release_abandoned(now=None, project: Project | None = None, limit: int = EXPIRE_BATCH) -> int:
+    """Expire open pages shown in a browser that then sent no sign of life (draft save or heartbeat) for the
+    project's abandon_after_minutes, long before their deadline: a worker who walked away does not hold
+    items for the whole page timeout. Pages taken through the API send no heartbeats and keep their
+    deadline. Like any expired page, one submitted later is still kept (marked late). Returns how many
+    pages were released."""
+    now = now or timezone.now()
+    projects = [project] if project is not None else Project.objects.filter(assignments__status=Assignment.Status.OPEN).distinct()
+    released = 0
+    for each in projects:
+        cutoff = now - timedelta(minutes=abandon_minutes(each))
+        with transaction.atomic():
+            silent = (
+                Assignment.objects.select_for_update(skip_locked=True)
+                .filter(project=each, status=Assignment.Status.OPEN, last_seen_at__lte=cutoff)
+            )
+            for assignment in silent.order_by("pk")[:limit]:
+                _close(assignment, Assignment.Status.EXPIRED)
+                released += 1
+    return released

@@ -47,6 +47,9 @@ COMMON_SETTINGS = (
             minimum=1, maximum=100, column=True),
     Setting("claim_timeout_minutes", "int", 30, "minutes a worker keeps a page before it returns to the pool",
             label="Page timeout (minutes)", minimum=1, maximum=24 * 60, column=True),
+    Setting("abandon_after_minutes", "int", 10, "a page whose browser has sent no sign of life for this many "
+            "minutes is released early, so its items return to the pool", label="Abandoned page (minutes)",
+            minimum=1, maximum=24 * 60),
     Setting("gold_rate", "float", 0.0, "share of pages that carry one hidden gold check item", minimum=0, maximum=1,
             column=True),
     Setting("gold_min_checks", "int", 3, "gold answers a worker gives before suspension can apply", minimum=0,

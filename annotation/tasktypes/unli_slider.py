@@ -15,6 +15,9 @@ from common.vocabulary import LONG_NAMES, NLI, USNLI_NUMBERING, LabelError, to_l
 MAX_POSITION = 10000
 LOW_STEEPNESS = 0.3  # below the midpoint: fine resolution near 0
 HIGH_STEEPNESS = 0.02  # above the midpoint: almost linear
+# Probabilities marked under the slider track, placed through the position -> probability map.
+TICK_PROBABILITIES = (0, 0.01, 0.1, 0.5, 0.9, 0.99, 1)
+DEFAULT_TICK_LABELS = "never,1%,10%,50%,90%,99%,sure"
 
 
 def _logistic(t: float, steepness: float) -> float:
@@ -33,6 +36,27 @@ def position_to_probability(position: int) -> float:
     return 0.5 + (_logistic(t, HIGH_STEEPNESS) - 0.5) / (_HIGH_CEILING - 0.5) * 0.5
 
 
+def probability_to_position(probability: float) -> int:
+    """The first position whose probability reaches `probability` (the map is increasing)."""
+    low, high = 0, MAX_POSITION
+    while low < high:
+        middle = (low + high) // 2
+        if position_to_probability(middle) < probability:
+            low = middle + 1
+        else:
+            high = middle
+    return low
+
+
+def _check_tick_labels(text: str) -> None:
+    labels = [label.strip() for label in text.split(",")]
+    if len(labels) != len(TICK_PROBABILITIES) or not all(labels):
+        raise ValueError(f"give {len(TICK_PROBABILITIES)} labels separated by commas, one for each of "
+                         f"{', '.join(str(p) for p in TICK_PROBABILITIES)}")
+    if any(len(label) > 8 for label in labels):
+        raise ValueError("each label must be at most 8 characters (they sit side by side on a phone)")
+
+
 class UNLISlider(TaskType):
     name = "unli_slider"
     label = "Probability slider (U-SNLI)"
@@ -44,6 +68,11 @@ class UNLISlider(TaskType):
     settings = (
         Setting("disagreement_positions", "int", 2000, "two answers further apart than this many slider positions "
                 "(of 10,000) call for one more annotation", minimum=0, maximum=MAX_POSITION),
+        Setting("tick_labels", "str", DEFAULT_TICK_LABELS, "the short labels under the slider, one for each of the "
+                "probabilities 0, 0.01, 0.1, 0.5, 0.9, 0.99 and 1, separated by commas", max_length=80,
+                check=_check_tick_labels),
+        Setting("allow_untouched", "bool", False, "a slider the worker never moved may be submitted (as 0.5); "
+                "otherwise every slider must be set before the page can be sent", label="Allow untouched sliders"),
         Setting("adaptive", "bool", False, "EASL-style pages: after a first round, serve the items whose "
                 "probability is most uncertain first", label="Adaptive pages", column=True),
     )
@@ -106,7 +135,20 @@ class UNLISlider(TaskType):
         return sorted(items, key=lambda item: first_seen[item.example.premise])
 
     def widget_context(self, options):
-        return {**super().widget_context(options), "reference_label": "Probability (0 to 1)"}
+        labels = [label.strip() for label in options.get("tick_labels", DEFAULT_TICK_LABELS).split(",")]
+        # Three staggered rows: 1%, 10% and 50% sit close together on the track, and so do 90%, 99% and 1.
+        ticks = [
+            {"percent": round(probability_to_position(p) / MAX_POSITION * 100, 2), "label": label, "probability": p,
+             "row": index % 3}
+            for index, (p, label) in enumerate(zip(TICK_PROBABILITIES, labels))
+        ]
+        return {
+            **super().widget_context(options),
+            "reference_label": "Probability (0 to 1)",
+            "ticks": ticks,
+            "allow_untouched": bool(options.get("allow_untouched", False)),
+            "max_position": MAX_POSITION,
+        }
 
     def display(self, value, options):
         return "—" if value is None else f"{value:.4g}"

@@ -1,4 +1,6 @@
-"""The worker's pages: the list of studies, a page of items, qualification, crowd entry and finish."""
+"""The worker's pages: the list of studies, a page of items (with its draft and its deadline), qualification,
+crowd entry and finish."""
+import json
 from functools import wraps
 
 from django.conf import settings
@@ -8,14 +10,16 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.db.models import Exists, OuterRef
-from django.http import Http404
+from django.http import Http404, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.defaultfilters import pluralize
 from django.views.decorators.http import require_POST
 
 from annotation.models import Assignment, CrowdSession, Item
-from annotation.services import access, crowd, qualification
-from annotation.services.assignments import SubmissionError, claim_page, open_assignment, release_page, submit_page
+from annotation.services import access, crowd, drafts, qualification
+from annotation.services.assignments import (
+    SubmissionError, abandon_minutes, claim_page, extend_page, note_seen, open_assignment, release_page, submit_page,
+)
 
 
 def home(request):
@@ -197,6 +201,7 @@ def _score_text(result: dict) -> str:
 
 
 def _render_page(request, project, assignment, error=None, values=None, status=200):
+    note_seen(assignment)  # a page in a browser keeps its items only while the browser shows signs of life
     claims = assignment.claims.select_related("item__example", "item__atom").order_by("position")
     return render_items(request, project, project.task.order_page([claim.item for claim in claims]), assignment,
                         error=error, values=values, status=status)
@@ -212,6 +217,8 @@ def render_items(request, project, items, assignment=None, error=None, values=No
         "error": error,
         "values": values or {},
         "crowd": crowd.session_of(project, request.user) is not None,
+        "draft": drafts.draft_of(assignment) if assignment else {},
+        "abandon_minutes": abandon_minutes(project),
         **task_context(project.task, project.options),
     }
     return render(request, "annotation/work.html", context, status=status)
@@ -277,3 +284,43 @@ def release(request, slug, assignment_id):
         return redirect("work", slug=project.slug)
     # A crowd worker who stops lands on the study's end page (their code if earned, else the returned message).
     return redirect("done", slug=project.slug) if crowd.session_of(project, request.user) else redirect("home")
+
+
+def _page_state(assignment) -> dict:
+    return {"expires_at": assignment.expires_at.isoformat(), "extended": assignment.extended}
+
+
+def _refusal(exc: SubmissionError) -> JsonResponse:
+    return JsonResponse({"field": exc.field, "error": exc.message}, status=exc.status)
+
+
+@login_required
+@require_POST
+def save_draft(request, slug, assignment_id):
+    """The page's unsent answers as JSON ({"answers": {item id: {value, reason, seconds}}}); also its heartbeat."""
+    project = access.project_for(request.user, slug)
+    get_object_or_404(Assignment, pk=assignment_id, project=project, worker=request.user)
+    try:
+        data = json.loads(request.body or b"null")
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return JsonResponse({"field": "body", "error": "is not JSON"}, status=400)
+    if not isinstance(data, dict) or "answers" not in data:
+        return JsonResponse({"field": "answers", "error": "is missing"}, status=400)
+    try:
+        assignment = drafts.save_draft(assignment_id, request.user, data["answers"])
+    except SubmissionError as exc:
+        return _refusal(exc)
+    return JsonResponse({"saved": True, **_page_state(assignment)})
+
+
+@login_required
+@require_POST
+def extend(request, slug, assignment_id):
+    """More time for the page, once."""
+    project = access.project_for(request.user, slug)
+    get_object_or_404(Assignment, pk=assignment_id, project=project, worker=request.user)
+    try:
+        assignment = extend_page(assignment_id, request.user)
+    except SubmissionError as exc:
+        return _refusal(exc)
+    return JsonResponse(_page_state(assignment))

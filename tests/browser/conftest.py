@@ -157,6 +157,13 @@ def tab_to_item(page, current: str, backwards: bool = False) -> str:
     raise AssertionError(f"{'Shift+Tab' if backwards else 'Tab'} did not reach another item after {current}")
 
 
+def next_item(page, current: str) -> str:
+    """The item after `current`: where an answer key already moved focus, or by Tab (a slider's arrow
+    keys set it without moving on)."""
+    now = focused_item(page)
+    return now if now and now != current else tab_to_item(page, current)
+
+
 def tab_to_link(page, text: str, presses: int = 40) -> None:
     """Press Tab until the focused element is the link or button whose text contains `text`."""
     for _ in range(presses):

@@ -10,7 +10,7 @@ from urllib.parse import parse_qs, quote, urlparse
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import focused_item, login, manage, new_page, save_screenshot, tab_to_item, tab_to_link
+from tests.browser.conftest import focused_item, login, manage, new_page, next_item, save_screenshot, tab_to_link
 
 pytestmark = pytest.mark.browser
 
@@ -65,7 +65,7 @@ def answer_by_keyboard(page, keys: list[str]) -> None:
     assert current, "focus should start on the first item's answer"
     for index in range(page.locator("fieldset.item").count()):
         if index:
-            current = tab_to_item(page, current)
+            current = next_item(page, current)
         page.keyboard.press(keys[index % len(keys)])
     expect(page.locator("#unanswered")).to_contain_text("All answered")
     with page.expect_navigation():

@@ -16,6 +16,7 @@ from tests.browser.conftest import (
     login,
     manage,
     new_page,
+    next_item,
     save_screenshot,
     tab_to_item,
     tab_to_link,
@@ -132,7 +133,7 @@ def answer_page(page, keys: list[str]) -> dict[str, str]:
     pressed = {}
     for index in range(count):
         if index:
-            current = tab_to_item(page, current)
+            current = next_item(page, current)
         key = keys[index % len(keys)]
         page.keyboard.press(key)
         pressed[current] = key
@@ -172,7 +173,7 @@ def test_crowd_worker_qualifies_and_works_by_keyboard_alone(page, demo_server, p
     for number in range(2):
         pressed = answer_page(page, journey.work_keys)
         if number == 0 and len(pressed) > 1:
-            # Second thoughts: Shift+Tab back to the previous item and change its answer.
+            # Second thoughts: Shift+Tab back from the send button to the last item and change its answer.
             last = focused_item(page)
             previous = tab_to_item(page, last, backwards=True)
             # (Enter on a slider confirms where it stands, so it cannot change an answer.)
@@ -183,14 +184,18 @@ def test_crowd_worker_qualifies_and_works_by_keyboard_alone(page, demo_server, p
             page.keyboard.press(changed)
             pressed[previous] = changed
         if number == 1 and page.locator("input[name^=reason_]").count():
-            # The first item's optional reason: Shift+Tab back from the answers below into its text field.
+            # The first item's optional reason: Shift+Tab back to its answer, R opens the text field
+            # (Tab passes it by, so answer keys never land in it), Escape leaves it.
             first = next(iter(pressed))
             for _ in range(30):
                 if focused_item(page) == first:
                     break
                 page.keyboard.press("Shift+Tab")
+            page.keyboard.press("r")
             assert page.evaluate("() => document.activeElement.name") == f"reason_{first}"
             page.keyboard.type("Says more than the hypothesis.")
+            page.keyboard.press("Escape")
+            assert page.evaluate("() => document.activeElement.name") == f"value_{first}"
         expected.update(pressed)
         submit_by_keyboard(page)
         expect(page.locator(".message.success")).to_contain_text(f"Saved {len(pressed)} answers")

@@ -6,7 +6,7 @@ import json
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import create_study, focused_item, import_through_preview, login, new_page, save_screenshot, tab_to_item
+from tests.browser.conftest import create_study, focused_item, import_through_preview, login, new_page, next_item, save_screenshot
 
 pytestmark = pytest.mark.browser
 
@@ -68,7 +68,7 @@ def test_written_hypotheses_are_validated_and_exported_with_snli_gold(browser, d
         expect(writer.locator("dl.pair")).to_contain_text(PREMISE)
         item = write_by_keyboard(writer)
         box = writer.locator(f"textarea[name='value_{item}.c']")
-        writer.keyboard.press("Enter")  # one sentence per box: no line break, no submit
+        writer.keyboard.press("Enter")  # one sentence per box: no line break, no submit (on to the send button)
         expect(box).to_have_value(PREMISE)
         assert writer.evaluate("() => document.documentElement.scrollWidth") <= 360
         save_screenshot(writer, "journey-writing-phone")
@@ -107,7 +107,7 @@ def test_written_hypotheses_are_validated_and_exported_with_snli_gold(browser, d
             current = focused_item(page)
             for index in range(3):
                 if index:
-                    current = tab_to_item(page, current)
+                    current = next_item(page, current)
                 hypothesis = page.locator(f"#item-{current} dl.pair dd").nth(1).inner_text()
                 page.keyboard.press(labels[by_sentence[hypothesis]])
             expect(page.locator("#unanswered")).to_contain_text("All answered")

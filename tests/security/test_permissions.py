@@ -73,6 +73,10 @@ PAGES = [
     ("submit", "post", "/work/{slug}/{page}/submit/", row(LOGIN, 400, 404, 404, 404, 404)),  # empty answers
     ("submit", "get", "/work/{slug}/{page}/submit/", row(LOGIN, 405, 405, 405, 405, 405)),
     ("release", "post", "/work/{slug}/{page}/release/", row(LOGIN, 302, 404, 404, 404, 404)),
+    ("page_draft", "post", "/work/{slug}/{page}/draft/", row(LOGIN, 400, 404, 404, 404, 404)),  # no JSON body
+    ("page_draft", "get", "/work/{slug}/{page}/draft/", row(LOGIN, 405, 405, 405, 405, 405)),
+    ("page_extend", "post", "/work/{slug}/{page}/extend/", row(LOGIN, 200, 404, 404, 404, 404)),
+    ("page_extend", "get", "/work/{slug}/{page}/extend/", row(LOGIN, 405, 405, 405, 405, 405)),
     ("enter", "get", "/enter/{slug}/", row(400, 400, 400, 400, 400, 400)),  # no platform parameters
     ("qualify", "get", "/qualify/{slug}/", row(LOGIN, 302, 302, 302, 404, 302)),  # no test: on to the work page
     ("done", "get", "/done/{slug}/", row(LOGIN, 404, 404, 404, 404, 404)),  # no crowd session

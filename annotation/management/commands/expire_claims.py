@@ -9,7 +9,8 @@ from annotation.services.assignments import expire_all_stale
 
 class Command(BaseCommand):
     help = (
-        "Return the items of overdue pages to the pool. With --every N it keeps doing so every N seconds: "
+        "Return the items of overdue pages, and of pages abandoned (no sign of life from their browser for the "
+        "project's abandon_after_minutes), to the pool. With --every N it keeps doing so every N seconds: "
         "bin/serve runs it that way, the one place where pages expire (claims never scan for them)."
     )
 

@@ -1,0 +1,85 @@
+"""Drafts: the unsent answers of an open page, saved by the page as the worker goes (a reload, a lost
+connection or another tab restores them). A draft is never an Annotation and is never validated as one:
+half-written answers are fine. Only its shape is checked, so a bad payload stores nothing. Saving a draft
+is also the page's heartbeat (see assignments.release_abandoned)."""
+from __future__ import annotations
+
+import json
+import math
+
+from django.db import transaction
+from django.utils import timezone
+
+from annotation.models import Assignment, PageDraft
+from annotation.services import access
+from annotation.services.answers import SubmissionError
+
+MAX_DRAFT_BYTES = 100_000
+MAX_TEXT = 5000  # one answer's text (a written sentence or a reason); the submit applies the real limits
+ANSWER_KEYS = ("value", "reason", "seconds")
+
+
+def check_draft(data, item_ids: set[int]) -> dict:
+    """The draft as stored ({item id: {value, reason, seconds}}); raises SubmissionError naming the field."""
+    if not isinstance(data, dict):
+        raise SubmissionError("answers", "must be an object of item id -> answer")
+    if len(json.dumps(data)) > MAX_DRAFT_BYTES:
+        raise SubmissionError("answers", f"is larger than {MAX_DRAFT_BYTES:,} bytes")
+    for key, answer in data.items():
+        where = f"answers[{key}]"
+        if not (isinstance(key, str) and key.isdigit() and int(key) in item_ids):
+            raise SubmissionError(where, "is not an item of this page")
+        if not isinstance(answer, dict):
+            raise SubmissionError(where, "must be an object with value, reason or seconds")
+        unknown = sorted(set(answer) - set(ANSWER_KEYS))
+        if unknown:
+            raise SubmissionError(f"{where}.{unknown[0]}", "is not a field of an answer")
+        _check_value(f"{where}.value", answer.get("value"))
+        reason = answer.get("reason")
+        if reason is not None and not (isinstance(reason, str) and len(reason) <= MAX_TEXT):
+            raise SubmissionError(f"{where}.reason", f"must be text of at most {MAX_TEXT} characters")
+        seconds = answer.get("seconds")
+        if seconds is not None and not (_is_number(seconds) and 0 <= seconds <= 86400):
+            raise SubmissionError(f"{where}.seconds", "must be a number of seconds from 0 to 86400")
+    return data
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _check_value(where: str, value) -> None:
+    if value is None or _is_number(value) or (isinstance(value, str) and len(value) <= MAX_TEXT):
+        return
+    if isinstance(value, dict) and all(
+        isinstance(part, str) and isinstance(text, str) and len(text) <= MAX_TEXT for part, text in value.items()
+    ):
+        return  # an answer in parts (one sentence per target)
+    raise SubmissionError(where, f"must be a number, a text of at most {MAX_TEXT} characters or an object of texts")
+
+
+def save_draft(assignment_id: int, worker, data, now=None) -> Assignment:
+    """Store the page's draft (replacing the previous one) and note the page as alive; returns the page."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        assignment = (
+            Assignment.objects.select_for_update(of=("self",)).select_related("project")
+            .filter(pk=assignment_id, worker=worker).first()
+        )
+        if assignment is None:  # someone else's page answers as if it did not exist
+            raise SubmissionError("assignment", "no such page", status=404)
+        access.ensure_can_work(assignment.project, worker, new_page=False)
+        if assignment.status != Assignment.Status.OPEN or assignment.expires_at <= now:
+            raise SubmissionError("assignment", "this page is no longer open", status=409)
+        item_ids = set(assignment.claims.values_list("item_id", flat=True))
+        PageDraft.objects.update_or_create(assignment=assignment, defaults={"data": check_draft(data, item_ids)})
+        assignment.last_seen_at = now
+        assignment.save(update_fields=["last_seen_at"])
+    return assignment
+
+
+def draft_of(assignment: Assignment) -> dict:
+    if assignment.last_seen_at is None:  # no draft was ever saved for this page (a save notes the page alive)
+        return {}
+    draft = PageDraft.objects.filter(assignment=assignment).first()
+    return draft.data if draft else {}
