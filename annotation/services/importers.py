@@ -724,7 +724,7 @@ def _import_examples_streamed(project: Project, stream, fmt: str, mapping, progr
 
     with transaction.atomic():
         _write_example_batches(project, batches(), label_sets, False, report)
-    return _explained(project, fmt, report)
+    return _explained(project, fmt, _analyzed(report))
 
 
 def _new_item(project: Project, example: Example, atom: Atom | None = None, labels: list[str] = (), group: str = "", gold: bool = False) -> Item:
