@@ -11,6 +11,7 @@ import json
 import math
 from collections import Counter
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import IO
 
@@ -114,123 +115,101 @@ def _content_key(*parts: str) -> str:
     return f"sha:{digest}"
 
 
-def _usnli(stream):
-    for line, record in csv_rows(stream, USNLI_COLUMNS):
-        if isinstance(record, RowError):
-            yield line, record
-            continue
+def _usnli_row(line: int, record: dict):
+    source_id = _text(record, "id")
+    nli = _text(record, "nli").strip()
+    try:
+        label = to_label(nli, NLI.labels, numbering=USNLI_NUMBERING)
+    except LabelError:
+        raise RowError("nli", f"must be 0, 1 or 2, got {nli[:20]!r}") from None
+    unli = _text(record, "unli").strip()
+    try:
+        probability = float(unli)
+    except ValueError:
+        raise RowError("unli", f"must be a number, got {unli[:20]!r}") from None
+    if not (0.0 <= probability <= 1.0) or math.isnan(probability):
+        raise RowError("unli", f"must be a probability from 0 to 1, got {unli[:20]}")
+    return ExampleRow(
+        line=line,
+        key=f"id:{source_id}",
+        source_id=source_id,
+        premise=_text(record, "pre"),
+        hypothesis=_text(record, "hyp"),
+        source_label=label,
+        source_data={"nli": nli, "unli": unli},
+    )
+
+
+def _chaosnli_row(line: int, record: dict):
+    uid = _text(record, "uid")
+    example = record.get("example")
+    if not isinstance(example, dict):
+        raise RowError("example", "must be an object with the premise and hypothesis")
+    counter = record.get("label_counter")
+    if not isinstance(counter, dict) or not counter:
+        raise RowError("label_counter", "must be a non-empty object of label counts")
+    if "obs1" in example:  # alphaNLI: which of two hypotheses explains the observations
+        label_set = ALPHA_NLI.labels
+        premise = f"{_text(example, 'obs1', field='example.obs1')} … {_text(example, 'obs2', field='example.obs2')}"
+        hypothesis = f"1: {_text(example, 'hyp1', field='example.hyp1')} | 2: {_text(example, 'hyp2', field='example.hyp2')}"
+    else:
+        label_set = NLI.labels
+        premise = _text(example, "premise", field="example.premise")
+        hypothesis = _text(example, "hypothesis", field="example.hypothesis")
+    labels: list[str] = []
+    for label, count in counter.items():
         try:
-            source_id = _text(record, "id")
-            nli = _text(record, "nli").strip()
-            try:
-                label = to_label(nli, NLI.labels, numbering=USNLI_NUMBERING)
-            except LabelError:
-                raise RowError("nli", f"must be 0, 1 or 2, got {nli[:20]!r}") from None
-            unli = _text(record, "unli").strip()
-            try:
-                probability = float(unli)
-            except ValueError:
-                raise RowError("unli", f"must be a number, got {unli[:20]!r}") from None
-            if not (0.0 <= probability <= 1.0) or math.isnan(probability):
-                raise RowError("unli", f"must be a probability from 0 to 1, got {unli[:20]}")
-            yield line, ExampleRow(
-                line=line,
-                key=f"id:{source_id}",
-                source_id=source_id,
-                premise=_text(record, "pre"),
-                hypothesis=_text(record, "hyp"),
-                source_label=label,
-                source_data={"nli": nli, "unli": unli},
-            )
-        except RowError as exc:
-            yield line, exc
+            name = to_label(label, label_set)
+        except LabelError as error:
+            raise RowError("label_counter", f"unknown label {label!r}: {error}") from None
+        if not isinstance(count, int) or isinstance(count, bool) or count < 0:
+            raise RowError("label_counter", f"count for {label!r} must be a whole number")
+        labels.extend([name] * count)
+    old_label = record.get("old_label")
+    try:
+        source_label = "" if old_label is None else to_label(old_label, label_set)
+    except LabelError as error:
+        raise RowError("old_label", str(error)) from None
+    return ExampleRow(
+        line=line,
+        key=f"id:{uid}",
+        source_id=uid,
+        premise=premise,
+        hypothesis=hypothesis,
+        source_label=source_label,
+        source_data={
+            name: record[name]
+            for name in ("example", "old_label", "old_labels", "majority_label")
+            if name in record
+        },
+        imported_labels=labels,
+        label_set=label_set,
+    )
 
 
-def _chaosnli(stream):
-    for line, record in json_lines(stream):
-        if isinstance(record, RowError):
-            yield line, record
-            continue
-        try:
-            uid = _text(record, "uid")
-            example = record.get("example")
-            if not isinstance(example, dict):
-                raise RowError("example", "must be an object with the premise and hypothesis")
-            counter = record.get("label_counter")
-            if not isinstance(counter, dict) or not counter:
-                raise RowError("label_counter", "must be a non-empty object of label counts")
-            if "obs1" in example:  # alphaNLI: which of two hypotheses explains the observations
-                label_set = ALPHA_NLI.labels
-                premise = f"{_text(example, 'obs1', field='example.obs1')} … {_text(example, 'obs2', field='example.obs2')}"
-                hypothesis = f"1: {_text(example, 'hyp1', field='example.hyp1')} | 2: {_text(example, 'hyp2', field='example.hyp2')}"
-            else:
-                label_set = NLI.labels
-                premise = _text(example, "premise", field="example.premise")
-                hypothesis = _text(example, "hypothesis", field="example.hypothesis")
-            labels: list[str] = []
-            for label, count in counter.items():
-                try:
-                    name = to_label(label, label_set)
-                except LabelError as error:
-                    raise RowError("label_counter", f"unknown label {label!r}: {error}") from None
-                if not isinstance(count, int) or isinstance(count, bool) or count < 0:
-                    raise RowError("label_counter", f"count for {label!r} must be a whole number")
-                labels.extend([name] * count)
-            old_label = record.get("old_label")
-            try:
-                source_label = "" if old_label is None else to_label(old_label, label_set)
-            except LabelError as error:
-                raise RowError("old_label", str(error)) from None
-            yield line, ExampleRow(
-                line=line,
-                key=f"id:{uid}",
-                source_id=uid,
-                premise=premise,
-                hypothesis=hypothesis,
-                source_label=source_label,
-                source_data={
-                    name: record[name]
-                    for name in ("example", "old_label", "old_labels", "majority_label")
-                    if name in record
-                },
-                imported_labels=labels,
-                label_set=label_set,
-            )
-        except RowError as exc:
-            yield line, exc
-
-
-def _dnli(stream):
-    for line, record in json_lines(stream):
-        if isinstance(record, RowError):
-            yield line, record
-            continue
-        try:
-            impossible = record.get("UpdateTypeImpossible", False)
-            if not isinstance(impossible, bool):
-                raise RowError("UpdateTypeImpossible", "must be true or false")
-            if impossible:
-                yield line, Skipped(line, "UpdateTypeImpossible")
-                continue
-            premise = _text(record, "Premise")
-            hypothesis = _text(record, "Hypothesis")
-            update = _text(record, "Update")
-            update_type = _text(record, "UpdateType").strip().lower()
-            if update_type not in ("strengthener", "weakener"):
-                raise RowError("UpdateType", f"must be strengthener or weakener, got {update_type[:20]!r}")
-            yield line, ExampleRow(
-                line=line,
-                key=_content_key(premise, hypothesis, update, update_type),
-                source_id=str(record.get("SNLIPairId") or record.get("AtomicEventRelationId") or ""),
-                premise=premise,
-                hypothesis=hypothesis,
-                update=update,
-                update_type=update_type,
-                source_label=update_type,
-                source_data={k: v for k, v in record.items() if k not in ("Premise", "Hypothesis", "Update")},
-            )
-        except RowError as exc:
-            yield line, exc
+def _dnli_row(line: int, record: dict):
+    impossible = record.get("UpdateTypeImpossible", False)
+    if not isinstance(impossible, bool):
+        raise RowError("UpdateTypeImpossible", "must be true or false")
+    if impossible:
+        return Skipped(line, "UpdateTypeImpossible")
+    premise = _text(record, "Premise")
+    hypothesis = _text(record, "Hypothesis")
+    update = _text(record, "Update")
+    update_type = _text(record, "UpdateType").strip().lower()
+    if update_type not in ("strengthener", "weakener"):
+        raise RowError("UpdateType", f"must be strengthener or weakener, got {update_type[:20]!r}")
+    return ExampleRow(
+        line=line,
+        key=_content_key(premise, hypothesis, update, update_type),
+        source_id=str(record.get("SNLIPairId") or record.get("AtomicEventRelationId") or ""),
+        premise=premise,
+        hypothesis=hypothesis,
+        update=update,
+        update_type=update_type,
+        source_label=update_type,
+        source_data={k: v for k, v in record.items() if k not in ("Premise", "Hypothesis", "Update")},
+    )
 
 
 def _snli_label(value, field: str) -> str:
@@ -244,102 +223,81 @@ def _snli_label(value, field: str) -> str:
         raise RowError(field, f"must be entailment, neutral, contradiction or -, got {text[:20]!r}") from None
 
 
-def _snli(stream):
-    for line, record in json_lines(stream):
-        if isinstance(record, RowError):
-            yield line, record
-            continue
-        try:
-            original = "sentence1" in record
-            premise = _text(record, "sentence1" if original else "premise")
-            hypothesis = _text(record, "sentence2" if original else "hypothesis")
-            label_field = "gold_label" if original else "label"
-            label = _snli_label(_text(record, label_field), label_field)
-            votes = record.get("annotator_labels", [])
-            if not isinstance(votes, list):
-                raise RowError("annotator_labels", "must be a list of labels")
-            votes = [_snli_label(vote, f"annotator_labels[{index}]") for index, vote in enumerate(votes)]
-            pair_id = str(record.get("pairID", "") or record.get("id", "") or "")
-            extra = {k: record[k] for k in ("annotator_labels", "captionID", "pairID", "gold_label") if k in record}
-            yield line, ExampleRow(
-                line=line,
-                key=f"id:{pair_id}" if pair_id else _content_key(premise, hypothesis),
-                source_id=pair_id,
-                premise=premise,
-                hypothesis=hypothesis,
-                source_label=label,
-                source_data=extra,
-                imported_labels=[vote for vote in votes if vote != NO_GOLD],
-                label_set=NLI.labels,
-                ordered_votes=True,
-            )
-        except RowError as exc:
-            yield line, exc
+def _snli_row(line: int, record: dict):
+    original = "sentence1" in record
+    premise = _text(record, "sentence1" if original else "premise")
+    hypothesis = _text(record, "sentence2" if original else "hypothesis")
+    label_field = "gold_label" if original else "label"
+    label = _snli_label(_text(record, label_field), label_field)
+    votes = record.get("annotator_labels", [])
+    if not isinstance(votes, list):
+        raise RowError("annotator_labels", "must be a list of labels")
+    votes = [_snli_label(vote, f"annotator_labels[{index}]") for index, vote in enumerate(votes)]
+    pair_id = str(record.get("pairID", "") or record.get("id", "") or "")
+    extra = {k: record[k] for k in ("annotator_labels", "captionID", "pairID", "gold_label") if k in record}
+    return ExampleRow(
+        line=line,
+        key=f"id:{pair_id}" if pair_id else _content_key(premise, hypothesis),
+        source_id=pair_id,
+        premise=premise,
+        hypothesis=hypothesis,
+        source_label=label,
+        source_data=extra,
+        imported_labels=[vote for vote in votes if vote != NO_GOLD],
+        label_set=NLI.labels,
+        ordered_votes=True,
+    )
 
 
-def _generic(records, mapping: dict[str, str], hypothesis_required: bool):
-    for line, record in records:
-        if isinstance(record, RowError):
-            yield line, record
-            continue
-        try:
-            premise = _text(record, mapping["premise"])
-            hypothesis = _text(record, mapping["hypothesis"], required=hypothesis_required)
-            update = _text(record, mapping["update"], required=False)
-            source_id = _text(record, mapping["id"], required=False)
-            mapped = set(mapping.values())
-            yield line, ExampleRow(
-                line=line,
-                key=f"id:{source_id}" if source_id else _content_key(premise, hypothesis, update),
-                source_id=source_id,
-                premise=premise,
-                hypothesis=hypothesis,
-                update=update,
-                source_label=_text(record, mapping["label"], required=False),
-                source_data={k: v for k, v in record.items() if k not in mapped},
-                group=_text(record, mapping["group"], required=False)[:100],
-            )
-        except RowError as exc:
-            yield line, exc
+def _generic_row(line: int, record: dict, mapping: dict[str, str], hypothesis_required: bool):
+    premise = _text(record, mapping["premise"])
+    hypothesis = _text(record, mapping["hypothesis"], required=hypothesis_required)
+    update = _text(record, mapping["update"], required=False)
+    source_id = _text(record, mapping["id"], required=False)
+    mapped = set(mapping.values())
+    return ExampleRow(
+        line=line,
+        key=f"id:{source_id}" if source_id else _content_key(premise, hypothesis, update),
+        source_id=source_id,
+        premise=premise,
+        hypothesis=hypothesis,
+        update=update,
+        source_label=_text(record, mapping["label"], required=False),
+        source_data={k: v for k, v in record.items() if k not in mapped},
+        group=_text(record, mapping["group"], required=False)[:100],
+    )
 
 
-def _atoms(stream):
-    for line, record in json_lines(stream):
-        if isinstance(record, RowError):
-            yield line, record
-            continue
-        try:
-            example_ref = str(record.get("example_id") or record.get("id") or "")
-            hypothesis = record.get("hypothesis") or ""
-            if not isinstance(hypothesis, str):
-                raise RowError("hypothesis", "must be text")
-            if not example_ref and not hypothesis:
-                raise RowError("example_id", "give the example's id or its hypothesis text")
-            atoms = record.get("atoms")
-            if not isinstance(atoms, list) or not atoms:
-                raise RowError("atoms", "must be a non-empty list")
-            parsed = []
-            for index, atom in enumerate(atoms):
-                where = f"atoms[{index}]"
-                if isinstance(atom, str):
-                    atom = {"text": atom}
-                if not isinstance(atom, dict):
-                    raise RowError(where, "must be text or an object with 'text'")
-                text = atom.get("text")
-                if not isinstance(text, str) or not text.strip():
-                    raise RowError(f"{where}.text", "is missing or empty")
-                validity = atom.get("validity", "unknown")
-                if isinstance(validity, bool):
-                    validity = "valid" if validity else "invalid"
-                if validity not in Atom.Validity.values:
-                    raise RowError(f"{where}.validity", "must be valid, invalid or unknown")
-                effect = atom.get("effect", atom.get("label"))
-                if effect is not None and (isinstance(effect, bool) or effect not in (-2, -1, 0, 1, 2)):
-                    raise RowError(f"{where}.effect", "must be a whole number from -2 to 2")
-                parsed.append({"text": text.strip(), "validity": validity, "effect": effect})
-            yield line, AtomRow(line=line, example_ref=example_ref, hypothesis=hypothesis, atoms=parsed)
-        except RowError as exc:
-            yield line, exc
+def _atoms_row(line: int, record: dict):
+    example_ref = str(record.get("example_id") or record.get("id") or "")
+    hypothesis = record.get("hypothesis") or ""
+    if not isinstance(hypothesis, str):
+        raise RowError("hypothesis", "must be text")
+    if not example_ref and not hypothesis:
+        raise RowError("example_id", "give the example's id or its hypothesis text")
+    atoms = record.get("atoms")
+    if not isinstance(atoms, list) or not atoms:
+        raise RowError("atoms", "must be a non-empty list")
+    parsed = []
+    for index, atom in enumerate(atoms):
+        where = f"atoms[{index}]"
+        if isinstance(atom, str):
+            atom = {"text": atom}
+        if not isinstance(atom, dict):
+            raise RowError(where, "must be text or an object with 'text'")
+        text = atom.get("text")
+        if not isinstance(text, str) or not text.strip():
+            raise RowError(f"{where}.text", "is missing or empty")
+        validity = atom.get("validity", "unknown")
+        if isinstance(validity, bool):
+            validity = "valid" if validity else "invalid"
+        if validity not in Atom.Validity.values:
+            raise RowError(f"{where}.validity", "must be valid, invalid or unknown")
+        effect = atom.get("effect", atom.get("label"))
+        if effect is not None and (isinstance(effect, bool) or effect not in (-2, -1, 0, 1, 2)):
+            raise RowError(f"{where}.effect", "must be a whole number from -2 to 2")
+        parsed.append({"text": text.strip(), "validity": validity, "effect": effect})
+    return AtomRow(line=line, example_ref=example_ref, hypothesis=hypothesis, atoms=parsed)
 
 
 def read_rows(stream: IO[str], fmt: str, mapping: dict[str, str] | None = None, hypothesis_required: bool = True):
@@ -355,8 +313,23 @@ def read_rows(stream: IO[str], fmt: str, mapping: dict[str, str] | None = None, 
         full_mapping.update(mapping or {})
         required = [full_mapping["premise"]] + ([full_mapping["hypothesis"]] if hypothesis_required else [])
         records = json_lines(stream) if fmt == "jsonl" else csv_rows(stream, required)
-        return _generic(records, full_mapping, hypothesis_required)
-    return {"usnli": _usnli, "chaosnli": _chaosnli, "dnli": _dnli, "snli": _snli, "atoms": _atoms}[fmt](stream)
+        return _parsed(records, partial(_generic_row, mapping=full_mapping, hypothesis_required=hypothesis_required))
+    records = csv_rows(stream, USNLI_COLUMNS) if fmt == "usnli" else json_lines(stream)
+    parse = {"usnli": _usnli_row, "chaosnli": _chaosnli_row, "dnli": _dnli_row, "snli": _snli_row, "atoms": _atoms_row}[fmt]
+    return _parsed(records, parse)
+
+
+def _parsed(records, parse):
+    """(line, row) for every record: `parse(line, record)` gives the row (or a Skipped) or raises RowError.
+    Reader and row errors are yielded with their line, so that the importer can list them all."""
+    for line, record in records:
+        if isinstance(record, RowError):
+            yield line, record
+            continue
+        try:
+            yield line, parse(line, record)
+        except RowError as exc:
+            yield line, exc
 
 
 PREVIEW_ROWS = 10

@@ -290,6 +290,12 @@ def _page_state(assignment) -> dict:
     return {"expires_at": assignment.expires_at.isoformat(), "extended": assignment.extended}
 
 
+def _own_page(request, slug, assignment_id) -> Assignment:
+    """The worker's own page of this project; another's, or one of a project they may not see, is a 404."""
+    project = access.project_for(request.user, slug)
+    return get_object_or_404(Assignment, pk=assignment_id, project=project, worker=request.user)
+
+
 def _refusal(exc: SubmissionError) -> JsonResponse:
     return JsonResponse({"field": exc.field, "error": exc.message}, status=exc.status)
 
@@ -298,8 +304,7 @@ def _refusal(exc: SubmissionError) -> JsonResponse:
 @require_POST
 def save_draft(request, slug, assignment_id):
     """The page's unsent answers as JSON ({"answers": {item id: {value, reason, seconds}}}); also its heartbeat."""
-    project = access.project_for(request.user, slug)
-    get_object_or_404(Assignment, pk=assignment_id, project=project, worker=request.user)
+    _own_page(request, slug, assignment_id)
     try:
         data = json.loads(request.body or b"null")
     except (json.JSONDecodeError, UnicodeDecodeError):
@@ -317,8 +322,7 @@ def save_draft(request, slug, assignment_id):
 @require_POST
 def extend(request, slug, assignment_id):
     """More time for the page, once."""
-    project = access.project_for(request.user, slug)
-    get_object_or_404(Assignment, pk=assignment_id, project=project, worker=request.user)
+    _own_page(request, slug, assignment_id)
     try:
         assignment = extend_page(assignment_id, request.user)
     except SubmissionError as exc:

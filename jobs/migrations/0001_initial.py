@@ -10,7 +10,7 @@ class Migration(migrations.Migration):
     initial = True
 
     dependencies = [
-        ('annotation', '0005_excluded_answers'),
+        ('annotation', '0004_lifecycle_crowd_drafts_and_audit'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

@@ -6,7 +6,7 @@ import csv
 import pytest
 from playwright.sync_api import expect
 
-from annotation.tasktypes.unli_slider import MAX_POSITION, position_to_probability
+from annotation.tasktypes.unli_slider import probability_to_position
 from tests.browser.conftest import create_study, import_through_preview, login, new_page, save_screenshot
 from tests.conftest import SHARED_DATA
 
@@ -18,22 +18,10 @@ REFERENCES = [0.05, 0.5, 0.95]
 ANSWERS = [0.08, 0.45, 0.9]
 
 
-def position_of(probability: float) -> int:
-    """The slider position whose probability is nearest (the map is increasing: bisection)."""
-    low, high = 0, MAX_POSITION
-    while low < high:
-        middle = (low + high) // 2
-        if position_to_probability(middle) < probability:
-            low = middle + 1
-        else:
-            high = middle
-    return low
-
-
 def set_sliders(page, probabilities):
     sliders = page.locator("input[type=range]")
     for index in range(sliders.count()):
-        position = position_of(probabilities[index % len(probabilities)])
+        position = probability_to_position(probabilities[index % len(probabilities)])
         sliders.nth(index).evaluate(
             "(slider, value) => { slider.value = value; slider.dispatchEvent(new Event('input', {bubbles: true})); "
             "slider.dispatchEvent(new Event('change', {bubbles: true})); }", position)
