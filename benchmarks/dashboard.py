@@ -66,6 +66,9 @@ def _pages(project, per_page: int = 5) -> None:
 
     from annotation.models import Assignment
 
+    with connection.cursor() as cursor:
+        # Made before the rows go in: PostgreSQL refuses CREATE INDEX on a table with pending FK trigger events.
+        cursor.execute("CREATE INDEX bench_pages ON annotation_assignment (worker_id, submission_digest)")
     insert_select(
         Assignment,
         {"project_id": str(int(project.pk)), "worker_id": "w", "status": "'submitted'",
@@ -74,7 +77,6 @@ def _pages(project, per_page: int = 5) -> None:
         [],
     )
     with connection.cursor() as cursor:
-        cursor.execute("CREATE INDEX bench_pages ON annotation_assignment (worker_id, submission_digest)")
         cursor.execute(
             "UPDATE annotation_annotation SET assignment_id = (SELECT s.id FROM annotation_assignment s "
             "WHERE s.worker_id = annotation_annotation.worker_id "
