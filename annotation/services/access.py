@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from django.contrib.auth.models import Group
 from django.core.exceptions import PermissionDenied
-from django.db.models import Exists, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.http import Http404
 
 ADMIN, AUTHOR, WORKER = "admin", "author", "worker"
@@ -150,20 +150,34 @@ def can_view(user, project) -> bool:
 
 
 def _workable_with_standing(user, project, key) -> bool:
-    """Whether the worker may see the project, asked together with their standing in it (suspended,
-    blocked), which the work check that follows on a claim or submit then uses instead of asking again."""
-    from annotation.models import WorkerStatus
+    """Whether the worker may see this loaded project, read together with their standing in it (suspended,
+    blocked), which the work check that follows on a claim or submit then uses instead of asking again.
 
-    mine = WorkerStatus.objects.filter(project=OuterRef("pk"), worker=user)
-    row = (
-        workable_projects(user).filter(pk=project.pk)
-        .annotate(suspended=Subquery(mine.values("suspended")[:1]), blocked=Subquery(mine.values("blocked")[:1]))
-        .values_list("suspended", "blocked").first()
-    )
-    if row is None:
+    The rule of workable_projects() for one project already in hand: its status and audience are read from
+    the object, so a claim or submit (the hot path) asks one plain query where the queryset form needs
+    nested subqueries that cost more to build than to run. tests/security/test_permissions.py checks that
+    both forms agree for every audience."""
+    from annotation.models import Project, WorkerStatus
+
+    if not has_role(user, WORKER) or project.status not in (Project.Status.PUBLISHED, Project.Status.PAUSED):
         return False
-    project._standing = (key, (bool(row[0]), bool(row[1])))
+    if not _audience_admits_project(user, project):
+        return False
+    standing = WorkerStatus.objects.filter(project=project, worker=user).values_list("suspended", "blocked").first()
+    project._standing = (key, (bool(standing and standing[0]), bool(standing and standing[1])))
     return True
+
+
+def _audience_admits_project(user, project) -> bool:
+    """_audience_admits() for one loaded project."""
+    from annotation.models import CrowdSession, Project
+
+    if project.audience == Project.Audience.EVERYONE:
+        return True
+    if project.audience == Project.Audience.MEMBERS:
+        return (project.members.filter(pk=user.pk).exists()
+                or project.member_groups.filter(pk__in=user.groups.values("pk")).exists())
+    return project.audience == Project.Audience.PLATFORM and CrowdSession.objects.filter(project=project, worker=user).exists()
 
 
 def work_refusal(user, project, new_page: bool = True) -> PermissionDenied | None:

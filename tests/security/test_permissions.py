@@ -335,3 +335,41 @@ def test_only_the_owner_and_admins_send_written_pairs_to_validation(world, make_
             response = client.post(f"/api/projects/{writing.slug}/send-to-validation/")
             assert_status(response, expected[who], who, "post", "send-to-validation")
     assert not Project.objects.filter(slug="writing-validation").exists()
+
+
+@pytest.mark.django_db
+def test_the_one_project_work_check_agrees_with_the_project_list_for_every_audience(make_project, make_user):
+    """access._workable_with_standing (the claim and submit path, one loaded project) and workable_projects()
+    (lists, the API) are two forms of one rule: for every status, audience and way in, they answer alike."""
+    from django.contrib.auth.models import Group
+
+    from annotation.models import CrowdSession, Project
+    from annotation.services import access
+
+    worker, stranger = make_user("agree-worker"), make_user("agree-stranger")
+    cohort = Group.objects.create(name="agree-cohort")
+    worker.groups.add(cohort)
+    projects, crowd_accounts = [], []
+    for status in Project.Status.values:
+        for audience in Project.Audience.values:
+            for way_in in ("none", "member", "group", "session"):
+                project = make_project("nli_label", slug=f"agree-{status}-{audience}-{way_in}", status=status, audience=audience)
+                if way_in == "member":
+                    project.members.add(worker)
+                elif way_in == "group":
+                    project.member_groups.add(cohort)
+                elif way_in == "session":  # a crowd account belongs to one session
+                    arrival = make_user(f"agree-crowd-{project.pk}")
+                    crowd_accounts.append(arrival)
+                    CrowdSession.objects.create(project=project, worker=arrival, platform="prolific",
+                                                participant_id=f"P{project.pk}", study_id="S", session_id="X")
+                projects.append(project)
+    for user in (worker, *crowd_accounts, stranger):
+        listed = set(access.workable_projects(user).values_list("pk", flat=True))
+        for project in projects:
+            fresh = Project.objects.get(pk=project.pk)
+            assert access._workable_with_standing(user, fresh, None) == (project.pk in listed), (user, project.slug)
+    # Not vacuous: the worker and the crowd accounts get in where the stranger does not.
+    worker_listed = set(access.workable_projects(worker).values_list("pk", flat=True))
+    assert len(worker_listed) > len(listed) > 0
+    assert any(set(access.workable_projects(account).values_list("pk", flat=True)) - listed for account in crowd_accounts)
