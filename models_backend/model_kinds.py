@@ -1,0 +1,13 @@
+"""What a checkpoint is for and the numeric precisions it can run in: plain names, importable without torch,
+so that registering the model job kinds (at every start of the app) does not load torch."""
+from enum import Enum
+
+PRECISIONS = ("auto", "fp32", "int8", "fp16", "bf16")
+
+
+class ModelKind(str, Enum):
+    NLI = "nli"
+    UNLI = "unli"
+    DEFEASIBLE = "defeasible"
+    ACCEPTABILITY = "acceptability"
+    CAUSAL_LM = "causal_lm"

@@ -1,0 +1,34 @@
+"""The UNLI training recipe and its defaults (the best one measured), importable without torch: the browser
+form of the training job declares its settings from it when the app starts."""
+from dataclasses import dataclass, field, replace
+
+from .auxiliary import SNLI_FILE, shared_file
+
+LOSSES = ("bce", "rank")
+
+
+@dataclass
+class UnliSettings:
+    """The training recipe; the defaults are the best one measured (docs/models.md, "Results")."""
+
+    epochs: int = 2
+    batch_size: int = 32
+    lr: float = 8e-5
+    loss: str = "bce"
+    margin: float = 0.3
+    cross_pairs: int = 1
+    rank_weight: float = 0.0
+    hypothesis_only: bool = False
+    seed: int = 13
+    max_length: int = 64
+    max_train: int | None = None
+    warmup_ratio: float = 0.1
+    weight_decay: float = 0.01
+    pretrain_snli: str | None = field(default_factory=lambda: shared_file(SNLI_FILE))
+    pretrain_chaosnli: list[str] = field(default_factory=list)
+    pretrain_dnli: str | None = None
+    pretrain_epochs: int = 1
+    max_pretrain: int | None = None
+
+    def without_pretraining(self) -> "UnliSettings":
+        return replace(self, pretrain_snli=None, pretrain_chaosnli=[], pretrain_dnli=None)
