@@ -14,7 +14,6 @@ from annotation.services import access
 from jobs.kinds import kinds_of
 from jobs.models import Job
 from jobs.services import JobError
-from models_backend.registry import ModelError, inspect_checkpoint
 
 ENCODER = "encoder"  # a bare encoder (no task head): a training base or an embedder
 TRAIN_KIND = "train_unli"
@@ -45,6 +44,8 @@ def folder_size(path: Path) -> int:
 def describe(key: str, path: Path, origin: str, job_id: int | None = None) -> Checkpoint:
     """Read a checkpoint folder's config: its kind and label map. A folder that cannot be used is still
     listed, with the reason, so its owner sees why it is not offered."""
+    from models_backend.registry import ModelError, inspect_checkpoint  # loads torch: only when models are listed
+
     common = {"key": key, "name": path.name if job_id is None else f"job {job_id}: {path.name}", "path": path,
               "origin": origin, "job_id": job_id, "size": folder_size(path)}
     try:
