@@ -1,5 +1,6 @@
 """The shape every command about one project shares: SLUG first, --json for one JSON object, and the
 services' ValueErrors (no such project, bad settings, bad file) as a one-line CommandError."""
+from abc import ABCMeta, abstractmethod
 import json
 
 from django.core.management.base import BaseCommand, CommandError
@@ -7,7 +8,7 @@ from django.core.management.base import BaseCommand, CommandError
 from annotation.services.projects import find_project
 
 
-class ProjectCommand(BaseCommand):
+class ProjectCommand(BaseCommand, metaclass=ABCMeta):
     def add_arguments(self, parser):
         parser.add_argument("slug")
         parser.add_argument("--json", action="store_true", help="print one JSON object")
@@ -23,6 +24,6 @@ class ProjectCommand(BaseCommand):
             raise CommandError(str(exc)) from None
         self.stdout.write(json.dumps(result, allow_nan=False) if opts["json"] else text)
 
+    @abstractmethod
     def handle_project(self, project, opts) -> tuple[dict, str]:
         """Do the work; return the result as a dict (for --json) and as text for a person."""
-        raise NotImplementedError

@@ -1,6 +1,7 @@
 """The shape the model commands share: run one pipeline behind a progress bar on stderr, turn its input errors
 (missing or bad files, unknown checkpoints, no WordNet) into a one-line CommandError, and print its summary as
 one JSON line with --json or as a sentence for a person."""
+from abc import ABCMeta, abstractmethod
 import json
 
 from django.core.management.base import BaseCommand, CommandError
@@ -11,7 +12,7 @@ from models_backend.progress import stderr_bar
 from models_backend.registry import ModelError
 
 
-class PipelineCommand(BaseCommand):
+class PipelineCommand(BaseCommand, metaclass=ABCMeta):
     bar_unit = "row"
     default_batch_size = 64
 
@@ -38,6 +39,6 @@ class PipelineCommand(BaseCommand):
     def bar_name(self) -> str:
         return self.__module__.rsplit(".", 1)[-1]
 
+    @abstractmethod
     def describe(self, summary: dict) -> str:
         """The summary as text for a person."""
-        raise NotImplementedError
