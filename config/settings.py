@@ -86,7 +86,7 @@ MIDDLEWARE = [
 
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
-    "django.contrib.auth.backends.ModelBackend",
+    "common.auth.RoleLoadingModelBackend",  # ModelBackend that reads the user's roles with the user
 ]
 # Five failed logins for one username from one address lock that pair out for 15 minutes.
 AXES_FAILURE_LIMIT = env_int("AXES_FAILURE_LIMIT", 5)
@@ -236,7 +236,7 @@ if env_bool("CROWD_FRAMED", False):
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        "common.auth.RoleLoadingTokenAuthentication",  # TokenAuthentication that reads roles with the user
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from django.contrib.auth.models import Group
 from django.core.exceptions import PermissionDenied
-from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet, Subquery
 from django.http import Http404
 
 ADMIN, AUTHOR, WORKER = "admin", "author", "worker"
@@ -46,6 +46,19 @@ def has_role(user, role: str) -> bool:
         names = set(user.groups.values_list("name", flat=True))
         user._role_names = names
     return role in names or (role != WORKER and ADMIN in names)
+
+
+def with_roles(users: QuerySet, user_field: str = "pk") -> QuerySet:
+    """Rows that load a user (users, or tokens with their user) with that user's roles read in the same
+    statement: authentication then costs one query instead of two on every request."""
+    return users.annotate(**{
+        f"_has_role_{role}": Exists(Group.objects.filter(user=OuterRef(user_field), name=role)) for role in ROLES
+    })
+
+
+def remember_roles(user, row) -> None:
+    """Keep the roles read by with_roles() on the user, where has_role() looks first."""
+    user._role_names = {role for role in ROLES if getattr(row, f"_has_role_{role}")}
 
 
 def is_admin(user) -> bool:
@@ -143,29 +156,37 @@ def can_view(user, project) -> bool:
     if getattr(project, "_viewable_by", None) == key:
         return True
     # Workers first: the export permission (two queries) is asked only of users who may not work on it.
-    viewable = can_manage(user, project) or _workable_with_standing(user, project, key) or can_export(user, project)
+    viewable = can_manage(user, project) or _workable(user, project) or can_export(user, project)
     if viewable:
         project._viewable_by = key
     return viewable
 
 
-def _workable_with_standing(user, project, key) -> bool:
-    """Whether the worker may see this loaded project, read together with their standing in it (suspended,
-    blocked), which the work check that follows on a claim or submit then uses instead of asking again.
-
-    The rule of workable_projects() for one project already in hand: its status and audience are read from
-    the object, so a claim or submit (the hot path) asks one plain query where the queryset form needs
-    nested subqueries that cost more to build than to run. tests/security/test_permissions.py checks that
-    both forms agree for every audience."""
-    from annotation.models import Project, WorkerStatus
+def _workable(user, project) -> bool:
+    """The rule of workable_projects() for one project already in hand: its status and audience are read from
+    the object, so a claim or submit (the hot path) asks at most one plain query where the queryset form
+    needs nested subqueries that cost more to build than to run. tests/security/test_permissions.py checks
+    that both forms agree for every audience."""
+    from annotation.models import Project
 
     if not has_role(user, WORKER) or project.status not in (Project.Status.PUBLISHED, Project.Status.PAUSED):
         return False
-    if not _audience_admits_project(user, project):
-        return False
-    standing = WorkerStatus.objects.filter(project=project, worker=user).values_list("suspended", "blocked").first()
-    project._standing = (key, (bool(standing and standing[0]), bool(standing and standing[1])))
-    return True
+    return _audience_admits_project(user, project)
+
+
+def with_standing(rows: QuerySet, user, project_field: str = "pk") -> QuerySet:
+    """Rows that load a project (projects, or pages with their project) with this worker's standing in it
+    (suspended, blocked) read in the same statement, for the work check of a claim or submit."""
+    from annotation.models import WorkerStatus
+
+    standing = WorkerStatus.objects.filter(project=OuterRef(project_field), worker=user.pk)
+    return rows.annotate(_standing_suspended=Subquery(standing.values("suspended")[:1]),
+                         _standing_blocked=Subquery(standing.values("blocked")[:1]))
+
+
+def remember_standing(project, user, row) -> None:
+    """Keep the standing read by with_standing() on the project, for this user's next work check only."""
+    project._standing = (user.pk, (bool(row._standing_suspended), bool(row._standing_blocked)))
 
 
 def _audience_admits_project(user, project) -> bool:
@@ -192,9 +213,9 @@ def work_refusal(user, project, new_page: bool = True) -> PermissionDenied | Non
         return refusal or NotOpen("this study is closed")
     if project.qualification_id and not has_passed(project.qualification, user):
         return NotQualified("pass this project's qualification test first")
-    # Read with the view check of this same request where it ran (used once, so it is never stale).
+    # Read with the project where it was loaded for this request (used once, so it is never stale).
     known = project.__dict__.pop("_standing", None)
-    if known is not None and known[0] == (user.pk, project.status, project.audience):
+    if known is not None and known[0] == user.pk:
         standing = known[1]
     else:
         standing = WorkerStatus.objects.filter(project=project, worker=user).values_list("suspended", "blocked").first()
@@ -240,7 +261,11 @@ def project_for(user, slug: str, action: str = "view"):
 
     if action not in ACTIONS:
         raise ValueError(f"unknown action {action!r}")
-    project = Project.objects.select_related("owner", "qualification").filter(slug=slug).first()
+    projects = Project.objects.select_related("owner", "qualification").filter(slug=slug)
+    working = action in ("view", "work", "submit") and has_role(user, WORKER)
+    project = (with_standing(projects, user) if working else projects).first()
+    if project is not None and working:
+        remember_standing(project, user, project)
     if project is None or not can_view(user, project):
         raise Http404("no such project")
     if action == "manage" and not can_manage(user, project):

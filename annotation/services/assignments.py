@@ -194,16 +194,15 @@ def submit_page(assignment_id: int, worker, answers: dict) -> SubmitResult:
     """Store a page of answers atomically; late pages are kept and marked; repeats store nothing."""
     with transaction.atomic():
         try:
-            assignment = (
-                Assignment.objects.select_for_update(of=("self",))
-                .select_related("project")
-                .get(pk=assignment_id)
-            )
+            assignment = access.with_standing(
+                Assignment.objects.select_for_update(of=("self",)).select_related("project"), worker, "project_id"
+            ).get(pk=assignment_id)
         except Assignment.DoesNotExist:
             raise SubmissionError("assignment", "no such page", status=404) from None
         if assignment.worker_id != worker.pk:  # as if it did not exist: page ids are not to be probed
             raise SubmissionError("assignment", "no such page", status=404)
         project = assignment.project
+        access.remember_standing(project, worker, assignment)
         access.ensure_can_work(project, worker, new_page=False)
         digest = _digest(answers)
         if assignment.status == Assignment.Status.SUBMITTED:

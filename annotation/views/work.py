@@ -99,7 +99,7 @@ def enter(request, slug):
         request.mturk_frame = "assignmentId" in request.GET
         return render(request, "annotation/entry_error.html", {"project": project, "error": str(exc)}, status=400)
     if request.user != session.worker:
-        login(request, session.worker, backend="django.contrib.auth.backends.ModelBackend")
+        login(request, session.worker, backend="common.auth.RoleLoadingModelBackend")
     return redirect("work", slug=slug)
 
 

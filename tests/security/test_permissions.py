@@ -339,7 +339,7 @@ def test_only_the_owner_and_admins_send_written_pairs_to_validation(world, make_
 
 @pytest.mark.django_db
 def test_the_one_project_work_check_agrees_with_the_project_list_for_every_audience(make_project, make_user):
-    """access._workable_with_standing (the claim and submit path, one loaded project) and workable_projects()
+    """access._workable (the claim and submit path, one loaded project) and workable_projects()
     (lists, the API) are two forms of one rule: for every status, audience and way in, they answer alike."""
     from django.contrib.auth.models import Group
 
@@ -368,7 +368,7 @@ def test_the_one_project_work_check_agrees_with_the_project_list_for_every_audie
         listed = set(access.workable_projects(user).values_list("pk", flat=True))
         for project in projects:
             fresh = Project.objects.get(pk=project.pk)
-            assert access._workable_with_standing(user, fresh, None) == (project.pk in listed), (user, project.slug)
+            assert access._workable(user, fresh) == (project.pk in listed), (user, project.slug)
     # Not vacuous: the worker and the crowd accounts get in where the stranger does not.
     worker_listed = set(access.workable_projects(worker).values_list("pk", flat=True))
     assert len(worker_listed) > len(listed) > 0
