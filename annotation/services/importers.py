@@ -9,12 +9,15 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from array import array
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 from typing import IO
 
+import numpy
 from django.conf import settings
 from django.db import connection, transaction
 
@@ -545,13 +548,23 @@ def _check_gold_references(project: Project, rows: list[ExampleRow], errors: lis
 SIZED_COLUMNS = (("key", "id"), ("source_id", "id"), ("source_label", "label"))
 
 
+def _fingerprint(text: str) -> int:
+    """A deterministic 64-bit fingerprint: eight bytes a row where a big file's ids would take ~130."""
+    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little", signed=True)
+
+
 class ExampleRowChecks:
     """The checks of example rows, fed one row at a time so that a big file is never held whole: column
-    widths, repeated ids, rows without an id numbered in file order, one label set per file."""
+    widths, repeated ids, rows without an id numbered in file order, one label set per file.
+
+    Ids are kept as 64-bit fingerprints in flat arrays (16 bytes a row), and repeats are found by sorting
+    them at the end; two rows whose fingerprints agree are reported only once their ids are read back and
+    found equal, so a fingerprint collision never refuses a good file."""
 
     def __init__(self, project: Project):
         self.project = project
-        self.first_line: dict[str, int] = {}
+        self.id_fingerprints = array("q")
+        self.id_lines = array("q")
         self.occurrences: Counter = Counter()
         self.label_sets: set = set()
         self.first_voted_line: int | None = None
@@ -565,17 +578,19 @@ class ExampleRowChecks:
         if row.key.startswith("sha:"):
             # Rows without an id that repeat another row's text (the releases have a few) stay rows of
             # their own; numbering them keeps a re-import of the same file a no-op.
-            self.occurrences[row.key] += 1
-            row.key = f"{row.key}:{self.occurrences[row.key]}"
-        elif row.key in self.first_line:
-            errors.append((row.line, "id", f"repeats the id of line {self.first_line[row.key]}"))
+            content = _fingerprint(row.key)
+            self.occurrences[content] += 1
+            row.key = f"{row.key}:{self.occurrences[content]}"
         else:
-            self.first_line[row.key] = row.line
+            self.id_fingerprints.append(_fingerprint(row.key))
+            self.id_lines.append(row.line)
         if row.imported_labels:
             self.label_sets.add(row.label_set)
             self.first_voted_line = self.first_voted_line or row.line
 
-    def finish(self, errors: list) -> None:
+    def finish(self, errors: list, ids_at: Callable[[set[int]], dict[int, str]]) -> None:
+        """Add the repeated ids and the label-set errors; `ids_at(lines)` reads back the ids of those lines."""
+        self._repeated_ids(errors, ids_at)
         if self.label_sets and self.project.task.label_distributions:
             if len(self.label_sets) > 1:
                 errors.append((self.first_voted_line, "label_counter", "the file mixes label sets"))
@@ -584,13 +599,33 @@ class ExampleRowChecks:
                 current = self.project.options.get("labels")
                 if current and current != wanted and self.project.examples.exists():
                     errors.append((self.first_voted_line, "label_counter", f"the project uses labels {current}, the file {wanted}"))
+        errors.sort(key=lambda error: error[0] or 0)
+
+    def _repeated_ids(self, errors: list, ids_at) -> None:
+        order = numpy.argsort(numpy.frombuffer(self.id_fingerprints, dtype=numpy.int64), kind="stable")
+        fingerprints = numpy.frombuffer(self.id_fingerprints, dtype=numpy.int64)[order]  # equal ones in file order
+        lines = numpy.frombuffer(self.id_lines, dtype=numpy.int64)[order]
+        runs: dict[int, list[int]] = {}  # fingerprint -> the lines that carry it, in file order
+        for position in numpy.flatnonzero(fingerprints[1:] == fingerprints[:-1]):
+            run = runs.setdefault(int(fingerprints[position]), [int(lines[position])])
+            run.append(int(lines[position + 1]))
+        if not runs:
+            return
+        ids = ids_at({line for run in runs.values() for line in run})
+        for run in runs.values():
+            first_of: dict[str, int] = {}
+            for line in run:
+                if ids[line] in first_of:
+                    errors.append((line, "id", f"repeats the id of line {first_of[ids[line]]}"))
+                else:
+                    first_of[ids[line]] = line
 
 
 def _check_example_rows(project: Project, rows: list[ExampleRow], errors: list) -> None:
     checks = ExampleRowChecks(project)
     for row in rows:
         checks.check(row, errors)
-    checks.finish(errors)
+    checks.finish(errors, lambda lines: {row.line: row.key for row in rows if row.line in lines})
 
 
 def _write_examples(project: Project, rows: list[ExampleRow], skipped: list[Skipped], gold: bool) -> ImportReport:
@@ -661,7 +696,7 @@ def _import_examples_streamed(project: Project, stream, fmt: str, mapping, progr
     transaction. A bad row anywhere, the last one included, still stores nothing."""
     errors, skipped = [], Counter()
     checks = ExampleRowChecks(project)
-    hypotheses: set[int] = set()  # hashes: the count of distinct hypotheses without holding their text
+    hypotheses = array("q")  # fingerprints: the count of distinct hypotheses without holding their text
     line = 0
     for line, row in read_rows(stream, fmt, mapping):
         if progress and line % PROGRESS_ROWS == 0:
@@ -672,13 +707,20 @@ def _import_examples_streamed(project: Project, stream, fmt: str, mapping, progr
             skipped[row.reason] += 1
         else:
             checks.check(row, errors)
-            hypotheses.add(hash(row.hypothesis))
+            hypotheses.append(_fingerprint(row.hypothesis))
     if progress:
         progress(line)
-    checks.finish(errors)
+
+    def ids_at(lines: set[int]) -> dict[int, str]:
+        stream.seek(0)
+        return {line: row.key for line, row in read_rows(stream, fmt, mapping)
+                if line in lines and isinstance(row, ExampleRow)}
+
+    checks.finish(errors, ids_at)
     if errors:
         raise ImportFileError(errors)
-    report = ImportReport(skipped=sum(skipped.values()), skipped_reasons=dict(skipped), unique_hypotheses=len(hypotheses))
+    distinct_hypotheses = len(numpy.unique(numpy.frombuffer(hypotheses, dtype=numpy.int64)))
+    report = ImportReport(skipped=sum(skipped.values()), skipped_reasons=dict(skipped), unique_hypotheses=distinct_hypotheses)
     label_sets, checks = checks.label_sets, ExampleRowChecks(project)  # the second pass numbers keys alike
     del hypotheses
     stream.seek(0)
