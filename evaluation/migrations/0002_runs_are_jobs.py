@@ -2,5 +2,5 @@ from django.db import migrations
 
 
 class Migration(migrations.Migration):
-    dependencies = [("evaluation", "0001_initial"), ("jobs", "0002_evaluation_and_model_runs")]
+    dependencies = [("evaluation", "0001_initial"), ("jobs", "0001_initial")]
     operations = [migrations.DeleteModel(name="EvaluationRun")]

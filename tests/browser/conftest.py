@@ -12,9 +12,12 @@ from pathlib import Path
 
 import pytest
 
+from annotation.demo import DEMO_USERS
+
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "test-artifacts"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+DEMO_PASSWORDS = {username: password for username, _, password in DEMO_USERS}
 CHROMIUM_ARGS = [
     "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
     "--disable-component-update", "--disable-sync",
@@ -119,12 +122,33 @@ def page(browser, request):
     context.close()
 
 
-def new_page(browser, width: int = 1200, height: int = 900):
-    """A fresh browser context (its own login) of the given viewport, and a page in it."""
-    context = browser.new_context(viewport={"width": width, "height": height}, accept_downloads=True)
-    page = context.new_page()
-    page.set_default_timeout(15000)
-    return context, page
+@pytest.fixture
+def open_window(browser):
+    """Opens a page in a fresh browser context (its own cookies, so its own login) of the viewport asked
+    for; every context it opened is closed after the test."""
+    contexts = []
+
+    def open_(width: int = 1200, height: int = 900):
+        context = browser.new_context(viewport={"width": width, "height": height}, accept_downloads=True)
+        contexts.append(context)
+        page = context.new_page()
+        page.set_default_timeout(15000)
+        return page
+
+    yield open_
+    for context in contexts:
+        context.close()
+
+
+@pytest.fixture
+def sign_in(open_window, demo_server):
+    """Opens a window (see open_window) signed in to the demo server; a demo account needs no password."""
+    def sign_in_(username: str, width: int = 1200, height: int = 900, password: str | None = None):
+        page = open_window(width, height)
+        login(page, demo_server["url"], username, password or DEMO_PASSWORDS[username])
+        return page
+
+    return sign_in_
 
 
 def login(page, base_url: str, username: str, password: str) -> None:

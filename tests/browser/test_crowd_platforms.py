@@ -10,7 +10,7 @@ from urllib.parse import parse_qs, quote, urlparse
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import focused_item, login, manage, new_page, next_item, save_screenshot, tab_to_link
+from tests.browser.conftest import focused_item, manage, next_item, save_screenshot, tab_to_link
 
 pytestmark = pytest.mark.browser
 
@@ -72,40 +72,37 @@ def answer_by_keyboard(page, keys: list[str]) -> None:
         page.keyboard.press("Control+Enter")
 
 
-def test_prolific_participant_qualifies_works_and_returns_to_prolific_with_the_code(browser, demo_server, crowd_studies):
+def test_prolific_participant_qualifies_works_and_returns_to_prolific_with_the_code(open_window, demo_server, crowd_studies):
     base = demo_server["url"]
-    context, page = new_page(browser, 360, 740)
-    try:
-        # Prolific itself is not reachable from the test machine: a stand-in page answers its completion URL.
-        page.route("https://app.prolific.com/**", lambda route: route.fulfill(
-            status=200, content_type="text/html", body="<h1>Prolific stand-in</h1>"))
-        page.goto(f"{base}/enter/{PROLIFIC_STUDY}/?PROLIFIC_PID=PP-7&STUDY_ID=ST-7&SESSION_ID=SE-7")
-        page.wait_for_url(f"{base}/qualify/{PROLIFIC_STUDY}/")
-        answer_by_keyboard(page, ["e", "c"])  # the second is wrong
-        expect(page.locator("#qualification-result")).to_contain_text("Not passed this time.")
-        expect(page.locator("#qualification-score")).to_have_text("0.50")
-        expect(page.locator("#qualification-pass-mark")).to_have_text("1.00")
-        expect(page.locator("#qualification-result")).to_contain_text("1 attempt left")
-        assert no_sideways_scroll(page)
-        page.locator("fieldset.item input[type=radio]").first.focus()
-        answer_by_keyboard(page, ["e", "n"])
-        expect(page.locator("#qualification-result")).to_contain_text("You passed.")
-        expect(page.locator("#qualification-feedback tbody tr")).to_have_count(2)
-        save_screenshot(page, "crowd-qualification-feedback-360")
-        tab_to_link(page, "Start working")
-        with page.expect_navigation():
-            page.keyboard.press("Enter")
-        assert page.url == f"{base}/work/{PROLIFIC_STUDY}/"
-        assert "CC-PROLIFIC" not in page.content()
-        answer_by_keyboard(page, ["e", "n"])
-        # One page was the quota: the end page shows the code, then sends the participant on to Prolific.
-        expect(page.locator("#completion-code")).to_have_text(PROLIFIC_CODE)
-        assert no_sideways_scroll(page)
-        page.wait_for_url("https://app.prolific.com/**", timeout=15000)
-        assert parse_qs(urlparse(page.url).query) == {"cc": [PROLIFIC_CODE]}
-        assert page.url.startswith("https://app.prolific.com/submissions/complete?")
-    finally:
-        context.close()
+    page = open_window(360, 740)
+    # Prolific itself is not reachable from the test machine: a stand-in page answers its completion URL.
+    page.route("https://app.prolific.com/**", lambda route: route.fulfill(
+        status=200, content_type="text/html", body="<h1>Prolific stand-in</h1>"))
+    page.goto(f"{base}/enter/{PROLIFIC_STUDY}/?PROLIFIC_PID=PP-7&STUDY_ID=ST-7&SESSION_ID=SE-7")
+    page.wait_for_url(f"{base}/qualify/{PROLIFIC_STUDY}/")
+    answer_by_keyboard(page, ["e", "c"])  # the second is wrong
+    expect(page.locator("#qualification-result")).to_contain_text("Not passed this time.")
+    expect(page.locator("#qualification-score")).to_have_text("0.50")
+    expect(page.locator("#qualification-pass-mark")).to_have_text("1.00")
+    expect(page.locator("#qualification-result")).to_contain_text("1 attempt left")
+    assert no_sideways_scroll(page)
+    page.locator("fieldset.item input[type=radio]").first.focus()
+    answer_by_keyboard(page, ["e", "n"])
+    expect(page.locator("#qualification-result")).to_contain_text("You passed.")
+    expect(page.locator("#qualification-feedback tbody tr")).to_have_count(2)
+    save_screenshot(page, "crowd-qualification-feedback-360")
+    tab_to_link(page, "Start working")
+    with page.expect_navigation():
+        page.keyboard.press("Enter")
+    assert page.url == f"{base}/work/{PROLIFIC_STUDY}/"
+    assert "CC-PROLIFIC" not in page.content()
+    answer_by_keyboard(page, ["e", "n"])
+    # One page was the quota: the end page shows the code, then sends the participant on to Prolific.
+    expect(page.locator("#completion-code")).to_have_text(PROLIFIC_CODE)
+    assert no_sideways_scroll(page)
+    page.wait_for_url("https://app.prolific.com/**", timeout=15000)
+    assert parse_qs(urlparse(page.url).query) == {"cc": [PROLIFIC_CODE]}
+    assert page.url.startswith("https://app.prolific.com/submissions/complete?")
 
 
 class StandIn(BaseHTTPRequestHandler):
@@ -147,75 +144,62 @@ def mturk_stand_in(demo_server):
     server.server_close()
 
 
-def test_mturk_worker_previews_accepts_works_in_the_frame_and_the_hit_is_posted(browser, demo_server, crowd_studies, mturk_stand_in):
+def test_mturk_worker_previews_accepts_works_in_the_frame_and_the_hit_is_posted(open_window, demo_server, crowd_studies, mturk_stand_in):
     base, host = demo_server["url"], mturk_stand_in
-    context, page = new_page(browser, 1280, 900)
-    try:
-        def hit(assignment: str, worker: str = "") -> str:
-            link = f"{base}/enter/{MTURK_STUDY}/?assignmentId={assignment}&hitId=HIT-9&turkSubmitTo={quote(host)}"
-            return f"{host}/hit?src={quote(link + (f'&workerId={worker}' if worker else ''))}"
+    page = open_window(1280, 900)
 
-        page.goto(hit("ASSIGNMENT_ID_NOT_AVAILABLE"))
-        frame = page.frame_locator("#hit")
-        expect(frame.locator("#mturk-preview")).to_contain_text("Accept the HIT")
-        expect(frame.locator("fieldset.item")).to_have_count(2)
-        expect(frame.locator("#submit-page")).to_be_disabled()
+    def hit(assignment: str, worker: str = "") -> str:
+        link = f"{base}/enter/{MTURK_STUDY}/?assignmentId={assignment}&hitId=HIT-9&turkSubmitTo={quote(host)}"
+        return f"{host}/hit?src={quote(link + (f'&workerId={worker}' if worker else ''))}"
 
-        page.goto(hit("ASG-9", worker="WK-9"))  # accepted: MTurk loads the HIT again with the assignment
-        frame = page.frame_locator("#hit")
-        expect(frame.locator("fieldset.item")).to_have_count(2)
-        items = frame.locator("fieldset.item")
-        for index, key in enumerate(["e", "c"]):
-            items.nth(index).locator(f'input[type=radio][data-key="{key}"]').check()
-        frame.locator("#submit-page").click()
-        expect(frame.locator("#completion-code")).to_have_text(MTURK_CODE)
-        save_screenshot(page, "crowd-mturk-frame-end")
-        frame.get_by_role("button", name="Submit the HIT to MTurk").click()
-        expect(frame.locator("h1")).to_have_text("HIT submitted")
-        assert StandIn.submitted == [{"path": "/mturk/externalSubmit", "assignmentId": "ASG-9", "pages": "1",
-                                      "answers": "2", "completionCode": MTURK_CODE}]
-    finally:
-        context.close()
+    page.goto(hit("ASSIGNMENT_ID_NOT_AVAILABLE"))
+    frame = page.frame_locator("#hit")
+    expect(frame.locator("#mturk-preview")).to_contain_text("Accept the HIT")
+    expect(frame.locator("fieldset.item")).to_have_count(2)
+    expect(frame.locator("#submit-page")).to_be_disabled()
+
+    page.goto(hit("ASG-9", worker="WK-9"))  # accepted: MTurk loads the HIT again with the assignment
+    frame = page.frame_locator("#hit")
+    expect(frame.locator("fieldset.item")).to_have_count(2)
+    items = frame.locator("fieldset.item")
+    for index, key in enumerate(["e", "c"]):
+        items.nth(index).locator(f'input[type=radio][data-key="{key}"]').check()
+    frame.locator("#submit-page").click()
+    expect(frame.locator("#completion-code")).to_have_text(MTURK_CODE)
+    save_screenshot(page, "crowd-mturk-frame-end")
+    frame.get_by_role("button", name="Submit the HIT to MTurk").click()
+    expect(frame.locator("h1")).to_have_text("HIT submitted")
+    assert StandIn.submitted == [{"path": "/mturk/externalSubmit", "assignmentId": "ASG-9", "pages": "1",
+                                  "answers": "2", "completionCode": MTURK_CODE}]
 
 
 @pytest.mark.parametrize("width", [1280, 360])
-def test_new_screens_and_the_dashboard_do_not_scroll_sideways(browser, demo_server, crowd_studies, width):
+def test_new_screens_and_the_dashboard_do_not_scroll_sideways(open_window, sign_in, demo_server, crowd_studies, width):
     base = demo_server["url"]
-    context, page = new_page(browser, width, 800)
-    try:
-        # A participant who gives back and stops lands on the study's returned page, by keyboard alone.
-        page.goto(f"{base}/enter/{MTURK_STUDY}/?workerId=WK-{width}&assignmentId=ASG-{width}&hitId=HIT-9")
-        page.wait_for_url(f"{base}/work/{MTURK_STUDY}/")
-        tab_to_link(page, "Give this page back and stop", presses=60)
-        with page.expect_navigation():
-            page.keyboard.press("Enter")
-        assert page.url == f"{base}/done/{MTURK_STUDY}/"
-        expect(page.locator("main")).to_contain_text("Please return this study")
-        expect(page.locator("#resume-link")).to_be_visible()
-        assert no_sideways_scroll(page)
-        # The MTurk preview, outside a frame.
-        page.goto(f"{base}/enter/{MTURK_STUDY}/?assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE&hitId=HIT-9")
-        expect(page.locator("#mturk-preview")).to_be_visible()
-        assert no_sideways_scroll(page)
-    finally:
-        context.close()
+    page = open_window(width, 800)
+    # A participant who gives back and stops lands on the study's returned page, by keyboard alone.
+    page.goto(f"{base}/enter/{MTURK_STUDY}/?workerId=WK-{width}&assignmentId=ASG-{width}&hitId=HIT-9")
+    page.wait_for_url(f"{base}/work/{MTURK_STUDY}/")
+    tab_to_link(page, "Give this page back and stop", presses=60)
+    with page.expect_navigation():
+        page.keyboard.press("Enter")
+    assert page.url == f"{base}/done/{MTURK_STUDY}/"
+    expect(page.locator("main")).to_contain_text("Please return this study")
+    expect(page.locator("#resume-link")).to_be_visible()
+    assert no_sideways_scroll(page)
+    # The MTurk preview, outside a frame.
+    page.goto(f"{base}/enter/{MTURK_STUDY}/?assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE&hitId=HIT-9")
+    expect(page.locator("#mturk-preview")).to_be_visible()
+    assert no_sideways_scroll(page)
     # Someone with an account but no role yet is told what to do (logged in by keyboard).
     manage(demo_server, ["shell", "-c", "from django.contrib.auth import get_user_model; U = get_user_model(); "
                          f"U.objects.filter(username='newcomer-{width}').exists() or "
                          f"U.objects.create_user('newcomer-{width}', password='newcomer-pass')"])
-    context, page = new_page(browser, width, 800)
-    try:
-        login(page, base, f"newcomer-{width}", "newcomer-pass")
-        expect(page.locator("#no-role")).to_contain_text("Ask the researcher")
-        assert no_sideways_scroll(page), too_wide(page)
-    finally:
-        context.close()
-    context, page = new_page(browser, width, 800)
-    try:
-        login(page, base, "author", "demo-author-pass")
-        page.goto(f"{base}/projects/demo-paid/")
-        expect(page.locator("#live-state")).to_have_text("(live)")
-        save_screenshot(page, f"crowd-dashboard-{width}")
-        assert no_sideways_scroll(page), f"the dashboard scrolls sideways: {too_wide(page)}"
-    finally:
-        context.close()
+    page = sign_in(f"newcomer-{width}", width, 800, password="newcomer-pass")
+    expect(page.locator("#no-role")).to_contain_text("Ask the researcher")
+    assert no_sideways_scroll(page), too_wide(page)
+    page = sign_in("author", width, 800)
+    page.goto(f"{base}/projects/demo-paid/")
+    expect(page.locator("#live-state")).to_have_text("(live)")
+    save_screenshot(page, f"crowd-dashboard-{width}")
+    assert no_sideways_scroll(page), f"the dashboard scrolls sideways: {too_wide(page)}"

@@ -13,9 +13,7 @@ from tests.browser.conftest import (
     create_study,
     focused_item,
     import_through_preview,
-    login,
     manage,
-    new_page,
     next_item,
     save_screenshot,
     tab_to_item,
@@ -244,7 +242,7 @@ USNLI_ROWS = [
 TIE_ATOMS = ["The hikers reach a summit.", "The hikers are tired."]
 
 
-def test_author_runs_a_project_from_creation_to_export(browser, demo_server, prepared, tmp_path):
+def test_author_runs_a_project_from_creation_to_export(sign_in, demo_server, prepared, tmp_path):
     base = demo_server["url"]
     usnli = tmp_path / "journey.usnli.csv"
     with open(usnli, "w", newline="") as handle:
@@ -256,149 +254,131 @@ def test_author_runs_a_project_from_creation_to_export(browser, demo_server, pre
     atoms = tmp_path / "tie.atoms.jsonl"
     atoms.write_text(json.dumps({"example_id": "tie-1", "atoms": TIE_ATOMS}) + "\n")
 
-    contexts = []
-    try:
-        context, page = new_page(browser)
-        contexts.append(context)
-        login(page, base, "author", "demo-author-pass")
+    page = sign_in("author")
 
-        # A new project through the form, then a U-SNLI file through the upload form and its preview.
-        page.get_by_role("link", name="New project").click()
-        create_study(page, base, "unli_slider", {"slug": "journey-usnli", "title": "Journey: U-SNLI",
-                                                 "items_per_page": "2", "redundancy": "1"})
-        expect(page.locator(".message.success")).to_contain_text("Study journey-usnli created")
-        import_through_preview(page, "usnli", usnli)
-        expect(page.locator(".message.success")).to_contain_text("Imported 3 examples (3 new items")
-        item_table = page.locator("section[aria-labelledby=items-h] tbody tr")
-        expect(item_table).to_have_count(3)
-        for row in USNLI_ROWS:
-            expect(page.locator("section[aria-labelledby=items-h]")).to_contain_text(row[2])
-        with page.expect_download() as download:
-            page.get_by_role("link", name="usnli", exact=True).click()
-        with open(download.value.path(), newline="") as handle:
-            assert list(csv.reader(handle))[1:] == USNLI_ROWS
+    # A new project through the form, then a U-SNLI file through the upload form and its preview.
+    page.get_by_role("link", name="New project").click()
+    create_study(page, base, "unli_slider", {"slug": "journey-usnli", "title": "Journey: U-SNLI",
+                                             "items_per_page": "2", "redundancy": "1"})
+    expect(page.locator(".message.success")).to_contain_text("Study journey-usnli created")
+    import_through_preview(page, "usnli", usnli)
+    expect(page.locator(".message.success")).to_contain_text("Imported 3 examples (3 new items")
+    item_table = page.locator("section[aria-labelledby=items-h] tbody tr")
+    expect(item_table).to_have_count(3)
+    for row in USNLI_ROWS:
+        expect(page.locator("section[aria-labelledby=items-h]")).to_contain_text(row[2])
+    with page.expect_download() as download:
+        page.get_by_role("link", name="usnli", exact=True).click()
+    with open(download.value.path(), newline="") as handle:
+        assert list(csv.reader(handle))[1:] == USNLI_ROWS
 
-        # The tie project (made by create_project: the form has no max-annotations field) gets its
-        # examples and atoms through the upload form too.
-        page.goto(f"{base}/projects/{TIE_PROJECT}/")
-        for fmt, path, message in (("jsonl", examples, "Imported 1 example (0 new items)"), ("atoms", atoms, "Imported 2 atoms (2 new items)")):
-            import_through_preview(page, fmt, path)
-            expect(page.locator(".message.success")).to_contain_text(message)
-        expect(page.locator("#live-state")).to_have_text("(live)")
+    # The tie project (made by create_project: the form has no max-annotations field) gets its
+    # examples and atoms through the upload form too.
+    page.goto(f"{base}/projects/{TIE_PROJECT}/")
+    for fmt, path, message in (("jsonl", examples, "Imported 1 example (0 new items)"), ("atoms", atoms, "Imported 2 atoms (2 new items)")):
+        import_through_preview(page, fmt, path)
+        expect(page.locator(".message.success")).to_contain_text(message)
+    expect(page.locator("#live-state")).to_have_text("(live)")
 
-        def stat(key):
-            return page.locator(f'#progress [data-key="{key}"]')
+    def stat(key):
+        return page.locator(f'#progress [data-key="{key}"]')
 
-        expect(stat("annotations")).to_have_text("0")
+    expect(stat("annotations")).to_have_text("0")
 
-        # Two workers in their own windows: they agree on the first atom and split on the second.
-        for worker, keys, annotations in (("worker1", ["v", "v"], "2"), ("worker2", ["v", "i"], "4")):
-            worker_context, worker_page = new_page(browser)
-            contexts.append(worker_context)
-            login(worker_page, base, worker, "demo-worker-pass")
-            worker_page.goto(f"{base}/work/{TIE_PROJECT}/")
-            answer_page(worker_page, keys)
-            submit_by_keyboard(worker_page)
-            expect(stat("annotations")).to_have_text(annotations)
-        expect(stat("done")).to_have_text("1")
-        expect(stat("adjudication")).to_have_text("1")
-        expect(page.locator("#worker-figures")).to_contain_text("worker2")
-        save_screenshot(page, "journey-author-live-dashboard")
+    # Two workers in their own windows: they agree on the first atom and split on the second.
+    for worker, keys, annotations in (("worker1", ["v", "v"], "2"), ("worker2", ["v", "i"], "4")):
+        worker_page = sign_in(worker)
+        worker_page.goto(f"{base}/work/{TIE_PROJECT}/")
+        answer_page(worker_page, keys)
+        submit_by_keyboard(worker_page)
+        expect(stat("annotations")).to_have_text(annotations)
+    expect(stat("done")).to_have_text("1")
+    expect(stat("adjudication")).to_have_text("1")
+    expect(page.locator("#worker-figures")).to_contain_text("worker2")
+    save_screenshot(page, "journey-author-live-dashboard")
 
-        # The queue holds the tied atom only; the author settles it with a note.
-        page.reload()
-        page.get_by_role("link", name="Adjudication (1)").click()
-        rows = page.locator("tbody tr")
-        expect(rows).to_have_count(1)
-        expect(rows).to_contain_text(TIE_ATOMS[1])
-        expect(rows).to_contain_text("unresolved tie")
-        rows.locator("a").click()
-        item_url = page.url
-        expect(page.locator("tbody tr")).to_have_count(2)
-        page.select_option("select[name=value]", "invalid")
-        page.fill("textarea[name=note]", "Tiredness is not in the premise; the second reading holds.")
-        page.get_by_role("button", name="Save final label").click()
-        page.wait_for_url(f"{base}/projects/{TIE_PROJECT}/adjudication/")
-        expect(page.locator(".message.success")).to_contain_text("settled")
-        expect(page.locator(".empty")).to_contain_text("Nothing waits for adjudication")
-        page.goto(item_url)
-        expect(page.locator("#final-value")).to_have_text("Invalid")
-        history = page.locator("h2:has-text('History') + table tbody tr")
-        expect(history).to_have_count(1)
-        expect(history).to_contain_text("author")
-        expect(history).to_contain_text("Tiredness is not in the premise")
-        save_screenshot(page, "journey-author-adjudication")
+    # The queue holds the tied atom only; the author settles it with a note.
+    page.reload()
+    page.get_by_role("link", name="Adjudication (1)").click()
+    rows = page.locator("tbody tr")
+    expect(rows).to_have_count(1)
+    expect(rows).to_contain_text(TIE_ATOMS[1])
+    expect(rows).to_contain_text("unresolved tie")
+    rows.locator("a").click()
+    item_url = page.url
+    expect(page.locator("tbody tr")).to_have_count(2)
+    page.select_option("select[name=value]", "invalid")
+    page.fill("textarea[name=note]", "Tiredness is not in the premise; the second reading holds.")
+    page.get_by_role("button", name="Save final label").click()
+    page.wait_for_url(f"{base}/projects/{TIE_PROJECT}/adjudication/")
+    expect(page.locator(".message.success")).to_contain_text("settled")
+    expect(page.locator(".empty")).to_contain_text("Nothing waits for adjudication")
+    page.goto(item_url)
+    expect(page.locator("#final-value")).to_have_text("Invalid")
+    history = page.locator("h2:has-text('History') + table tbody tr")
+    expect(history).to_have_count(1)
+    expect(history).to_contain_text("author")
+    expect(history).to_contain_text("Tiredness is not in the premise")
+    save_screenshot(page, "journey-author-adjudication")
 
-        # The export carries both annotations and the settled label.
-        page.goto(f"{base}/projects/{TIE_PROJECT}/")
-        with page.expect_download() as download:
-            page.get_by_role("link", name="jsonl", exact=True).click()
-        assert download.value.suggested_filename.startswith(TIE_PROJECT)
-        with open(download.value.path()) as handle:
-            records = {record["atom"]: record for record in map(json.loads, handle)}
-        assert set(records) == set(TIE_ATOMS)
-        agreed, tied = records[TIE_ATOMS[0]], records[TIE_ATOMS[1]]
-        assert (agreed["status"], agreed["final"], agreed["adjudicated"]) == ("done", "valid", None)
-        assert (tied["status"], tied["final"], tied["adjudicated"]) == ("done", "invalid", "invalid")
-        assert sorted(a["value"] for a in tied["annotations"]) == ["invalid", "valid"]
-        assert len({a["worker"] for a in tied["annotations"]}) == 2
-    finally:
-        for context in contexts:
-            context.close()
+    # The export carries both annotations and the settled label.
+    page.goto(f"{base}/projects/{TIE_PROJECT}/")
+    with page.expect_download() as download:
+        page.get_by_role("link", name="jsonl", exact=True).click()
+    assert download.value.suggested_filename.startswith(TIE_PROJECT)
+    with open(download.value.path()) as handle:
+        records = {record["atom"]: record for record in map(json.loads, handle)}
+    assert set(records) == set(TIE_ATOMS)
+    agreed, tied = records[TIE_ATOMS[0]], records[TIE_ATOMS[1]]
+    assert (agreed["status"], agreed["final"], agreed["adjudicated"]) == ("done", "valid", None)
+    assert (tied["status"], tied["final"], tied["adjudicated"]) == ("done", "invalid", "invalid")
+    assert sorted(a["value"] for a in tied["annotations"]) == ["invalid", "valid"]
+    assert len({a["worker"] for a in tied["annotations"]}) == 2
 
 
-def test_admin_adds_a_worker_and_exports_a_project_of_another_author(browser, demo_server):
+def test_admin_adds_a_worker_and_exports_a_project_of_another_author(sign_in, demo_server):
     base = demo_server["url"]
-    contexts = []
-    try:
-        context, page = new_page(browser)
-        contexts.append(context)
-        login(page, base, "admin", "demo-admin-pass")
+    page = sign_in("admin")
 
-        # A new account through the Django admin, put in the worker group.
-        page.get_by_role("link", name="Admin", exact=True).click()
-        page.wait_for_url(f"{base}/admin/")
-        page.click("a[href='/admin/auth/user/add/']")
-        page.fill("#id_username", "journey-newcomer")
-        page.fill("#id_password1", "newcomer-pass-2024")
-        page.fill("#id_password2", "newcomer-pass-2024")
-        page.click("input[name=_save]")
-        expect(page.locator(".messagelist")).to_contain_text("was added successfully")
-        page.select_option("#id_groups_from", label="worker")
-        page.click("#id_groups_add")
-        page.click("input[name=_save]")
-        expect(page.locator(".messagelist")).to_contain_text("was changed successfully")
-        save_screenshot(page, "journey-admin-users")
-        groups = query(
-            demo_server["database"],
-            "SELECT g.name FROM auth_user u JOIN auth_user_groups ug ON ug.user_id = u.id "
-            "JOIN auth_group g ON g.id = ug.group_id WHERE u.username = ?",
-            "journey-newcomer",
-        )
-        assert groups == [("worker",)]
+    # A new account through the Django admin, put in the worker group.
+    page.get_by_role("link", name="Admin", exact=True).click()
+    page.wait_for_url(f"{base}/admin/")
+    page.click("a[href='/admin/auth/user/add/']")
+    page.fill("#id_username", "journey-newcomer")
+    page.fill("#id_password1", "newcomer-pass-2024")
+    page.fill("#id_password2", "newcomer-pass-2024")
+    page.click("input[name=_save]")
+    expect(page.locator(".messagelist")).to_contain_text("was added successfully")
+    page.select_option("#id_groups_from", label="worker")
+    page.click("#id_groups_add")
+    page.click("input[name=_save]")
+    expect(page.locator(".messagelist")).to_contain_text("was changed successfully")
+    save_screenshot(page, "journey-admin-users")
+    groups = query(
+        demo_server["database"],
+        "SELECT g.name FROM auth_user u JOIN auth_user_groups ug ON ug.user_id = u.id "
+        "JOIN auth_group g ON g.id = ug.group_id WHERE u.username = ?",
+        "journey-newcomer",
+    )
+    assert groups == [("worker",)]
 
-        newcomer_context, newcomer = new_page(browser)
-        contexts.append(newcomer_context)
-        login(newcomer, base, "journey-newcomer", "newcomer-pass-2024")
-        expect(newcomer.get_by_role("heading", name="Annotate")).to_be_visible()
-        expect(newcomer.get_by_role("link", name="Start").first).to_be_visible()
+    newcomer = sign_in("journey-newcomer", password="newcomer-pass-2024")
+    expect(newcomer.get_by_role("heading", name="Annotate")).to_be_visible()
+    expect(newcomer.get_by_role("link", name="Start").first).to_be_visible()
 
-        # The admin manages every project, including the author's demo-nli.
-        page.goto(f"{base}/")
-        page.get_by_role("link", name="Demo: entailment, neutral or contradiction").click()
-        page.wait_for_url(f"{base}/projects/demo-nli/")
-        expect(page.locator("main")).to_contain_text("owner author")
-        with page.expect_download() as download:
-            page.get_by_role("link", name="csv", exact=True).click()
-        with open(download.value.path(), newline="") as handle:
-            exported = list(csv.DictReader(handle))
-        stored = query(
-            demo_server["database"],
-            "SELECT i.id, i.annotation_count FROM annotation_item i JOIN annotation_project p ON i.project_id = p.id "
-            "WHERE p.slug = 'demo-nli' ORDER BY i.id",
-        )
-        assert len(exported) == 30
-        assert [(int(row["item"]), int(row["annotations"])) for row in exported] == stored
-    finally:
-        for context in contexts:
-            context.close()
+    # The admin manages every project, including the author's demo-nli.
+    page.goto(f"{base}/")
+    page.get_by_role("link", name="Demo: entailment, neutral or contradiction").click()
+    page.wait_for_url(f"{base}/projects/demo-nli/")
+    expect(page.locator("main")).to_contain_text("owner author")
+    with page.expect_download() as download:
+        page.get_by_role("link", name="csv", exact=True).click()
+    with open(download.value.path(), newline="") as handle:
+        exported = list(csv.DictReader(handle))
+    stored = query(
+        demo_server["database"],
+        "SELECT i.id, i.annotation_count FROM annotation_item i JOIN annotation_project p ON i.project_id = p.id "
+        "WHERE p.slug = 'demo-nli' ORDER BY i.id",
+    )
+    assert len(exported) == 30
+    assert [(int(row["item"]), int(row["annotations"])) for row in exported] == stored

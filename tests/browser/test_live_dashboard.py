@@ -1,37 +1,27 @@
 """An author's open dashboard updates when a worker submits in another window."""
 import pytest
 
-from tests.browser.conftest import login
-
 pytestmark = pytest.mark.browser
 
 
-def test_dashboard_updates_when_a_worker_submits(browser, demo_server):
+def test_dashboard_updates_when_a_worker_submits(sign_in, demo_server):
     base = demo_server["url"]
-    author_context = browser.new_context()
-    worker_context = browser.new_context()
-    try:
-        dashboard = author_context.new_page()
-        login(dashboard, base, "author", "demo-author-pass")
-        dashboard.goto(f"{base}/projects/demo-nli/")
-        counter = dashboard.locator('[data-key="annotations"]')
-        before = int(counter.inner_text())
-        dashboard.wait_for_function("() => document.getElementById('live-state').textContent === '(live)'")
+    dashboard = sign_in("author")
+    dashboard.goto(f"{base}/projects/demo-nli/")
+    counter = dashboard.locator('[data-key="annotations"]')
+    before = int(counter.inner_text())
+    dashboard.wait_for_function("() => document.getElementById('live-state').textContent === '(live)'")
 
-        worker = worker_context.new_page()
-        login(worker, base, "worker3", "demo-worker-pass")
-        worker.goto(f"{base}/work/demo-nli/")
-        answered = worker.locator("fieldset.item").count()
-        for fieldset in worker.locator("fieldset.item").all():
-            fieldset.locator("input[type=radio]").first.check()
-        worker.keyboard.press("Control+Enter")
-        worker.wait_for_selector(".message.success")
+    worker = sign_in("worker3")
+    worker.goto(f"{base}/work/demo-nli/")
+    answered = worker.locator("fieldset.item").count()
+    for fieldset in worker.locator("fieldset.item").all():
+        fieldset.locator("input[type=radio]").first.check()
+    worker.keyboard.press("Control+Enter")
+    worker.wait_for_selector(".message.success")
 
-        dashboard.wait_for_function(
-            f"() => Number(document.querySelector('[data-key=annotations]').textContent) === {before + answered}", timeout=3000
-        )
-        dashboard.wait_for_selector("#worker-figures td:has-text('worker3')", timeout=5000)
-        dashboard.screenshot(path="test-artifacts/live-dashboard.png", full_page=True)
-    finally:
-        author_context.close()
-        worker_context.close()
+    dashboard.wait_for_function(
+        f"() => Number(document.querySelector('[data-key=annotations]').textContent) === {before + answered}", timeout=3000
+    )
+    dashboard.wait_for_selector("#worker-figures td:has-text('worker3')", timeout=5000)
+    dashboard.screenshot(path="test-artifacts/live-dashboard.png", full_page=True)

@@ -19,6 +19,13 @@ SUBSETS = [
     ("chaosNLI_alphanli.jsonl", "abdnli_random_baseline.json", 0.106),
 ]
 NLI_LETTER = {"entailment": "e", "neutral": "n", "contradiction": "c"}
+# A small human file: item a split 90/10, item b unanimous.
+TWO_ITEMS = [
+    {"uid": "a", "label_count": [90, 10, 0], "label_dist": [0.9, 0.1, 0.0], "entropy": 0.469,
+     "majority_label": "e", "old_label": "n"},
+    {"uid": "b", "label_count": [0, 0, 100], "label_dist": [0.0, 0.0, 1.0], "entropy": 0.0,
+     "majority_label": "c", "old_label": "c"},
+]
 
 
 def reference_scores(human_path, prediction_path):
@@ -93,12 +100,7 @@ def test_jsonl_rows_from_the_predict_command_score_the_same(shared_data, tmp_pat
 
 
 def test_argmax_is_used_without_a_predicted_label(tmp_path):
-    human = write_jsonl(tmp_path / "h.jsonl", [
-        {"uid": "a", "label_count": [90, 10, 0], "label_dist": [0.9, 0.1, 0.0], "entropy": 0.469,
-         "majority_label": "e", "old_label": "n"},
-        {"uid": "b", "label_count": [0, 0, 100], "label_dist": [0.0, 0.0, 1.0], "entropy": 0.0,
-         "majority_label": "c", "old_label": "c"},
-    ])
+    human = write_jsonl(tmp_path / "h.jsonl", TWO_ITEMS)
     predictions = write_jsonl(tmp_path / "p.jsonl", [
         {"id": "a", "probabilities": {"e": 0.7, "n": 0.3, "c": 0.0}},
         {"id": "b", "probabilities": {"e": 0.0, "n": 0.0, "c": 1.0}},
@@ -150,12 +152,7 @@ def test_several_models_need_a_choice(shared_data, tmp_path):
 
 
 def test_bad_label_names_the_line_and_field(tmp_path):
-    human = write_jsonl(tmp_path / "h.jsonl", [
-        {"uid": "a", "label_count": [90, 10, 0], "label_dist": [0.9, 0.1, 0.0], "entropy": 0.469,
-         "majority_label": "e", "old_label": "n"},
-        {"uid": "b", "label_count": [0, 0, 100], "label_dist": [0.0, 0.0, 1.0], "entropy": 0.0,
-         "majority_label": "x", "old_label": "c"},
-    ])
+    human = write_jsonl(tmp_path / "h.jsonl", [TWO_ITEMS[0], {**TWO_ITEMS[1], "majority_label": "x"}])
     with pytest.raises(CommandError, match=r"h\.jsonl:2 field 'majority_label'"):
         evaluate("chaos", "--human", human, "--predictions", human)
 

@@ -8,7 +8,7 @@ def pytest_terminal_summary(terminalreporter):
     if not calls:
         return
     terminalreporter.section("schemathesis")
-    for who in ("anonymous", "worker", "author", "admin"):
+    for who in module.CALLERS:
         mine = {label: count for (caller, label), count in calls.items() if caller == who}
         if mine:
             terminalreporter.write_line(f"{who}: {sum(mine.values())} requests over {len(mine)} operations")

@@ -38,6 +38,7 @@ TOKENS = {
     "admin": "0123456789abcdef0123456789abcdef01234567",
 }
 USERNAMES = {"worker": "worker1", "author": "author", "admin": "admin"}  # the demo's accounts
+CALLERS = ["anonymous", *TOKENS]
 # Operations whose success depends on more than the request's shape: the file's content, the credentials,
 # or the project's task type (which settings, answers and export formats fit it). A schema-valid request
 # may get a 400 from them, so positive_data_acceptance is not run there; the 400 must still be the
@@ -144,25 +145,8 @@ def generous_throttles(settings):
     settings.API_THROTTLE_RATES = {"anon": "100000/minute", "user": "100000/minute"}
 
 
+@pytest.mark.parametrize("who", CALLERS)
 @schema.parametrize()
 @settings(suppress_health_check=[HealthCheck.function_scoped_fixture], deadline=None)
-def test_api_anonymous(case, live_server, demo_data):
-    call_as("anonymous", case, live_server, demo_data)
-
-
-@schema.parametrize()
-@settings(suppress_health_check=[HealthCheck.function_scoped_fixture], deadline=None)
-def test_api_as_worker(case, live_server, demo_data):
-    call_as("worker", case, live_server, demo_data)
-
-
-@schema.parametrize()
-@settings(suppress_health_check=[HealthCheck.function_scoped_fixture], deadline=None)
-def test_api_as_author(case, live_server, demo_data):
-    call_as("author", case, live_server, demo_data)
-
-
-@schema.parametrize()
-@settings(suppress_health_check=[HealthCheck.function_scoped_fixture], deadline=None)
-def test_api_as_admin(case, live_server, demo_data):
-    call_as("admin", case, live_server, demo_data)
+def test_api(case, who, live_server, demo_data):
+    call_as(who, case, live_server, demo_data)
