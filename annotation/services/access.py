@@ -49,16 +49,32 @@ def has_role(user, role: str) -> bool:
 
 
 def with_roles(users: QuerySet, user_field: str = "pk") -> QuerySet:
-    """Rows that load a user (users, or tokens with their user) with that user's roles read in the same
-    statement: authentication then costs one query instead of two on every request."""
-    return users.annotate(**{
-        f"_has_role_{role}": Exists(Group.objects.filter(user=OuterRef(user_field), name=role)) for role in ROLES
-    })
+    """Rows that load a user (users, or tokens with their user) with that user's roles, and the study of a
+    crowd account, read in the same statement: authentication then costs one query instead of two or three
+    on every request."""
+    from annotation.models import CrowdSession
+
+    return users.annotate(
+        _crowd_study=Subquery(CrowdSession.objects.filter(worker=OuterRef(user_field)).values("project_id")[:1]),
+        **{f"_has_role_{role}": Exists(Group.objects.filter(user=OuterRef(user_field), name=role)) for role in ROLES},
+    )
 
 
 def remember_roles(user, row) -> None:
-    """Keep the roles read by with_roles() on the user, where has_role() looks first."""
+    """Keep what with_roles() read on the user, where has_role() and crowd_study() look first."""
     user._role_names = {role for role in ROLES if getattr(row, f"_has_role_{role}")}
+    user._crowd_study = (row._crowd_study,)
+
+
+def crowd_study(user) -> int | None:
+    """The one study a crowd account (made by a platform entry link for one participant) may work on; None
+    for every other account."""
+    from annotation.models import CrowdSession
+
+    known = getattr(user, "_crowd_study", None)
+    if known is None:
+        known = user._crowd_study = (CrowdSession.objects.filter(worker=user.pk).values_list("project_id", flat=True).first(),)
+    return known[0]
 
 
 def is_admin(user) -> bool:
@@ -99,6 +115,8 @@ def _audience_admits(user) -> Q:
     from annotation.models import CrowdSession, Project
 
     arrived = CrowdSession.objects.filter(project=OuterRef("pk"), worker=user)
+    if crowd_study(user) is not None:  # a crowd account: its own study, nothing else open to workers
+        return Q(pk=crowd_study(user))
     return (
         Q(audience=Project.Audience.EVERYONE)
         | Q(audience=Project.Audience.MEMBERS, members=user)
@@ -193,12 +211,14 @@ def _audience_admits_project(user, project) -> bool:
     """_audience_admits() for one loaded project."""
     from annotation.models import CrowdSession, Project
 
+    if crowd_study(user) is not None:  # a crowd account: its own study, nothing else open to workers
+        return project.pk == crowd_study(user)
+    if project.audience == Project.Audience.PLATFORM:
+        return CrowdSession.objects.filter(project=project, worker=user).exists()
     if project.audience == Project.Audience.EVERYONE:
         return True
-    if project.audience == Project.Audience.MEMBERS:
-        return (project.members.filter(pk=user.pk).exists()
-                or project.member_groups.filter(pk__in=user.groups.values("pk")).exists())
-    return project.audience == Project.Audience.PLATFORM and CrowdSession.objects.filter(project=project, worker=user).exists()
+    return (project.members.filter(pk=user.pk).exists()
+            or project.member_groups.filter(pk__in=user.groups.values("pk")).exists())
 
 
 def work_refusal(user, project, new_page: bool = True) -> PermissionDenied | None:

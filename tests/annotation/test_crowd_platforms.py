@@ -302,3 +302,18 @@ def test_counts_read_as_english_and_exports_have_one_extension(make_project, imp
             name = exporters.file_name(project, fmt)
             assert name.count(".csv") + name.count(".jsonl") == 1 and not name.endswith((".csv.csv", ".jsonl.jsonl")), name
     assert client.get(f"/projects/{project.slug}/export/csv/")["Content-Disposition"] == 'attachment; filename="plurals.csv"'
+
+
+def test_a_crowd_account_works_on_its_own_study_and_no_other(study, make_project, import_rows, client):
+    """A participant paid for one study cannot wander into the lab's other open studies with that account."""
+    open_to_all = make_project("nli_label", slug="open-to-all", audience="everyone")
+    import_rows(open_to_all, [{"id": "1", "premise": "P", "hypothesis": "H"}])
+    client.get(prolific_link(study))
+    crowd_user = logged_in_user(client)
+    assert access.crowd_study(crowd_user) == study.pk
+    assert set(access.workable_projects(crowd_user)) == {study}
+    assert client.get(f"/work/{open_to_all.slug}/").status_code == 404
+    api = APIClient()
+    api.force_authenticate(crowd_user)
+    assert api.post(f"/api/v1/projects/{open_to_all.slug}/claim/").status_code == 404
+    assert api.post(f"/api/v1/projects/{study.slug}/claim/").status_code == 201
