@@ -31,6 +31,7 @@ from pathlib import Path
 from _common import (
     PYTHON,
     analyze,
+    argument_parser,
     bulk_items,
     emit,
     insert_select,
@@ -144,12 +145,11 @@ def count_file(path: Path) -> tuple[int, int]:
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argument_parser(__doc__)
     parser.add_argument("--annotations", type=int, default=1_000_000)
     parser.add_argument("--per-item", type=int, default=5, help="annotations (workers) per item")
     parser.add_argument("--database", choices=("sqlite", "postgres"), default="sqlite")
     parser.add_argument("--tracemalloc", action="store_true", help="export a second time under tracemalloc")
-    parser.add_argument("--json", action="store_true", help="end with one JSON line of the figures")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--trace", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--out", help=argparse.SUPPRESS)
