@@ -117,6 +117,18 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
+def port_accepts(port: int, seconds: float) -> bool:
+    """Whether something listens on 127.0.0.1:port within `seconds`."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            return True
+        except OSError:
+            time.sleep(0.05)
+    return False
+
+
 def session_processes(session: int) -> dict[int, list[str]]:
     """The /proc/<pid>/stat fields after the command name (state, ppid, ..., see proc(5)) of each living
     process of a session."""
@@ -208,9 +220,10 @@ class ProductionServer:
         return sorted(pid for pid, fields in processes.items()
                       if int(fields[1]) in supervisors and "spawn_main" in commands[pid])
 
-    def log_tail(self, lines: int = 30) -> str:
+    def log_tail(self, lines: int | None = 30) -> str:
+        """The last `lines` lines of the server's log (None: all of it)."""
         with open(self.log_path, errors="replace") as server_log:
-            return "".join(server_log.readlines()[-lines:])
+            return "".join(server_log.readlines()[-lines if lines else 0:])
 
 
 def _command_line(pid: int) -> str:

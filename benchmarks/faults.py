@@ -26,15 +26,16 @@ With --json the last line of stdout is {"faults": {"kill_web": {...}, "pg_termin
 from __future__ import annotations
 
 import os
+import re
 import signal
-import socket
 import subprocess
 import threading
 import time
+from collections import Counter
 
 import psycopg
 
-from _common import ProductionServer, django_on_scratch_postgres, emit, free_port, load_average, log
+from _common import ProductionServer, django_on_scratch_postgres, emit, free_port, load_average, log, port_accepts
 from load import SLUG, WorkerLog, check_invariants, check_work_arguments, prepare, run_worker, work_arguments
 
 WARMUP_S = 5  # the server's pools and caches fill before the first baseline
@@ -43,6 +44,7 @@ RETRY_FOR_S = 60  # how long a page keeps trying one request
 WINDOW_S = 1.0  # throughput is counted over windows this long ...
 WINDOW_STEP_S = 0.25  # ... starting this often after the fault
 RECOVERED_FRACTION = 0.9
+SCHEDULE_SLACK_S = 5
 
 
 class PrivateRedis:
@@ -59,14 +61,8 @@ class PrivateRedis:
             ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=0.5).close()
-                return
-            except OSError:
-                time.sleep(0.05)
-        raise RuntimeError(f"redis-server did not listen on port {self.port}")
+        if not port_accepts(self.port, 10):
+            raise RuntimeError(f"redis-server did not listen on port {self.port}")
 
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:
@@ -148,11 +144,20 @@ def phase_figures(logs: list[WorkerLog], project, start: float, fault_at: float,
     }
 
 
+def error_summary(server: ProductionServer) -> str:
+    """Each distinct line of the server's log that names an exception, with how often it came."""
+    named = Counter(line.strip() for line in server.log_tail(lines=None).splitlines()
+                    if re.match(r"^[\w.]+(Error|Exception)\b", line.strip()))
+    return "\n".join(f"{count:6d}  {line[:300]}" for line, count in named.most_common(20))
+
+
 def run_phases(server: ProductionServer, database_url: str, redis: PrivateRedis, project, tokens: list[str],
                seconds: float) -> tuple[dict, list[WorkerLog]]:
     """Start the workers, then each fault on its schedule; returns the figures per fault."""
     first = time.monotonic() + WARMUP_S
-    deadline = first + len(FAULTS) * 2 * seconds + REDIS_DOWN_S
+    # The workers stop once every phase is over; the faults' and checks' own moments make the phases a
+    # little longer than their schedule.
+    deadline = first + len(FAULTS) * 2 * seconds + REDIS_DOWN_S + SCHEDULE_SLACK_S
     logs = [WorkerLog() for _ in tokens]
     threads = [
         threading.Thread(target=run_worker, args=(server.port, token, SLUG, index, deadline, logs[index]),
@@ -209,7 +214,7 @@ def main():
         if errors:
             log(f"first client error: {errors[0]}")
         if any(figures["errors_5xx"] for figures in results.values()):
-            log("server log tail:\n" + server.log_tail())
+            log("the errors in the server's log, most frequent first:\n" + error_summary(server))
     emit({"faults": results}, args.json)
 
 

@@ -5,7 +5,6 @@ acknowledged submit must be stored, no page may be half written, and expired cla
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -22,15 +21,10 @@ from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
 from annotation.models import Annotation, Assignment, Claim, Item
+from benchmarks._common import free_port, port_accepts
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 REPO = Path(__file__).resolve().parents[2]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 class Server:
@@ -52,14 +46,8 @@ class Server:
                 [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(self.port), "config.asgi:application"],
                 cwd=REPO, env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
             )
-        deadline = time.time() + 60
-        while time.time() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=0.3).close()
-                return
-            except OSError:
-                time.sleep(0.2)
-        raise RuntimeError("server did not start: " + self.log.read_text()[-2000:])
+        if not port_accepts(self.port, 60):
+            raise RuntimeError("server did not start: " + self.log.read_text()[-2000:])
 
     def kill(self):
         os.killpg(self.process.pid, signal.SIGKILL)
