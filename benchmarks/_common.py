@@ -17,7 +17,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -235,10 +235,12 @@ def _command_line(pid: int) -> str:
 
 
 @contextmanager
-def django_on_scratch_postgres(purpose: str):
-    """A scratch database (see scratch_postgres), migrated, with this process's Django set up on it and a
-    temporary NLI_STUDIO_VAR folder; yields (database URL, var folder)."""
-    with tempfile.TemporaryDirectory(prefix=f"nli-bench-{purpose}-") as var_dir, scratch_postgres(purpose) as url:
+def django_on_scratch_database(purpose: str, database: str = "postgres"):
+    """A scratch database (PostgreSQL: see scratch_postgres; SQLite: a file in the var folder), migrated,
+    with this process's Django set up on it and a temporary NLI_STUDIO_VAR folder; yields (URL, var folder)."""
+    with tempfile.TemporaryDirectory(prefix=f"nli-bench-{purpose}-") as var_dir, (
+        scratch_postgres(purpose) if database == "postgres" else nullcontext(f"sqlite:///{var_dir}/{purpose}.sqlite3")
+    ) as url:
         migrate(url, var_dir)
         setup_django(url, var_dir)
         yield url, var_dir

@@ -30,7 +30,7 @@ from _common import (
     analyze,
     argument_parser,
     bulk_items,
-    django_on_scratch_postgres,
+    django_on_scratch_database,
     emit,
     insert_select,
     load_average,
@@ -172,7 +172,7 @@ def main():
         parser.error(f"each project needs at least {needed} items for these cycles")
 
     load_before = load_average()
-    with django_on_scratch_postgres("claims"):
+    with django_on_scratch_database("claims"):
         from annotation.services.projects import create_project
 
         author = make_author()

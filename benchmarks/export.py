@@ -18,13 +18,11 @@ Usage: python benchmarks/export.py [--annotations 1000000] [--per-item 5] [--dat
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import resource
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -33,14 +31,13 @@ from _common import (
     analyze,
     argument_parser,
     bulk_items,
+    django_on_scratch_database,
     emit,
     insert_select,
     load_average,
     log,
     make_author,
     make_workers,
-    migrate,
-    scratch_postgres,
     setup_django,
 )
 
@@ -160,13 +157,7 @@ def main():
         parser.error("--per-item must be 1..100 and --annotations at least --per-item")
 
     load_before = load_average()
-    with tempfile.TemporaryDirectory(prefix="nli-bench-export-") as var_dir, contextlib.ExitStack() as stack:
-        if args.database == "postgres":
-            url = stack.enter_context(scratch_postgres("export"))
-        else:
-            url = f"sqlite:///{Path(var_dir) / 'export.sqlite3'}"
-        migrate(url, var_dir)
-        setup_django(url, var_dir)
+    with django_on_scratch_database("export", args.database) as (url, var_dir):
         from django.db import connections
 
         created = build_project(args.annotations, args.per_item)

@@ -17,8 +17,8 @@ submit stores nothing more). Per phase:
   recovery_s             seconds from the fault until the submits acknowledged in a 1 s window are back
                          to 90 % of the baseline's rate (0: they never fell below it; null: not within
                          the phase)
-and, besides, baseline_rps, lowest_rps (the worst 1 s window after the fault), submits and what the
-fault did (the process killed, the connections ended, the web processes alive at the phase's end).
+and, besides, baseline_rps, lowest_rps and lowest_at_s (the worst 1 s window after the fault and when
+it began), submits and what the fault did (the process killed, the connections ended, the web processes alive at the phase's end).
 
 Usage: python benchmarks/faults.py [--workers 32] [--processes 2] [--items 5000] [--seconds 15] [--json]
 With --json the last line of stdout is {"faults": {"kill_web": {...}, "pg_terminate": {...}, "redis_stop": {...}}}.
@@ -35,7 +35,7 @@ from collections import Counter
 
 import psycopg
 
-from _common import ProductionServer, django_on_scratch_postgres, emit, free_port, load_average, log, port_accepts
+from _common import ProductionServer, django_on_scratch_database, emit, free_port, load_average, log, port_accepts
 from load import SLUG, WorkerLog, check_invariants, check_work_arguments, prepare, run_worker, work_arguments
 
 WARMUP_S = 5  # the server's pools and caches fill before the first baseline
@@ -99,14 +99,16 @@ def rate(moments: list[float], start: float, end: float) -> float:
     return sum(1 for moment in moments if start <= moment < end) / (end - start)
 
 
-def recovery(moments: list[float], fault_at: float, end: float, baseline_rps: float) -> tuple[float | None, float]:
-    """(seconds from the fault to the first window back at RECOVERED_FRACTION of the baseline, or None;
-    the lowest window rate after the fault)."""
+def recovery(moments: list[float], fault_at: float, end: float, baseline_rps: float) -> dict:
+    """recovery_s: seconds from the fault to the first window back at RECOVERED_FRACTION of the baseline
+    (None: none was); lowest_rps and lowest_at_s: the worst window after the fault and when it began."""
     starts = [fault_at + step * WINDOW_STEP_S for step in range(int((end - fault_at - WINDOW_S) / WINDOW_STEP_S) + 1)]
     rates = [rate(moments, start, start + WINDOW_S) for start in starts]
     recovered = next((start - fault_at for start, value in zip(starts, rates)
                       if value >= RECOVERED_FRACTION * baseline_rps), None)
-    return recovered, min(rates, default=0.0)
+    lowest_rps, lowest_start = min(zip(rates, starts))
+    return {"recovery_s": None if recovered is None else round(recovered, 2), "lowest_rps": round(lowest_rps, 1),
+            "lowest_at_s": round(lowest_start - fault_at, 2)}
 
 
 def acknowledged_between(logs: list[WorkerLog], start: float, end: float) -> tuple[list, list[float]]:
@@ -128,7 +130,6 @@ def phase_figures(logs: list[WorkerLog], project, start: float, fault_at: float,
     _, baseline_moments = acknowledged_between(logs, start, fault_at)
     pages, moments = acknowledged_between(logs, fault_at, end)
     baseline_rps = len(baseline_moments) / (fault_at - start)
-    recovery_s, lowest_rps = recovery(moments, fault_at, end, baseline_rps)
     invariants = check_invariants(project, pages)
     connections.close_all()  # the next fault may end this connection
     return {
@@ -136,9 +137,8 @@ def phase_figures(logs: list[WorkerLog], project, start: float, fault_at: float,
         "over_assigned": invariants["over_assigned"],
         "duplicate_worker_item": invariants["duplicate_worker_item"],
         "errors_5xx": sum(1 for record in logs for moment in list(record.server_errors_at) if start <= moment < end),
-        "recovery_s": None if recovery_s is None else round(recovery_s, 2),
+        **recovery(moments, fault_at, end, baseline_rps),
         "baseline_rps": round(baseline_rps, 1),
-        "lowest_rps": round(lowest_rps, 1),
         "submits": len(baseline_moments) + len(pages),
         "counter_mismatch": invariants["counter_mismatch"],
     }
@@ -191,7 +191,7 @@ def main():
 
     load_before = load_average()
     redis = PrivateRedis()
-    with django_on_scratch_postgres("faults") as (url, var_dir):
+    with django_on_scratch_database("faults") as (url, var_dir):
         project, tokens = prepare(args.workers, args.items, args.items_per_page, args.redundancy)
         from django.db import connections
 

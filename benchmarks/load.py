@@ -51,7 +51,7 @@ from _common import (
     ProductionServer,
     argument_parser,
     bulk_items,
-    django_on_scratch_postgres,
+    django_on_scratch_database,
     emit,
     load_average,
     log,
@@ -354,7 +354,7 @@ def main():
         parser.error("--rate must be above 0")
 
     load_before = load_average()
-    with django_on_scratch_postgres("load") as (url, var_dir):
+    with django_on_scratch_database("load") as (url, var_dir):
         from django.db import connections
 
         project, tokens = prepare(args.workers, args.items, args.items_per_page, args.redundancy)
