@@ -6,13 +6,18 @@ and only then imports Django.
 """
 from __future__ import annotations
 
+import argparse
+import http.client
 import json
 import math
 import os
+import signal
+import socket
 import subprocess
 import sys
+import tempfile
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -26,6 +31,13 @@ _started = time.perf_counter()
 def log(message: str) -> None:
     """Progress goes to stderr so that stdout carries only the figures."""
     print(f"[{time.perf_counter() - _started:7.1f} s] {message}", file=sys.stderr, flush=True)
+
+
+def argument_parser(doc: str) -> argparse.ArgumentParser:
+    """A benchmark's command line: its docstring as help, and --json."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--json", action="store_true", help="end with one JSON line of the figures")
+    return parser
 
 
 def emit(figures: dict, as_json: bool) -> None:
@@ -97,6 +109,141 @@ def scratch_postgres(purpose: str):
             # FORCE ends sessions a killed server or worker thread may have left behind.
             admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         log(f"dropped database {name}")
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def port_accepts(port: int, seconds: float) -> bool:
+    """Whether something listens on 127.0.0.1:port within `seconds`."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            return True
+        except OSError:
+            time.sleep(0.05)
+    return False
+
+
+def session_processes(session: int) -> dict[int, list[str]]:
+    """The /proc/<pid>/stat fields after the command name (state, ppid, ..., see proc(5)) of each living
+    process of a session."""
+    found = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[3]) == session:
+            found[int(entry)] = fields
+    return found
+
+
+class ProductionServer:
+    """bin/serve in production mode (no demo, no migrate, DEBUG off) on a free port, in a session of its
+    own, its output in <var_dir>/server.log. `env` adds to the environment or overrides it (REDIS_URL,
+    TASK_WORKERS, ...). Used by the benchmarks and by tests/faults/test_two_hosts.py."""
+
+    def __init__(self, database_url: str, var_dir: str | Path, processes: int, **env: str):
+        self.port = free_port()
+        self.processes = processes
+        self.var_dir = Path(var_dir)
+        self.log_path = self.var_dir / "server.log"
+        self.env = {
+            **django_env(database_url, var_dir),
+            "DEBUG": "false", "SECRET_KEY": "benchmark-secret-key-not-for-production", "ALLOWED_HOSTS": "127.0.0.1",
+            "PY": PYTHON, "HOST": "127.0.0.1", "PORT": str(self.port), "WEB_CONCURRENCY": str(processes),
+            "DEMO": "0", "MIGRATE": "0", **env,
+        }
+        self.process: subprocess.Popen | None = None
+
+    def start(self) -> "ProductionServer":
+        self.launch()
+        self.wait_until_serving()
+        return self
+
+    def launch(self) -> None:
+        """Start bin/serve without waiting for it (several servers can then start side by side)."""
+        self.var_dir.mkdir(parents=True, exist_ok=True)
+        with open(self.log_path, "ab") as server_log:
+            self.process = subprocess.Popen(
+                [str(REPO_ROOT / "bin" / "serve")], cwd=REPO_ROOT, env=self.env, stdout=server_log,
+                stderr=subprocess.STDOUT, start_new_session=True,
+            )
+
+    def wait_until_serving(self, seconds: float = 180) -> None:
+        """Returns once the server answers HTTP; raises with the log's tail if it exits or stays silent."""
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"bin/serve exited with {self.process.returncode}: {self.log_tail()}")
+            try:
+                connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=5)
+                connection.request("GET", "/api/projects/")
+                connection.getresponse().read()
+                connection.close()
+                time.sleep(1.0 if self.processes > 1 else 0)  # the other processes are a moment behind the first
+                return
+            except OSError:
+                time.sleep(0.2)
+        self.stop()
+        raise RuntimeError(f"bin/serve did not answer on port {self.port} within {seconds:g} s: {self.log_tail()}")
+
+    def stop(self) -> None:
+        """SIGTERM to the whole session (shell, uvicorn and its processes, task worker, expiry loop)."""
+        if self.process is None:
+            return
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait()
+        try:
+            os.killpg(self.process.pid, signal.SIGKILL)  # anything of the session still alive
+        except ProcessLookupError:
+            pass
+
+    def web_processes(self) -> list[int]:
+        """The uvicorn web processes: the children uvicorn's supervisor spawned (multiprocessing)."""
+        processes = session_processes(self.process.pid)
+        commands = {pid: _command_line(pid) for pid in processes}
+        supervisors = {pid for pid, command in commands.items() if "uvicorn" in command}
+        return sorted(pid for pid, fields in processes.items()
+                      if int(fields[1]) in supervisors and "spawn_main" in commands[pid])
+
+    def log_tail(self, lines: int | None = 30) -> str:
+        """The last `lines` lines of the server's log (None: all of it)."""
+        with open(self.log_path, errors="replace") as server_log:
+            return "".join(server_log.readlines()[-lines if lines else 0:])
+
+
+def _command_line(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as command:
+            return command.read().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
+@contextmanager
+def django_on_scratch_database(purpose: str, database: str = "postgres"):
+    """A scratch database (PostgreSQL: see scratch_postgres; SQLite: a file in the var folder), migrated,
+    with this process's Django set up on it and a temporary NLI_STUDIO_VAR folder; yields (URL, var folder)."""
+    with tempfile.TemporaryDirectory(prefix=f"nli-bench-{purpose}-") as var_dir, (
+        scratch_postgres(purpose) if database == "postgres" else nullcontext(f"sqlite:///{var_dir}/{purpose}.sqlite3")
+    ) as url:
+        migrate(url, var_dir)
+        setup_django(url, var_dir)
+        yield url, var_dir
 
 
 def _close_django_connections() -> None:

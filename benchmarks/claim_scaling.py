@@ -21,26 +21,23 @@ Usage: python benchmarks/claim_scaling.py [--small 10000] [--large 1000000] [--c
 """
 from __future__ import annotations
 
-import argparse
 import random
 import statistics
-import tempfile
 import threading
 import time
 
 from _common import (
     analyze,
+    argument_parser,
     bulk_items,
-    insert_select,
+    django_on_scratch_database,
     emit,
+    insert_select,
     load_average,
     log,
     make_author,
     make_workers,
-    migrate,
-    scratch_postgres,
     series_sql,
-    setup_django,
 )
 
 
@@ -161,7 +158,7 @@ def measure_history(project, veteran, newcomer, cycles: int) -> dict:
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argument_parser(__doc__)
     parser.add_argument("--small", type=int, default=10_000, help="items in the small project")
     parser.add_argument("--large", type=int, default=1_000_000, help="items in the large project")
     parser.add_argument("--cycles", type=int, default=200, help="measured claim + submit cycles per project")
@@ -169,16 +166,13 @@ def main():
     parser.add_argument("--threads", type=int, default=4, help="concurrent workers")
     parser.add_argument("--history", type=int, default=10_000, help="earlier answers of the veteran worker")
     parser.add_argument("--history-cycles", type=int, default=100, help="measured cycles of each worker")
-    parser.add_argument("--json", action="store_true", help="end with one JSON line of the figures")
     args = parser.parse_args()
     needed = (args.cycles + args.warmup * args.threads) * 5
     if min(args.small, args.large) < needed:
         parser.error(f"each project needs at least {needed} items for these cycles")
 
     load_before = load_average()
-    with tempfile.TemporaryDirectory(prefix="nli-bench-claims-") as var_dir, scratch_postgres("claims") as url:
-        migrate(url, var_dir)
-        setup_django(url, var_dir)
+    with django_on_scratch_database("claims"):
         from annotation.services.projects import create_project
 
         author = make_author()

@@ -14,12 +14,10 @@ Usage: python benchmarks/dashboard.py [--items 100000] [--workers 200] [--repeat
 from __future__ import annotations
 
 import argparse
-import contextlib
 import statistics
-import tempfile
 import time
 
-from _common import analyze, bulk_items, emit, insert_select, load_average, log, make_author, make_workers, migrate, scratch_postgres, setup_django
+from _common import analyze, bulk_items, django_on_scratch_database, emit, insert_select, load_average, log, make_author, make_workers
 
 SLUG = "dashboard-bench"
 
@@ -126,12 +124,7 @@ def main() -> None:
     parser.add_argument("--database", choices=("sqlite", "postgres"), default="sqlite")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as var, (
-        scratch_postgres("dashboard") if args.database == "postgres" else contextlib.nullcontext(None)
-    ) as postgres_url:
-        url = postgres_url or f"sqlite:///{var}/bench.sqlite3"
-        migrate(url, var)
-        setup_django(url, var)
+    with django_on_scratch_database("dashboard", args.database):
         figures = measure(args)
         figures["database"] = args.database
     emit(figures, args.json)

@@ -18,28 +18,26 @@ Usage: python benchmarks/export.py [--annotations 1000000] [--per-item 5] [--dat
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import resource
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 from _common import (
     PYTHON,
     analyze,
+    argument_parser,
     bulk_items,
+    django_on_scratch_database,
     emit,
     insert_select,
     load_average,
     log,
     make_author,
     make_workers,
-    migrate,
-    scratch_postgres,
     setup_django,
 )
 
@@ -144,12 +142,11 @@ def count_file(path: Path) -> tuple[int, int]:
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argument_parser(__doc__)
     parser.add_argument("--annotations", type=int, default=1_000_000)
     parser.add_argument("--per-item", type=int, default=5, help="annotations (workers) per item")
     parser.add_argument("--database", choices=("sqlite", "postgres"), default="sqlite")
     parser.add_argument("--tracemalloc", action="store_true", help="export a second time under tracemalloc")
-    parser.add_argument("--json", action="store_true", help="end with one JSON line of the figures")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--trace", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--out", help=argparse.SUPPRESS)
@@ -160,13 +157,7 @@ def main():
         parser.error("--per-item must be 1..100 and --annotations at least --per-item")
 
     load_before = load_average()
-    with tempfile.TemporaryDirectory(prefix="nli-bench-export-") as var_dir, contextlib.ExitStack() as stack:
-        if args.database == "postgres":
-            url = stack.enter_context(scratch_postgres("export"))
-        else:
-            url = f"sqlite:///{Path(var_dir) / 'export.sqlite3'}"
-        migrate(url, var_dir)
-        setup_django(url, var_dir)
+    with django_on_scratch_database("export", args.database) as (url, var_dir):
         from django.db import connections
 
         created = build_project(args.annotations, args.per_item)

@@ -39,32 +39,26 @@ Latencies are client-side, in milliseconds.
 from __future__ import annotations
 
 import argparse
-import signal
 import http.client
 import json
 import os
 import random
-import socket
-import subprocess
-import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
 
 from _common import (
+    ProductionServer,
+    argument_parser,
     bulk_items,
-    PYTHON,
-    REPO_ROOT,
-    django_env,
+    django_on_scratch_database,
     emit,
     load_average,
     log,
     make_author,
     make_workers,
-    migrate,
     percentile,
-    scratch_postgres,
-    setup_django,
+    session_processes,
 )
 
 SLUG = "load-usnli"
@@ -76,83 +70,21 @@ MAX_FAILURES_PER_WORKER = 20  # a worker whose requests keep failing stops inste
 class WorkerLog:
     claim_ms: list[float] = field(default_factory=list)
     submit_ms: list[float] = field(default_factory=list)
-    # (assignment id, item ids) of every submit answered 200
+    # (assignment id, item ids) of every submit answered 200, and when (time.monotonic()) each was answered
     acknowledged: list[tuple[int, list[int]]] = field(default_factory=list)
+    acknowledged_at: list[float] = field(default_factory=list)
+    server_errors_at: list[float] = field(default_factory=list)  # when each 5xx answer came
     annotations: int = 0
     statuses: dict[int, int] = field(default_factory=dict)
     transport_errors: int = 0
     first_error: str = ""
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def start_server(port: int, database_url: str, var_dir: str, log_path: str, processes: int,
-                 **extra_env: str) -> subprocess.Popen:
-    """bin/serve in production mode (no demo, DEBUG off) in a session of its own; answers once it serves."""
-    env = django_env(
-        database_url, var_dir, DEBUG="false", SECRET_KEY="benchmark-secret-key-not-for-production",
-        ALLOWED_HOSTS="127.0.0.1", PY=PYTHON, HOST="127.0.0.1", PORT=str(port),
-        WEB_CONCURRENCY=str(processes), DEMO="0", MIGRATE="0", **extra_env,
-    )
-    with open(log_path, "ab") as server_log:
-        server = subprocess.Popen(
-            [str(REPO_ROOT / "bin" / "serve")], cwd=REPO_ROOT, env=env, stdout=server_log,
-            stderr=subprocess.STDOUT, start_new_session=True,
-        )
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline:
-        if server.poll() is not None:
-            with open(log_path, errors="replace") as lines:
-                raise RuntimeError(f"bin/serve exited with {server.returncode}: {lines.read()[-2000:]}")
-        try:
-            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
-            connection.request("GET", "/api/projects/")
-            connection.getresponse().read()
-            connection.close()
-            time.sleep(1.0 if processes > 1 else 0)  # the other processes are a moment behind the first
-            return server
-        except OSError:
-            time.sleep(0.2)
-    stop_server(server)
-    with open(log_path, errors="replace") as lines:
-        tail = "".join(lines.readlines()[-20:])
-    raise RuntimeError(f"bin/serve did not answer on port {port} within 180 s; its log ends:\n{tail}")
-
-
-def stop_server(server: subprocess.Popen) -> None:
-    """SIGTERM to the whole session (shell, uvicorn and its processes, task worker, expiry loop)."""
-    if server.poll() is None:
-        os.killpg(server.pid, signal.SIGTERM)
-        try:
-            server.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(server.pid, signal.SIGKILL)
-            server.wait()
-    try:
-        os.killpg(server.pid, signal.SIGKILL)  # anything of the session still alive
-    except ProcessLookupError:
-        pass
-
-
 def cpu_seconds(session: int) -> float:
     """User + system CPU time the processes of a session have used so far (Linux /proc); the time of
     processes that already ended is not counted."""
-    total = 0
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as stat:
-                fields = stat.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[3]) == session:
-            total += int(fields[11]) + int(fields[12])
-    return total / os.sysconf("SC_CLK_TCK")
+    ticks = sum(int(fields[11]) + int(fields[12]) for fields in session_processes(session).values())
+    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 def machine_busy_seconds() -> tuple[float, float]:
@@ -165,16 +97,30 @@ def machine_busy_seconds() -> tuple[float, float]:
 
 
 class Client:
-    """One simulated worker's keep-alive connection; records latencies, statuses and transport errors."""
+    """One simulated worker's keep-alive connection; records latencies, statuses and transport errors.
 
-    def __init__(self, port: int, token: str, record: WorkerLog):
+    With retry_for > 0 it behaves like a browser page that tries again: a request that gets no answer or
+    a 5xx is sent again after retry_pause seconds, for up to retry_for seconds (claims and submits are
+    safe to repeat); each attempt is recorded."""
+
+    def __init__(self, port: int, token: str, record: WorkerLog, retry_for: float = 0, retry_pause: float = 0.2):
         self.port, self.record = port, record
+        self.retry_for, self.retry_pause = retry_for, retry_pause
         self.headers = {"Authorization": f"Token {token}", "Content-Type": "application/json"}
         self.connection = http.client.HTTPConnection("127.0.0.1", port, timeout=REQUEST_TIMEOUT_S)
 
     def call(self, method: str, path: str, body: bytes | None, timings: list[float],
              since: float | None = None) -> tuple[int, bytes]:
         """since: when the request was due (open loop); the latency counts from then."""
+        give_up_at = time.monotonic() + self.retry_for
+        while True:
+            status, payload = self._attempt(method, path, body, timings, since)
+            if 0 < status < 500 or time.monotonic() + self.retry_pause > give_up_at:
+                return status, payload
+            time.sleep(self.retry_pause)
+
+    def _attempt(self, method: str, path: str, body: bytes | None, timings: list[float],
+                 since: float | None) -> tuple[int, bytes]:
         start = time.perf_counter() if since is None else since
         for attempt in range(2):
             try:
@@ -195,6 +141,8 @@ class Client:
                 return 0, b""
         timings.append((time.perf_counter() - start) * 1000)
         self.record.statuses[response.status] = self.record.statuses.get(response.status, 0) + 1
+        if response.status >= 500:
+            self.record.server_errors_at.append(time.monotonic())
         return response.status, payload
 
     def close(self) -> None:
@@ -210,10 +158,11 @@ def wait_until(moment: float) -> float:
 
 
 def run_worker(port: int, token: str, slug: str, seed: int, deadline: float, record: WorkerLog,
-               period: float | None = None, first_due: float | None = None) -> None:
-    """Claim and submit until the deadline; with a period (open loop), one claim is due every period."""
+               period: float | None = None, first_due: float | None = None, retry_for: float = 0) -> None:
+    """Claim and submit until the deadline; with a period (open loop), one claim is due every period;
+    retry_for: see Client."""
     rng = random.Random(seed)
-    client = Client(port, token, record)
+    client = Client(port, token, record, retry_for=retry_for)
     failures = 0
     due = first_due
     while time.monotonic() < deadline and failures < MAX_FAILURES_PER_WORKER:
@@ -240,6 +189,7 @@ def run_worker(port: int, token: str, slug: str, seed: int, deadline: float, rec
                                       since=submit_due)
         if status == 200:
             record.acknowledged.append((page["id"], item_ids))
+            record.acknowledged_at.append(time.monotonic())
             record.annotations += json.loads(payload)["annotations"]
         else:
             failures += 1
@@ -372,51 +322,59 @@ def drive(target, port: int, tokens: list[str], seconds: float, rate: float | No
     return logs, elapsed, {"stuck_workers": stuck}
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--workers", type=int, default=64, help="simulated workers (threads), one user each")
-    parser.add_argument("--seconds", type=float, default=30, help="how long workers keep claiming")
-    parser.add_argument("--items", type=int, default=10_000, help="items in the project")
+def work_arguments(doc: str, seconds_help: str, default_workers: int, default_items: int) -> argparse.ArgumentParser:
+    """The command line of a benchmark that runs this load: workers, project shape, server processes."""
+    parser = argument_parser(doc)
+    parser.add_argument("--workers", type=int, default=default_workers, help="simulated workers (threads), one user each")
+    parser.add_argument("--seconds", type=float, default=30, help=seconds_help)
+    parser.add_argument("--items", type=int, default=default_items, help="items in the project")
     parser.add_argument("--items-per-page", type=int, default=1, help="items on one page (k)")
     parser.add_argument("--redundancy", type=int, default=1, help="annotations wanted per item")
     parser.add_argument("--processes", type=int, default=2, help="web processes of the server (WEB_CONCURRENCY)")
-    parser.add_argument("--rate", type=float, default=None,
-                        help="open loop: claims + submits sent per second in all (default: closed loop)")
-    parser.add_argument("--ceiling-seconds", type=float, default=8, help="how long to measure the ceiling")
-    parser.add_argument("--json", action="store_true", help="end with one JSON line of the figures")
-    args = parser.parse_args()
+    return parser
+
+
+def check_work_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     if not 1 <= args.workers <= 512 or not 0 < args.seconds <= 600:
         parser.error("--workers must be 1..512 and --seconds 0..600")
     if args.items < 1 or not 1 <= args.items_per_page <= 50 or not 1 <= args.redundancy <= 20:
         parser.error("--items must be >= 1, --items-per-page 1..50 and --redundancy 1..20")
-    if not 1 <= args.processes <= 16 or (args.rate is not None and args.rate <= 0):
-        parser.error("--processes must be 1..16 and --rate above 0")
+    if not 1 <= args.processes <= 16:
+        parser.error("--processes must be 1..16")
+
+
+def main():
+    parser = work_arguments(__doc__, "how long workers keep claiming", default_workers=64, default_items=10_000)
+    parser.add_argument("--rate", type=float, default=None,
+                        help="open loop: claims + submits sent per second in all (default: closed loop)")
+    parser.add_argument("--ceiling-seconds", type=float, default=8, help="how long to measure the ceiling")
+    args = parser.parse_args()
+    check_work_arguments(parser, args)
+    if args.rate is not None and args.rate <= 0:
+        parser.error("--rate must be above 0")
 
     load_before = load_average()
-    with tempfile.TemporaryDirectory(prefix="nli-bench-load-") as var_dir, scratch_postgres("load") as url:
-        migrate(url, var_dir)
-        setup_django(url, var_dir)
+    with django_on_scratch_database("load") as (url, var_dir):
         from django.db import connections
 
         project, tokens = prepare(args.workers, args.items, args.items_per_page, args.redundancy)
         sql_per_claim, sql_per_submit = sql_per_request(project)
         connections.close_all()
 
-        port = free_port()
-        server_log = os.path.join(var_dir, "server.log")
-        server = start_server(port, url, var_dir, server_log, args.processes)
+        server = ProductionServer(url, var_dir, args.processes).start()
+        port = server.port
         try:
             log(f"bin/serve ({args.processes} web processes) serves 127.0.0.1:{port}; ceiling for "
                 f"{args.ceiling_seconds:g} s, then {args.workers} workers for {args.seconds:g} s"
                 + (f" at {args.rate:g} requests/s" if args.rate else " (closed loop)"))
             ceiling_logs, ceiling_elapsed, _ = drive(run_ceiling, port, tokens, args.ceiling_seconds)
-            server_cpu, client_cpu = cpu_seconds(server.pid), time.process_time()
+            server_cpu, client_cpu = cpu_seconds(server.process.pid), time.process_time()
             busy, total = machine_busy_seconds()
             logs, elapsed, extra = drive(run_worker, port, tokens, args.seconds, args.rate)
-            server_cpu, client_cpu = cpu_seconds(server.pid) - server_cpu, time.process_time() - client_cpu
+            server_cpu, client_cpu = cpu_seconds(server.process.pid) - server_cpu, time.process_time() - client_cpu
             busy_after, total_after = machine_busy_seconds()
         finally:
-            stop_server(server)
+            server.stop()
         log(f"load done in {elapsed:.1f} s; server stopped; checking the database")
 
         acknowledged = [page for record in logs for page in record.acknowledged]
@@ -431,8 +389,7 @@ def main():
         if errors:
             log(f"first client error: {errors[0]}")
         if any(code >= 500 for code in statuses):
-            with open(server_log, errors="replace") as lines:
-                log("server log tail:\n" + "".join(lines.readlines()[-30:]))
+            log("server log tail:\n" + server.log_tail())
 
         claim_ms = [ms for record in logs for ms in record.claim_ms]
         submit_ms = [ms for record in logs for ms in record.submit_ms]

@@ -28,6 +28,17 @@ def drop_dead_connections() -> bool:
     return dropped
 
 
+def says_connection_lost(error: Exception) -> bool:
+    """Whether a database error is the connection going away rather than a failed statement.
+
+    Needed beside drop_dead_connections: a connection lost inside atomic() is already replaced when the
+    error gets here (the failed rollback closed it; leaving the block opened a new one). psycopg's own
+    errors carry no SQLSTATE, the server's name a connection exception (08) or a shutdown (57P01-57P03);
+    a deadlock or a timeout has another state, and SQLite's errors have none at all."""
+    state = getattr(error.__cause__, "sqlstate", "")
+    return state is None or state.startswith(("08", "57P01", "57P02", "57P03"))
+
+
 class DatabaseRetryMiddleware:
     """A request whose database connection was dropped (database restart, pg_terminate_backend) runs once
     more on a fresh connection before it fails. Safe because the dropped transaction was rolled back and
@@ -54,7 +65,8 @@ class DatabaseRetryMiddleware:
     def process_exception(self, request, exception):
         if not isinstance(exception, (OperationalError, InterfaceError)):
             return None
-        if not drop_dead_connections() or getattr(request, RETRY_MARK, False) is None:
+        dropped = drop_dead_connections()  # closes the dead ones whatever the error says
+        if not (dropped or says_connection_lost(exception)) or getattr(request, RETRY_MARK, False) is None:
             return None  # not a dropped connection, or the retry failed too: the error stands
         setattr(request, RETRY_MARK, True)
         return JsonResponse({"detail": "retrying", "code": "retry"}, status=503)  # replaced by the retry

@@ -1,9 +1,16 @@
 """DRF throttles keyed on the real client address (behind the trusted proxies) and read their rate from
-settings.API_THROTTLE_RATES on every request, so a deployment or a test can change it."""
+settings.API_THROTTLE_RATES on every request, so a deployment or a test can change it. The counts live
+in the cache (Redis when REDIS_URL is set); while that cache is unreachable requests pass unthrottled
+instead of failing."""
+import logging
+
 from django.conf import settings
+from redis.exceptions import RedisError
 from rest_framework.throttling import AnonRateThrottle, UserRateThrottle
 
 from annotation.services.login_limits import client_ip
+
+logger = logging.getLogger(__name__)
 
 
 class RateFromSettings:
@@ -13,7 +20,11 @@ class RateFromSettings:
     def allow_request(self, request, view):
         self.rate = self.get_rate()
         self.num_requests, self.duration = self.parse_rate(self.rate)
-        return super().allow_request(request, view)
+        try:
+            return super().allow_request(request, view)
+        except RedisError as error:  # Redis down: a missed count is better than a refused submit
+            logger.warning("API throttle not applied, its cache is unreachable: %r", error)
+            return True
 
     def get_ident(self, request):
         return client_ip(request) or "unknown"

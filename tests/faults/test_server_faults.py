@@ -5,7 +5,6 @@ acknowledged submit must be stored, no page may be half written, and expired cla
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -22,15 +21,10 @@ from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
 from annotation.models import Annotation, Assignment, Claim, Item
+from benchmarks._common import free_port, port_accepts
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 REPO = Path(__file__).resolve().parents[2]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 class Server:
@@ -52,14 +46,8 @@ class Server:
                 [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(self.port), "config.asgi:application"],
                 cwd=REPO, env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
             )
-        deadline = time.time() + 60
-        while time.time() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=0.3).close()
-                return
-            except OSError:
-                time.sleep(0.2)
-        raise RuntimeError("server did not start: " + self.log.read_text()[-2000:])
+        if not port_accepts(self.port, 60):
+            raise RuntimeError("server did not start: " + self.log.read_text()[-2000:])
 
     def kill(self):
         os.killpg(self.process.pid, signal.SIGKILL)
@@ -194,3 +182,19 @@ def test_lost_database_connections_give_clean_errors_and_no_half_written_page(lo
     # A cut connection is retried once; if that fails too, the request gets a plain JSON error (503: the
     # database is unavailable, or 500; no debug page); nothing else breaks.
     assert all(s in (500, 503) for s in errors), errors
+
+
+def test_claim_and_submit_go_on_while_the_throttle_cache_is_unreachable(loaded_project, settings, client):
+    """The API throttles count in Redis; with Redis down (nothing listens on the port) a worker's claim and
+    submit still succeed, unthrottled, instead of answering 500 (benchmarks/faults.py, redis_stop)."""
+    project, tokens = loaded_project
+    settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache",
+                                   "LOCATION": f"redis://127.0.0.1:{free_port()}/0"}}
+    auth = {"HTTP_AUTHORIZATION": f"Token {tokens[0]}"}
+    claimed = client.post(f"/api/projects/{project.slug}/claim/", **auth)
+    assert claimed.status_code == 201, claimed.content
+    answers = {str(item["id"]): {"value": 5000} for item in claimed.json()["items"]}
+    submitted = client.post(f"/api/assignments/{claimed.json()['id']}/submit/", {"answers": answers},
+                            content_type="application/json", **auth)
+    assert submitted.status_code == 200, submitted.content
+    assert Annotation.objects.filter(assignment_id=claimed.json()["id"]).count() == len(answers)

@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 from django.test import Client
 from django.urls import path
 from rest_framework.decorators import api_view, permission_classes
@@ -240,7 +240,17 @@ def count_users(request):
     return Response({"users": get_user_model().objects.count()})
 
 
-urlpatterns = [path("api/broken/", broken), path("api/users/", count_users), *site_urls]
+@api_view(["GET"])
+@permission_classes([AllowAny])
+def count_users_in_transaction(request):
+    from django.contrib.auth import get_user_model
+
+    with transaction.atomic():
+        return Response({"users": get_user_model().objects.count()})
+
+
+urlpatterns = [path("api/broken/", broken), path("api/users/", count_users),
+               path("api/users-in-transaction/", count_users_in_transaction), *site_urls]
 
 
 @pytest.mark.urls(__name__)
@@ -295,6 +305,21 @@ def test_a_dropped_database_connection_is_retried_once(make_user):
         failed = Client(raise_request_exception=False).get("/api/users/")
     assert failed.status_code == 503 and failed.json()["code"] == "unavailable"
     assert state["left"] == 3  # tried twice, not more
+
+
+@pytest.mark.postgres
+@pytest.mark.urls(__name__)
+@pytest.mark.django_db(transaction=True)
+def test_a_connection_dropped_inside_a_transaction_is_retried_once(make_user):
+    """Leaving atomic() after the drop, Django's rollback fails and it closes the connection itself; that
+    is a drop too (pg_terminate_backend in the middle of a submit, benchmarks/faults.py)."""
+    make_user("someone", "worker")
+    wrapper, state = kill_own_connection_on_first_query(1)
+    connection.ensure_connection()
+    with connection.execute_wrapper(wrapper):
+        response = Client(raise_request_exception=False).get("/api/users-in-transaction/")
+    assert state["left"] == 0
+    assert response.status_code == 200 and response.json() == {"users": 1}
 
 
 # --- big inputs --------------------------------------------------------------------------------------
