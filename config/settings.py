@@ -301,6 +301,8 @@ API_THROTTLE_RATES = {
 }
 SPECTACULAR_SETTINGS.update({
     "PREPROCESSING_HOOKS": ["common.api_schema.only_versioned_paths"],
+    # The default hook (enum components) stays first; links are added to the finished schema.
+    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "common.api_schema.declare_links"],
     "VERSION": "1.0.0",
 })
 REST_FRAMEWORK.update({
