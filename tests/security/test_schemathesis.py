@@ -31,6 +31,7 @@ from hypothesis import HealthCheck, Phase, seed, settings
 from hypothesis.errors import FlakyStrategyDefinition
 from openapi_spec_validator import validate
 from rest_framework.authtoken.models import Token
+from schemathesis.core.failures import FailureGroup
 from schemathesis.specs.openapi.checks import ignored_auth, positive_data_acceptance
 
 from annotation.demo import load_demo
@@ -198,9 +199,9 @@ def test_api(case, who, live_server, demo_data):
     call_as(who, case, live_server, demo_data)
 
 
-def workflow_of(who, live_server, demo_data, scenarios_run: Counter):
+def workflow_of(who, live_server, demo_data, scenarios_run: Counter, failures: list):
     """schemathesis' state machine for the schema, calling the live server as `who`; counts the scenarios
-    it completes in scenarios_run."""
+    it completes in scenarios_run and keeps every check's failure in failures."""
 
     class Workflow(schema.as_state_machine()):
         def step(self, input):
@@ -220,9 +221,13 @@ def workflow_of(who, live_server, demo_data, scenarios_run: Counter):
             return {"base_url": live_server.url}
 
         def validate_response(self, response, case, additional_checks=None, **kwargs):
-            case.validate_response(response, additional_checks=additional_checks,
-                                   excluded_checks=checks_left_out(who, case),
-                                   transport_kwargs=kwargs or None, recorder=self.recorder)
+            try:
+                case.validate_response(response, additional_checks=additional_checks,
+                                       excluded_checks=checks_left_out(who, case),
+                                       transport_kwargs=kwargs or None, recorder=self.recorder)
+            except FailureGroup as failure:
+                failures.append(failure)
+                raise
 
         def teardown(self):
             scenarios_run["completed"] += 1
@@ -237,9 +242,11 @@ def test_api_stateful(who, live_server, demo_data):
     that led somewhere new, but here the server's state changes between scenarios (projects created, pages
     claimed), so a replay can find other rules open and Hypothesis gives up with FlakyStrategyDefinition.
     That is no finding about the API (schemathesis' own runner restarts the same way): the run goes on
-    with the next seed until the scenarios are done. A check's failure is raised as it is."""
+    with the next seed until the scenarios are done. A check's failure is kept when it happens, since the
+    replay that would raise it may be the one that gives up; the first one fails the test."""
     scenarios_run: Counter = Counter()
-    workflow = workflow_of(who, live_server, demo_data, scenarios_run)
+    failures: list[FailureGroup] = []
+    workflow = workflow_of(who, live_server, demo_data, scenarios_run, failures)
     for attempt in range(STATEFUL_SCENARIOS):
         left = STATEFUL_SCENARIOS - scenarios_run["completed"]
         if left <= 0:
@@ -250,6 +257,8 @@ def test_api_stateful(who, live_server, demo_data):
                 suppress_health_check=list(HealthCheck), database=None,
             ))
         except FlakyStrategyDefinition:
+            if failures:
+                raise failures[0] from None
             continue
         break
-    assert scenarios_run["completed"] >= STATEFUL_SCENARIOS
+    assert scenarios_run["completed"] >= STATEFUL_SCENARIOS, f"only {scenarios_run['completed']} scenarios ran"
