@@ -38,7 +38,7 @@ from annotation.demo import load_demo
 from annotation.models import Project
 from annotation.services.assignments import claim_page
 
-SEED = 7
+SEED = int(os.environ.get("FUZZ_SEED", 7))  # another seed explores other examples and scenarios
 EXAMPLES_PER_OPERATION = int(os.environ.get("FUZZ_EXAMPLES", 4))
 # Fixed tokens, so that one revoked by DELETE /api/v1/token/ can be put back before the next call.
 TOKENS = {
