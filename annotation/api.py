@@ -17,6 +17,7 @@ from annotation.serializers import (
     AdjudicationQueueItemSerializer,
     AdjudicationRecordSerializer,
     AssignmentSerializer,
+    BackgroundImportSerializer,
     ErrorSerializer,
     ImportSerializer,
     ProjectSerializer,
@@ -182,7 +183,7 @@ class ProjectViewSet(
     @extend_schema(
         request={"multipart/form-data": ImportSerializer},
         responses={200: OpenApiResponse(description="import report"), 400: ErrorSerializer,
-                   202: OpenApiResponse(description="a large file: {job, url} of the background import")},
+                   202: OpenApiResponse(BackgroundImportSerializer, description="a large file: the background import's job")},
     )
     @action(detail=True, methods=["post"], url_path="import", parser_classes=[MultiPartParser])
     def import_file(self, request, slug=None):

@@ -123,6 +123,13 @@ class ImportSerializer(serializers.Serializer):
                                       help_text="data to collect, hidden gold check items, or qualification test items")
 
 
+class BackgroundImportSerializer(serializers.Serializer):
+    """The answer to a file too large to import at once: the job that imports it."""
+
+    job = serializers.IntegerField(help_text="the job's id (GET /api/v1/jobs/{id}/ follows it)")
+    url = serializers.CharField(help_text="the job's API address")
+
+
 class ResultSerializer(serializers.ModelSerializer):
     example_id = serializers.SerializerMethodField()
     premise = serializers.CharField(source="example.premise")

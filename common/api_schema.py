@@ -44,3 +44,35 @@ def only_versioned_paths(endpoints, **kwargs):
     return [endpoint for endpoint in endpoints if endpoint[0].startswith(API_VERSION_PREFIX)]
 
 
+
+
+
+# Where one operation's answer names what other operations act on: the answer (method, path, status), the
+# value it names (a JSON pointer into its body), the path parameter that takes the value and the path under
+# which every operation takes it. Published as OpenAPI links, which stateful clients (schemathesis' state
+# machine) follow. An evaluation run is a job, so its id is also followed under /api/v1/jobs/.
+LINKS = [
+    ("post", "/api/v1/projects/", "201", "/slug", "slug", "/api/v1/projects/{slug}/"),
+    ("post", "/api/v1/projects/{slug}/claim/", "201", "/id", "id", "/api/v1/assignments/{id}/"),
+    ("post", "/api/v1/evaluation/runs/", "201", "/id", "id", "/api/v1/evaluation/runs/{id}/"),
+    ("post", "/api/v1/evaluation/runs/", "201", "/id", "id", "/api/v1/jobs/{id}/"),
+    ("post", "/api/v1/projects/{slug}/import/", "202", "/job", "id", "/api/v1/jobs/{id}/"),
+]
+
+
+def declare_links(result, generator, request, public):
+    """drf-spectacular postprocessing hook: add LINKS to the responses they start from. A link whose
+    answer has no body, or whose path matches no operation, is an error here rather than a silent gap."""
+    paths = result["paths"]
+    for method, path, status, pointer, parameter, under in LINKS:
+        response = paths[path][method]["responses"][status]
+        if "content" not in response:
+            raise ValueError(f"{method.upper()} {path} {status} has no body for a link to read {pointer} from")
+        targets = [operation["operationId"] for target_path, operations in paths.items()
+                   if target_path.startswith(under) for operation in operations.values()]
+        if not targets:
+            raise ValueError(f"no operation under {under} for the link from {method.upper()} {path} {status}")
+        links = response.setdefault("links", {})
+        for operation_id in targets:
+            links[operation_id] = {"operationId": operation_id, "parameters": {parameter: f"$response.body#{pointer}"}}
+    return result

@@ -241,7 +241,7 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
+    "DEFAULT_PAGINATION_CLASS": "common.pagination.PageNumbersOnly",
     "PAGE_SIZE": 50,
 }
 SPECTACULAR_SETTINGS = {
@@ -301,6 +301,8 @@ API_THROTTLE_RATES = {
 }
 SPECTACULAR_SETTINGS.update({
     "PREPROCESSING_HOOKS": ["common.api_schema.only_versioned_paths"],
+    # The default hook (enum components) stays first; links are added to the finished schema.
+    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "common.api_schema.declare_links"],
     "VERSION": "1.0.0",
 })
 REST_FRAMEWORK.update({

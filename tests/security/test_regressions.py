@@ -152,3 +152,17 @@ def test_unparseable_bodies_match_the_documented_error_shape(nli_page, worker_ap
     response = worker_api.post(f"/api/assignments/{nli_page.pk}/submit/", b"\xbe", content_type="application/json")
     assert response.status_code == 400
     assert set(error["required"]) <= set(response.json())
+
+
+@pytest.mark.parametrize("page", ["", "last", "abc"])
+def test_a_page_that_is_not_a_number_is_a_404(nli_page, worker_api, page):
+    """The schema says `page` is an integer; DRF used to read an empty one as page 1 and `last` as the last
+    page (found by the stateful schemathesis run: GET /api/v1/jobs/?page= answered 200)."""
+    response = worker_api.get(f"/api/v1/assignments/?page={page}")
+    assert response.status_code == 404
+    assert response.json()["code"] == "not_found"
+
+
+def test_a_page_number_still_pages(nli_page, worker_api):
+    assert worker_api.get("/api/v1/assignments/?page=1").json()["results"][0]["id"] == nli_page.pk
+    assert worker_api.get("/api/v1/assignments/").json()["count"] == 1

@@ -8,7 +8,13 @@ before any server runs); test_published_schema_is_the_one_tested checks the live
 schema, and test_schema_is_valid_openapi validates it with openapi-spec-validator. schemathesis' lazy
 from_fixture loader is not used: 4.32.5 sets Function._nodeid, which pytest 9 no longer has.
 
-Bounded for CI (EXAMPLES_PER_OPERATION); `bin/fuzz-api` runs the same tests with more examples.
+test_api_stateful runs schemathesis' state machine as the worker, the author and the admin: scenarios
+that follow the schema's OpenAPI links (common/api_schema.LINKS), so that a created project, a claimed
+page or a started run is used by the next calls (read, changed, submitted, released, cancelled) with every
+check, including the stateful ones (what a POST created can be read back).
+
+Bounded for CI (EXAMPLES_PER_OPERATION, STATEFUL_SCENARIOS and STATEFUL_STEPS); `bin/fuzz-api` runs the
+same tests with more examples, scenarios and steps.
 One exception to positive_data_acceptance: the three operations whose success depends on what no schema
 can say (an import's file content, an evaluation's files, whether the username and password are right)
 may answer a valid-looking request with 400; every 400 still has to match the error body.
@@ -21,15 +27,18 @@ from collections import Counter
 import pytest
 import requests
 import schemathesis
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, Phase, seed, settings
+from hypothesis.errors import FlakyStrategyDefinition
 from openapi_spec_validator import validate
 from rest_framework.authtoken.models import Token
+from schemathesis.core.failures import FailureGroup
 from schemathesis.specs.openapi.checks import ignored_auth, positive_data_acceptance
 
 from annotation.demo import load_demo
 from annotation.models import Project
 from annotation.services.assignments import claim_page
 
+SEED = int(os.environ.get("FUZZ_SEED", 7))  # another seed explores other examples and scenarios
 EXAMPLES_PER_OPERATION = int(os.environ.get("FUZZ_EXAMPLES", 4))
 # Fixed tokens, so that one revoked by DELETE /api/v1/token/ can be put back before the next call.
 TOKENS = {
@@ -66,13 +75,23 @@ SCHEMA = generated_schema()
 # for bin/fuzz-api, off in the bounded run of make test.
 COVERAGE_PHASE = os.environ.get("FUZZ_COVERAGE", "") == "1"
 schema = schemathesis.openapi.from_dict(SCHEMA, config=schemathesis.Config.from_dict({
-    "seed": 7,
+    "seed": SEED,
     "generation": {"max-examples": EXAMPLES_PER_OPERATION},
     "phases": {"coverage": {"enabled": COVERAGE_PHASE}},
 }))
 
 
-CALLS: Counter = Counter()  # requests sent per (who, operation); tests/security/conftest.py reports them
+# Scenarios of the state machine per caller, and the most calls in one (the first call included).
+STATEFUL_SCENARIOS = int(os.environ.get("FUZZ_SCENARIOS", 10))
+STATEFUL_STEPS = int(os.environ.get("FUZZ_STEPS", 8))
+# The callers who can create something to follow (the anonymous caller gets 401 from every call).
+STATEFUL_CALLERS = list(TOKENS)
+
+# Requests sent per (who, operation), and links followed per (who, link); tests/security/conftest.py
+# reports them.
+CALLS: Counter = Counter()
+STATEFUL_CALLS: Counter = Counter()
+LINKS_FOLLOWED: Counter = Counter()
 
 
 @pytest.fixture(autouse=True)
@@ -115,6 +134,26 @@ def test_schema_is_valid_openapi():
     assert imports["multipart/form-data"]["schema"]["$ref"].endswith("/Import")
 
 
+def test_links_lead_from_what_was_created_to_the_operations_on_it():
+    operations = {operation["operationId"]: (path, operation) for path, methods in SCHEMA["paths"].items()
+                  for operation in methods.values()}
+    links = {(method, path, status): response["links"] for path, methods in SCHEMA["paths"].items()
+             for method, operation in methods.items() for status, response in operation["responses"].items()
+             if "links" in response}
+    claimed = links["post", "/api/v1/projects/{slug}/claim/", "201"]
+    assert set(claimed) == {"assignments_retrieve", "assignments_submit_create", "assignments_release_create"}
+    assert {link["parameters"]["id"] for link in claimed.values()} == {"$response.body#/id"}
+    created = links["post", "/api/v1/projects/", "201"]
+    assert {"projects_retrieve", "projects_partial_update", "projects_claim_create"} <= set(created)
+    assert set(links["post", "/api/v1/evaluation/runs/", "201"]) >= {"evaluation_runs_retrieve", "jobs_cancel_create"}
+    assert set(links["post", "/api/v1/projects/{slug}/import/", "202"]) == {"jobs_retrieve", "jobs_cancel_create"}
+    for answer, named in links.items():
+        for link in named.values():
+            path, operation = operations[link["operationId"]]
+            path_parameters = {parameter["name"] for parameter in operation["parameters"] if parameter["in"] == "path"}
+            assert set(link["parameters"]) == path_parameters, (answer, path)
+
+
 def headers_of(who: str) -> dict:
     from django.contrib.auth import get_user_model
 
@@ -127,17 +166,25 @@ def headers_of(who: str) -> dict:
     return {"Authorization": f"Token {TOKENS[who]}"}
 
 
-def call_as(who, case, live_server, demo_data):
-    aim_at_real_objects(case, demo_data)
+def authenticate_as(who, case):
     headers = {key: value for key, value in (case.headers or {}).items() if key.lower() != "authorization"}
     case.headers = {**headers, **headers_of(who)}
-    CALLS[who, case.operation.label] += 1
+
+
+def checks_left_out(who, case) -> list:
     excluded = [positive_data_acceptance] if case.operation.label in BEYOND_THE_SCHEMA else []
     if who != "anonymous":
         # ignored_auth swaps the scheme it knows (a session cookie) and leaves this token in place; the
         # anonymous run is the one that shows every operation refuses a caller without credentials.
         excluded.append(ignored_auth)
-    case.call_and_validate(base_url=live_server.url, excluded_checks=excluded)
+    return excluded
+
+
+def call_as(who, case, live_server, demo_data):
+    aim_at_real_objects(case, demo_data)
+    authenticate_as(who, case)
+    CALLS[who, case.operation.label] += 1
+    case.call_and_validate(base_url=live_server.url, excluded_checks=checks_left_out(who, case))
 
 
 @pytest.fixture(autouse=True)
@@ -150,3 +197,68 @@ def generous_throttles(settings):
 @settings(suppress_health_check=[HealthCheck.function_scoped_fixture], deadline=None)
 def test_api(case, who, live_server, demo_data):
     call_as(who, case, live_server, demo_data)
+
+
+def workflow_of(who, live_server, demo_data, scenarios_run: Counter, failures: list):
+    """schemathesis' state machine for the schema, calling the live server as `who`; counts the scenarios
+    it completes in scenarios_run and keeps every check's failure in failures."""
+
+    class Workflow(schema.as_state_machine()):
+        def step(self, input):
+            if input.transition is None:
+                # A scenario's first call: aim it at the demo's objects, as test_api does. Later calls
+                # keep what the link gave them.
+                aim_at_real_objects(input.case, demo_data)
+            elif input.is_applied:
+                LINKS_FOLLOWED[who, input.transition.id] += 1
+            return super().step(input)
+
+        def before_call(self, case):
+            authenticate_as(who, case)
+            STATEFUL_CALLS[who, case.operation.label] += 1
+
+        def get_call_kwargs(self, case):
+            return {"base_url": live_server.url}
+
+        def validate_response(self, response, case, additional_checks=None, **kwargs):
+            try:
+                case.validate_response(response, additional_checks=additional_checks,
+                                       excluded_checks=checks_left_out(who, case),
+                                       transport_kwargs=kwargs or None, recorder=self.recorder)
+            except FailureGroup as failure:
+                failures.append(failure)
+                raise
+
+        def teardown(self):
+            scenarios_run["completed"] += 1
+            super().teardown()
+
+    return Workflow
+
+
+@pytest.mark.parametrize("who", STATEFUL_CALLERS)
+def test_api_stateful(who, live_server, demo_data):
+    """STATEFUL_SCENARIOS scenarios of the state machine, with every check. Hypothesis replays the choices
+    that led somewhere new, but here the server's state changes between scenarios (projects created, pages
+    claimed), so a replay can find other rules open and Hypothesis gives up with FlakyStrategyDefinition.
+    That is no finding about the API (schemathesis' own runner restarts the same way): the run goes on
+    with the next seed until the scenarios are done. A check's failure is kept when it happens, since the
+    replay that would raise it may be the one that gives up; the first one fails the test."""
+    scenarios_run: Counter = Counter()
+    failures: list[FailureGroup] = []
+    workflow = workflow_of(who, live_server, demo_data, scenarios_run, failures)
+    for attempt in range(STATEFUL_SCENARIOS):
+        left = STATEFUL_SCENARIOS - scenarios_run["completed"]
+        if left <= 0:
+            break
+        try:
+            seed(SEED + attempt)(workflow).run(settings=settings(
+                max_examples=left, stateful_step_count=STATEFUL_STEPS, deadline=None, phases=[Phase.generate],
+                suppress_health_check=list(HealthCheck), database=None,
+            ))
+        except FlakyStrategyDefinition:
+            if failures:
+                raise failures[0] from None
+            continue
+        break
+    assert scenarios_run["completed"] >= STATEFUL_SCENARIOS, f"only {scenarios_run['completed']} scenarios ran"
