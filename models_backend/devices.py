@@ -12,7 +12,8 @@ import torch
 
 from .model_kinds import PRECISIONS
 
-_DTYPES = {"fp32": torch.float32, "bf16-linear": torch.float32, "int8": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
+_DTYPES = {"fp32": torch.float32, "bf16-linear": torch.float32, "int8": torch.float32, "fp16": torch.float16,
+           "bf16": torch.bfloat16}
 
 
 def pick_device(requested: str | None = None) -> torch.device:
@@ -41,7 +42,8 @@ def pick_precision(device: torch.device, requested: str = "auto") -> str:
         raise ValueError("precision 'bf16-linear' needs a CPU with bfloat16 units (AVX512-BF16 or AMX), which "
                          "this one lacks; use int8 for a faster CPU path")
     if requested in ("fp16", "bf16") and device.type != "cuda":
-        raise ValueError(f"precision {requested!r} needs a CUDA device; use bf16-linear or int8 for a faster CPU path")
+        raise ValueError(f"precision {requested!r} needs a CUDA device; "
+                         "use bf16-linear or int8 for a faster CPU path")
     return requested
 
 
