@@ -1,4 +1,4 @@
-"""Throughput of the models_backend runner (fp32, and its int8 fast path) against transformers' pipeline at
+"""Throughput of the models_backend runner (fp32, and a fast path) against transformers' pipeline at
 the pipeline's best batch size.
 
 Checkpoint: the packaged MiniLM with a 3-way head fitted as a linear probe on SNLI dev pairs that are not
@@ -8,10 +8,12 @@ count, the same token ids (no pair is near 512 tokens, the length limit of both)
 the pipeline; every path is warmed up first and only the timed pass is counted.
 
 The pipeline (fed {"text", "text_pair"}) is swept over batch sizes 1..256 on the first --sweep-pairs pairs;
-the best batch size is then timed on all pairs. The fast path is compared with the fp32 runner: argmax
-agreement and the largest probability difference.
+the best batch size is then timed on all pairs. The fast path (--fast-precision; by default bf16-linear on a
+CPU with bfloat16 units, else int8, and fp16 on CUDA) is compared with the fp32 runner: argmax agreement and
+the largest probability difference.
 
-    python benchmarks/inference.py [--pairs 2000] [--batch-size 64] [--threads N] [--quick] [--json]
+    python benchmarks/inference.py [--pairs 2000] [--batch-size 64] [--threads N] [--fast-precision P]
+        [--quick] [--json]
 """
 import argparse
 import json
@@ -29,7 +31,7 @@ from transformers import AutoModelForSequenceClassification, AutoTokenizer, pipe
 from transformers.utils import logging as transformers_logging  # noqa: E402
 
 from benchmarks._common import SHARED_DATA, emit, load_average, log  # noqa: E402
-from models_backend.devices import pick_device  # noqa: E402
+from models_backend.devices import cpu_has_bf16, pick_device  # noqa: E402
 from models_backend.registry import inspect_checkpoint, load_model  # noqa: E402
 from models_backend.runner import predict_pairs  # noqa: E402
 
@@ -77,6 +79,12 @@ def build_checkpoint(folder: Path, probe_rows: list[dict]) -> Path:
     return folder
 
 
+def default_fast_precision(device: torch.device) -> str:
+    if device.type != "cpu":
+        return "fp16"
+    return "bf16-linear" if cpu_has_bf16() else "int8"
+
+
 def timed(function, warm_up, *args) -> tuple[object, float]:
     """(result, seconds) of ``function(*args)``, after one untimed call on ``warm_up``."""
     function(*warm_up)
@@ -93,7 +101,8 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=64, help="the runner's batch size")
     parser.add_argument("--threads", type=int, help="torch threads for every path (default: torch's)")
     parser.add_argument("--device")
-    parser.add_argument("--fast-precision", help="default: int8 on CPU, fp16 on CUDA")
+    parser.add_argument("--fast-precision", help="default: bf16-linear on a CPU with bfloat16 units, else int8; "
+                                                     "fp16 on CUDA")
     parser.add_argument("--quick", action="store_true", help="smoke run: 256 pairs, sweep on 64, probe on 256")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
@@ -104,7 +113,7 @@ def main() -> None:
     transformers_logging.set_verbosity_error()
 
     device = pick_device(args.device)
-    fast_precision = args.fast_precision or ("int8" if device.type == "cpu" else "fp16")
+    fast_precision = args.fast_precision or default_fast_precision(device)
     rows = read_snli()
     bench, probe = rows[:args.pairs], rows[-args.probe_pairs:]
     premises, hypotheses = [r["premise"] for r in bench], [r["hypothesis"] for r in bench]

@@ -1,7 +1,9 @@
 """Device and precision choice: CUDA when present (half precision), otherwise CPU (float32).
 
-Precisions: ``fp32``; ``fp16`` / ``bf16`` (CUDA only: on a CPU without native half-precision units they are
-slower than fp32); ``int8``: the encoder's linear layers dynamically quantised to int8 (CPU only: PyTorch's
+Precisions: ``fp32``; ``fp16`` / ``bf16`` (CUDA only: a whole model in half precision rounds its residual
+stream and layer norms too); ``bf16-linear``: the encoder's linear layers multiply in bfloat16 while the rest
+stays float32 (CPU only, and only on a CPU with native bfloat16 units, AVX512-BF16 or AMX: elsewhere it would
+be slower than fp32); ``int8``: the encoder's linear layers dynamically quantised to int8 (CPU only: PyTorch's
 int8 kernels are CPU kernels). ``auto`` is fp16 on CUDA and fp32 on CPU.
 """
 import warnings
@@ -10,7 +12,8 @@ import torch
 
 from .model_kinds import PRECISIONS
 
-_DTYPES = {"fp32": torch.float32, "int8": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
+_DTYPES = {"fp32": torch.float32, "bf16-linear": torch.float32, "int8": torch.float32, "fp16": torch.float16,
+           "bf16": torch.bfloat16}
 
 
 def pick_device(requested: str | None = None) -> torch.device:
@@ -33,15 +36,24 @@ def pick_precision(device: torch.device, requested: str = "auto") -> str:
         raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {requested!r}")
     if requested == "auto":
         return "fp16" if device.type == "cuda" else "fp32"
-    if requested == "int8" and device.type != "cpu":
-        raise ValueError("precision 'int8' runs on the CPU only; use fp16 or bf16 on a GPU")
+    if requested in ("int8", "bf16-linear") and device.type != "cpu":
+        raise ValueError(f"precision {requested!r} runs on the CPU only; use fp16 or bf16 on a GPU")
+    if requested == "bf16-linear" and not cpu_has_bf16():
+        raise ValueError("precision 'bf16-linear' needs a CPU with bfloat16 units (AVX512-BF16 or AMX), which "
+                         "this one lacks; use int8 for a faster CPU path")
     if requested in ("fp16", "bf16") and device.type != "cuda":
-        raise ValueError(f"precision {requested!r} needs a CUDA device; use int8 for a faster CPU path")
+        raise ValueError(f"precision {requested!r} needs a CUDA device; "
+                         "use bf16-linear or int8 for a faster CPU path")
     return requested
 
 
+def cpu_has_bf16() -> bool:
+    """Whether this CPU multiplies bfloat16 natively (oneDNN's own check; torch has no public one)."""
+    return torch.backends.mkldnn.is_available() and torch.ops.mkldnn._is_mkldnn_bf16_supported()
+
+
 def load_dtype(precision: str) -> torch.dtype:
-    """The dtype to load weights in (int8 models are loaded in float32 and quantised afterwards)."""
+    """The dtype to load weights in (int8 and bf16-linear models are loaded in float32 and converted afterwards)."""
     return _DTYPES[precision]
 
 
@@ -55,4 +67,32 @@ def quantise_int8(model):
         warnings.simplefilter("ignore", DeprecationWarning)
         warnings.simplefilter("ignore", UserWarning)
         quantize_dynamic(model.base_model, {torch.nn.Linear: per_channel_dynamic_qconfig}, inplace=True)
+    return model
+
+
+class Bf16Linear(torch.nn.Module):
+    """A linear layer that keeps its weights in bfloat16 and rounds its input to bfloat16 for the product
+    (oneDNN accumulates in float32); its output goes back to the input's dtype, so the residual stream, layer
+    norms, attention softmax and the task head stay float32, which is where bfloat16's 8-bit mantissa costs
+    labels."""
+
+    def __init__(self, linear: torch.nn.Linear):
+        super().__init__()
+        self.weight = torch.nn.Parameter(linear.weight.detach().to(torch.bfloat16), requires_grad=False)
+        self.bias = (None if linear.bias is None
+                     else torch.nn.Parameter(linear.bias.detach().to(torch.bfloat16), requires_grad=False))
+
+    def forward(self, hidden: torch.Tensor) -> torch.Tensor:
+        return torch.nn.functional.linear(hidden.to(torch.bfloat16), self.weight, self.bias).to(hidden.dtype)
+
+
+def bf16_linear(model):
+    """Swap the encoder's linear layers for Bf16Linear ones; the pooler and the task head stay float32 (a few
+    weights that decide the label, and too little work to gain from bfloat16)."""
+    encoder = model.base_model
+    linears = [(name, module) for name, module in encoder.named_modules()
+               if isinstance(module, torch.nn.Linear) and not name.startswith("pooler")]
+    for name, linear in linears:
+        parent_name, _, child = name.rpartition(".")
+        setattr(encoder.get_submodule(parent_name), child, Bf16Linear(linear))
     return model

@@ -2,7 +2,7 @@
 so that registering the model job kinds (at every start of the app) does not load torch."""
 from enum import Enum
 
-PRECISIONS = ("auto", "fp32", "int8", "fp16", "bf16")
+PRECISIONS = ("auto", "fp32", "bf16-linear", "int8", "fp16", "bf16")
 
 
 class ModelKind(str, Enum):

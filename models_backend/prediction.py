@@ -77,7 +77,7 @@ def predict_file(
 
     Classifiers and regressors run through the batched runner; a causal LM is scored as a multiple-choice
     reader (``prompt``, default ChoicePrompt()) and its option distribution is written like a classifier's.
-    ``precision``: auto, fp32, int8 (CPU fast path), fp16 or bf16 (CUDA); see devices.py.
+    ``precision``: auto, fp32, bf16-linear or int8 (CPU fast paths), fp16 or bf16 (CUDA); see devices.py.
     """
     if output_format not in FORMATS:
         raise ValueError(f"format must be one of {', '.join(FORMATS)}, got {output_format!r}")

@@ -14,7 +14,7 @@ from pathlib import Path
 import torch
 from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForSequenceClassification, AutoTokenizer
 
-from .devices import load_dtype, pick_precision, quantise_int8
+from .devices import bf16_linear, load_dtype, pick_precision, quantise_int8
 from .model_kinds import ModelKind
 
 # Config keys this project writes into checkpoints it trains.
@@ -155,4 +155,6 @@ def load_model(spec: ModelSpec, device: torch.device, precision: str = "auto"):
     model.to(device).eval()
     if precision == "int8":
         quantise_int8(model)
+    elif precision == "bf16-linear":
+        bf16_linear(model)
     return model, tokenizer

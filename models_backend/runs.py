@@ -185,7 +185,8 @@ class ModelForm:
 
 
 BATCH = Setting("batch_size", "int", 64, "pairs per forward pass", minimum=1, maximum=1024)
-PRECISION = Setting("precision", "choice", "auto", "auto: fp16 on a GPU, fp32 on a CPU; int8 is the CPU fast path",
+PRECISION = Setting("precision", "choice", "auto", "auto: fp16 on a GPU, fp32 on a CPU; bf16-linear (CPUs with "
+                    "bfloat16 units) and int8 are the CPU fast paths",
                     choices=tuple((p, p) for p in PRECISIONS))
 RECIPE = UnliSettings()
 

@@ -182,3 +182,21 @@ def test_an_nli_model_is_scored_against_a_label_studys_gold(client, author, mode
     assert job.status == "done", job.error
     assert job.inputs[0]["name"] == "labels-snli.jsonl" and job.project == study
     assert job.result["n"] == 3 and job.result["without_gold"] == 1 and job.result["accuracy"] == pytest.approx(2 / 3)
+
+
+@override_settings(TASKS=IMMEDIATE)
+def test_a_prediction_job_runs_at_the_precision_picked_in_the_form(client, author, models_dir, tmp_path):
+    from models_backend.devices import cpu_has_bf16
+
+    precision = "bf16-linear" if cpu_has_bf16() else "int8"
+    client.force_login(author)
+    pairs = write_pairs_jsonl(tmp_path / "in.jsonl").read_bytes()
+    client.post("/models/", {"job": "predict", "model_dir": "shared/tiny-nli", "input_file": SimpleUploadedFile("in.jsonl", pairs),
+                             "output_format": "jsonl", "batch_size": "4", "precision": precision, "queue": "default"})
+    refused = client.post("/models/", {"job": "predict", "model_dir": "shared/tiny-nli", "output_format": "jsonl",
+                                       "input_file": SimpleUploadedFile("in.jsonl", pairs), "batch_size": "4",
+                                       "precision": "fp8", "queue": "default"})
+    assert "Select a valid choice. fp8 is not one of the available choices." in refused.content.decode()
+    job = Job.objects.get()
+    assert job.status == "done", job.error
+    assert job.result["precision"] == precision

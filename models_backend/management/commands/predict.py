@@ -24,8 +24,9 @@ class Command(PipelineCommand):
                             "(placeholders {premise}, {hypothesis}, {options})")
         parser.add_argument("--max-length", type=int, help="truncate pairs to this many tokens")
         parser.add_argument("--precision", choices=PRECISIONS, default="auto",
-                            help="auto (fp16 on CUDA, fp32 on CPU), fp32, int8 (faster CPU path: int8 linear layers), "
-                                 "fp16 or bf16 (CUDA)")
+                            help="auto (fp16 on CUDA, fp32 on CPU), fp32, bf16-linear (faster CPU path on CPUs with "
+                                 "bfloat16 units: bfloat16 linear layers), int8 (faster CPU path: int8 linear "
+                                 "layers), fp16 or bf16 (CUDA)")
         parser.add_argument("--name", help="model name in the chaosnli output (default: the folder name)")
 
     def handle(self, *args, **options):
