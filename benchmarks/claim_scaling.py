@@ -43,6 +43,8 @@ from _common import (
 
 def run_cycles(project, worker, count: int, seed: int, timings: list[tuple[float, float]] | None) -> None:
     """`count` claim + submit cycles; appends (claim ms, submit ms) per cycle to `timings` if given."""
+    from django.db import connection
+
     from annotation.services.assignments import claim_page, submit_page
 
     rng = random.Random(seed)
@@ -58,6 +60,7 @@ def run_cycles(project, worker, count: int, seed: int, timings: list[tuple[float
         done = time.perf_counter()
         if timings is not None:
             timings.append(((claimed - start) * 1000, (done - claimed) * 1000))
+        connection.close()  # as at the end of a request: back to the pool, which has fewer slots than threads
 
 
 def measure(project, workers, warmup: int, cycles: int) -> dict:
