@@ -3,6 +3,7 @@ settings.API_THROTTLE_RATES on every request, so a deployment or a test can chan
 in the cache (Redis when REDIS_URL is set); while that cache is unreachable requests pass unthrottled
 instead of failing."""
 import logging
+import time
 
 from django.conf import settings
 from redis.exceptions import RedisError
@@ -11,6 +12,8 @@ from rest_framework.throttling import AnonRateThrottle, UserRateThrottle
 from annotation.services.login_limits import client_ip
 
 logger = logging.getLogger(__name__)
+WARN_EVERY_S = 60  # an outage is said once a minute per process, not once per request
+_last_warning = 0.0
 
 
 class RateFromSettings:
@@ -23,7 +26,10 @@ class RateFromSettings:
         try:
             return super().allow_request(request, view)
         except RedisError as error:  # Redis down: a missed count is better than a refused submit
-            logger.warning("API throttle not applied, its cache is unreachable: %r", error)
+            global _last_warning
+            if time.monotonic() - _last_warning >= WARN_EVERY_S:
+                _last_warning = time.monotonic()
+                logger.warning("API throttles not applied while their cache is unreachable: %r", error)
             return True
 
     def get_ident(self, request):

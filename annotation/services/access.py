@@ -192,19 +192,37 @@ def _workable(user, project) -> bool:
     return _audience_admits_project(user, project)
 
 
-def with_standing(rows: QuerySet, user, project_field: str = "pk") -> QuerySet:
-    """Rows that load a project (projects, or pages with their project) with this worker's standing in it
-    (suspended, blocked) read in the same statement, for the work check of a claim or submit."""
-    from annotation.models import WorkerStatus
+def with_work_state(rows: QuerySet, user, project_field: str = "pk", open_page: bool = False) -> QuerySet:
+    """Rows that load a project (projects, or pages with their project) with what a claim or submit asks of
+    this worker in it, read in the same statement: their standing (suspended, blocked) for the work check,
+    and with `open_page` the page they hold open (its id, or none)."""
+    from django.db.models.functions import Now
+
+    from annotation.models import Assignment, WorkerStatus
 
     standing = WorkerStatus.objects.filter(project=OuterRef(project_field), worker=user.pk)
-    return rows.annotate(_standing_suspended=Subquery(standing.values("suspended")[:1]),
+    rows = rows.annotate(_standing_suspended=Subquery(standing.values("suspended")[:1]),
                          _standing_blocked=Subquery(standing.values("blocked")[:1]))
+    if open_page:
+        held = Assignment.objects.filter(project=OuterRef(project_field), worker=user.pk,
+                                         status=Assignment.Status.OPEN, expires_at__gt=Now())
+        rows = rows.annotate(_open_page=Subquery(held.order_by("created_at").values("pk")[:1]))
+    return rows
 
 
-def remember_standing(project, user, row) -> None:
-    """Keep the standing read by with_standing() on the project, for this user's next work check only."""
+def remember_work_state(project, user, row) -> None:
+    """Keep what with_work_state() read on the project, for this user's next work check and claim only."""
     project._standing = (user.pk, (bool(row._standing_suspended), bool(row._standing_blocked)))
+    if hasattr(row, "_open_page"):
+        project._open_page = (user.pk, row._open_page)
+
+
+def known_open_page(project, user) -> tuple[bool, int | None]:
+    """(known, page id) of the worker's open page as read with the project, used once."""
+    known = project.__dict__.pop("_open_page", None)
+    if known is None or known[0] != user.pk:
+        return False, None
+    return True, known[1]
 
 
 def _audience_admits_project(user, project) -> bool:
@@ -283,9 +301,9 @@ def project_for(user, slug: str, action: str = "view"):
         raise ValueError(f"unknown action {action!r}")
     projects = Project.objects.select_related("owner", "qualification").filter(slug=slug)
     working = action in ("view", "work", "submit") and has_role(user, WORKER)
-    project = (with_standing(projects, user) if working else projects).first()
+    project = (with_work_state(projects, user, open_page=action != "submit") if working else projects).first()
     if project is not None and working:
-        remember_standing(project, user, project)
+        remember_work_state(project, user, project)
     if project is None or not can_view(user, project):
         raise Http404("no such project")
     if action == "manage" and not can_manage(user, project):

@@ -52,13 +52,11 @@ class SubmitResult:
 
 
 def open_assignment(project: Project, worker) -> Assignment | None:
-    return (
-        Assignment.objects.filter(
-            project=project, worker=worker, status=Assignment.Status.OPEN, expires_at__gt=timezone.now()
-        )
-        .order_by("created_at")
-        .first()
-    )
+    held = Assignment.objects.filter(project=project, worker=worker, status=Assignment.Status.OPEN)
+    known, page_id = access.known_open_page(project, worker)
+    if known:  # read with the project for this request: no query when the worker holds no page
+        return held.filter(pk=page_id, expires_at__gt=timezone.now()).first() if page_id else None
+    return held.filter(expires_at__gt=timezone.now()).order_by("created_at").first()
 
 
 def claim_page(project: Project, worker) -> Assignment | None:
@@ -194,7 +192,7 @@ def submit_page(assignment_id: int, worker, answers: dict) -> SubmitResult:
     """Store a page of answers atomically; late pages are kept and marked; repeats store nothing."""
     with transaction.atomic():
         try:
-            assignment = access.with_standing(
+            assignment = access.with_work_state(
                 Assignment.objects.select_for_update(of=("self",)).select_related("project"), worker, "project_id"
             ).get(pk=assignment_id)
         except Assignment.DoesNotExist:
@@ -202,7 +200,7 @@ def submit_page(assignment_id: int, worker, answers: dict) -> SubmitResult:
         if assignment.worker_id != worker.pk:  # as if it did not exist: page ids are not to be probed
             raise SubmissionError("assignment", "no such page", status=404)
         project = assignment.project
-        access.remember_standing(project, worker, assignment)
+        access.remember_work_state(project, worker, assignment)
         access.ensure_can_work(project, worker, new_page=False)
         digest = _digest(answers)
         if assignment.status == Assignment.Status.SUBMITTED:

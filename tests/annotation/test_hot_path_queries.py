@@ -21,9 +21,9 @@ ANSWERS = {
     "hypothesis_writing": {"e": "Someone is somewhere.", "n": "It is a sunny Tuesday.", "c": "Nobody is anywhere."},
 }
 # Before the lean path: 16 per claim and 15 per submit. Now: session, user with roles, project with the
-# worker's standing, open page, lock, page insert, claims insert, item update (claim); session, user with
+# worker's standing and open page, lock, page insert, claims insert, item update (claim); session, user with
 # roles, page lock with standing, items lock, answers insert, items, claims and page updates (submit).
-MAX_CLAIM_QUERIES = 8
+MAX_CLAIM_QUERIES = 7
 MAX_SUBMIT_QUERIES = 8
 # Written hypotheses are checked against the project's earlier ones (no copies): one more read.
 EXTRA_SUBMIT_QUERIES = {"hypothesis_writing": 1}
