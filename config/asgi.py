@@ -1,3 +1,4 @@
+import gc
 import os
 
 from django.core.asgi import get_asgi_application
@@ -17,3 +18,7 @@ application = ProtocolTypeRouter(
         "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
     }
 )
+
+# Everything loaded so far lives as long as the process: keep it out of the garbage collector's full passes,
+# whose pauses otherwise show in the tail latency of claims and submits.
+gc.freeze()
