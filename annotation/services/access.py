@@ -23,6 +23,7 @@ from django.http import Http404
 ADMIN, AUTHOR, WORKER = "admin", "author", "worker"
 ROLES = (ADMIN, AUTHOR, WORKER)
 ACTIONS = ("view", "work", "submit", "manage", "export")
+UNREAD = object()  # an attribute not read yet (None is a value: "not a crowd account")
 
 
 class NotQualified(PermissionDenied):
@@ -63,7 +64,7 @@ def with_roles(users: QuerySet, user_field: str = "pk") -> QuerySet:
 def remember_roles(user, row) -> None:
     """Keep what with_roles() read on the user, where has_role() and crowd_study() look first."""
     user._role_names = {role for role in ROLES if getattr(row, f"_has_role_{role}")}
-    user._crowd_study = (row._crowd_study,)
+    user._crowd_study = row._crowd_study
 
 
 def crowd_study(user) -> int | None:
@@ -71,10 +72,10 @@ def crowd_study(user) -> int | None:
     for every other account."""
     from annotation.models import CrowdSession
 
-    known = getattr(user, "_crowd_study", None)
-    if known is None:
-        known = user._crowd_study = (CrowdSession.objects.filter(worker=user.pk).values_list("project_id", flat=True).first(),)
-    return known[0]
+    study = getattr(user, "_crowd_study", UNREAD)  # getattr: request.user is a lazy wrapper around the user
+    if study is UNREAD:
+        study = user._crowd_study = CrowdSession.objects.filter(worker=user.pk).values_list("project_id", flat=True).first()
+    return study
 
 
 def is_admin(user) -> bool:
@@ -112,16 +113,17 @@ def managed_projects(user) -> QuerySet:
 
 
 def _audience_admits(user) -> Q:
-    from annotation.models import CrowdSession, Project
+    """Which audiences admit this user. A platform study's only workers are its crowd accounts, and a crowd
+    account works on its own study and nothing else."""
+    from annotation.models import Project
 
-    arrived = CrowdSession.objects.filter(project=OuterRef("pk"), worker=user)
-    if crowd_study(user) is not None:  # a crowd account: its own study, nothing else open to workers
-        return Q(pk=crowd_study(user))
+    study = crowd_study(user)
+    if study is not None:
+        return Q(pk=study)
     return (
         Q(audience=Project.Audience.EVERYONE)
         | Q(audience=Project.Audience.MEMBERS, members=user)
         | Q(audience=Project.Audience.MEMBERS, member_groups__in=user.groups.all())
-        | Q(Exists(arrived), audience=Project.Audience.PLATFORM)
     )
 
 
@@ -227,16 +229,16 @@ def known_open_page(project, user) -> tuple[bool, int | None]:
 
 def _audience_admits_project(user, project) -> bool:
     """_audience_admits() for one loaded project."""
-    from annotation.models import CrowdSession, Project
+    from annotation.models import Project
 
-    if crowd_study(user) is not None:  # a crowd account: its own study, nothing else open to workers
-        return project.pk == crowd_study(user)
-    if project.audience == Project.Audience.PLATFORM:
-        return CrowdSession.objects.filter(project=project, worker=user).exists()
+    study = crowd_study(user)
+    if study is not None:
+        return project.pk == study
     if project.audience == Project.Audience.EVERYONE:
         return True
-    return (project.members.filter(pk=user.pk).exists()
-            or project.member_groups.filter(pk__in=user.groups.values("pk")).exists())
+    return project.audience == Project.Audience.MEMBERS and (
+        project.members.filter(pk=user.pk).exists()
+        or project.member_groups.filter(pk__in=user.groups.values("pk")).exists())
 
 
 def work_refusal(user, project, new_page: bool = True) -> PermissionDenied | None:
