@@ -146,27 +146,35 @@ def session_processes(session: int) -> dict[int, list[str]]:
     return found
 
 
-class ProductionServer:
-    """bin/serve in production mode (no demo, no migrate, DEBUG off) on a free port, in a session of its
-    own, its output in <var_dir>/server.log. `env` adds to the environment or overrides it (REDIS_URL,
-    TASK_WORKERS, ...). Used by the benchmarks and by tests/faults/test_two_hosts.py."""
+class AppServer:
+    """bin/serve on a free port, in a session of its own, its output in <var_dir>/server.log. `env` adds to
+    this process's environment or overrides it; a value of None removes a variable. `production()` is the
+    deployed shape (the benchmarks and tests/faults); the browser tests run it as `make demo` does."""
 
-    def __init__(self, database_url: str, var_dir: str | Path, processes: int, **env: str):
+    def __init__(self, var_dir: str | Path, processes: int = 1, **env: str | None):
         self.port = free_port()
         self.processes = processes
         self.var_dir = Path(var_dir)
         self.log_path = self.var_dir / "server.log"
-        self.env = {
-            **django_env(database_url, var_dir),
-            "DEBUG": "false", "SECRET_KEY": "benchmark-secret-key-not-for-production", "ALLOWED_HOSTS": "127.0.0.1",
-            "PY": PYTHON, "HOST": "127.0.0.1", "PORT": str(self.port), "WEB_CONCURRENCY": str(processes),
-            "DEMO": "0", "MIGRATE": "0", **env,
+        merged = {
+            **os.environ, "PY": PYTHON, "HOST": "127.0.0.1", "PORT": str(self.port),
+            "WEB_CONCURRENCY": str(processes), "NLI_STUDIO_VAR": str(var_dir), "PYTHONPATH": str(REPO_ROOT), **env,
         }
+        self.env = {key: value for key, value in merged.items() if value is not None}
         self.process: subprocess.Popen | None = None
 
-    def start(self) -> "ProductionServer":
+    @classmethod
+    def production(cls, database_url: str, var_dir: str | Path, processes: int, **env: str | None) -> "AppServer":
+        """Production mode against `database_url`: no demo, no migrate, DEBUG off."""
+        return cls(
+            var_dir, processes, DJANGO_SETTINGS_MODULE="config.settings", DATABASE_URL=database_url, DEBUG="false",
+            SECRET_KEY="benchmark-secret-key-not-for-production", ALLOWED_HOSTS="127.0.0.1", DEMO="0", MIGRATE="0",
+            **env,
+        )
+
+    def start(self, seconds: float = 180) -> "AppServer":
         self.launch()
-        self.wait_until_serving()
+        self.wait_until_serving(seconds)
         return self
 
     def launch(self) -> None:
@@ -195,6 +203,11 @@ class ProductionServer:
                 time.sleep(0.2)
         self.stop()
         raise RuntimeError(f"bin/serve did not answer on port {self.port} within {seconds:g} s: {self.log_tail()}")
+
+    def kill(self) -> None:
+        """SIGKILL to the whole session, as a crash or an out-of-memory kill would end it."""
+        os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait(timeout=10)
 
     def stop(self) -> None:
         """SIGTERM to the whole session (shell, uvicorn and its processes, task worker, expiry loop)."""

@@ -26,20 +26,8 @@ import sys
 import time
 from pathlib import Path
 
-from _common import (
-    PYTHON,
-    analyze,
-    argument_parser,
-    bulk_items,
-    django_on_scratch_database,
-    emit,
-    insert_select,
-    load_average,
-    log,
-    make_author,
-    make_workers,
-    setup_django,
-)
+from _common import (PYTHON, analyze, argument_parser, bulk_items, django_on_scratch_database, emit,
+                     insert_select, load_average, log, make_author, make_workers, setup_django)
 
 SLUG = "export-bench"
 

@@ -35,7 +35,7 @@ from collections import Counter
 
 import psycopg
 
-from _common import ProductionServer, django_on_scratch_database, emit, free_port, load_average, log, port_accepts
+from _common import AppServer, django_on_scratch_database, emit, free_port, load_average, log, port_accepts
 from load import SLUG, WorkerLog, check_invariants, check_work_arguments, prepare, run_worker, work_arguments
 
 WARMUP_S = 5  # the server's pools and caches fill before the first baseline
@@ -70,13 +70,13 @@ class PrivateRedis:
             self.process.wait(timeout=10)
 
 
-def kill_web(server: ProductionServer, database_url: str, redis: PrivateRedis) -> dict:
+def kill_web(server: AppServer, database_url: str, redis: PrivateRedis) -> dict:
     victim = server.web_processes()[0]
     os.kill(victim, signal.SIGKILL)
     return {"killed_pid": victim}
 
 
-def pg_terminate(server: ProductionServer, database_url: str, redis: PrivateRedis) -> dict:
+def pg_terminate(server: AppServer, database_url: str, redis: PrivateRedis) -> dict:
     with psycopg.connect(database_url, autocommit=True) as admin:
         ended = admin.execute(
             "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()",
@@ -85,7 +85,7 @@ def pg_terminate(server: ProductionServer, database_url: str, redis: PrivateRedi
     return {"connections_ended": sum(1 for (done,) in ended if done)}
 
 
-def redis_stop(server: ProductionServer, database_url: str, redis: PrivateRedis) -> dict:
+def redis_stop(server: AppServer, database_url: str, redis: PrivateRedis) -> dict:
     redis.stop()
     time.sleep(REDIS_DOWN_S)
     redis.start()
@@ -144,14 +144,14 @@ def phase_figures(logs: list[WorkerLog], project, start: float, fault_at: float,
     }
 
 
-def error_summary(server: ProductionServer) -> str:
+def error_summary(server: AppServer) -> str:
     """Each distinct line of the server's log that names an exception, with how often it came."""
     named = Counter(line.strip() for line in server.log_tail(lines=None).splitlines()
                     if re.match(r"^[\w.]+(Error|Exception)\b", line.strip()))
     return "\n".join(f"{count:6d}  {line[:300]}" for line, count in named.most_common(20))
 
 
-def run_phases(server: ProductionServer, database_url: str, redis: PrivateRedis, project, tokens: list[str],
+def run_phases(server: AppServer, database_url: str, redis: PrivateRedis, project, tokens: list[str],
                seconds: float) -> tuple[dict, list[WorkerLog]]:
     """Start the workers, then each fault on its schedule; returns the figures per fault."""
     first = time.monotonic() + WARMUP_S
@@ -197,7 +197,7 @@ def main():
 
         connections.close_all()
         redis.start()
-        server = ProductionServer(url, var_dir, args.processes, REDIS_URL=redis.url)
+        server = AppServer.production(url, var_dir, args.processes, REDIS_URL=redis.url)
         try:
             server.start()
             log(f"bin/serve ({args.processes} web processes, Redis on port {redis.port}) serves "

@@ -48,7 +48,7 @@ import time
 from dataclasses import dataclass, field
 
 from _common import (
-    ProductionServer,
+    AppServer,
     argument_parser,
     bulk_items,
     django_on_scratch_database,
@@ -361,7 +361,7 @@ def main():
         sql_per_claim, sql_per_submit = sql_per_request(project)
         connections.close_all()
 
-        server = ProductionServer(url, var_dir, args.processes).start()
+        server = AppServer.production(url, var_dir, args.processes).start()
         port = server.port
         try:
             log(f"bin/serve ({args.processes} web processes) serves 127.0.0.1:{port}; ceiling for "

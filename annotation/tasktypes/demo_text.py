@@ -6,6 +6,8 @@ import json
 from functools import cache
 from pathlib import Path
 
+from annotation.tasktypes.base import DemoProject
+
 
 @cache
 def demo_text() -> dict:
@@ -21,6 +23,11 @@ def scene_rows():
     for scene, entry in enumerate(demo_text()["scenes"], start=1):
         for index, hypothesis in enumerate(entry["hypotheses"], start=1):
             yield {"id": f"scene{scene}-{index}", "premise": entry["premise"], "hypothesis": hypothesis["text"], "label": hypothesis["label"]}
+
+
+def scene_demo(slug: str, title: str, instructions: str) -> DemoProject:
+    """A demo study of the ten scenes, with the worked examples written for `slug`."""
+    return DemoProject(slug, title, instructions, worked_examples(slug), [("jsonl", list(scene_rows()))])
 
 
 def atom_example_rows():

@@ -3,7 +3,7 @@
 Projects importing alphaNLI from ChaosNLI use the label set ["1", "2"] (which hypothesis is likelier).
 """
 from annotation.tasktypes.base import GENERIC_EXPORTS, GENERIC_IMPORTS, Choice, DemoProject, NominalTaskType
-from annotation.tasktypes.demo_text import paid_gold_rows, paid_qualification_rows, paid_rows, scene_rows, worked_examples
+from annotation.tasktypes.demo_text import paid_gold_rows, paid_qualification_rows, paid_rows, scene_demo
 from common.schema import Setting
 from common.vocabulary import ALPHA_NLI, NLI, LabelError, label_set_of, to_label
 
@@ -36,12 +36,10 @@ class NLILabel(NominalTaskType):
             return None
 
     def demo(self):
-        return DemoProject(
+        return scene_demo(
             "demo-nli", "Demo: entailment, neutral or contradiction",
             "Choose the relation between the premise and the hypothesis.",
-            worked_examples("demo-nli"), [("jsonl", list(scene_rows()))],
         )
-
 
     def demos(self):
         return [*super().demos(), self._paid_demo()]

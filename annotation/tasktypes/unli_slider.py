@@ -6,9 +6,9 @@ import math
 from statistics import median
 
 from annotation.tasktypes.base import (
-    GENERIC_EXPORTS, GENERIC_IMPORTS, Aggregate, AnswerError, DemoProject, TaskType, require_int, require_probability,
+    GENERIC_EXPORTS, GENERIC_IMPORTS, Aggregate, AnswerError, TaskType, require_int, require_probability,
 )
-from annotation.tasktypes.demo_text import scene_rows, worked_examples
+from annotation.tasktypes.demo_text import scene_demo
 from common.schema import Setting
 from common.vocabulary import LONG_NAMES, NLI, USNLI_NUMBERING, LabelError, to_label
 
@@ -170,10 +170,9 @@ class UNLISlider(TaskType):
         return plot
 
     def demo(self):
-        return DemoProject(
+        return scene_demo(
             "demo-slider", "Demo: how likely is the hypothesis?",
             "Use the slider to say how likely each hypothesis is, given its premise.",
-            worked_examples("demo-slider"), [("jsonl", list(scene_rows()))],
         )
 
 

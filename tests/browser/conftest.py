@@ -3,17 +3,14 @@ chromium driven by Playwright."""
 import importlib.util
 import os
 import shutil
-import socket
 import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
 from annotation.demo import DEMO_USERS
-from benchmarks._common import free_port
+from benchmarks._common import AppServer, free_port
 
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "test-artifacts"
@@ -39,40 +36,22 @@ def tiny_models(folder: Path) -> Path:
 def demo_server(tmp_path_factory):
     """Start the demo exactly as `make demo` does, but on a free PORT and a scratch database."""
     var = tmp_path_factory.mktemp("var")
-    port = free_port()
     # A local stand-in for MTurk (the page that frames a HIT, the external-submit endpoint): the server lets it
     # frame crowd pages and receive finished HITs as it lets MTurk's own sites.
     mturk_port = free_port()
-    env = dict(os.environ, PORT=str(port), NLI_STUDIO_VAR=str(var), PY=sys.executable, DEBUG="true",
-               MTURK_EXTRA_ORIGINS=f"http://127.0.0.1:{mturk_port}",
-               NLI_STUDIO_MODELS=str(tiny_models(var / "models")),
-               # One torch thread: on a shared, loaded 2-core runner two threads spin-wait on each other
-               # (a tiny training step measured 1.65 s with two threads, 0.02 s with one).
-               OMP_NUM_THREADS="1")
-    env.pop("DATABASE_URL", None)
-    env.pop("DJANGO_SETTINGS_MODULE", None)
-    log = open(var / "server.log", "w")
-    process = subprocess.Popen([str(REPO / "bin" / "serve")], cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    server = AppServer(
+        var, DEBUG="true", MTURK_EXTRA_ORIGINS=f"http://127.0.0.1:{mturk_port}",
+        NLI_STUDIO_MODELS=str(tiny_models(var / "models")),
+        # One torch thread: on a shared, loaded 2-core runner two threads spin-wait on each other
+        # (a tiny training step measured 1.65 s with two threads, 0.02 s with one).
+        OMP_NUM_THREADS="1", DATABASE_URL=None, DJANGO_SETTINGS_MODULE=None,
+    )
     # BROWSER_SERVER_START_S: more time on a machine that others load (migrate, demo and static files first).
-    start_limit = float(os.environ.get("BROWSER_SERVER_START_S", 240))
-    deadline = time.time() + start_limit
-    while time.time() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"the server stopped: {(var / 'server.log').read_text()[-2000:]}")
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-            break
-        except OSError:
-            time.sleep(0.3)
-    else:
-        raise RuntimeError(f"the server did not start within {start_limit:.0f} s")
-    # The first request loads the whole app (seconds on a busy machine): pay for it here, not inside a test's timeouts.
-    urllib.request.urlopen(f"http://127.0.0.1:{port}/accounts/login/", timeout=120).read()
-    yield {"url": f"http://127.0.0.1:{port}", "database": var / "nli_studio.sqlite3", "log": var / "server.log", "var": var,
-           "env": env, "mturk_port": mturk_port}
-    os.killpg(process.pid, 15)
-    process.wait(timeout=20)
-    log.close()
+    # Serving means the first request has loaded the whole app: paid here, not inside a test's timeouts.
+    server.start(seconds=float(os.environ.get("BROWSER_SERVER_START_S", 240)))
+    yield {"url": f"http://127.0.0.1:{server.port}", "database": var / "nli_studio.sqlite3", "log": server.log_path,
+           "var": var, "env": server.env, "mturk_port": mturk_port}
+    server.stop()
 
 
 def manage(server: dict, *commands: list[str]) -> list[str]:

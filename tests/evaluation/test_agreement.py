@@ -13,20 +13,7 @@ from scipy.spatial.distance import jensenshannon
 from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.inter_rater import fleiss_kappa as statsmodels_fleiss_kappa
 
-from evaluation.metrics.agreement import (
-    bootstrap_ci,
-    cohen_kappa_pairwise,
-    fleiss_kappa,
-    human_baseline,
-    item_mean_abs_difference,
-    item_pair_agreement,
-    kendall_tau_pairwise,
-    krippendorff_alpha,
-    pearson_spearman_pairwise,
-    reliability_matrix,
-    split_half_counts,
-    split_half_jsd,
-)
+from evaluation.metrics import agreement
 
 CHAOSNLI_SNLI = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "chaosnli" / "chaosNLI_snli.jsonl"
 LEVELS = ["nominal", "ordinal", "interval", "ratio"]
@@ -61,8 +48,8 @@ def chaosnli_snli_counts():
 
 
 def test_alpha_reproduces_the_published_worked_example():
-    assert krippendorff_alpha(WORKED_EXAMPLE, level="nominal") == pytest.approx(0.691358, abs=1e-6)
-    assert krippendorff_alpha(WORKED_EXAMPLE, level="interval") == pytest.approx(0.810845, abs=1e-6)
+    assert agreement.krippendorff_alpha(WORKED_EXAMPLE, level="nominal") == pytest.approx(0.691358, abs=1e-6)
+    assert agreement.krippendorff_alpha(WORKED_EXAMPLE, level="interval") == pytest.approx(0.810845, abs=1e-6)
 
 
 @pytest.mark.parametrize("level", LEVELS)
@@ -70,7 +57,7 @@ def test_alpha_reproduces_the_published_worked_example():
 def test_alpha_equals_package_on_reliability_data_with_missing_values(level, seed):
     data = random_reliability_data(seed, scale=[4, 10, 100, 1][seed], decimals=[0, 0, 0, 2][seed])
     expected = krippendorff.alpha(reliability_data=data, level_of_measurement=level)
-    assert krippendorff_alpha(data, level=level) == pytest.approx(expected, abs=1e-9)
+    assert agreement.krippendorff_alpha(data, level=level) == pytest.approx(expected, abs=1e-9)
 
 
 @pytest.mark.parametrize("level", LEVELS)
@@ -79,10 +66,10 @@ def test_alpha_equals_package_on_value_counts(level):
     counts[:3] = 0
     counts[3] = [0, 0, 1, 0, 0]  # single value: not pairable
     domain = [-2.0, -1.0, 0.5, 1.0, 3.0]
-    assert krippendorff_alpha(value_counts=counts, level=level) == pytest.approx(
+    assert agreement.krippendorff_alpha(value_counts=counts, level=level) == pytest.approx(
         krippendorff.alpha(value_counts=counts, level_of_measurement=level), abs=1e-9
     )
-    assert krippendorff_alpha(value_counts=counts, level=level, value_domain=domain) == pytest.approx(
+    assert agreement.krippendorff_alpha(value_counts=counts, level=level, value_domain=domain) == pytest.approx(
         krippendorff.alpha(value_counts=counts, value_domain=domain, level_of_measurement=level), abs=1e-9
     )
 
@@ -92,21 +79,21 @@ def test_alpha_agrees_between_reliability_data_and_its_value_counts(level):
     data = random_reliability_data(3, scale=4)
     domain = np.unique(data[~np.isnan(data)])
     counts = (data.T[:, :, None] == domain).sum(axis=1)
-    assert krippendorff_alpha(data, level=level) == pytest.approx(
-        krippendorff_alpha(value_counts=counts, level=level, value_domain=domain), abs=1e-12
+    assert agreement.krippendorff_alpha(data, level=level) == pytest.approx(
+        agreement.krippendorff_alpha(value_counts=counts, level=level, value_domain=domain), abs=1e-12
     )
 
 
 def test_nominal_alpha_on_chaosnli_snli_equals_package(chaosnli_snli_counts):
     expected = krippendorff.alpha(value_counts=chaosnli_snli_counts, level_of_measurement="nominal")
-    assert krippendorff_alpha(value_counts=chaosnli_snli_counts, level="nominal") == pytest.approx(
+    assert agreement.krippendorff_alpha(value_counts=chaosnli_snli_counts, level="nominal") == pytest.approx(
         expected, abs=1e-9
     )
 
 
 def test_ordinal_alpha_on_chaosnli_snli_equals_package(chaosnli_snli_counts):
     expected = krippendorff.alpha(value_counts=chaosnli_snli_counts, level_of_measurement="ordinal")
-    assert krippendorff_alpha(value_counts=chaosnli_snli_counts, level="ordinal") == pytest.approx(
+    assert agreement.krippendorff_alpha(value_counts=chaosnli_snli_counts, level="ordinal") == pytest.approx(
         expected, abs=1e-9
     )
 
@@ -114,20 +101,20 @@ def test_ordinal_alpha_on_chaosnli_snli_equals_package(chaosnli_snli_counts):
 def test_single_value_units_do_not_change_alpha():
     with_singles = np.column_stack([WORKED_EXAMPLE, [5.0, NAN, NAN], [NAN, 0.0, NAN]])
     for level in LEVELS:
-        assert krippendorff_alpha(with_singles, level=level) == pytest.approx(
-            krippendorff_alpha(WORKED_EXAMPLE, level=level), abs=1e-12
+        assert agreement.krippendorff_alpha(with_singles, level=level) == pytest.approx(
+            agreement.krippendorff_alpha(WORKED_EXAMPLE, level=level), abs=1e-12
         )
 
 
 def test_perfect_agreement_gives_one_and_undefined_variation_gives_nan():
-    assert krippendorff_alpha([[1, 2, 3, 2], [1, 2, 3, 2]], level="interval") == pytest.approx(1.0)
-    assert math.isnan(krippendorff_alpha([[1, 1, 2], [1, 1, NAN]], level="nominal"))
+    assert agreement.krippendorff_alpha([[1, 2, 3, 2], [1, 2, 3, 2]], level="interval") == pytest.approx(1.0)
+    assert math.isnan(agreement.krippendorff_alpha([[1, 1, 2], [1, 1, NAN]], level="nominal"))
 
 
 def test_interval_alpha_on_continuous_values_does_not_build_a_values_squared_array():
     data = np.random.default_rng(0).random((3, 20_000))  # 60,000 distinct values
     tracemalloc.start()
-    value = krippendorff_alpha(data, level="interval")
+    value = agreement.krippendorff_alpha(data, level="interval")
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     assert abs(value) < 0.05  # independent uniform values: no agreement
@@ -136,15 +123,15 @@ def test_interval_alpha_on_continuous_values_does_not_build_a_values_squared_arr
 
 def test_alpha_rejects_bad_input():
     with pytest.raises(ValueError, match="exactly one"):
-        krippendorff_alpha()
+        agreement.krippendorff_alpha()
     with pytest.raises(ValueError, match="level"):
-        krippendorff_alpha(WORKED_EXAMPLE, level="cardinal")
+        agreement.krippendorff_alpha(WORKED_EXAMPLE, level="cardinal")
     with pytest.raises(ValueError, match="two or more"):
-        krippendorff_alpha([[1, NAN], [NAN, 2]], level="nominal")
+        agreement.krippendorff_alpha([[1, NAN], [NAN, 2]], level="nominal")
     with pytest.raises(ValueError, match="whole numbers"):
-        krippendorff_alpha(value_counts=[[1, -1], [2, 0]], level="nominal")
+        agreement.krippendorff_alpha(value_counts=[[1, -1], [2, 0]], level="nominal")
     with pytest.raises(ValueError, match="annotators, units"):
-        krippendorff_alpha([1, 2, 3], level="nominal")
+        agreement.krippendorff_alpha([1, 2, 3], level="nominal")
 
 
 # ------------------------------------------------------------------ pairwise statistics
@@ -160,21 +147,21 @@ def pairs_on_shared_units(data):
 def test_cohen_kappa_pairwise_equals_mean_of_sklearn_kappas():
     data = random_reliability_data(11, annotators=5, scale=2.6)
     expected = np.mean([cohen_kappa_score(a, b) for a, b in pairs_on_shared_units(data)])
-    assert cohen_kappa_pairwise(data) == pytest.approx(expected, abs=1e-12)
+    assert agreement.cohen_kappa_pairwise(data) == pytest.approx(expected, abs=1e-12)
 
 
 def test_cohen_kappa_pairwise_skips_pairs_where_kappa_is_undefined():
     data = np.array([[1, 1, 1, 1], [1, 1, 1, 1], [1, 2, 1, 2]], dtype=float)
     # Only pairs with annotator 2 are defined; both have kappa 0 (no agreement beyond chance).
-    assert cohen_kappa_pairwise(data) == pytest.approx(0.0)
-    assert cohen_kappa_pairwise([[0, 1, 0, 1], [0, 1, 0, 1]]) == pytest.approx(1.0)
+    assert agreement.cohen_kappa_pairwise(data) == pytest.approx(0.0)
+    assert agreement.cohen_kappa_pairwise([[0, 1, 0, 1], [0, 1, 0, 1]]) == pytest.approx(1.0)
 
 
 def test_kendall_and_correlations_equal_mean_of_scipy_statistics():
     data = random_reliability_data(12, annotators=4, scale=4)
     pairs = list(pairs_on_shared_units(data))
-    assert kendall_tau_pairwise(data) == pytest.approx(np.mean([stats.kendalltau(a, b).statistic for a, b in pairs]))
-    result = pearson_spearman_pairwise(data)
+    assert agreement.kendall_tau_pairwise(data) == pytest.approx(np.mean([stats.kendalltau(a, b).statistic for a, b in pairs]))
+    result = agreement.pearson_spearman_pairwise(data)
     assert result.pairs == 6
     assert result.pearson == pytest.approx(np.mean([stats.pearsonr(a, b).statistic for a, b in pairs]))
     assert result.spearman == pytest.approx(np.mean([stats.spearmanr(a, b).statistic for a, b in pairs]))
@@ -182,15 +169,15 @@ def test_kendall_and_correlations_equal_mean_of_scipy_statistics():
 
 def test_pairwise_statistics_skip_pairs_with_too_few_shared_units():
     data = np.array([[1, 2, 3, NAN, NAN], [1, 2, 3, NAN, NAN], [NAN, NAN, 1, 2, 3]])
-    assert kendall_tau_pairwise(data) == pytest.approx(1.0)  # only annotators 0 and 1 share 2+ units
-    assert math.isnan(kendall_tau_pairwise(data, min_shared_units=4))
+    assert agreement.kendall_tau_pairwise(data) == pytest.approx(1.0)  # only annotators 0 and 1 share 2+ units
+    assert math.isnan(agreement.kendall_tau_pairwise(data, min_shared_units=4))
 
 
 # ------------------------------------------------------------------ human baselines
 
 
 def slow_human_baseline(data, aggregate, seed):
-    """Loop version drawing the held-out positions from the same generator as human_baseline."""
+    """Loop version drawing the held-out positions from the same generator as agreement.human_baseline."""
     columns = [column[~np.isnan(column)] for column in data.T]
     columns = [column for column in columns if len(column) >= 2]
     rng = np.random.default_rng(seed)
@@ -209,7 +196,7 @@ def slow_human_baseline(data, aggregate, seed):
 @pytest.mark.parametrize("aggregate", ["median", "mean"])
 def test_human_baseline_matches_loop_version(aggregate):
     data = random_reliability_data(21, annotators=6, units=300, scale=1, decimals=3, missing=0.4)
-    result = human_baseline(data, aggregate=aggregate, seed=5)
+    result = agreement.human_baseline(data, aggregate=aggregate, seed=5)
     pearson, spearman, mse, units = slow_human_baseline(data, aggregate, seed=5)
     assert result["units"] == units == np.sum((~np.isnan(data)).sum(axis=0) >= 2)
     assert result["pearson"] == pytest.approx(pearson, abs=1e-12)
@@ -219,7 +206,7 @@ def test_human_baseline_matches_loop_version(aggregate):
 
 def test_human_baseline_with_two_values_per_unit_scores_mse_of_the_pair():
     data = np.array([[0.1, 0.5, 0.9, 0.3], [0.2, 0.5, 0.6, NAN]])
-    result = human_baseline(data, aggregate="median", seed=0)
+    result = agreement.human_baseline(data, aggregate="median", seed=0)
     assert result["units"] == 3
     assert result["mse"] == pytest.approx(np.mean([0.1**2, 0.0, 0.3**2]))
 
@@ -230,13 +217,13 @@ def test_human_baseline_majority_uses_the_most_frequent_other_value():
     for seed in range(5):
         held_positions = np.random.default_rng(seed).integers(0, [5, 5])
         held = data[held_positions, [0, 1]]
-        result = human_baseline(data, aggregate="majority", seed=seed)
+        result = agreement.human_baseline(data, aggregate="majority", seed=seed)
         assert result["units"] == 2
         assert result["mse"] == pytest.approx(np.mean((held - [2, 0]) ** 2))
     ties = np.array([[1.0], [2.0], [1.0], [2.0], [3.0]])  # holding out 3 leaves a 1-2 tie
     references = set()
     for seed in range(40):
-        result = human_baseline(ties, aggregate="majority", seed=seed)
+        result = agreement.human_baseline(ties, aggregate="majority", seed=seed)
         references.add(round(result["mse"], 9))
     # Held-out 3 -> reference 1 or 2 (mse 4 or 1); held-out 1 -> reference 2 (mse 1); held-out 2 -> 1 (mse 1).
     assert references == {1.0, 4.0}
@@ -244,7 +231,7 @@ def test_human_baseline_majority_uses_the_most_frequent_other_value():
 
 def test_human_baseline_rejects_unknown_aggregate():
     with pytest.raises(ValueError, match="aggregate"):
-        human_baseline(WORKED_EXAMPLE, aggregate="mode")
+        agreement.human_baseline(WORKED_EXAMPLE, aggregate="mode")
 
 
 # ------------------------------------------------------------------ Fleiss' kappa and per-item agreement
@@ -254,52 +241,52 @@ def test_fleiss_kappa_equals_statsmodels():
     rng = np.random.default_rng(11)
     # 60 units, 7 raters each, 4 categories with uneven base rates.
     table = np.array([rng.multinomial(7, [0.5, 0.3, 0.15, 0.05]) for _ in range(60)])
-    assert fleiss_kappa(table) == pytest.approx(statsmodels_fleiss_kappa(table, method="fleiss"), abs=1e-12)
+    assert agreement.fleiss_kappa(table) == pytest.approx(statsmodels_fleiss_kappa(table, method="fleiss"), abs=1e-12)
     # Fleiss' own example (1971, Table 1 as reproduced on Wikipedia): 10 units, 14 raters, kappa 0.210.
     wikipedia = np.array([[0, 0, 0, 0, 14], [0, 2, 6, 4, 2], [0, 0, 3, 5, 6], [0, 3, 9, 2, 0], [2, 2, 8, 1, 1],
                           [7, 7, 0, 0, 0], [3, 2, 6, 3, 0], [2, 5, 3, 2, 2], [6, 5, 2, 1, 0], [0, 2, 2, 3, 7]])
-    assert fleiss_kappa(wikipedia) == pytest.approx(0.20993, abs=1e-5)
-    assert fleiss_kappa(wikipedia) == pytest.approx(statsmodels_fleiss_kappa(wikipedia), abs=1e-12)
+    assert agreement.fleiss_kappa(wikipedia) == pytest.approx(0.20993, abs=1e-5)
+    assert agreement.fleiss_kappa(wikipedia) == pytest.approx(statsmodels_fleiss_kappa(wikipedia), abs=1e-12)
 
 
 def test_fleiss_kappa_on_chaosnli_snli_equals_statsmodels(chaosnli_snli_counts):
-    assert fleiss_kappa(chaosnli_snli_counts) == pytest.approx(
+    assert agreement.fleiss_kappa(chaosnli_snli_counts) == pytest.approx(
         statsmodels_fleiss_kappa(chaosnli_snli_counts), abs=1e-12
     )
 
 
 def test_fleiss_kappa_needs_the_same_number_of_raters_per_unit():
     with pytest.raises(ValueError, match="same number"):
-        fleiss_kappa([[2, 1], [1, 1]])
+        agreement.fleiss_kappa([[2, 1], [1, 1]])
     with pytest.raises(ValueError, match="same number"):
-        fleiss_kappa([[1, 0], [0, 1]])
-    assert math.isnan(fleiss_kappa([[3, 0], [3, 0]]))
+        agreement.fleiss_kappa([[1, 0], [0, 1]])
+    assert math.isnan(agreement.fleiss_kappa([[3, 0], [3, 0]]))
 
 
 def test_item_pair_agreement_and_mean_abs_difference():
-    np.testing.assert_allclose(item_pair_agreement([[3, 0, 0], [1, 1, 0], [0, 0, 1], [2, 1, 1]]), [1, 0, 1 / 6])
+    np.testing.assert_allclose(agreement.item_pair_agreement([[3, 0, 0], [1, 1, 0], [0, 0, 1], [2, 1, 1]]), [1, 0, 1 / 6])
     values = np.array([[0.1, 0.5, NAN], [0.3, NAN, 1.0], [0.6, NAN, NAN]])
-    np.testing.assert_allclose(item_mean_abs_difference(values), [(0.2 + 0.5 + 0.3) / 3])
+    np.testing.assert_allclose(agreement.item_mean_abs_difference(values), [(0.2 + 0.5 + 0.3) / 3])
 
 
 # ------------------------------------------------------------------ split-half JSD
 
 
 def test_split_half_jsd_squared_is_the_mean_divergence_of_the_same_split(chaosnli_snli_counts):
-    first, second = split_half_counts(chaosnli_snli_counts, seed=4)
+    first, second = agreement.split_half_counts(chaosnli_snli_counts, seed=4)
     distances = jensenshannon(first / first.sum(1, keepdims=True), second / second.sum(1, keepdims=True), axis=1)
-    assert split_half_jsd(chaosnli_snli_counts, seed=4) == pytest.approx(distances.mean(), abs=1e-12)
-    assert split_half_jsd(chaosnli_snli_counts, seed=4, squared=True) == pytest.approx(
+    assert agreement.split_half_jsd(chaosnli_snli_counts, seed=4) == pytest.approx(distances.mean(), abs=1e-12)
+    assert agreement.split_half_jsd(chaosnli_snli_counts, seed=4, squared=True) == pytest.approx(
         np.mean(distances**2), abs=1e-12
     )
 
 
 def test_split_half_jsd_on_hand_made_units():
-    assert split_half_jsd([[10, 0, 0], [0, 4, 0]]) == 0.0
+    assert agreement.split_half_jsd([[10, 0, 0], [0, 4, 0]]) == 0.0
     # Two annotators who disagree: the halves are one-hot on different labels.
-    assert split_half_jsd([[1, 1, 0]]) == pytest.approx(math.sqrt(math.log(2)))
+    assert agreement.split_half_jsd([[1, 1, 0]]) == pytest.approx(math.sqrt(math.log(2)))
     # A unit with one annotator is skipped.
-    assert split_half_jsd([[1, 1, 0], [0, 0, 1]]) == pytest.approx(math.sqrt(math.log(2)))
+    assert agreement.split_half_jsd([[1, 1, 0], [0, 0, 1]]) == pytest.approx(math.sqrt(math.log(2)))
 
 
 def test_split_half_jsd_matches_permutation_splits_on_chaosnli(chaosnli_snli_counts):
@@ -311,9 +298,9 @@ def test_split_half_jsd_matches_permutation_splits_on_chaosnli(chaosnli_snli_cou
         first = np.bincount(labels[:half], minlength=3) / half
         second = np.bincount(labels[half:], minlength=3) / (len(labels) - half)
         distances.append(jensenshannon(first, second))
-    value = split_half_jsd(chaosnli_snli_counts, seed=0)
+    value = agreement.split_half_jsd(chaosnli_snli_counts, seed=0)
     assert value == pytest.approx(np.mean(distances), abs=0.006)  # about 4 Monte Carlo standard errors
-    assert split_half_jsd(chaosnli_snli_counts, seed=0) == value
+    assert agreement.split_half_jsd(chaosnli_snli_counts, seed=0) == value
 
 
 # ------------------------------------------------------------------ bootstrap and pivoting
@@ -321,39 +308,39 @@ def test_split_half_jsd_matches_permutation_splits_on_chaosnli(chaosnli_snli_cou
 
 def test_bootstrap_ci_of_a_mean_has_the_normal_theory_width():
     sample = np.random.default_rng(1).normal(size=400)
-    interval = bootstrap_ci(np.mean, sample, n_boot=2000, seed=3)
+    interval = agreement.bootstrap_ci(np.mean, sample, n_boot=2000, seed=3)
     assert interval.estimate == pytest.approx(sample.mean())
     assert interval.low < interval.estimate < interval.high
     normal_width = 2 * 1.96 * sample.std(ddof=1) / math.sqrt(len(sample))
     assert interval.high - interval.low == pytest.approx(normal_width, rel=0.1)
-    assert bootstrap_ci(np.mean, sample, n_boot=2000, seed=3) == interval
+    assert agreement.bootstrap_ci(np.mean, sample, n_boot=2000, seed=3) == interval
 
 
 def test_bootstrap_ci_resamples_paired_arrays_and_reliability_units_together():
     y = np.linspace(0, 1, 50)
-    interval = bootstrap_ci(lambda a, b: np.mean((a - b) ** 2), (y, y), n_boot=200)
+    interval = agreement.bootstrap_ci(lambda a, b: np.mean((a - b) ** 2), (y, y), n_boot=200)
     assert interval == (0.0, 0.0, 0.0)  # pairs stay aligned, so every resample has zero error
     agreeing = np.tile(np.arange(30.0) % 4, (3, 1))
-    interval = bootstrap_ci(lambda d: krippendorff_alpha(d, level="nominal"), agreeing, n_boot=100, axis=1)
+    interval = agreement.bootstrap_ci(lambda d: agreement.krippendorff_alpha(d, level="nominal"), agreeing, n_boot=100, axis=1)
     assert interval == pytest.approx((1.0, 1.0, 1.0))
 
 
 def test_reliability_matrix_pivots_long_rows():
     rows = [("i1", "w1", 0.2), ("i1", "w2", 0.4), ("i2", "w2", "0.9"), ("i3", "w3", 1)]
-    matrix = reliability_matrix(rows)
+    matrix = agreement.reliability_matrix(rows)
     assert list(matrix.index) == ["w1", "w2", "w3"]
     assert list(matrix.columns) == ["i1", "i2", "i3"]
     np.testing.assert_array_equal(
         matrix.to_numpy(), [[0.2, NAN, NAN], [0.4, 0.9, NAN], [NAN, NAN, 1.0]]
     )
-    labels = reliability_matrix([("i1", "w1", "n"), ("i1", "w2", "c")], categories=["e", "n", "c"])
+    labels = agreement.reliability_matrix([("i1", "w1", "n"), ("i1", "w2", "c")], categories=["e", "n", "c"])
     np.testing.assert_array_equal(labels.to_numpy(), [[1.0], [2.0]])
 
 
 def test_reliability_matrix_names_the_bad_row():
     with pytest.raises(ValueError, match="row 2: worker 'w1' already annotated item 'i1'"):
-        reliability_matrix([("i1", "w1", 1), ("i2", "w1", 1), ("i1", "w1", 2)])
+        agreement.reliability_matrix([("i1", "w1", 1), ("i2", "w1", 1), ("i1", "w1", 2)])
     with pytest.raises(ValueError, match="row 1: value 'x' is not one of"):
-        reliability_matrix([("i1", "w1", "e"), ("i1", "w2", "x")], categories=["e", "n", "c"])
+        agreement.reliability_matrix([("i1", "w1", "e"), ("i1", "w2", "x")], categories=["e", "n", "c"])
     with pytest.raises(ValueError, match="row 0: value 'high' is not a number"):
-        reliability_matrix([("i1", "w1", "high")])
+        agreement.reliability_matrix([("i1", "w1", "high")])

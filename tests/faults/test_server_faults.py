@@ -1,17 +1,13 @@
 """Faults under load, on PostgreSQL: the server killed mid-run, and database connections cut mid-run.
 
-A real daphne process serves the test database; worker threads claim and submit over HTTP. Afterwards every
+bin/serve, as deployed, serves the test database; worker threads claim and submit over HTTP. Afterwards every
 acknowledged submit must be stored, no page may be half written, and expired claims go back to the pool."""
 import json
-import os
-import signal
-import subprocess
-import sys
 import threading
 import time
+from contextlib import contextmanager
 from datetime import timedelta
 from http.client import HTTPConnection
-from pathlib import Path
 
 import pytest
 from django.core.management import call_command
@@ -21,42 +17,31 @@ from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
 from annotation.models import Annotation, Assignment, Claim, Item
-from benchmarks._common import free_port, port_accepts
+from benchmarks._common import AppServer, free_port
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
-REPO = Path(__file__).resolve().parents[2]
 
 
-class Server:
-    def __init__(self, tmp_path):
-        db = connection.settings_dict
-        self.port = free_port()
-        self.env = dict(
-            os.environ,
-            DATABASE_URL=f"postgres://{db['USER']}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}",
-            DEBUG="false", SECRET_KEY="fault-test-" + "k" * 40, ALLOWED_HOSTS="127.0.0.1",
-            NLI_STUDIO_VAR=str(tmp_path),
-        )
-        self.log = tmp_path / "server.log"
-        self.process = None
+def served_database_url() -> str:
+    """The database this test run set up, for a server process started beside it."""
+    db = connection.settings_dict
+    return f"postgres://{db['USER']}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
 
-    def start(self):
-        with open(self.log, "a") as log:
-            self.process = subprocess.Popen(
-                [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(self.port), "config.asgi:application"],
-                cwd=REPO, env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-            )
-        if not port_accepts(self.port, 60):
-            raise RuntimeError("server did not start: " + self.log.read_text()[-2000:])
 
-    def kill(self):
-        os.killpg(self.process.pid, signal.SIGKILL)
-        self.process.wait(timeout=10)
-
-    def stop(self):
-        if self.process and self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGTERM)
-            self.process.wait(timeout=20)
+@contextmanager
+def crowd_on_server(tmp_path, project, tokens):
+    """bin/serve as deployed (one web process) and a crowd of claim/submit threads on it; yields the server
+    and what the crowd saw (acknowledged submits, every status), then stops both."""
+    server = AppServer.production(served_database_url(), tmp_path, processes=1).start()
+    stop, acknowledged, statuses = threading.Event(), [], []
+    threads = crowd(server.port, project, tokens, stop, acknowledged, statuses)
+    try:
+        yield server, acknowledged, statuses
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join(timeout=30)
+        server.stop()
 
 
 def call(port, method, path, token, body=None):
@@ -102,13 +87,6 @@ def wait_for(condition, seconds: float) -> None:
         time.sleep(0.1)
 
 
-def shut_down(stop, threads, server) -> None:
-    stop.set()
-    for thread in threads:
-        thread.join(timeout=30)
-    server.stop()
-
-
 def assert_no_lost_or_partial_pages(acknowledged):
     for assignment_id, item_ids in acknowledged:
         stored = sorted(Annotation.objects.filter(assignment_id=assignment_id).values_list("item_id", flat=True))
@@ -130,19 +108,13 @@ def loaded_project(make_project, import_rows, make_user):
 
 def test_killed_server_keeps_every_acknowledged_submit_and_claims_expire(loaded_project, tmp_path):
     project, tokens = loaded_project
-    server = Server(tmp_path)
-    server.start()
-    stop, acknowledged, statuses = threading.Event(), [], []
-    threads = crowd(server.port, project, tokens, stop, acknowledged, statuses)
-    try:
+    with crowd_on_server(tmp_path, project, tokens) as (server, acknowledged, statuses):
         wait_for(lambda: len(acknowledged) >= 10, 30)
         server.kill()  # mid-run: requests in flight are cut
         before_restart = len(acknowledged)
         time.sleep(0.5)
         server.start()
         wait_for(lambda: len(acknowledged) >= before_restart + 10, 30)
-    finally:
-        shut_down(stop, threads, server)
     assert before_restart >= 10 and len(acknowledged) >= before_restart + 10
     assert not [s for s in statuses if s >= 500]
     assert_no_lost_or_partial_pages(acknowledged)
@@ -158,12 +130,8 @@ def test_killed_server_keeps_every_acknowledged_submit_and_claims_expire(loaded_
 
 def test_lost_database_connections_give_clean_errors_and_no_half_written_page(loaded_project, tmp_path):
     project, tokens = loaded_project
-    server = Server(tmp_path)
-    server.start()
-    stop, acknowledged, statuses = threading.Event(), [], []
-    threads = crowd(server.port, project, tokens, stop, acknowledged, statuses)
     name = connection.settings_dict["NAME"]
-    try:
+    with crowd_on_server(tmp_path, project, tokens) as (server, acknowledged, statuses):
         for _ in range(8):  # cut every other connection to the database, repeatedly, while pages are written
             time.sleep(0.4)
             with connection.cursor() as cursor:
@@ -174,8 +142,6 @@ def test_lost_database_connections_give_clean_errors_and_no_half_written_page(lo
         time.sleep(1.0)
         recovered = len(acknowledged)
         wait_for(lambda: len(acknowledged) >= recovered + 5, 20)
-    finally:
-        shut_down(stop, threads, server)
     assert len(acknowledged) >= recovered + 5, "the server did not recover after the connections were cut"
     assert_no_lost_or_partial_pages(acknowledged)
     errors = [s for s in statuses if s >= 500]

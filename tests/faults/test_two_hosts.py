@@ -5,24 +5,22 @@ import threading
 from pathlib import Path
 
 import pytest
-from django.db import connection
 from django.db.models import Count, F, Q
 from rest_framework.authtoken.models import Token
 
 from annotation.models import Annotation, Item
-from benchmarks._common import ProductionServer
+from benchmarks._common import AppServer
 from tests.conftest import require_service
-from tests.faults.test_server_faults import assert_no_lost_or_partial_pages, call
+from tests.faults.test_server_faults import assert_no_lost_or_partial_pages, call, served_database_url
 
 pytestmark = [pytest.mark.postgres, pytest.mark.redis, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 REDIS_DB = 3  # this suite's own Redis database
 
 
-def host(tmp_path: Path, name: str) -> ProductionServer:
+def host(tmp_path: Path, name: str) -> AppServer:
     """bin/serve as one host runs it, on the database the test has already set up (no migrate)."""
-    db = connection.settings_dict
-    return ProductionServer(
-        f"postgres://{db['USER']}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}", tmp_path / name,
+    return AppServer.production(
+        served_database_url(), tmp_path / name,
         processes=2, REDIS_URL=f"redis://127.0.0.1:6379/{REDIS_DB}", TASK_WORKERS="0", EXPIRY_SECONDS="5",
     )
 
