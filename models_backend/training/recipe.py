@@ -20,6 +20,7 @@ class UnliSettings:
     rank_weight: float = 0.0
     hypothesis_only: bool = False
     seed: int = 13
+    seeds: int = 1  # models trained (seed, seed + 1, ...) and averaged weight by weight into the one saved
     max_length: int = 64
     max_train: int | None = None
     warmup_ratio: float = 0.1

@@ -13,7 +13,9 @@ Training runs in stages, each with its own AdamW optimiser and linear warm-up/de
 
 Batches hold rows of similar length (less padding) and come in random order. Each stage starts from the
 seed again, so pre-training once (``epochs=0``) and fine-tuning from that checkpoint gives the same model as
-one run.
+one run. With ``seeds`` > 1 the whole recipe runs once per seed (seed, seed + 1, ...) and the saved model
+is their weight average (a "model soup": the runs start from the same encoder, so their weights can be
+averaged; it scores like the mean of their predictions at the cost of one model at inference).
 """
 import json
 import random
@@ -198,6 +200,17 @@ def fit(base: Path, stages: list[list[list[_Step]]], settings: UnliSettings, dev
     return model.eval()
 
 
+def weight_average(models: list):
+    """The first model, its floating-point weights replaced by the mean over all the models."""
+    if len(models) > 1:
+        states = [model.state_dict() for model in models]
+        with torch.no_grad():
+            for key, value in states[0].items():
+                if value.is_floating_point():
+                    value.copy_(torch.stack([state[key] for state in states]).mean(dim=0))
+    return models[0]
+
+
 def evaluate(model, tokenizer, rows: list[PairRow], targets: list[float], settings: UnliSettings) -> dict[str, float]:
     logits = pair_logits(model, tokenizer, None if settings.hypothesis_only else [r.premise for r in rows],
                          [r.hypothesis for r in rows], batch_size=128, max_length=settings.max_length)
@@ -236,10 +249,16 @@ def train_unli(
                                max_snli=settings.max_pretrain, eval_premises={r.premise for r in eval_rows})
     tokenizer = load_tokenizer(base)
     recipes = [settings] + ([replace(settings, hypothesis_only=True)] if baseline else [])
-    plans = [plan_stages(tokenizer, recipe, train_rows, train_targets, auxiliary, torch_device) for recipe in recipes]
-    counter = _StepCounter(progress, sum(len(steps) for stages in plans for epochs in stages for steps in epochs))
+    runs = [[replace(recipe, seed=recipe.seed + k) for k in range(recipe.seeds)] for recipe in recipes]
+    plans = [[plan_stages(tokenizer, run, train_rows, train_targets, auxiliary, torch_device) for run in seed_runs]
+             for seed_runs in runs]
+    counter = _StepCounter(progress, sum(len(steps) for seed_plans in plans for stages in seed_plans
+                                         for epochs in stages for steps in epochs))
 
-    model = fit(base, plans[0], settings, torch_device, counter)
+    def trained(index: int):
+        return weight_average([fit(base, plan, run, torch_device, counter) for plan, run in zip(plans[index], runs[index])])
+
+    model = trained(0)
     metrics = evaluate(model, tokenizer, eval_rows, eval_targets, settings)
     result = {
         **metrics,
@@ -254,7 +273,7 @@ def train_unli(
     }
     if baseline:
         baseline_started = time.perf_counter()
-        baseline_model = fit(base, plans[1], recipes[1], torch_device, counter)
+        baseline_model = trained(1)
         result["baseline"] = {**evaluate(baseline_model, tokenizer, eval_rows, eval_targets, recipes[1]),
                               "seconds": round(time.perf_counter() - baseline_started, 2)}
 

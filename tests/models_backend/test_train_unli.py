@@ -157,3 +157,24 @@ def test_in_batch_hinge_is_zero_for_scores_equal_to_targets():
     inverted = in_batch_hinge(1 - gold, gold, margin=0.3)
     assert inverted.item() > 0.3
     assert in_batch_hinge(gold, torch.tensor([0.5, 0.5, 0.4, 0.45]), margin=0.3).item() == 0.0  # no pair far enough apart
+
+
+def test_seeds_save_the_weight_average_of_one_run_per_seed(tiny_encoder, usnli, tmp_path):
+    train, evaluation = usnli
+    settings = UnliSettings(epochs=1, batch_size=4, pretrain_snli=None)
+    for seed in (5, 6):
+        train_unli(tmp_path / f"seed{seed}", train, evaluation, replace(settings, seed=seed), base=tiny_encoder)
+    result = train_unli(tmp_path / "soup", train, evaluation, replace(settings, seed=5, seeds=2), base=tiny_encoder)
+
+    def weights(folder):
+        model, _ = load_model(inspect_checkpoint(folder), torch.device("cpu"))
+        return model.state_dict()
+
+    first, second, soup = weights(tmp_path / "seed5"), weights(tmp_path / "seed6"), weights(tmp_path / "soup")
+    head = "classifier.weight"
+    assert not torch.allclose(first[head], second[head])  # two different runs ...
+    for key, value in soup.items():  # ... and the saved model is their mean, weight by weight
+        if value.is_floating_point():
+            torch.testing.assert_close(value, (first[key] + second[key]) / 2, rtol=1e-5, atol=1e-6)
+    assert json.loads((tmp_path / "soup" / "model_card.json").read_text())["settings"]["seeds"] == 2
+    assert 0 <= result["mse"] <= 1
