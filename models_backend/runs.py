@@ -238,7 +238,7 @@ FORMS = {form.name: form for form in (
             Setting("rank_weight", "float", RECIPE.rank_weight, "weight of a ranking hinge beside BCE",
                     minimum=0, maximum=10),
             Setting("seed", "int", RECIPE.seed, "random seed", minimum=0, maximum=2**31 - 1),
-            Setting("seeds", "int", RECIPE.seeds, "models trained with consecutive seeds, averaged into one",
+            Setting("seeds", "int", RECIPE.seeds, "fine-tunings with consecutive seeds, averaged into one model",
                     label="Seeds averaged", minimum=1, maximum=8),
             Setting("max_train", "int", None, "use only the first N training rows", minimum=2),
             Setting("pretrain", "bool", True, "surrogate pre-training on the shared SNLI file first (when present)",

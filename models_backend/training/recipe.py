@@ -20,7 +20,7 @@ class UnliSettings:
     rank_weight: float = 0.0
     hypothesis_only: bool = False
     seed: int = 13
-    seeds: int = 1  # models trained (seed, seed + 1, ...) and averaged weight by weight into the one saved
+    seeds: int = 2  # fine-tunings of the pre-trained model (seed, seed + 1, ...), averaged weight by weight
     max_length: int = 64
     max_train: int | None = None
     warmup_ratio: float = 0.1
@@ -28,7 +28,7 @@ class UnliSettings:
     pretrain_snli: str | None = field(default_factory=lambda: shared_file(SNLI_FILE))
     pretrain_chaosnli: list[str] = field(default_factory=list)
     pretrain_dnli: str | None = None
-    pretrain_epochs: int = 1
+    pretrain_epochs: int = 2
     max_pretrain: int | None = None
 
     def without_pretraining(self) -> "UnliSettings":

@@ -13,10 +13,11 @@ Training runs in stages, each with its own AdamW optimiser and linear warm-up/de
 
 Batches hold rows of similar length (less padding) and come in random order. Each stage starts from the
 seed again, so pre-training once (``epochs=0``) and fine-tuning from that checkpoint gives the same model as
-one run. With ``seeds`` > 1 the whole recipe runs once per seed (seed, seed + 1, ...) and the saved model
-is their weight average (a "model soup": the runs start from the same encoder, so their weights can be
-averaged; it scores like the mean of their predictions at the cost of one model at inference).
+one run. With ``seeds`` > 1 the pre-trained model is fine-tuned once per seed (seed, seed + 1, ...) and the
+saved model is their weight average (a "model soup": the copies start from the same weights, so theirs
+can be averaged; it scores like the mean of their predictions at the cost of one model at inference).
 """
+import copy
 import json
 import random
 import time
@@ -114,31 +115,45 @@ def ranking_steps(rows: _Rows, pairs: list[tuple[int, int]], pairs_per_step: int
     return [_Step(rows, [i for i, _ in batch] + [j for _, j in batch]) for batch in batches]
 
 
-def plan_stages(tokenizer, settings: UnliSettings, train_rows: list[PairRow], train_targets: list[float],
-                auxiliary: AuxiliaryData, device: torch.device) -> list[list[list[_Step]]]:
-    """Stages -> epochs -> steps; each stage draws from a fresh generator seeded with the settings' seed."""
+@dataclass
+class _Plan:
+    """Pre-training epochs (run once, with the recipe's seed), then one fine-tuning per seed."""
+
+    pretraining: list[list[_Step]]
+    fine_tuning: list[tuple[UnliSettings, list[list[_Step]]]]
+
+    def total_steps(self) -> int:
+        epochs = self.pretraining + [steps for _, run in self.fine_tuning for steps in run]
+        return sum(len(steps) for steps in epochs)
+
+
+def plan_training(tokenizer, settings: UnliSettings, train_rows: list[PairRow], train_targets: list[float],
+                  auxiliary: AuxiliaryData, device: torch.device) -> _Plan:
+    """Each stage draws its batches from a fresh generator seeded with its run's seed."""
     def rows_of(pairs: list[PairRow]) -> _Rows:
         return _Rows(tokenizer, pairs, settings.hypothesis_only, settings.max_length, device)
 
-    stages = []
+    pretraining = []
     if auxiliary.rows or auxiliary.rank_pairs:
         surrogate = rows_of(auxiliary.rows) if auxiliary.rows else None
         updates = rows_of(auxiliary.rank_rows) if auxiliary.rank_pairs else None
-        rng, epochs = random.Random(settings.seed), []
+        rng = random.Random(settings.seed)
         for _ in range(settings.pretrain_epochs):
             steps = regression_steps(surrogate, auxiliary.targets, settings.batch_size, rng) if surrogate else []
             if updates:
                 steps += ranking_steps(updates, auxiliary.rank_pairs, max(1, settings.batch_size // 2), rng)
             rng.shuffle(steps)
-            epochs.append(steps)
-        stages.append(epochs)
-    main, rng = rows_of(train_rows), random.Random(settings.seed)
-    if settings.loss == "bce":
-        stages.append([regression_steps(main, train_targets, settings.batch_size, rng) for _ in range(settings.epochs)])
-    else:
-        stages.append([ranking_steps(main, ranking_pairs(train_rows, train_targets, settings.cross_pairs, rng),
-                                     max(1, settings.batch_size // 2), rng) for _ in range(settings.epochs)])
-    return stages
+            pretraining.append(steps)
+    main, fine_tuning = rows_of(train_rows), []
+    for run in (replace(settings, seed=settings.seed + k) for k in range(settings.seeds)):
+        rng = random.Random(run.seed)
+        if settings.loss == "bce":
+            epochs = [regression_steps(main, train_targets, settings.batch_size, rng) for _ in range(settings.epochs)]
+        else:
+            epochs = [ranking_steps(main, ranking_pairs(train_rows, train_targets, settings.cross_pairs, rng),
+                                    max(1, settings.batch_size // 2), rng) for _ in range(settings.epochs)]
+        fine_tuning.append((run, epochs))
+    return _Plan(pretraining, fine_tuning)
 
 
 class _StepCounter:
@@ -174,9 +189,9 @@ def _step_loss(model, step: _Step, settings: UnliSettings, autocast) -> torch.Te
     return torch.clamp(settings.margin - scores[:half] + scores[half:], min=0).mean()
 
 
-def fit(base: Path, stages: list[list[list[_Step]]], settings: UnliSettings, device: torch.device,
-        counter: _StepCounter):
-    """Load the base encoder with a fresh 1-output head and run the stages; returns the model in eval mode."""
+def fit(base: Path, plan: _Plan, settings: UnliSettings, device: torch.device, counter: _StepCounter):
+    """Load the base encoder with a fresh 1-output head, pre-train it, fine-tune a copy per seed; returns
+    their weight average in eval mode."""
     torch.manual_seed(settings.seed)
     try:
         model = AutoModelForSequenceClassification.from_pretrained(base, num_labels=1, local_files_only=True)
@@ -184,20 +199,30 @@ def fit(base: Path, stages: list[list[list[_Step]]], settings: UnliSettings, dev
         raise ModelError(f"base model folder {base}: cannot load an encoder with a 1-output head ({exc})") from exc
     model.to(device).train()
     autocast = torch.autocast("cuda", dtype=torch.bfloat16, enabled=device.type == "cuda")
-    for epochs in stages:
-        torch.manual_seed(settings.seed)
-        n_steps = sum(len(steps) for steps in epochs)
-        optimizer = torch.optim.AdamW(model.parameters(), lr=settings.lr, weight_decay=settings.weight_decay)
-        scheduler = get_linear_schedule_with_warmup(optimizer, int(settings.warmup_ratio * n_steps), max(n_steps, 1))
-        for steps in epochs:
-            for step in steps:
-                _step_loss(model, step, settings, autocast).backward()
-                torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-                optimizer.step()
-                scheduler.step()
-                optimizer.zero_grad(set_to_none=True)
-                counter.tick()
-    return model.eval()
+    if plan.pretraining:
+        _run_stage(model, plan.pretraining, settings, autocast, counter)
+    members = []
+    for run, epochs in plan.fine_tuning:
+        member = copy.deepcopy(model) if len(plan.fine_tuning) > 1 else model
+        _run_stage(member, epochs, run, autocast, counter)
+        members.append(member.eval())
+    return weight_average(members)
+
+
+def _run_stage(model, epochs: list[list[_Step]], settings: UnliSettings, autocast, counter: _StepCounter) -> None:
+    """One stage: its own AdamW optimiser and linear warm-up/decay schedule, dropout seeded afresh."""
+    torch.manual_seed(settings.seed)
+    n_steps = sum(len(steps) for steps in epochs)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=settings.lr, weight_decay=settings.weight_decay)
+    scheduler = get_linear_schedule_with_warmup(optimizer, int(settings.warmup_ratio * n_steps), max(n_steps, 1))
+    for steps in epochs:
+        for step in steps:
+            _step_loss(model, step, settings, autocast).backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            optimizer.step()
+            scheduler.step()
+            optimizer.zero_grad(set_to_none=True)
+            counter.tick()
 
 
 def weight_average(models: list):
@@ -249,16 +274,9 @@ def train_unli(
                                max_snli=settings.max_pretrain, eval_premises={r.premise for r in eval_rows})
     tokenizer = load_tokenizer(base)
     recipes = [settings] + ([replace(settings, hypothesis_only=True)] if baseline else [])
-    runs = [[replace(recipe, seed=recipe.seed + k) for k in range(recipe.seeds)] for recipe in recipes]
-    plans = [[plan_stages(tokenizer, run, train_rows, train_targets, auxiliary, torch_device) for run in seed_runs]
-             for seed_runs in runs]
-    counter = _StepCounter(progress, sum(len(steps) for seed_plans in plans for stages in seed_plans
-                                         for epochs in stages for steps in epochs))
-
-    def trained(index: int):
-        return weight_average([fit(base, plan, run, torch_device, counter) for plan, run in zip(plans[index], runs[index])])
-
-    model = trained(0)
+    plans = [plan_training(tokenizer, recipe, train_rows, train_targets, auxiliary, torch_device) for recipe in recipes]
+    counter = _StepCounter(progress, sum(plan.total_steps() for plan in plans))
+    model = fit(base, plans[0], settings, torch_device, counter)
     metrics = evaluate(model, tokenizer, eval_rows, eval_targets, settings)
     result = {
         **metrics,
@@ -273,7 +291,7 @@ def train_unli(
     }
     if baseline:
         baseline_started = time.perf_counter()
-        baseline_model = trained(1)
+        baseline_model = fit(base, plans[1], recipes[1], torch_device, counter)
         result["baseline"] = {**evaluate(baseline_model, tokenizer, eval_rows, eval_targets, recipes[1]),
                               "seconds": round(time.perf_counter() - baseline_started, 2)}
 

@@ -30,8 +30,8 @@ class Command(BaseCommand):
         parser.add_argument("--hypothesis-only", action="store_true", default=None,
                             help="train and predict on hypotheses alone")
         parser.add_argument("--seed", type=int, help=f"default {DEFAULTS.seed}")
-        parser.add_argument("--seeds", type=int, help=f"train this many models (seed, seed + 1, ...) and save "
-                            f"their weight average (default {DEFAULTS.seeds})")
+        parser.add_argument("--seeds", type=int, help=f"fine-tune the pre-trained model this many times (seed, "
+                            f"seed + 1, ...) and save their weight average (default {DEFAULTS.seeds})")
         parser.add_argument("--batch-size", type=int, help=f"default {DEFAULTS.batch_size}")
         parser.add_argument("--lr", type=float, help=f"peak learning rate of every stage (default {DEFAULTS.lr})")
         parser.add_argument("--max-length", type=int, help=f"tokens per pair (default {DEFAULTS.max_length})")
