@@ -38,8 +38,9 @@ def usnli(tmp_path):
 def test_train_unli_command_writes_loadable_checkpoint_and_card(tiny_encoder, usnli, tmp_path, capsys):
     train, evaluation = usnli
     output = tmp_path / "model"
+    # The default pre-training, on the first 64 rows of the shared SNLI file (all of it takes a minute here).
     call_command("train_unli", base=str(tiny_encoder), train=str(train), eval=str(evaluation), epochs=1,
-                 output=str(output), batch_size=4, seed=1, json=True)
+                 output=str(output), batch_size=4, seed=1, max_pretrain=64, json=True)
     result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert {"pearson", "spearman", "mse", "n_train", "n_eval", "seconds"} <= set(result)
     assert result["n_train"] == 8 and result["n_eval"] == 6 and 0 <= result["mse"] <= 1
