@@ -54,17 +54,14 @@ def load_average() -> float:
     return round(os.getloadavg()[0], 2)
 
 
-def django_env(database_url: str, var_dir: str | Path, **extra: str) -> dict[str, str]:
-    """The environment a Django process of this repo needs to run against `database_url`."""
-    env = dict(os.environ)
-    env.update(
-        DJANGO_SETTINGS_MODULE="config.settings",
-        DATABASE_URL=database_url,
-        NLI_STUDIO_VAR=str(var_dir),
-        PYTHONPATH=str(REPO_ROOT),
-    )
-    env.update(extra)
-    return env
+def django_env(database_url: str | None, var_dir: str | Path, **extra: str | None) -> dict[str, str]:
+    """The environment a Django process of this repo needs to run against `database_url` (None: the
+    embedded SQLite default). A value of None in `extra` removes that variable."""
+    env = {
+        **os.environ, "DJANGO_SETTINGS_MODULE": "config.settings", "DATABASE_URL": database_url,
+        "NLI_STUDIO_VAR": str(var_dir), "PYTHONPATH": str(REPO_ROOT), **extra,
+    }
+    return {key: value for key, value in env.items() if value is not None}
 
 
 def setup_django(database_url: str, var_dir: str | Path) -> None:
@@ -147,30 +144,24 @@ def session_processes(session: int) -> dict[int, list[str]]:
 
 
 class AppServer:
-    """bin/serve on a free port, in a session of its own, its output in <var_dir>/server.log. `env` adds to
-    this process's environment or overrides it; a value of None removes a variable. `production()` is the
-    deployed shape (the benchmarks and tests/faults); the browser tests run it as `make demo` does."""
+    """bin/serve on a free port, in a session of its own, its output in <var_dir>/server.log, with
+    django_env()'s environment plus `env` (None removes a variable). `production()` is the deployed shape
+    (the benchmarks and tests/faults); the browser tests run it on SQLite as `make demo` does."""
 
-    def __init__(self, var_dir: str | Path, processes: int = 1, **env: str | None):
+    def __init__(self, var_dir: str | Path, processes: int = 1, database_url: str | None = None, **env: str | None):
         self.port = free_port()
         self.processes = processes
         self.var_dir = Path(var_dir)
         self.log_path = self.var_dir / "server.log"
-        merged = {
-            **os.environ, "PY": PYTHON, "HOST": "127.0.0.1", "PORT": str(self.port),
-            "WEB_CONCURRENCY": str(processes), "NLI_STUDIO_VAR": str(var_dir), "PYTHONPATH": str(REPO_ROOT), **env,
-        }
-        self.env = {key: value for key, value in merged.items() if value is not None}
+        self.env = django_env(database_url, var_dir, PY=PYTHON, HOST="127.0.0.1", PORT=str(self.port),
+                              WEB_CONCURRENCY=str(processes), **env)
         self.process: subprocess.Popen | None = None
 
     @classmethod
     def production(cls, database_url: str, var_dir: str | Path, processes: int, **env: str | None) -> "AppServer":
         """Production mode against `database_url`: no demo, no migrate, DEBUG off."""
-        return cls(
-            var_dir, processes, DJANGO_SETTINGS_MODULE="config.settings", DATABASE_URL=database_url, DEBUG="false",
-            SECRET_KEY="benchmark-secret-key-not-for-production", ALLOWED_HOSTS="127.0.0.1", DEMO="0", MIGRATE="0",
-            **env,
-        )
+        return cls(var_dir, processes, database_url, DEBUG="false", SECRET_KEY="benchmark-secret-key-not-for-production",
+                   ALLOWED_HOSTS="127.0.0.1", DEMO="0", MIGRATE="0", **env)
 
     def start(self, seconds: float = 180) -> "AppServer":
         self.launch()

@@ -44,9 +44,6 @@ def only_versioned_paths(endpoints, **kwargs):
     return [endpoint for endpoint in endpoints if endpoint[0].startswith(API_VERSION_PREFIX)]
 
 
-
-
-
 # Where one operation's answer names what other operations act on: the answer (method, path, status), the
 # value it names (a JSON pointer into its body), the path parameter that takes the value and the path under
 # which every operation takes it. Published as OpenAPI links, which stateful clients (schemathesis' state

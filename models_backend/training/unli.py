@@ -201,9 +201,9 @@ def fit(base: Path, plan: _Plan, settings: UnliSettings, device: torch.device, c
     autocast = torch.autocast("cuda", dtype=torch.bfloat16, enabled=device.type == "cuda")
     if plan.pretraining:
         _run_stage(model, plan.pretraining, settings, autocast, counter)
-    members = []
-    for run, epochs in plan.fine_tuning:
-        member = copy.deepcopy(model) if len(plan.fine_tuning) > 1 else model
+    members, last = [], len(plan.fine_tuning) - 1
+    for index, (run, epochs) in enumerate(plan.fine_tuning):
+        member = copy.deepcopy(model) if index < last else model  # the last one needs no copy
         _run_stage(member, epochs, run, autocast, counter)
         members.append(member.eval())
     return weight_average(members)

@@ -44,7 +44,7 @@ def demo_server(tmp_path_factory):
         NLI_STUDIO_MODELS=str(tiny_models(var / "models")),
         # One torch thread: on a shared, loaded 2-core runner two threads spin-wait on each other
         # (a tiny training step measured 1.65 s with two threads, 0.02 s with one).
-        OMP_NUM_THREADS="1", DATABASE_URL=None, DJANGO_SETTINGS_MODULE=None,
+        OMP_NUM_THREADS="1",
     )
     # BROWSER_SERVER_START_S: more time on a machine that others load (migrate, demo and static files first).
     # Serving means the first request has loaded the whole app: paid here, not inside a test's timeouts.
