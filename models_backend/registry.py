@@ -14,7 +14,7 @@ from pathlib import Path
 import torch
 from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForSequenceClassification, AutoTokenizer
 
-from .devices import bf16_linear, load_dtype, pick_precision, quantise_int8
+from .devices import bf16_linear, load_dtype, onednn_linear, pick_precision, quantise_int8
 from .model_kinds import ModelKind
 
 # Config keys this project writes into checkpoints it trains.
@@ -157,4 +157,6 @@ def load_model(spec: ModelSpec, device: torch.device, precision: str = "auto"):
         quantise_int8(model)
     elif precision == "bf16-linear":
         bf16_linear(model)
+    elif precision == "fp32" and device.type == "cpu" and spec.kind is not ModelKind.CAUSAL_LM:
+        onednn_linear(model)  # generation and LM scoring keep torch's own layers (tied output embeddings)
     return model, tokenizer

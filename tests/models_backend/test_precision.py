@@ -4,11 +4,13 @@ import json
 import numpy as np
 import pytest
 import torch
+from transformers import AutoModelForSequenceClassification
 from conftest import PAIRS, build_bert_classifier, write_pairs_jsonl
 from django.core.management import CommandError, call_command
 
-from models_backend.devices import Bf16Linear, cpu_has_bf16, pick_precision
+from models_backend.devices import Bf16Linear, OneDnnLinear, cpu_has_bf16, pick_precision
 from models_backend.registry import inspect_checkpoint, load_model
+from models_backend.runner import pair_logits
 from models_backend.prediction import predict_file
 
 
@@ -33,6 +35,20 @@ def test_cpu_fast_path_agrees_with_fp32(tmp_path, precision):
     assert np.array_equal(reference.argmax(axis=1), fast.argmax(axis=1))
     assert np.abs(reference - fast).max() < 0.01
     assert not np.array_equal(reference, fast)  # the faster model really ran
+
+
+def test_cpu_fp32_runs_onednn_linear_layers_with_the_same_outputs(tmp_path):
+    tiny_nli = tmp_path / "nli"
+    build_bert_classifier(tiny_nli, initializer_range=0.02, seed=1)
+    spec = inspect_checkpoint(tiny_nli)
+    model, tokenizer = load_model(spec, torch.device("cpu"), "fp32")
+    packed = [name for name, module in model.named_modules() if isinstance(module, OneDnnLinear)]
+    assert "classifier" in packed and any(name.startswith("bert.encoder.") for name in packed)
+    assert not any(isinstance(module, torch.nn.Linear) for module in model.modules())
+    plain = AutoModelForSequenceClassification.from_pretrained(tiny_nli, local_files_only=True).eval()
+    premises, hypotheses = [p for p, _ in PAIRS], [h for _, h in PAIRS]
+    reference = pair_logits(plain, tokenizer, premises, hypotheses)
+    np.testing.assert_allclose(pair_logits(model, tokenizer, premises, hypotheses), reference, rtol=1e-4, atol=1e-5)
 
 
 @needs_bf16_cpu
