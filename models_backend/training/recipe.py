@@ -22,6 +22,7 @@ class UnliSettings:
     seed: int = 13
     seeds: int = 2  # fine-tunings of the pre-trained model (seed, seed + 1, ...), averaged weight by weight
     max_length: int = 64
+    dropout: float | None = None  # every dropout layer's rate while training; None: the base model's own
     max_train: int | None = None
     warmup_ratio: float = 0.1
     weight_decay: float = 0.01

@@ -197,6 +197,10 @@ def fit(base: Path, plan: _Plan, settings: UnliSettings, device: torch.device, c
         model = AutoModelForSequenceClassification.from_pretrained(base, num_labels=1, local_files_only=True)
     except (OSError, ValueError) as exc:
         raise ModelError(f"base model folder {base}: cannot load an encoder with a 1-output head ({exc})") from exc
+    if settings.dropout is not None:
+        for layer in model.modules():
+            if isinstance(layer, torch.nn.Dropout):
+                layer.p = settings.dropout
     model.to(device).train()
     autocast = torch.autocast("cuda", dtype=torch.bfloat16, enabled=device.type == "cuda")
     if plan.pretraining:

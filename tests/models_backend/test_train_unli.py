@@ -185,3 +185,18 @@ def test_seeds_fine_tune_the_pretrained_model_once_each_and_save_their_weight_av
         if value.is_floating_point():
             torch.testing.assert_close(value, (first[key] + second[key]) / 2, rtol=1e-5, atol=1e-6)
     assert json.loads((tmp_path / "soup" / "model_card.json").read_text())["settings"]["seeds"] == 2
+
+
+def test_dropout_setting_reaches_every_dropout_layer(tiny_encoder, usnli, tmp_path):
+    train, evaluation = usnli
+    settings = UnliSettings(epochs=1, batch_size=4, seed=3, seeds=1).without_pretraining()
+    base_rate = json.loads((tiny_encoder / "config.json").read_text())["hidden_dropout_prob"]
+
+    def weights(name, dropout):
+        train_unli(tmp_path / name, train, evaluation, replace(settings, dropout=dropout), base=tiny_encoder)
+        return load_file(tmp_path / name / "model.safetensors")
+
+    own, same_rate, none = weights("own", None), weights("same", base_rate), weights("none", 0.0)
+    assert base_rate > 0
+    assert all(torch.equal(own[key], same_rate[key]) for key in own)  # None keeps the base model's rate
+    assert not all(torch.equal(own[key], none[key]) for key in own)  # 0 switched the layers off

@@ -35,6 +35,8 @@ class Command(BaseCommand):
         parser.add_argument("--batch-size", type=int, help=f"default {DEFAULTS.batch_size}")
         parser.add_argument("--lr", type=float, help=f"peak learning rate of every stage (default {DEFAULTS.lr})")
         parser.add_argument("--max-length", type=int, help=f"tokens per pair (default {DEFAULTS.max_length})")
+        parser.add_argument("--dropout", type=float,
+                            help="dropout rate of every dropout layer while training (default: the base model's)")
         parser.add_argument("--max-train", type=int, help="use only the first N training rows")
         parser.add_argument("--pretrain-snli",
                             help=f"SNLI JSONL (premise, hypothesis, label) for surrogate pre-training (default {DEFAULTS.pretrain_snli})")
