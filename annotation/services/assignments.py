@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 
 from django.db import transaction
-from django.db.models import Case, Exists, F, OuterRef, Subquery, Value, When
+from django.db.models import Exists, F, OuterRef, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -106,13 +106,11 @@ def _try_claim(project: Project, worker) -> Assignment | None:
             ]
         )
         assignment.page_items = chosen  # what the page shows, already read: no query to serialise it
-        Item.objects.filter(id__in=[item.id for item in chosen if not item.is_gold]).update(
-            active_claims=F("active_claims") + 1,
-            claimable=Case(
-                When(target__gt=F("annotation_count") + F("active_claims") + 1, then=Value(True)),
-                default=Value(False),
-            ),
-        )
+        taken = [item for item in chosen if not item.is_gold]
+        for item in taken:  # the rows are locked: their counters are current
+            item.active_claims += 1
+            item.claimable = item.target > item.annotation_count + item.active_claims
+        _store_counters(taken, ["active_claims", "claimable"])
     return assignment
 
 
@@ -184,9 +182,10 @@ def _held_groups(project: Project, worker) -> set[str]:
     return set(held.values_list("item__coherence_group", flat=True))
 
 
-def _store_counters(items: list[Item]) -> None:
-    """Write back what a submit changed on its items in one statement."""
-    fields = ["annotation_count", "active_claims", "target", "status", "aggregate", "claimable", "priority"]
+def _store_counters(items: list[Item], fields: list[str]) -> None:
+    """Write back what a claim or submit changed on its locked items, in one statement."""
+    if not items:
+        return
     if len(items) == 1:  # a one-item page: a plain UPDATE builds in a third of bulk_update's CASE expressions
         items[0].save(update_fields=fields)
     else:
@@ -260,7 +259,8 @@ def submit_page(assignment_id: int, worker, answers: dict) -> SubmitResult:
                 settle_item(project, item, just_given=parsed[item.id][:2])
         if gold_results:
             record_gold_answers(project, worker, gold_results)
-        _store_counters(list(items.values()))
+        _store_counters(list(items.values()),
+                        ["annotation_count", "active_claims", "target", "status", "aggregate", "claimable", "priority"])
         Claim.objects.filter(assignment=assignment).update(active=False)
         assignment.status = Assignment.Status.SUBMITTED
         assignment.submitted_at = now
