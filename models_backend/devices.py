@@ -7,7 +7,7 @@ be slower than fp32); ``int8``: the encoder's linear layers dynamically quantise
 int8 kernels are CPU kernels). ``auto`` is fp16 on CUDA and fp32 on CPU.
 
 On a CPU, an fp32 classifier's linear layers run on oneDNN's inner product (``onednn_linear``): the same
-float32 products, 1.7-1.9 times as fast as PyTorch's default matrix product on this project's AMD EPYC
+float32 products, 1.6-1.8 times as fast as PyTorch's default matrix product on this project's AMD EPYC
 development machine (docs/models.md, "Benchmark").
 """
 import warnings
@@ -107,23 +107,22 @@ class OneDnnLinear(torch.nn.Module):
 
 def onednn_linear(model):
     """Swap every float32 linear layer for OneDnnLinear; a CPU build without oneDNN keeps the model as it is."""
-    if not torch.backends.mkldnn.is_available():
-        return model
-    linears = [(name, module) for name, module in model.named_modules()
-               if isinstance(module, torch.nn.Linear) and module.weight.dtype == torch.float32]
-    for name, linear in linears:
-        parent_name, _, child = name.rpartition(".")
-        setattr(model.get_submodule(parent_name), child, OneDnnLinear(linear))
+    if torch.backends.mkldnn.is_available():
+        _replace_linears(model, OneDnnLinear, keep=lambda name, linear: linear.weight.dtype != torch.float32)
     return model
 
 
 def bf16_linear(model):
     """Swap the encoder's linear layers for Bf16Linear ones; the pooler and the task head stay float32 (a few
     weights that decide the label, and too little work to gain from bfloat16)."""
-    encoder = model.base_model
-    linears = [(name, module) for name, module in encoder.named_modules()
-               if isinstance(module, torch.nn.Linear) and not name.startswith("pooler")]
+    _replace_linears(model.base_model, Bf16Linear, keep=lambda name, linear: name.startswith("pooler"))
+    return model
+
+
+def _replace_linears(root: torch.nn.Module, wrap, keep) -> None:
+    """Replace each torch.nn.Linear under ``root`` by ``wrap(linear)``, except where ``keep(name, linear)``."""
+    linears = [(name, module) for name, module in root.named_modules()
+               if isinstance(module, torch.nn.Linear) and not keep(name, module)]
     for name, linear in linears:
         parent_name, _, child = name.rpartition(".")
-        setattr(encoder.get_submodule(parent_name), child, Bf16Linear(linear))
-    return model
+        setattr(root.get_submodule(parent_name), child, wrap(linear))
