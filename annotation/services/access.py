@@ -20,6 +20,8 @@ from django.core.exceptions import PermissionDenied
 from django.db.models import Exists, OuterRef, Q, QuerySet, Subquery
 from django.http import Http404
 
+from common.compiled_queries import compiled_first
+
 ADMIN, AUTHOR, WORKER = "admin", "author", "worker"
 ROLES = (ADMIN, AUTHOR, WORKER)
 ACTIONS = ("view", "work", "submit", "manage", "export")
@@ -194,7 +196,7 @@ def _workable(user, project) -> bool:
     return _audience_admits_project(user, project)
 
 
-def with_work_state(rows: QuerySet, user, project_field: str = "pk", open_page: bool = False) -> QuerySet:
+def with_work_state(rows: QuerySet, worker_id: int, project_field: str = "pk", open_page: bool = False) -> QuerySet:
     """Rows that load a project (projects, or pages with their project) with what a claim or submit asks of
     this worker in it, read in the same statement: their standing (suspended, blocked) for the work check,
     and with `open_page` the page they hold open (its id, or none)."""
@@ -202,11 +204,11 @@ def with_work_state(rows: QuerySet, user, project_field: str = "pk", open_page: 
 
     from annotation.models import Assignment, WorkerStatus
 
-    standing = WorkerStatus.objects.filter(project=OuterRef(project_field), worker=user.pk)
+    standing = WorkerStatus.objects.filter(project=OuterRef(project_field), worker=worker_id)
     rows = rows.annotate(_standing_suspended=Subquery(standing.values("suspended")[:1]),
                          _standing_blocked=Subquery(standing.values("blocked")[:1]))
     if open_page:
-        held = Assignment.objects.filter(project=OuterRef(project_field), worker=user.pk,
+        held = Assignment.objects.filter(project=OuterRef(project_field), worker=worker_id,
                                          status=Assignment.Status.OPEN, expires_at__gt=Now())
         rows = rows.annotate(_open_page=Subquery(held.order_by("created_at").values("pk")[:1]))
     return rows
@@ -297,13 +299,11 @@ def ensure_can_manage(user, project) -> None:
 def project_for(user, slug: str, action: str = "view"):
     """The project named `slug` if `user` may `action` it: Http404 when they may not see it, PermissionDenied
     (with the reason) when they may see it but not do this."""
-    from annotation.models import Project
-
     if action not in ACTIONS:
         raise ValueError(f"unknown action {action!r}")
-    projects = Project.objects.select_related("owner", "qualification").filter(slug=slug)
     working = action in ("view", "work", "submit") and has_role(user, WORKER)
-    project = (with_work_state(projects, user, open_page=action != "submit") if working else projects).first()
+    project = (compiled_first(_project_with_work_state, action != "submit", slug=slug, worker_id=user.pk)
+               if working else compiled_first(_project_named, slug=slug))
     if project is not None and working:
         remember_work_state(project, user, project)
     if project is None or not can_view(user, project):
@@ -317,6 +317,21 @@ def project_for(user, slug: str, action: str = "view"):
         if refusal is not None:
             raise refusal
     return project
+
+
+# project_for()'s statements, compiled once per process (they run on every claim and submit); a worker's
+# project comes with their work state in it.
+def _project_named(*, slug: str) -> QuerySet:
+    from annotation.models import Project
+
+    return Project.objects.select_related("owner", "qualification").filter(slug=slug)[:1]
+
+
+def _project_with_work_state(open_page: bool, *, slug: str, worker_id: int) -> QuerySet:
+    from annotation.models import Project
+
+    projects = Project.objects.select_related("owner", "qualification").filter(slug=slug)
+    return with_work_state(projects, worker_id, open_page=open_page)[:1]
 
 
 def ensure_can_create_project(user) -> None:

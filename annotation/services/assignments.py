@@ -27,6 +27,7 @@ from annotation.services import access, linking
 from annotation.services.quality import is_gold_correct, record_gold_answers
 from annotation.services.redundancy import settle_item
 from annotation.services.answers import SubmissionError, check_against_items, parse_answers
+from common.compiled_queries import compiled_rows
 
 CLAIM_ATTEMPTS = 5
 MAX_LOCK_ROUNDS = 8  # batches of rows tried when coherence groups reject candidates
@@ -118,31 +119,21 @@ def _lock_page(project: Project, worker) -> list[Item]:
     """Lock up to k free items for the worker: at most one per coherence group, none of a group the
     worker holds (or, if the project says so, ever held). Rows are locked a page at a time, so
     concurrent claimers skip only what others really take."""
-    already_seen = Claim.objects.filter(item=OuterRef("pk"), worker=worker)
-    free = (
-        Item.objects.select_for_update(skip_locked=True, of=("self",))
-        .filter(project=project, claimable=True)
-        .exclude(Exists(already_seen))
-        .order_by("priority", "id")
-        .filter(is_gold=False)
-        # The page's texts come with the lock (joined, not locked), so answering the claim reads nothing more.
-        .select_related("example", "atom")
-        .only("id", "coherence_group", "annotation_count", "active_claims", "target", "is_gold",
-              "example__premise", "example__hypothesis", "example__update", "atom__text")
-    )
     # Where the worker's claims stopped: without it a worker who answered 10,000 items would pass over
     # each of them again (an index probe apiece) on every claim. Items are served in id order unless the
     # project is adaptive, so the worker looks past their last claimed item first, and from the start
     # only when nothing is left ahead (items released or reopened behind them).
-    sources = [free]
-    if not project.adaptive:
-        last_claimed = Claim.objects.filter(worker=worker, item__project=project).order_by("-item_id")
-        sources.insert(0, free.filter(id__gt=Coalesce(Subquery(last_claimed.values("item_id")[:1]), Value(0))))
+    sources = [False] if project.adaptive else [True, False]  # after the worker's last claimed item?
     chosen: list[Item] = []
     considered: list[int] = []
     blocked: set[str] | None = None
     for _ in range(MAX_LOCK_ROUNDS):
-        batch = list(sources[0].exclude(id__in=considered)[: project.items_per_page - len(chosen)])
+        wanted = project.items_per_page - len(chosen)
+        if considered:  # a later round (rare): skips the rows already looked at
+            batch = list(_free_items(sources[0], project_id=project.pk, worker_id=worker.pk)
+                         .exclude(id__in=considered)[:wanted])
+        else:
+            batch = compiled_rows(_free_page, sources[0], wanted, project_id=project.pk, worker_id=worker.pk)
         if not batch and len(sources) > 1:
             sources.pop(0)
             continue
@@ -162,6 +153,31 @@ def _lock_page(project: Project, worker) -> list[Item]:
         if len(chosen) == project.items_per_page:
             break
     return chosen
+
+
+def _free_items(after_last_claim: bool, *, project_id: int, worker_id: int):
+    """The project's claimable items the worker never had, locked as they are read (rows others hold are
+    skipped), in serving order."""
+    already_seen = Claim.objects.filter(item=OuterRef("pk"), worker=worker_id)
+    free = (
+        Item.objects.select_for_update(skip_locked=True, of=("self",))
+        .filter(project=project_id, claimable=True, is_gold=False)
+        .exclude(Exists(already_seen))
+        .order_by("priority", "id")
+        # The page's texts come with the lock (joined, not locked), so answering the claim reads nothing more.
+        .select_related("example", "atom")
+        .only("id", "coherence_group", "annotation_count", "active_claims", "target", "is_gold",
+              "example__premise", "example__hypothesis", "example__update", "atom__text")
+    )
+    if after_last_claim:
+        last_claimed = Claim.objects.filter(worker=worker_id, item__project=project_id).order_by("-item_id")
+        free = free.filter(id__gt=Coalesce(Subquery(last_claimed.values("item_id")[:1]), Value(0)))
+    return free
+
+
+def _free_page(after_last_claim: bool, limit: int, *, project_id: int, worker_id: int):
+    # The first round's statement, compiled once per process (common/compiled_queries.py): every claim runs it.
+    return _free_items(after_last_claim, project_id=project_id, worker_id=worker_id)[:limit]
 
 
 def _gold_check(project: Project, worker) -> Item | None:
@@ -199,14 +215,11 @@ def _digest(answers: dict) -> str:
 def submit_page(assignment_id: int, worker, answers: dict) -> SubmitResult:
     """Store a page of answers atomically; late pages are kept and marked; repeats store nothing."""
     with transaction.atomic():
-        try:
-            assignment = access.with_work_state(
-                Assignment.objects.select_for_update(of=("self",)).select_related("project"), worker, "project_id"
-            ).get(pk=assignment_id)
-        except Assignment.DoesNotExist:
-            raise SubmissionError("assignment", "no such page", status=404) from None
-        if assignment.worker_id != worker.pk:  # as if it did not exist: page ids are not to be probed
+        rows = compiled_rows(_page_to_submit, assignment_id=assignment_id, worker_id=worker.pk)
+        # Another worker's page answers as if it did not exist: page ids are not to be probed.
+        if not rows or rows[0].worker_id != worker.pk:
             raise SubmissionError("assignment", "no such page", status=404)
+        assignment = rows[0]
         project = assignment.project
         access.remember_work_state(project, worker, assignment)
         access.ensure_can_work(project, worker, new_page=False)
@@ -218,15 +231,7 @@ def submit_page(assignment_id: int, worker, answers: dict) -> SubmitResult:
             return SubmitResult(assignment, created=0, late=assignment.late, repeated=True, items=claims)
         if assignment.status == Assignment.Status.RELEASED:
             raise SubmissionError("assignment", "this page was released and can no longer be submitted", status=409)
-        # The page's items, locked in id order (no deadlocks), each with whether its claim still counts.
-        items = {
-            item.id: item
-            for item in Item.objects.select_for_update(of=("self",))
-            .select_related("example")  # some task types check an answer against the example's texts
-            .filter(claims__assignment=assignment)
-            .annotate(claim_active=F("claims__active"))
-            .order_by("id")
-        }
+        items = {item.id: item for item in compiled_rows(_page_items, assignment_id=assignment.pk)}
         item_ids = list(items)
         parsed = parse_answers(project.task, project.options, item_ids, answers)
         now = timezone.now()
@@ -271,6 +276,24 @@ def submit_page(assignment_id: int, worker, answers: dict) -> SubmitResult:
     announce_progress(project)
     linking.after_submit(project, assignment)
     return SubmitResult(assignment, created=len(item_ids), late=late, items=item_ids)
+
+
+# submit_page()'s two locks, compiled once per process (common/compiled_queries.py): every submit runs them.
+def _page_to_submit(*, assignment_id: int, worker_id: int):
+    """The page with its project and the worker's standing in it, locked."""
+    pages = Assignment.objects.select_for_update(of=("self",)).select_related("project").filter(pk=assignment_id)
+    return access.with_work_state(pages, worker_id, "project_id")
+
+
+def _page_items(*, assignment_id: int):
+    """The page's items, locked in id order (no deadlocks), each with whether its claim still counts."""
+    return (
+        Item.objects.select_for_update(of=("self",))
+        .select_related("example")  # some task types check an answer against the example's texts
+        .filter(claims__assignment=assignment_id)
+        .annotate(claim_active=F("claims__active"))
+        .order_by("id")
+    )
 
 
 def release_page(assignment_id: int, worker) -> Assignment:

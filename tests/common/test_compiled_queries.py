@@ -1,0 +1,75 @@
+"""common/compiled_queries.py: a statement compiled once answers every later call like its queryset."""
+import pytest
+from django.db import transaction
+from django.db.models import Count
+from django.db.transaction import TransactionManagementError
+
+from annotation.models import Item
+from common import compiled_queries
+from common.compiled_queries import compiled_first, compiled_rows
+
+pytestmark = pytest.mark.django_db
+
+
+def items_with_example(*, project_id: int, premise: str):
+    return (Item.objects.select_related("example").filter(project=project_id, example__premise=premise)
+            .annotate(claims_seen=Count("claims")).order_by("id"))
+
+
+def first_items(limit: int, *, project_id: int):
+    return Item.objects.filter(project=project_id).order_by("id")[:limit]
+
+
+def locked_items(*, project_id: int):
+    return Item.objects.select_for_update().filter(project=project_id)
+
+
+@pytest.fixture
+def two_projects(make_project, import_rows):
+    projects = [make_project("nli_label", slug=f"compiled-{n}") for n in (1, 2)]
+    for project in projects:
+        import_rows(project, [{"id": str(i), "premise": f"P{i % 2}", "hypothesis": f"H{i}"} for i in range(5)])
+    return projects
+
+
+def test_each_call_answers_like_the_queryset_with_its_own_arguments(two_projects):
+    for project in two_projects:
+        for premise in ("P0", "P1", "nothing"):
+            expected = list(items_with_example(project_id=project.pk, premise=premise))
+            rows = compiled_rows(items_with_example, project_id=project.pk, premise=premise)
+            assert [row.pk for row in rows] == [row.pk for row in expected]
+            # select_related and annotations come back as Django's own iteration gives them
+            assert [(row.example.premise, row.example.hypothesis, row.claims_seen) for row in rows] == [
+                (row.example.premise, row.example.hypothesis, row.claims_seen) for row in expected]
+
+
+def test_the_shape_is_part_of_the_statement(two_projects):
+    project = two_projects[0]
+    assert len(compiled_rows(first_items, 2, project_id=project.pk)) == 2
+    assert len(compiled_rows(first_items, 4, project_id=project.pk)) == 4
+    assert compiled_first(first_items, 1, project_id=-1) is None
+
+
+def test_an_id_beyond_a_64_bit_column_matches_nothing(two_projects):
+    assert compiled_rows(first_items, 3, project_id=2**64) == []
+
+
+@pytest.mark.django_db(transaction=True)  # outside the test's own transaction
+def test_locking_statements_need_a_transaction(two_projects):
+    project = two_projects[0]
+    with transaction.atomic():
+        assert len(compiled_rows(locked_items, project_id=project.pk)) == 5
+    with pytest.raises(TransactionManagementError):
+        compiled_rows(locked_items, project_id=project.pk)
+
+
+def test_arguments_that_are_not_plain_parameters_are_refused(two_projects, monkeypatch):
+    monkeypatch.setattr(compiled_queries, "_statements", {})
+
+    def unused_argument(*, project_id: int, premise: str):
+        return Item.objects.filter(project=project_id)
+
+    with pytest.raises(ValueError, match="'premise' is not a plain query parameter"):
+        compiled_rows(unused_argument, project_id=1, premise="P0")
+    with pytest.raises(TypeError, match="must be an int or a str"):
+        compiled_rows(first_items, 1, project_id=True)
