@@ -8,8 +8,10 @@ spends running them. `compiled_rows(build, *shape, **arguments)` builds the quer
 marker values in place of the arguments, keeps Django's compiler (its SQL, column layout and related-object
 populators), and on every later call only puts the arguments in place of the markers in the parameter
 list. The rows become model instances through Django's own ModelIterable, so select_related and annotations
-come back exactly as from the queryset. (Libraries such as django-cachalot cache results, not SQL; none
-caches compiled statements, so this small module does.)
+come back exactly as from the queryset. On PostgreSQL the statement is sent with server-side binding, so a
+pooled connection keeps it prepared and the database plans it once per connection, not on every call
+(planning these selects cost PostgreSQL more than running them). (Libraries such as django-cachalot cache
+results, not SQL; none caches compiled statements, so this small module does.)
 
 Rules for a `build` function: it takes the shape positionally (values that change the SQL text: flags,
 a LIMIT) and the arguments by keyword (ints and strings that Django passes as query parameters, never
@@ -22,7 +24,10 @@ import copy
 from dataclasses import dataclass
 from typing import Any, Callable
 
+import psycopg
 from django.db import connections
+from django.db.backends.postgresql.base import CursorDebugWrapper
+from django.db.backends.utils import CursorWrapper
 from django.db.models import Model, QuerySet
 from django.db.models.query import ModelIterable
 from django.db.transaction import TransactionManagementError
@@ -75,8 +80,40 @@ def compiled_rows(build: Callable[..., QuerySet], *shape, **arguments) -> list[M
         params[position] = arguments[name]
     compiler = copy.copy(statement.compiler)
     compiler.connection = connection  # this thread's connection, not the one that compiled it
-    compiler.as_sql = lambda *args, **kwargs: (statement.sql, params)  # the step skipped: compiling again
+    # Run in place of compiling again; answers as execute_sql() does: a list of chunks of rows.
+    compiler.execute_sql = lambda *args, **kwargs: [_run(statement, connection, params)]
     return list(ModelIterable(_Replay(statement, compiler)))
+
+
+def _run(statement: _Statement, connection, params: list) -> list[tuple]:
+    with _cursor(connection) as cursor:
+        cursor.execute(statement.sql, params)  # through Django's wrapper: its error types, logging, query counts
+        rows = cursor.fetchall()
+    if statement.compiler.has_extra_select:
+        rows = [row[: statement.compiler.col_count] for row in rows]
+    return rows
+
+
+def _cursor(connection):
+    """On PostgreSQL, a cursor that binds the parameters on the server, so that the connection keeps the
+    statement prepared (config/settings.py sets prepare_threshold for pooled connections): planning one of
+    the hot path's selects took 0.3-0.8 ms, more than running it. Elsewhere, Django's usual cursor."""
+    if connection.vendor != "postgresql":
+        return connection.cursor()
+    connection.close_if_health_check_failed()
+    connection.ensure_connection()
+    connection.validate_thread_sharing()
+    raw = psycopg.Cursor(connection.connection)
+    return _LoggedServerBoundCursor(raw, connection) if connection.queries_logged else connection.make_cursor(raw)
+
+
+class _LoggedServerBoundCursor(CursorDebugWrapper):
+    """Django's query log for a server-bound cursor: psycopg keeps no client-side text of the statement, so
+    the logged SQL is composed from the parameters, as Django does when server_side_binding is on."""
+
+    def execute(self, sql, params=None):
+        with self.debug_sql(self.db.ops.compose_sql(sql, params)):
+            return CursorWrapper.execute(self, sql, params)
 
 
 def compiled_first(build: Callable[..., QuerySet], *shape, **arguments) -> Model | None:

@@ -130,6 +130,10 @@ DATABASES = {
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and DB_POOL_SIZE > 0:
     DATABASES["default"]["OPTIONS"] = {
         "pool": {"min_size": 1, "max_size": DB_POOL_SIZE, "timeout": 10, "max_idle": 300},
+        # Pooled connections keep the hot path's statements prepared (common/compiled_queries.py runs them
+        # with server-side binding; Django's own cursors bind on the client and are never prepared). Not
+        # without the pool: PgBouncer in transaction mode cannot keep a session's prepared statements.
+        "prepare_threshold": 0,
     }
     # The pool tests each connection (an empty round trip, ~0.1 ms) before lending it, so one the database
     # closed (a restart, pg_terminate_backend) is replaced instead of failing a request.

@@ -73,3 +73,14 @@ def test_arguments_that_are_not_plain_parameters_are_refused(two_projects, monke
         compiled_rows(unused_argument, project_id=1, premise="P0")
     with pytest.raises(TypeError, match="must be an int or a str"):
         compiled_rows(first_items, 1, project_id=True)
+
+
+@pytest.mark.postgres
+def test_on_postgresql_each_statement_is_answered_like_its_queryset_and_kept_prepared(two_projects):
+    from django.db import connection
+
+    test_each_call_answers_like_the_queryset_with_its_own_arguments(two_projects)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT statement FROM pg_prepared_statements")
+        prepared = [row[0] for row in cursor.fetchall()]
+    assert any('"annotation_example"."premise" = $' in statement for statement in prepared), prepared
