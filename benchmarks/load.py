@@ -23,6 +23,10 @@ GET /api/me/ (the cheapest authenticated JSON endpoint) in a closed loop for --c
 sql_per_claim and sql_per_submit: statements (transaction control left out) of one claim and one submit
 of a one-worker page, session-authenticated, run in this process through Django's test client.
 
+machine_cpu_ms_per_annotation and server_cpu_ms_per_annotation: CPU time (the whole machine: server,
+PostgreSQL, Redis, this client; the web processes alone) per stored annotation during the work, a figure
+that moves less than the rates when the machine's speed drifts.
+
 Afterwards the database is checked against the engine's invariants, counting from the stored rows:
   over_assigned          items whose annotations + active claims exceed their target, or whose
                          annotations exceed the project's max_annotations
@@ -432,6 +436,9 @@ def main():
             "server_cpu_s": round(server_cpu, 1),
             "client_cpu_s": round(client_cpu, 1),
             "machine_busy_fraction": round((busy_after - busy) / max(total_after - total, 1e-9), 2),
+            # Steadier than annotations_per_s where the machine's speed drifts: what one annotation costs.
+            "machine_cpu_ms_per_annotation": round((busy_after - busy) * 1000 / annotations, 2) if annotations else None,
+            "server_cpu_ms_per_annotation": round(server_cpu * 1000 / annotations, 2) if annotations else None,
             "cpu_count": os.cpu_count(),
             "load_average_before": load_before,
             **extra,
