@@ -423,6 +423,7 @@ def main():
             "errors_5xx": sum(count for code, count in statuses.items() if code >= 500),
             "counter_mismatch": invariants["counter_mismatch"],
             "errors_4xx": sum(count for code, count in statuses.items() if 400 <= code < 500),
+            "status_counts": {str(code): count for code, count in sorted(statuses.items())},
             "transport_errors": sum(record.transport_errors for record in logs),
             "workers": args.workers,
             "server_processes": args.processes,

@@ -1,10 +1,16 @@
 import gc
 import os
 
-from django.core.asgi import get_asgi_application
+import django
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-django_asgi_app = get_asgi_application()
+django.setup(set_prefix=False)  # what django.core.asgi.get_asgi_application() does before making its handler
+
+from django.conf import settings  # noqa: E402
+
+from common.asgi import BoundedASGIHandler  # noqa: E402
+
+django_asgi_app = BoundedASGIHandler(settings.REQUESTS_PER_PROCESS)
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402  (needs the app registry loaded above)
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402

@@ -5,6 +5,7 @@ REDIS_URL     unset: in-memory channel layer and database task queue; set: Redis
 SECRET_KEY, DEBUG, ALLOWED_HOSTS, TASKS_BACKEND (database | rq | immediate)
 MTURK_EXTRA_ORIGINS  a local stand-in for MTurk (frame host and submit endpoint); CROWD_FRAMED  cookies for the MTurk frame
 DB_POOL_SIZE  PostgreSQL connections per process (default 4; 0: no pool)
+REQUESTS_PER_PROCESS  requests a web process serves at once (default DB_POOL_SIZE, or 4 without a pool)
 NLI_STUDIO_MODELS  folder of local checkpoints for the models pages; default var/models
 NLI_STUDIO_WORDNET WordNet dict folder for the antonym pipeline; default var/wordnet/dict
 """
@@ -121,6 +122,9 @@ TEMPLATES = [
 # expiry loop's; keep that under PostgreSQL's max_connections (100 by default). DB_POOL_SIZE=0 turns the
 # pool off (a new connection per request), for a server that sits behind PgBouncer.
 DB_POOL_SIZE = int(os.environ.get("DB_POOL_SIZE", 4))
+# Requests one web process runs Django's code for at once (common/asgi.py); the others wait in its event
+# loop. As many as the pool has connections: a request beyond them would only wait for one in a thread.
+REQUESTS_PER_PROCESS = int(os.environ.get("REQUESTS_PER_PROCESS", DB_POOL_SIZE or 4))
 DATABASES = {
     "default": dj_database_url.parse(
         env_str("DATABASE_URL", f"sqlite:///{VAR_DIR / 'nli_studio.sqlite3'}"),
