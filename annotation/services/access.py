@@ -321,17 +321,18 @@ def project_for(user, slug: str, action: str = "view"):
 
 # project_for()'s statements, compiled once per process (they run on every claim and submit); a worker's
 # project comes with their work state in it.
-def _project_named(*, slug: str) -> QuerySet:
+def _projects_named(slug: str) -> QuerySet:
     from annotation.models import Project
 
-    return Project.objects.select_related("owner", "qualification").filter(slug=slug)[:1]
+    return Project.objects.select_related("owner", "qualification").filter(slug=slug)
+
+
+def _project_named(*, slug: str) -> QuerySet:
+    return _projects_named(slug)[:1]
 
 
 def _project_with_work_state(open_page: bool, *, slug: str, worker_id: int) -> QuerySet:
-    from annotation.models import Project
-
-    projects = Project.objects.select_related("owner", "qualification").filter(slug=slug)
-    return with_work_state(projects, worker_id, open_page=open_page)[:1]
+    return with_work_state(_projects_named(slug), worker_id, open_page=open_page)[:1]
 
 
 def ensure_can_create_project(user) -> None:
