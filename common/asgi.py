@@ -1,24 +1,49 @@
-"""The ASGI handler the server runs: Django's, with a cap on how many requests run Django's sync code at
-once in one process."""
+"""The ASGI handler the server runs: Django's, reshaped so a request costs about what it costs under WSGI.
+
+Django's own ASGI handler runs the middleware chain in async mode: every sync middleware method (13
+middlewares here) is a separate hop from the event loop to a thread and back, and every request gets a
+new thread. In-process on PostgreSQL that made `GET /api/me/` cost 2.7 ms of CPU against 0.9 ms through
+the sync handler (docs/benchmarks.md). This handler keeps Django's request handling (`ASGIHandler.handle`:
+body, signals, disconnects, streaming) and changes three things:
+
+- the middleware and the view run as Django's sync chain (what WSGI runs), in one hop;
+- a request's sync code runs on one thread from a pool of idle threads, given back when the request ends
+  (`ThreadSensitiveContext(executor=...)`): the same one-thread-per-request guarantee as Django's, so
+  database connections and streamed responses behave as they do there, without a new thread each time;
+- at most `slots` requests run the chain at once in a process; the others wait their turn in the event
+  loop. With 64 clients on two processes, 30-odd threads per process otherwise took turns on the
+  interpreter lock and a claim + submit cost more CPU. Reading the request body and sending the response
+  (a streamed export, a slow client) hold no slot.
+"""
 import asyncio
 import weakref
+from concurrent.futures import ThreadPoolExecutor
 
+from asgiref.sync import ThreadSensitiveContext, sync_to_async
 from django.core.handlers.asgi import ASGIHandler
+from django.core.handlers.base import BaseHandler
 
 
 class BoundedASGIHandler(ASGIHandler):
-    """Django's ASGI handler, letting at most `slots` requests run the middleware and the view at once in
-    this process; the others wait their turn in the event loop. Django gives each request a thread of its
-    own for its sync code, so with 64 clients on two processes 30-odd threads per process took turns on the
-    interpreter lock, and a claim + submit cost more CPU than with a few at a time (docs/benchmarks.md).
-    Reading the request body and sending the response (a streamed export, a slow client) hold no slot."""
-
     def __init__(self, slots: int):
         if slots < 1:
             raise ValueError("a web process must run at least one request at a time")
-        super().__init__()
+        BaseHandler.__init__(self)  # not ASGIHandler.__init__: it loads the middleware in async mode
+        self.load_middleware(is_async=False)
         self.slots = slots
         self._turns: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # a semaphore per event loop
+        self._idle_threads: list[ThreadPoolExecutor] = []
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            raise ValueError(f"Django can only handle ASGI/HTTP connections, not {scope['type']}.")
+        # Last in, first out: the threads in use stay few and warm.
+        thread = self._idle_threads.pop() if self._idle_threads else ThreadPoolExecutor(1, "django-request")
+        try:
+            async with ThreadSensitiveContext(executor=thread):
+                await self.handle(scope, receive, send)
+        finally:
+            self._idle_threads.append(thread)
 
     async def get_response_async(self, request):
         loop = asyncio.get_running_loop()
@@ -26,4 +51,4 @@ class BoundedASGIHandler(ASGIHandler):
         if turns is None:
             turns = self._turns[loop] = asyncio.Semaphore(self.slots)
         async with turns:
-            return await super().get_response_async(request)
+            return await sync_to_async(self.get_response)(request)

@@ -1,37 +1,125 @@
-"""common/asgi.py: a web process runs at most its slots of requests through Django at once."""
+"""common/asgi.py: a web process runs at most its slots of requests through Django at once, each request's
+sync code on one thread, threads reused from request to request."""
 import asyncio
+import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from django.core.handlers.asgi import ASGIHandler
+from django.http import HttpResponse, StreamingHttpResponse
 
 from common.asgi import BoundedASGIHandler
 
 
-def test_no_more_requests_than_slots_run_at_once_and_each_gets_its_own_answer(monkeypatch):
-    running = peak = 0
+def scope(path: str) -> dict:
+    return {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "GET", "scheme": "http",
+            "path": path, "raw_path": path.encode(), "query_string": b"", "root_path": "",
+            "headers": [(b"host", b"testserver")], "client": ("127.0.0.1", 5000), "server": ("testserver", 80)}
 
-    async def django_response(self, request):
-        nonlocal running, peak
-        running += 1
-        peak = max(peak, running)
-        await asyncio.sleep(0.01)
-        running -= 1
-        return f"response to {request}"
 
-    monkeypatch.setattr(ASGIHandler, "get_response_async", django_response)
-    handler = BoundedASGIHandler(3)
+async def call(handler: BoundedASGIHandler, path: str) -> tuple[int, bytes]:
+    """One request through the handler as the ASGI server makes it; (status, body)."""
+    messages = [{"type": "http.request", "body": b"", "more_body": False}]
+    status, body = None, b""
 
-    async def ten_requests():
-        return await asyncio.gather(*(handler.get_response_async(number) for number in range(10)))
+    async def receive():
+        if messages:
+            return messages.pop()
+        await asyncio.Event().wait()  # the client stays connected
 
+    async def send(message):
+        nonlocal status, body
+        if message["type"] == "http.response.start":
+            status = message["status"]
+        else:
+            body += message.get("body", b"")
+
+    await handler(scope(path), receive, send)
+    return status, body
+
+
+def in_own_loop(coroutine):
     # A loop of its own in a thread of its own: the browser tests leave one running in this thread.
     with ThreadPoolExecutor(1) as thread:
-        answers = thread.submit(asyncio.run, ten_requests()).result()
-    assert answers == [f"response to {number}" for number in range(10)]
+        return thread.submit(asyncio.run, coroutine).result()
+
+
+@pytest.fixture
+def handler_with_view(monkeypatch):
+    """A handler whose middleware chain and view are replaced by `view(request)`."""
+    def make(slots: int, view):
+        handler = BoundedASGIHandler(slots)
+        monkeypatch.setattr(handler, "get_response", view)
+        return handler
+    return make
+
+
+def test_no_more_requests_than_slots_run_at_once_and_each_gets_its_own_answer(handler_with_view):
+    running = peak = 0
+    lock = threading.Lock()
+
+    def view(request):
+        nonlocal running, peak
+        with lock:
+            running += 1
+            peak = max(peak, running)
+        time.sleep(0.01)
+        with lock:
+            running -= 1
+        return HttpResponse(f"answer to {request.path}")
+
+    handler = handler_with_view(3, view)
+
+    async def ten_requests():
+        return await asyncio.gather(*(call(handler, f"/{number}/") for number in range(10)))
+
+    answers = in_own_loop(ten_requests())
+    assert answers == [(200, f"answer to /{number}/".encode()) for number in range(10)]
     assert peak == 3
+
+
+def test_threads_are_reused_and_a_request_keeps_one_thread_from_view_to_last_streamed_chunk(handler_with_view):
+    seen = []  # (path, where, thread) in the order it happened
+
+    def chunks(path):
+        for number in range(3):
+            seen.append((path, f"chunk {number}", threading.get_ident()))
+            yield f"{number};"
+
+    def view(request):
+        seen.append((request.path, "view", threading.get_ident()))
+        if request.path.startswith("/stream"):
+            return StreamingHttpResponse(chunks(request.path))
+        return HttpResponse("plain")
+
+    handler = handler_with_view(2, view)
+
+    async def requests():
+        one_after_another = [await call(handler, f"/plain/{number}/") for number in range(5)]
+        side_by_side = await asyncio.gather(*(call(handler, f"/stream/{number}/") for number in range(4)))
+        return one_after_another, side_by_side
+
+    with pytest.warns(Warning, match="synchronous iterators"):  # Django's note on sync iterators under ASGI
+        one_after_another, side_by_side = in_own_loop(requests())
+    assert one_after_another == [(200, b"plain")] * 5
+    assert side_by_side == [(200, b"0;1;2;")] * 4
+    plain_threads = {thread for path, _, thread in seen if path.startswith("/plain")}
+    assert len(plain_threads) == 1, "requests one after another run on one reused thread"
+    for number in range(4):
+        threads = {thread for path, _, thread in seen if path == f"/stream/{number}/"}
+        assert len(threads) == 1, "a request's view and its streamed chunks run on the same thread"
+    stream_threads = {thread for path, _, thread in seen if path.startswith("/stream")}
+    assert len(stream_threads) == 4, "requests in flight at once never share a thread"
+    assert plain_threads <= stream_threads, "an idle thread is taken before a new one is made"
 
 
 def test_a_process_must_serve_at_least_one_request():
     with pytest.raises(ValueError, match="at least one request"):
         BoundedASGIHandler(0)
+
+
+def test_middleware_runs_as_the_sync_chain():
+    """One hop per request, not one per middleware method: Django's async chain adapts every sync
+    middleware on its own."""
+    handler = BoundedASGIHandler(1)
+    assert not asyncio.iscoroutinefunction(handler._middleware_chain)
