@@ -23,6 +23,8 @@ from asgiref.sync import ThreadSensitiveContext, sync_to_async
 from django.core.handlers.asgi import ASGIHandler
 from django.core.handlers.base import BaseHandler
 
+IDLE_THREADS_KEPT = 64  # after a burst, threads beyond these are ended, not kept for ever
+
 
 class BoundedASGIHandler(ASGIHandler):
     def __init__(self, slots: int):
@@ -43,7 +45,10 @@ class BoundedASGIHandler(ASGIHandler):
             async with ThreadSensitiveContext(executor=thread):
                 await self.handle(scope, receive, send)
         finally:
-            self._idle_threads.append(thread)
+            if len(self._idle_threads) < IDLE_THREADS_KEPT:
+                self._idle_threads.append(thread)
+            else:
+                thread.shutdown(wait=False)
 
     async def get_response_async(self, request):
         loop = asyncio.get_running_loop()

@@ -123,3 +123,14 @@ def test_middleware_runs_as_the_sync_chain():
     middleware on its own."""
     handler = BoundedASGIHandler(1)
     assert not asyncio.iscoroutinefunction(handler._middleware_chain)
+
+
+def test_threads_beyond_the_idle_limit_are_ended_after_a_burst(handler_with_view, monkeypatch):
+    monkeypatch.setattr("common.asgi.IDLE_THREADS_KEPT", 2)
+    handler = handler_with_view(5, lambda request: (time.sleep(0.01), HttpResponse("ok"))[1])
+
+    async def burst():
+        return await asyncio.gather(*(call(handler, f"/{number}/") for number in range(5)))
+
+    assert in_own_loop(burst()) == [(200, b"ok")] * 5
+    assert len(handler._idle_threads) == 2
