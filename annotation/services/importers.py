@@ -471,14 +471,24 @@ IMPORTED_TABLES = (Example, Atom, Item, Annotation)
 
 
 def _analyzed(report: ImportReport) -> ImportReport:
-    """Fresh PostgreSQL planner statistics for the tables an import filled. Without them the planner
-    guesses from the empty tables it last saw: right after an import it expects one claimable item, and
-    the claim query scans the worker's whole history for every item instead of reading the index."""
-    if (report.created or report.items) and connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute("ANALYZE " + ", ".join(connection.ops.quote_name(model._meta.db_table)
-                                                  for model in IMPORTED_TABLES))
+    if report.created or report.items:
+        analyze_imported_tables()
     return report
+
+
+def analyze_imported_tables() -> None:
+    """Fresh PostgreSQL planner statistics for the tables an import fills. Without them the planner
+    guesses from the empty tables it last saw: right after an import it expects one claimable item, and
+    the claim query scans the worker's whole history for every item instead of reading the index.
+    Only these tables: the claim and page tables of a new deployment must stay never-analysed rather than
+    analysed empty, or the plans that pooled connections prepare for the first claims (seq scans of an
+    "empty" claim table) are kept while the table grows, and each claim reads the worker's whole history
+    until autovacuum analyses it (docs/benchmarks.md)."""
+    if connection.vendor != "postgresql":
+        return
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE " + ", ".join(connection.ops.quote_name(model._meta.db_table)
+                                              for model in IMPORTED_TABLES))
 
 
 def _write_qualification(project: Project, rows: list[ExampleRow], skipped: list[Skipped]) -> ImportReport:
