@@ -17,15 +17,17 @@ def scope(path: str) -> dict:
             "headers": [(b"host", b"testserver")], "client": ("127.0.0.1", 5000), "server": ("testserver", 80)}
 
 
-async def call(handler: BoundedASGIHandler, path: str) -> tuple[int, bytes]:
-    """One request through the handler as the ASGI server makes it; (status, body)."""
+async def call(handler: BoundedASGIHandler, path: str, leave: asyncio.Event | None = None) -> tuple[int, bytes]:
+    """One request through the handler as the ASGI server makes it; (status, body). With `leave`, the
+    client disconnects when it is set."""
     messages = [{"type": "http.request", "body": b"", "more_body": False}]
     status, body = None, b""
 
     async def receive():
         if messages:
             return messages.pop()
-        await asyncio.Event().wait()  # the client stays connected
+        await (leave or asyncio.Event()).wait()  # the client stays connected until it leaves
+        return {"type": "http.disconnect"}
 
     async def send(message):
         nonlocal status, body
@@ -134,3 +136,30 @@ def test_threads_beyond_the_idle_limit_are_ended_after_a_burst(handler_with_view
 
     assert in_own_loop(burst()) == [(200, b"ok")] * 5
     assert len(handler._idle_threads) == 2
+
+
+def test_the_thread_of_a_view_whose_client_left_is_not_lent_before_the_view_ends(handler_with_view):
+    release = threading.Event()
+    threads = {}
+
+    def view(request):
+        threads[request.path] = threading.get_ident()
+        if request.path == "/slow/":
+            release.wait(5)
+        return HttpResponse("ok")
+
+    handler = handler_with_view(2, view)
+
+    async def requests():
+        leave = asyncio.Event()
+        slow = asyncio.create_task(call(handler, "/slow/", leave))
+        while "/slow/" not in threads:
+            await asyncio.sleep(0.001)
+        leave.set()  # the client goes away; the view runs to its end, holding its thread till then
+        answer = await asyncio.wait_for(call(handler, "/next/"), 2)  # not queued behind the slow view
+        release.set()
+        await slow
+        return answer
+
+    assert in_own_loop(requests()) == (200, b"ok")
+    assert threads["/next/"] != threads["/slow/"]
