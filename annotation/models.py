@@ -162,6 +162,11 @@ class Item(models.Model):
     def __str__(self) -> str:
         return f"item {self.pk}"
 
+    def refresh_claimable(self) -> None:
+        """Set `claimable` from the status and counters (open, with room for one more claim), the flag the
+        claim query's partial index reads; claims, submits and expiries call this after changing them."""
+        self.claimable = self.status == Item.Status.OPEN and self.annotation_count + self.active_claims < self.target
+
     @property
     def final_value(self):
         """The adjudicated label where an author set one, else the aggregate."""

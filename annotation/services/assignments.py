@@ -110,7 +110,7 @@ def _try_claim(project: Project, worker) -> Assignment | None:
         taken = [item for item in chosen if not item.is_gold]
         for item in taken:  # the rows are locked: their counters are current
             item.active_claims += 1
-            item.claimable = item.target > item.annotation_count + item.active_claims
+            item.refresh_claimable()
         _store_counters(taken, ["active_claims", "claimable"])
     return assignment
 
@@ -166,7 +166,7 @@ def _free_items(after_last_claim: bool, *, project_id: int, worker_id: int):
         .order_by("priority", "id")
         # The page's texts come with the lock (joined, not locked), so answering the claim reads nothing more.
         .select_related("example", "atom")
-        .only("id", "coherence_group", "annotation_count", "active_claims", "target", "is_gold",
+        .only("id", "status", "coherence_group", "annotation_count", "active_claims", "target", "is_gold",
               "example__premise", "example__hypothesis", "example__update", "atom__text")
     )
     if after_last_claim:
@@ -336,7 +336,7 @@ def _close(assignment: Assignment, status: str) -> None:
     items = list(Item.objects.select_for_update().filter(id__in=item_ids).order_by("id"))
     for item in items:
         item.active_claims -= 1
-        item.claimable = item.status == Item.Status.OPEN and item.annotation_count + item.active_claims < item.target
+        item.refresh_claimable()
     Item.objects.bulk_update(items, ["active_claims", "claimable"])
     assignment.claims.update(active=False)
     assignment.status = status

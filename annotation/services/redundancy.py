@@ -23,7 +23,7 @@ def settle_item(project: Project, item: Item, just_given: tuple | None = None) -
     elif item.adjudicated is None:
         # A late page arrived after the item was settled: its answer counts in the aggregate.
         _set_aggregate(project, item, values)
-    item.claimable = item.status == Item.Status.OPEN and item.annotation_count + item.active_claims < item.target
+    item.refresh_claimable()
     if project.adaptive and values:
         item.priority = adaptive_priority(values)
 
