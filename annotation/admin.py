@@ -58,7 +58,7 @@ class AssignmentAdmin(admin.ModelAdmin):
 
 @admin.register(Claim)
 class ClaimAdmin(admin.ModelAdmin):
-    list_display = ("id", "assignment", "item", "worker", "active")
+    list_display = ("id", "assignment", "item", "worker")
     raw_id_fields = ("assignment", "item")
 
 

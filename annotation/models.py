@@ -227,8 +227,8 @@ class Claim(models.Model):
     item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="claims")
     worker = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="claims")
     position = models.PositiveSmallIntegerField()
-    # Counts in item.active_claims while the page is open.
-    active = models.BooleanField(default=True)
+    # A claim counts in item.active_claims exactly while its page (assignment) is open: the page's status is
+    # the one record of it, so a submit or expiry changes no claim row.
 
     class Meta:
         ordering = ["assignment_id", "position"]

@@ -124,8 +124,8 @@ def give_history(project, worker, answered: int) -> None:
         with connection.cursor() as cursor:
             cursor.execute(
                 """
-                INSERT INTO annotation_claim (assignment_id, item_id, worker_id, position, active)
-                SELECT a.id, i.id, %s, 0, false
+                INSERT INTO annotation_claim (assignment_id, item_id, worker_id, position)
+                SELECT a.id, i.id, %s, 0
                 FROM (SELECT id, row_number() OVER (ORDER BY id) AS n FROM annotation_assignment
                       WHERE project_id = %s AND worker_id = %s) a
                 JOIN (SELECT id, row_number() OVER (ORDER BY id) AS n FROM annotation_item

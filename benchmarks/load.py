@@ -261,7 +261,9 @@ def check_invariants(project, acknowledged: list[tuple[int, list[int]]]) -> dict
         cursor.execute(
             """
             WITH stored AS (SELECT item_id, SUM("count") AS n FROM annotation_annotation GROUP BY item_id),
-                 held AS (SELECT item_id, COUNT(*) AS n FROM annotation_claim WHERE active GROUP BY item_id)
+                 held AS (SELECT claim.item_id, COUNT(*) AS n FROM annotation_claim claim
+                          JOIN annotation_assignment page ON page.id = claim.assignment_id
+                          WHERE page.status = 'open' GROUP BY claim.item_id)
             SELECT
                 COUNT(*) FILTER (WHERE COALESCE(stored.n, 0) + COALESCE(held.n, 0) > item.target
                                     OR COALESCE(stored.n, 0) > project.max_annotations),

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 
 from django.db import transaction
-from django.db.models import Exists, F, OuterRef, Subquery, Value
+from django.db.models import Exists, OuterRef, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -194,7 +194,7 @@ def _gold_check(project: Project, worker) -> Item | None:
 def _held_groups(project: Project, worker) -> set[str]:
     held = Claim.objects.filter(worker=worker, item__project=project).exclude(item__coherence_group="")
     if not project.options.get("coherence_exclusive_per_worker"):
-        held = held.filter(active=True)
+        held = held.filter(assignment__status=Assignment.Status.OPEN)
     return set(held.values_list("item__coherence_group", flat=True))
 
 
@@ -254,9 +254,10 @@ def submit_page(assignment_id: int, worker, answers: dict) -> SubmitResult:
             ]
         )
         gold_results = []
+        claims_count = assignment.status == Assignment.Status.OPEN  # an expired page gave its slots back
         for item in items.values():
             item.annotation_count += 1
-            if item.claim_active and not item.is_gold:
+            if claims_count and not item.is_gold:
                 item.active_claims -= 1
             if item.is_gold:
                 gold_results.append(is_gold_correct(project, item, parsed[item.id][1]))
@@ -266,7 +267,6 @@ def submit_page(assignment_id: int, worker, answers: dict) -> SubmitResult:
             record_gold_answers(project, worker, gold_results)
         _store_counters(list(items.values()),
                         ["annotation_count", "active_claims", "target", "status", "aggregate", "claimable", "priority"])
-        Claim.objects.filter(assignment=assignment).update(active=False)
         assignment.status = Assignment.Status.SUBMITTED
         assignment.submitted_at = now
         assignment.late = late
@@ -286,12 +286,11 @@ def _page_to_submit(*, assignment_id: int, worker_id: int):
 
 
 def _page_items(*, assignment_id: int):
-    """The page's items, locked in id order (no deadlocks), each with whether its claim still counts."""
+    """The page's items, locked in id order (no deadlocks)."""
     return (
         Item.objects.select_for_update(of=("self",))
         .select_related("example")  # some task types check an answer against the example's texts
         .filter(claims__assignment=assignment_id)
-        .annotate(claim_active=F("claims__active"))
         .order_by("id")
     )
 
@@ -331,14 +330,13 @@ def expire_stale(project: Project | None = None, now=None, limit: int = EXPIRE_B
 
 
 def _close(assignment: Assignment, status: str) -> None:
-    """Deactivate the page's claims and give their slots back to the items."""
-    item_ids = list(assignment.claims.filter(active=True, item__is_gold=False).values_list("item_id", flat=True))
+    """Close an open page: its claims stop counting, their slots go back to the items."""
+    item_ids = list(assignment.claims.filter(item__is_gold=False).values_list("item_id", flat=True))
     items = list(Item.objects.select_for_update().filter(id__in=item_ids).order_by("id"))
     for item in items:
         item.active_claims -= 1
         item.refresh_claimable()
     Item.objects.bulk_update(items, ["active_claims", "claimable"])
-    assignment.claims.update(active=False)
     assignment.status = status
     assignment.save(update_fields=["status"])
     _delete_draft(assignment)

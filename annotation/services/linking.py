@@ -163,7 +163,7 @@ def _create_pairs(project: Project, validation: Project, pairs: list[tuple[Annot
         for answer_id in by_answer
     )
     Claim.objects.bulk_create(
-        Claim(assignment=page, item=item, worker_id=page.worker_id, position=position, active=False)
+        Claim(assignment=page, item=item, worker_id=page.worker_id, position=position)
         for page, written in zip(pages, by_answer.values())
         for position, (item, _) in enumerate(written)
     )

@@ -105,7 +105,7 @@ def test_expired_page_returns_items_and_late_submit_is_kept(slider, worker, make
     page = claim_page(slider, worker)
     Assignment.objects.filter(pk=page.pk).update(expires_at=timezone.now() - timedelta(minutes=1))
     assert expire_stale() == 1
-    assert not Claim.objects.filter(active=True).exists()
+    assert not Claim.objects.filter(assignment__status="open").exists()
     assert all(item.active_claims == 0 and item.claimable for item in Item.objects.all())
     result = submit_page(page.pk, worker, answer_all(page, 7000))
     assert result.late
