@@ -215,24 +215,23 @@ def _digest(answers: dict) -> str:
 def submit_page(assignment_id: int, worker, answers: dict) -> SubmitResult:
     """Store a page of answers atomically; late pages are kept and marked; repeats store nothing."""
     with transaction.atomic():
-        rows = compiled_rows(_page_to_submit, assignment_id=assignment_id, worker_id=worker.pk)
+        claims = compiled_rows(_page_to_submit, assignment_id=assignment_id, worker_id=worker.pk)
         # Another worker's page answers as if it did not exist: page ids are not to be probed.
-        if not rows or rows[0].worker_id != worker.pk:
+        if not claims or claims[0].assignment.worker_id != worker.pk:
             raise SubmissionError("assignment", "no such page", status=404)
-        assignment = rows[0]
+        assignment = claims[0].assignment
         project = assignment.project
-        access.remember_work_state(project, worker, assignment)
+        access.remember_work_state(project, worker, claims[0])
         access.ensure_can_work(project, worker, new_page=False)
+        items = {claim.item_id: claim.item for claim in claims}
+        item_ids = list(items)
         digest = _digest(answers)
         if assignment.status == Assignment.Status.SUBMITTED:
             if digest != assignment.submission_digest:
                 raise SubmissionError("assignment", "this page was already submitted with other answers", status=409)
-            claims = list(assignment.claims.values_list("item_id", flat=True))
-            return SubmitResult(assignment, created=0, late=assignment.late, repeated=True, items=claims)
+            return SubmitResult(assignment, created=0, late=assignment.late, repeated=True, items=item_ids)
         if assignment.status == Assignment.Status.RELEASED:
             raise SubmissionError("assignment", "this page was released and can no longer be submitted", status=409)
-        items = {item.id: item for item in compiled_rows(_page_items, assignment_id=assignment.pk)}
-        item_ids = list(items)
         parsed = parse_answers(project.task, project.options, item_ids, answers)
         now = timezone.now()
         late = assignment.status == Assignment.Status.EXPIRED or now > assignment.expires_at
@@ -278,21 +277,18 @@ def submit_page(assignment_id: int, worker, answers: dict) -> SubmitResult:
     return SubmitResult(assignment, created=len(item_ids), late=late, items=item_ids)
 
 
-# submit_page()'s two locks, compiled once per process (common/compiled_queries.py): every submit runs them.
 def _page_to_submit(*, assignment_id: int, worker_id: int):
-    """The page with its project and the worker's standing in it, locked."""
-    pages = Assignment.objects.select_for_update(of=("self",)).select_related("project").filter(pk=assignment_id)
-    return access.with_work_state(pages, worker_id, "project_id")
-
-
-def _page_items(*, assignment_id: int):
-    """The page's items, locked in id order (no deadlocks)."""
-    return (
-        Item.objects.select_for_update(of=("self",))
-        .select_related("example")  # some task types check an answer against the example's texts
-        .filter(claims__assignment=assignment_id)
-        .order_by("id")
+    """The page's claims, each with the page (its project, the worker's standing in it) and the item, in one
+    statement compiled once per process (common/compiled_queries.py): every submit runs it. Page and items
+    are locked, the page first (FOR UPDATE OF names it first) and the items in id order, the order that
+    expiry and release lock them in too, so no two of them deadlock. Every page has at least one claim."""
+    claims = (
+        Claim.objects.select_for_update(of=("assignment", "item"))
+        .select_related("assignment__project", "item__example")  # some task types check an answer against the example's texts
+        .filter(assignment=assignment_id)
+        .order_by("item_id")
     )
+    return access.with_work_state(claims, worker_id, "assignment__project_id")
 
 
 def release_page(assignment_id: int, worker) -> Assignment:

@@ -22,10 +22,10 @@ ANSWERS = {
 }
 # Before the lean path: 16 per claim and 15 per submit. Now: session, user with roles, project with the
 # worker's standing and open page, lock, page insert, claims insert, item update (claim); session, user with
-# roles, page lock with standing, items lock, answers insert, items and page updates (submit; a claim counts
-# while its page is open, so no claim row changes).
+# roles, one lock of the page with its items and the worker's standing, answers insert, items and page
+# updates (submit; a claim counts while its page is open, so no claim row changes).
 MAX_CLAIM_QUERIES = 7
-MAX_SUBMIT_QUERIES = 7
+MAX_SUBMIT_QUERIES = 6
 # Written hypotheses are checked against the project's earlier ones (no copies): one more read.
 EXTRA_SUBMIT_QUERIES = {"hypothesis_writing": 1}
 TRANSACTION_CONTROL = ("BEGIN", "COMMIT", "ROLLBACK", "SAVEPOINT", "RELEASE SAVEPOINT")
