@@ -27,7 +27,7 @@ from annotation.services import access, linking
 from annotation.services.quality import is_gold_correct, record_gold_answers
 from annotation.services.redundancy import settle_item
 from annotation.services.answers import SubmissionError, check_against_items, parse_answers
-from common.compiled_queries import compiled_rows
+from common.compiled_queries import compiled_rows, insert_rows, update_row
 
 CLAIM_ATTEMPTS = 5
 MAX_LOCK_ROUNDS = 8  # batches of rows tried when coherence groups reject candidates
@@ -95,17 +95,14 @@ def _try_claim(project: Project, worker) -> Assignment | None:
         gold = _gold_check(project, worker)
         if gold is not None:  # hidden among the others, at a random place
             chosen.insert(random.randrange(len(chosen) + 1), gold)
-        assignment = Assignment.objects.create(
+        assignment = Assignment(
             project=project,
             worker=worker,
             expires_at=timezone.now() + timedelta(minutes=project.claim_timeout_minutes),
         )
-        Claim.objects.bulk_create(
-            [
-                Claim(assignment=assignment, item=item, worker=worker, position=position)
-                for position, item in enumerate(chosen)
-            ]
-        )
+        insert_rows([assignment], returning_pk=True)
+        insert_rows([Claim(assignment=assignment, item=item, worker=worker, position=position)
+                     for position, item in enumerate(chosen)])
         assignment.page_items = chosen  # what the page shows, already read: no query to serialise it
         taken = [item for item in chosen if not item.is_gold]
         for item in taken:  # the rows are locked: their counters are current
@@ -202,8 +199,8 @@ def _store_counters(items: list[Item], fields: list[str]) -> None:
     """Write back what a claim or submit changed on its locked items, in one statement."""
     if not items:
         return
-    if len(items) == 1:  # a one-item page: a plain UPDATE builds in a third of bulk_update's CASE expressions
-        items[0].save(update_fields=fields)
+    if len(items) == 1:  # a one-item page: a plain UPDATE
+        update_row(items[0], fields)
     else:
         Item.objects.bulk_update(items, fields)
 
@@ -236,7 +233,7 @@ def submit_page(assignment_id: int, worker, answers: dict) -> SubmitResult:
         now = timezone.now()
         late = assignment.status == Assignment.Status.EXPIRED or now > assignment.expires_at
         check_against_items(project.task, project.options, list(items.values()), parsed)
-        Annotation.objects.bulk_create(
+        insert_rows(
             [
                 Annotation(
                     item_id=item_id,
@@ -270,7 +267,7 @@ def submit_page(assignment_id: int, worker, answers: dict) -> SubmitResult:
         assignment.submitted_at = now
         assignment.late = late
         assignment.submission_digest = digest
-        assignment.save(update_fields=["status", "submitted_at", "late", "submission_digest"])
+        update_row(assignment, ["status", "submitted_at", "late", "submission_digest"])
         _delete_draft(assignment)
     announce_progress(project)
     linking.after_submit(project, assignment)

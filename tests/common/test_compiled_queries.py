@@ -84,3 +84,52 @@ def test_on_postgresql_each_statement_is_answered_like_its_queryset_and_kept_pre
         cursor.execute("SELECT statement FROM pg_prepared_statements")
         prepared = [row[0] for row in cursor.fetchall()]
     assert any('"annotation_example"."premise" = $' in statement for statement in prepared), prepared
+
+
+def stored(model, pk) -> dict:
+    return model.objects.filter(pk=pk).values().get()
+
+
+def test_insert_rows_stores_what_bulk_create_stores(two_projects, make_user):
+    from annotation.models import Annotation, Assignment
+    from common.compiled_queries import insert_rows
+
+    item = two_projects[0].items.first()
+    by_django, by_insert = make_user("by-django"), make_user("by-insert")
+    pages = {}
+    for worker in (by_django, by_insert):
+        page = Assignment(project=two_projects[0], worker=worker, expires_at="2030-01-01T00:00:00Z")
+        insert_rows([page], returning_pk=True)
+        assert page.pk is not None and not page._state.adding
+        pages[worker] = page
+    answers = {worker: [Annotation(item=item, worker=worker, assignment=pages[worker], raw={"label": "e", "n": [1, None]},
+                                   value="e", seconds_spent=None, reason="why")]
+               for worker in (by_django, by_insert)}
+    Annotation.objects.bulk_create(answers[by_django])
+    insert_rows(answers[by_insert])
+    django_row, inserted_row = (Annotation.objects.filter(worker=worker).values().get() for worker in (by_django, by_insert))
+    assert inserted_row["submitted_at"] is not None  # auto_now_add, as bulk_create sets it
+    different = {"id", "worker_id", "assignment_id", "submitted_at"}
+    assert {k: v for k, v in inserted_row.items() if k not in different} == {
+        k: v for k, v in django_row.items() if k not in different}
+    assert stored(Assignment, pages[by_insert].pk)["status"] == "open"
+
+
+def test_update_row_writes_what_a_queryset_update_writes(two_projects):
+    from common.compiled_queries import update_row
+
+    first, second = two_projects[0].items.order_by("id")[:2]
+    for item, aggregate in ((first, {"e": 0.5, "n": None}), (second, None)):
+        item.status, item.aggregate, item.claimable, item.priority = "done", aggregate, False, 0.25
+        assert update_row(item, ["status", "aggregate", "claimable", "priority"]) == 1
+    assert Item.objects.filter(pk=first.pk, aggregate={"e": 0.5, "n": None}, status="done", claimable=False).exists()
+    # None is SQL NULL (as Django stores it), not JSON null
+    assert Item.objects.filter(pk=second.pk, aggregate__isnull=True, priority=0.25).exists()
+    untouched = two_projects[0].items.order_by("id")[2]
+    assert stored(Item, untouched.pk)["status"] == "open"
+
+
+@pytest.mark.postgres
+def test_on_postgresql_the_writes_store_what_django_stores(two_projects, make_user):
+    test_insert_rows_stores_what_bulk_create_stores(two_projects, make_user)
+    test_update_row_writes_what_a_queryset_update_writes(two_projects)
