@@ -53,11 +53,12 @@ class SubmitResult:
 
 
 def open_assignment(project: Project, worker) -> Assignment | None:
-    held = Assignment.objects.filter(project=project, worker=worker, status=Assignment.Status.OPEN)
     known, page_id = access.known_open_page(project, worker)
-    if known:  # read with the project for this request: no query when the worker holds no page
-        return held.filter(pk=page_id, expires_at__gt=timezone.now()).first() if page_id else None
-    return held.filter(expires_at__gt=timezone.now()).order_by("created_at").first()
+    if known and page_id is None:  # read with the project for this request: the worker holds no page
+        return None
+    held = Assignment.objects.filter(project=project, worker=worker, status=Assignment.Status.OPEN,
+                                     expires_at__gt=timezone.now())
+    return held.filter(pk=page_id).first() if known else held.order_by("created_at").first()
 
 
 def claim_page(project: Project, worker) -> Assignment | None:
