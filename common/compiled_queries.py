@@ -165,7 +165,7 @@ def insert_rows(instances: list[Model], *, returning_pk: bool = False) -> None:
     model = type(instances[0])
     meta = model._meta
     connection = connections[router.db_for_write(model)]
-    fields = [field for field in meta.concrete_fields if field is not meta.auto_field]
+    fields = [field for field in meta.concrete_fields if field is not meta.auto_field and not field.generated]
     key = ("insert", model, len(instances), returning_pk, connection.alias)
     sql = _write_texts.get(key)
     if sql is None:
@@ -185,8 +185,10 @@ def insert_rows(instances: list[Model], *, returning_pk: bool = False) -> None:
 
 def _insert_text(connection, meta, fields, rows: int, returning_pk: bool) -> str:
     for field in fields:
-        if hasattr(field, "get_placeholder"):  # its placeholder depends on the value: not one text for all rows
-            raise NotSupportedError(f"insert_rows: {meta.label}.{field.name} needs a placeholder of its own")
+        # A placeholder that depends on the value, or a database default (DEFAULT in place of a value): not
+        # one text for every row.
+        if hasattr(field, "get_placeholder") or field.has_db_default():
+            raise NotSupportedError(f"insert_rows: {meta.label}.{field.name} needs SQL of its own per value")
     quote = connection.ops.quote_name
     row = "(" + ", ".join(["%s"] * len(fields)) + ")"
     sql = (f"INSERT INTO {quote(meta.db_table)} ({', '.join(quote(field.column) for field in fields)}) "
