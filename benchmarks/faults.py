@@ -18,9 +18,12 @@ submit stores nothing more). Per phase:
                          to 90 % of the baseline's rate (0: they never fell below it; null: not within
                          the phase)
 and, besides, baseline_rps, lowest_rps and lowest_at_s (the worst 1 s window after the fault and when
-it began), submits and what the fault did (the process killed, the connections ended, the web processes alive at the phase's end).
+it began), submits, work_left (items still open to a claim at the phase's end) and what the fault did (the
+process killed, the connections ended, the web processes alive at the phase's end). A phase that ends
+with no work left measured nothing after the work ran out: the script says so and exits with status 1
+(raise --items).
 
-Usage: python benchmarks/faults.py [--workers 32] [--processes 2] [--items 5000] [--seconds 15] [--json]
+Usage: python benchmarks/faults.py [--workers 32] [--processes 2] [--items 100000] [--seconds 30] [--json]
 With --json the last line of stdout is {"faults": {"kill_web": {...}, "pg_terminate": {...}, "redis_stop": {...}}}.
 """
 from __future__ import annotations
@@ -131,8 +134,7 @@ def phase_figures(logs: list[WorkerLog], project, start: float, fault_at: float,
     pages, moments = acknowledged_between(logs, fault_at, end)
     baseline_rps = len(baseline_moments) / (fault_at - start)
     invariants = check_invariants(project, pages)
-    connections.close_all()  # the next fault may end this connection
-    return {
+    figures = {
         "lost_submits": invariants["lost_submits"],
         "over_assigned": invariants["over_assigned"],
         "duplicate_worker_item": invariants["duplicate_worker_item"],
@@ -141,7 +143,10 @@ def phase_figures(logs: list[WorkerLog], project, start: float, fault_at: float,
         "baseline_rps": round(baseline_rps, 1),
         "submits": len(baseline_moments) + len(pages),
         "counter_mismatch": invariants["counter_mismatch"],
+        "work_left": project.items.filter(claimable=True).count(),
     }
+    connections.close_all()  # the next fault may end this connection
+    return figures
 
 
 def error_summary(server: AppServer) -> str:
@@ -185,7 +190,7 @@ def run_phases(server: AppServer, database_url: str, redis: PrivateRedis, projec
 
 def main():
     parser = work_arguments(__doc__, "seconds of load before each fault, and again after it",
-                            default_workers=32, default_items=5_000)
+                            default_workers=32, default_items=100_000)
     args = parser.parse_args()
     check_work_arguments(parser, args)
 
@@ -216,6 +221,11 @@ def main():
         if any(figures["errors_5xx"] for figures in results.values()):
             log("the errors in the server's log, most frequent first:\n" + error_summary(server))
     emit({"faults": results}, args.json)
+    ran_dry = [name for name, figures in results.items() if not figures["work_left"]]
+    if ran_dry:
+        log(f"the project ran out of work by the end of {', '.join(ran_dry)}: those figures are not "
+            f"measurements of a fault; run again with more than --items {args.items}")
+        raise SystemExit(1)
 
 
 if __name__ == "__main__":
