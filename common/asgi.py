@@ -14,8 +14,15 @@ body, signals, disconnects, streaming) and changes three things:
   loop. With 64 clients on two processes, 30-odd threads per process otherwise took turns on the
   interpreter lock and a claim + submit cost more CPU. Reading the request body and sending the response
   (a streamed export, a slow client) hold no slot.
+
+And one about connections: a response closes its keep-alive connection one time in
+`requests_per_connection`, on average (as a proxy's keepalive_requests does), so clients reconnect now and
+then. The server's processes share one listening socket and a new connection goes to whichever process
+accepts it first; without reconnects, the connections stay where they landed, and after a process died
+and was replaced all of them stayed on the survivor while the new process idled (docs/benchmarks.md).
 """
 import asyncio
+import random
 import weakref
 from concurrent.futures import ThreadPoolExecutor
 
@@ -27,9 +34,10 @@ IDLE_THREADS_KEPT = 64  # after a burst, threads beyond these are ended, not kep
 
 
 class BoundedASGIHandler(ASGIHandler):
-    def __init__(self, slots: int):
+    def __init__(self, slots: int, requests_per_connection: int = 0):
         if slots < 1:
             raise ValueError("a web process must run at least one request at a time")
+        self.requests_per_connection = requests_per_connection  # 0: connections are never closed here
         BaseHandler.__init__(self)  # not ASGIHandler.__init__: it loads the middleware in async mode
         self.load_middleware(is_async=False)
         self.slots = slots
@@ -39,6 +47,8 @@ class BoundedASGIHandler(ASGIHandler):
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
             raise ValueError(f"Django can only handle ASGI/HTTP connections, not {scope['type']}.")
+        if self.requests_per_connection and random.random() * self.requests_per_connection < 1:
+            send = _closing_connection(send)
         # Last in, first out: the threads in use stay few and warm.
         thread = self._idle_threads.pop() if self._idle_threads else ThreadPoolExecutor(1, "django-request")
         try:
@@ -57,3 +67,12 @@ class BoundedASGIHandler(ASGIHandler):
             turns = self._turns[loop] = asyncio.Semaphore(self.slots)
         async with turns:
             return await sync_to_async(self.get_response)(request)
+
+
+def _closing_connection(send):
+    """`send` with "Connection: close" added to the response: the server closes the connection after it."""
+    async def send_and_close(message):
+        if message["type"] == "http.response.start":
+            message = {**message, "headers": [*message.get("headers", []), (b"connection", b"close")]}
+        await send(message)
+    return send_and_close

@@ -10,7 +10,7 @@ from django.conf import settings  # noqa: E402
 
 from common.asgi import BoundedASGIHandler  # noqa: E402
 
-django_asgi_app = BoundedASGIHandler(settings.REQUESTS_PER_PROCESS)
+django_asgi_app = BoundedASGIHandler(settings.REQUESTS_PER_PROCESS, settings.REQUESTS_PER_CONNECTION)
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402  (needs the app registry loaded above)
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402

@@ -6,6 +6,8 @@ SECRET_KEY, DEBUG, ALLOWED_HOSTS, TASKS_BACKEND (database | rq | immediate)
 MTURK_EXTRA_ORIGINS  a local stand-in for MTurk (frame host and submit endpoint); CROWD_FRAMED  cookies for the MTurk frame
 DB_POOL_SIZE  PostgreSQL connections per process (default 4; 0: no pool)
 REQUESTS_PER_PROCESS  requests a web process serves at once (default DB_POOL_SIZE, or 4 without a pool)
+REQUESTS_PER_CONNECTION  requests a keep-alive connection serves on average before the server closes it
+                 (default 100; 0: never), so that connections spread again over the web processes
 NLI_STUDIO_MODELS  folder of local checkpoints for the models pages; default var/models
 NLI_STUDIO_WORDNET WordNet dict folder for the antonym pipeline; default var/wordnet/dict
 """
@@ -125,6 +127,9 @@ DB_POOL_SIZE = int(os.environ.get("DB_POOL_SIZE", 4))
 # Requests one web process runs Django's code for at once (common/asgi.py); the others wait in its event
 # loop. As many as the pool has connections: a request beyond them would only wait for one in a thread.
 REQUESTS_PER_PROCESS = int(os.environ.get("REQUESTS_PER_PROCESS", DB_POOL_SIZE or 4))
+# A keep-alive connection is closed after this many requests on average (common/asgi.py): the processes
+# share one socket, and clients that never reconnect stay on the process they first reached.
+REQUESTS_PER_CONNECTION = int(os.environ.get("REQUESTS_PER_CONNECTION", 100))
 DATABASES = {
     "default": dj_database_url.parse(
         env_str("DATABASE_URL", f"sqlite:///{VAR_DIR / 'nli_studio.sqlite3'}"),

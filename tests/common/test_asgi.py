@@ -163,3 +163,38 @@ def test_the_thread_of_a_view_whose_client_left_is_not_lent_before_the_view_ends
 
     assert in_own_loop(requests()) == (200, b"ok")
     assert threads["/next/"] != threads["/slow/"]
+
+
+async def response_headers(handler: BoundedASGIHandler, path: str) -> list[tuple[bytes, bytes]]:
+    headers, messages = [], [{"type": "http.request", "body": b"", "more_body": False}]
+
+    async def receive():
+        if messages:
+            return messages.pop()
+        await asyncio.Event().wait()  # the client stays connected
+
+    async def send(message):
+        if message["type"] == "http.response.start":
+            headers.extend(message.get("headers", []))
+
+    await handler(scope(path), receive, send)
+    return headers
+
+
+@pytest.mark.parametrize("requests_per_connection, closed_at_least, closed_at_most", [
+    (0, 0, 0),  # never
+    (1, 400, 400),  # every response
+    (20, 5, 45),  # one in 20 on average: 20 expected of 400 (at 0.05, fewer than 5 or more than 45: < 1e-4)
+])
+def test_a_response_closes_its_connection_one_time_in_requests_per_connection(
+        handler_with_view, requests_per_connection, closed_at_least, closed_at_most):
+    handler = handler_with_view(2, lambda request: HttpResponse("ok"))
+    handler.requests_per_connection = requests_per_connection
+
+    async def many():
+        return [await response_headers(handler, "/") for _ in range(400)]
+
+    answers = in_own_loop(many())
+    closing = sum((b"connection", b"close") in headers for headers in answers)
+    assert closed_at_least <= closing <= closed_at_most
+    assert all((b"Content-Type", b"text/html; charset=utf-8") in headers for headers in answers)  # the rest kept

@@ -107,6 +107,62 @@ def loaded_project(make_project, import_rows, make_user):
     return project, tokens
 
 
+def established_connections(pid: int, port: int) -> int:
+    """The process's TCP connections accepted on 127.0.0.1:port and still open (from /proc)."""
+    import os
+
+    inodes = set()
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue
+        if target.startswith("socket:["):
+            inodes.add(target[8:-1])
+    with open("/proc/net/tcp") as table:
+        rows = [line.split() for line in table.readlines()[1:]]
+    # local address is hex ip:port; state 01 is ESTABLISHED; field 9 is the socket's inode
+    return sum(1 for row in rows if int(row[1].split(":")[1], 16) == port and row[3] == "01" and row[9] in inodes)
+
+
+def test_a_replaced_web_process_gets_keep_alive_clients_back(tmp_path, make_user):
+    """Clients that keep their connections open land on the surviving process when one dies; the server
+    closes a connection now and then (REQUESTS_PER_CONNECTION), so some of them come to the new process."""
+    import os
+    import signal
+
+    token = Token.objects.create(user=make_user("keeps-alive")).key
+    server = AppServer.production(served_database_url(), tmp_path, processes=2, REQUESTS_PER_CONNECTION="5").start()
+    stop = threading.Event()
+
+    def keep_asking():
+        conn = HTTPConnection("127.0.0.1", server.port, timeout=10)
+        while not stop.is_set():
+            try:  # one connection for as long as the server keeps it (http.client reopens a closed one)
+                conn.request("GET", "/api/me/", headers={"Authorization": f"Token {token}"})
+                conn.getresponse().read()
+            except OSError:
+                conn.close()
+                time.sleep(0.05)
+
+    clients = [threading.Thread(target=keep_asking) for _ in range(6)]
+    for client in clients:
+        client.start()
+    try:
+        wait_for(lambda: len(server.web_processes()) == 2, 30)
+        victim, survivor = server.web_processes()
+        os.kill(victim, signal.SIGKILL)
+        wait_for(lambda: len(set(server.web_processes()) - {victim, survivor}) == 1, 60)
+        (replacement,) = set(server.web_processes()) - {victim, survivor}
+        wait_for(lambda: established_connections(replacement, server.port) > 0, 60)
+        assert established_connections(replacement, server.port) > 0, "every client stayed on the survivor"
+    finally:
+        stop.set()
+        for client in clients:
+            client.join(timeout=30)
+        server.stop()
+
+
 def test_killed_server_keeps_every_acknowledged_submit_and_claims_expire(loaded_project, tmp_path):
     project, tokens = loaded_project
     with crowd_on_server(tmp_path, project, tokens) as (server, acknowledged, statuses):
