@@ -17,7 +17,7 @@ The writes (`insert_rows`, `update_row`) are what bulk_create() and a queryset's
 send, with the statement's text kept per model and columns; Django's fields still turn each value into its
 database form (get_db_prep_save), so the rows stored are the same. Like those two, they send no model
 signals. Building the INSERT or UPDATE through the ORM cost ~0.1 ms of CPU per statement, more than
-sending it: a claim and a submit write five rows.
+sending it: a claim and a submit send three writes each.
 
 Rules for a `build` function: it takes the shape positionally (values that change the SQL text: flags,
 a LIMIT) and the arguments by keyword (ints and strings that Django passes as query parameters, never

@@ -1,8 +1,11 @@
-"""Faults under load, on PostgreSQL: the server killed mid-run, and database connections cut mid-run.
+"""Faults under load, on PostgreSQL: the server killed mid-run, database connections cut mid-run, and one
+web process of two killed (its replacement must get clients back).
 
 bin/serve, as deployed, serves the test database; worker threads claim and submit over HTTP. Afterwards every
 acknowledged submit must be stored, no page may be half written, and expired claims go back to the pool."""
 import json
+import os
+import signal
 import threading
 import time
 from contextlib import contextmanager
@@ -109,8 +112,6 @@ def loaded_project(make_project, import_rows, make_user):
 
 def established_connections(pid: int, port: int) -> int:
     """The process's TCP connections accepted on 127.0.0.1:port and still open (from /proc)."""
-    import os
-
     inodes = set()
     for fd in os.listdir(f"/proc/{pid}/fd"):
         try:
@@ -128,9 +129,6 @@ def established_connections(pid: int, port: int) -> int:
 def test_a_replaced_web_process_gets_keep_alive_clients_back(tmp_path, make_user):
     """Clients that keep their connections open land on the surviving process when one dies; the server
     closes a connection now and then (REQUESTS_PER_CONNECTION), so some of them come to the new process."""
-    import os
-    import signal
-
     token = Token.objects.create(user=make_user("keeps-alive")).key
     server = AppServer.production(served_database_url(), tmp_path, processes=2, REQUESTS_PER_CONNECTION="5").start()
     stop = threading.Event()
