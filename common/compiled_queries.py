@@ -142,6 +142,10 @@ def _compile(build: Callable[..., QuerySet], shape: tuple, arguments: dict) -> _
     for name, marker in markers.items():
         if name not in {slot_name for _, slot_name in slots} or str(marker) in sql:
             raise ValueError(f"{build.__qualname__}: argument {name!r} is not a plain query parameter of its SQL")
+    # The columns' converters (from the database's form to Python's) depend on the columns only: found once
+    # here, not again for every call (a fifth of a replay's CPU for the submit's 65-column lock).
+    converters = compiler.get_converters([column[0] for column in compiler.select[: compiler.col_count]])
+    compiler.get_converters = lambda expressions: converters
     return _Statement(compiler, sql, tuple(params), slots, queryset.model, queryset.db,
                       bool(queryset.query.select_for_update))
 

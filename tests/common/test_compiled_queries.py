@@ -1,10 +1,13 @@
 """common/compiled_queries.py: a statement compiled once answers every later call like its queryset."""
+from datetime import datetime
+
 import pytest
 from django.db import transaction
 from django.db.models import Count
 from django.db.transaction import TransactionManagementError
+from django.utils import timezone
 
-from annotation.models import Item
+from annotation.models import Annotation, Item
 from common import compiled_queries
 from common.compiled_queries import compiled_first, compiled_rows
 
@@ -41,6 +44,24 @@ def test_each_call_answers_like_the_queryset_with_its_own_arguments(two_projects
             # select_related and annotations come back as Django's own iteration gives them
             assert [(row.example.premise, row.example.hypothesis, row.claims_seen) for row in rows] == [
                 (row.example.premise, row.example.hypothesis, row.claims_seen) for row in expected]
+
+
+def annotations_of(*, item_id: int):
+    return Annotation.objects.filter(item=item_id).order_by("id")
+
+
+def test_values_come_back_converted_as_from_the_queryset(two_projects, make_user):
+    """JSON and datetime columns need the database's converters (SQLite stores both as text)."""
+    item = two_projects[0].items.first()
+    for number, value in enumerate(({"label": "e", "weights": [0.5, None]}, 0.25, "n")):
+        Annotation.objects.create(item=item, worker=make_user(f"converted-{number}"), raw={"value": value},
+                                  value=value, started_at=timezone.now())
+    for _ in range(2):  # compiled on the first call, replayed on the second
+        rows = compiled_rows(annotations_of, item_id=item.pk)
+        expected = list(annotations_of(item_id=item.pk))
+        assert [(row.raw, row.value, row.started_at, row.submitted_at) for row in rows] == [
+            (row.raw, row.value, row.started_at, row.submitted_at) for row in expected]
+        assert isinstance(rows[0].submitted_at, datetime) and rows[0].value == {"label": "e", "weights": [0.5, None]}
 
 
 def test_the_shape_is_part_of_the_statement(two_projects):
@@ -133,3 +154,8 @@ def test_update_row_writes_what_a_queryset_update_writes(two_projects):
 def test_on_postgresql_the_writes_store_what_django_stores(two_projects, make_user):
     test_insert_rows_stores_what_bulk_create_stores(two_projects, make_user)
     test_update_row_writes_what_a_queryset_update_writes(two_projects)
+
+
+@pytest.mark.postgres
+def test_on_postgresql_values_come_back_converted_as_from_the_queryset(two_projects, make_user):
+    test_values_come_back_converted_as_from_the_queryset(two_projects, make_user)
