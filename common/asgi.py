@@ -37,10 +37,12 @@ class BoundedASGIHandler(ASGIHandler):
     def __init__(self, slots: int, requests_per_connection: int = 0):
         if slots < 1:
             raise ValueError("a web process must run at least one request at a time")
-        self.requests_per_connection = requests_per_connection  # 0: connections are never closed here
+        if requests_per_connection < 0:
+            raise ValueError("requests_per_connection must be 0 (never close) or more")
         BaseHandler.__init__(self)  # not ASGIHandler.__init__: it loads the middleware in async mode
         self.load_middleware(is_async=False)
         self.slots = slots
+        self.requests_per_connection = requests_per_connection  # 0: connections are never closed here
         self._turns: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # a semaphore per event loop
         self._idle_threads: list[ThreadPoolExecutor] = []
 

@@ -197,7 +197,7 @@ def _held_groups(project: Project, worker) -> set[str]:
 
 
 def _store_counters(items: list[Item], fields: list[str]) -> None:
-    """Write back what a claim or submit changed on its locked items, in one statement."""
+    """Write back what a claim, submit or expiry changed on its locked items, in one statement."""
     if not items:
         return
     if len(items) == 1:  # a one-item page: a plain UPDATE
@@ -330,7 +330,7 @@ def _close(assignment: Assignment, status: str) -> None:
     for item in items:
         item.active_claims -= 1
         item.refresh_claimable()
-    Item.objects.bulk_update(items, ["active_claims", "claimable"])
+    _store_counters(items, ["active_claims", "claimable"])
     assignment.status = status
     assignment.save(update_fields=["status"])
     _delete_draft(assignment)
