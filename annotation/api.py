@@ -30,7 +30,7 @@ from annotation.services import access, adjudication, background, crowd, exporte
 from annotation.services.agreement import INTERACTIVE_PAIR_EVALUATIONS, project_agreement
 from annotation.services.assignments import SubmissionError, claim_page, release_page, submit_page
 from annotation.services.login_limits import cooloff_seconds
-from annotation.services.importers import ImportFileError, check_size, import_upload
+from annotation.services.importers import ImportFileError, check_size, import_upload, label_map_pairs
 from annotation.services.progress import project_progress
 from annotation.services.projects import create_project, update_project
 from common.schema import SettingError
@@ -193,12 +193,14 @@ class ProjectViewSet(
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         purpose = data.get("purpose", "data")
+        label_map = label_map_pairs(data.get("label_map", ""))
         try:
             check_size(data["file"].size)  # before the file is read at all
             if sum(chunk.count(b"\n") for chunk in data["file"].chunks()) > background.IMPORT_JOB_LINES:
-                job = background.start_import(project, data["file"], data["format"], None, purpose, request.user)
+                job = background.start_import(project, data["file"], data["format"], None, purpose, request.user,
+                                              label_map=label_map)
                 return Response({"job": job.pk, "url": f"/api/v1/jobs/{job.pk}/"}, status=status.HTTP_202_ACCEPTED)
-            report = import_upload(project, data["file"], data["format"], purpose=purpose)
+            report = import_upload(project, data["file"], data["format"], purpose=purpose, label_map=label_map)
         except (ImportFileError, ValueError) as exc:
             errors = getattr(exc, "errors", [])
             return Response(
@@ -208,21 +210,42 @@ class ProjectViewSet(
         return Response(report.as_dict())
 
     @extend_schema(
-        parameters=[OpenApiParameter("as", str, enum=list(exporters.FORMATS), description="export format")],
+        parameters=[
+            OpenApiParameter("as", str, enum=list(exporters.FORMATS), description="export format"),
+            OpenApiParameter("include_gold", bool, description="also write the gold checks, flagged with their "
+                             "pool and reference (default: left out)"),
+            OpenApiParameter("include_unanswered", bool, description="also write items without a label or answer "
+                             "yet, flagged (default: left out)"),
+        ],
         responses={200: OpenApiResponse(description="the exported file, streamed"), 400: ErrorSerializer},
     )
     @action(detail=True, methods=["get"])
     def export(self, request, slug=None):
         project = self._project("export")
         fmt = request.query_params.get("as", "jsonl")
+        options = exporters.options_from(request.query_params)
         try:
-            chunks = exporters.export(project, fmt)
+            chunks = exporters.export(project, fmt, options)
         except exporters.ExportError as exc:
             return Response({"field": "as", "detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
-        exporters.record_export(project, fmt, request.user, via="api")
+        exporters.record_export(project, fmt, request.user, via="api", options=options)
         response = StreamingHttpResponse(chunks, content_type=exporters.content_type(fmt))
         response["Content-Disposition"] = f'attachment; filename="{exporters.file_name(project, fmt)}"'
         return response
+
+    @extend_schema(
+        request=None,
+        parameters=[OpenApiParameter("include_gold", bool, description="also write the gold checks, flagged"),
+                    OpenApiParameter("include_unanswered", bool, description="also write items without a label yet")],
+        responses={202: OpenApiResponse(BackgroundImportSerializer, description="the bundle's job")},
+    )
+    @action(detail=True, methods=["post"])
+    def bundle(self, request, slug=None):
+        """Start building the dataset bundle (every fitting format, instrument versions, data statement,
+        validation) as a job; its zip is downloaded from the job once done."""
+        project = self._project("export")
+        job = background.start_bundle(project, request.user, exporters.options_from(request.query_params))
+        return Response({"job": job.pk, "url": f"/api/v1/jobs/{job.pk}/"}, status=status.HTTP_202_ACCEPTED)
 
 
 class AssignmentViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):

@@ -4,7 +4,7 @@ import json
 
 from django import forms
 
-from annotation.services.importers import GENERIC_FIELDS, PURPOSES
+from annotation.services.importers import GENERIC_FIELDS, PURPOSES, label_map_pairs
 from annotation.services.projects import current_setting, settings_schema
 from annotation.tasktypes import TASK_TYPE_CHOICES, get_task_type
 
@@ -57,6 +57,11 @@ class ImportConfirmForm(forms.Form):
     format = forms.ChoiceField(widget=forms.Select(attrs={"data-reload-param": "format"}))
     purpose = forms.ChoiceField(choices=[(name, PURPOSE_NAMES[name]) for name in PURPOSES], initial="data",
                                 label="The rows are")
+    label_map = forms.CharField(
+        required=False, max_length=2000, label="Label mapping", widget=forms.TextInput(attrs={"size": 50}),
+        help_text="Values the file writes that are not labels of this study, each as VALUE=LABEL, separated by "
+                  "commas (e.g. 0=contradiction, 1=neutral, 2=entailment). A value that is neither a label nor "
+                  "mapped refuses the file.")
 
     def __init__(self, *args, formats, columns, **kwargs):
         super().__init__(*args, **kwargs)
@@ -66,6 +71,9 @@ class ImportConfirmForm(forms.Form):
             self.fields[f"map_{name}"] = forms.ChoiceField(
                 choices=options, required=False, label=f"{name} column", initial=name if name in columns else "",
             )
+
+    def label_pairs(self) -> list[str]:
+        return label_map_pairs(self.cleaned_data.get("label_map", ""))
 
     def mapping(self) -> dict[str, str] | None:
         """Field -> column for the generic formats (fields left to "(none)" keep their own name)."""

@@ -4,11 +4,16 @@ Example (P, H, optional U) -> Atom (pieces of H) -> Item (what one annotator ans
 Assignment (one claimed page of k items for one worker) -> Claim (an item on that page)
 Annotation (one worker's answer to one item; imported labels have no worker)
 """
+import secrets
+
 from django.conf import settings
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import models
 from django.db.models import Q
 
+
+def new_annotator_key() -> str:
+    return secrets.token_hex(32)
 
 
 class Project(models.Model):
@@ -56,6 +61,14 @@ class Project(models.Model):
     validation_project = models.ForeignKey(
         "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="validates"
     )
+    # What workers see now (instructions, worked examples, the settings they answer with): the version each
+    # new page records (annotation.services.instrument).
+    instrument = models.ForeignKey(
+        "InstrumentVersion", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    # Key of the anonymised annotator ids in this study's exports (a keyed hash of the worker's account id):
+    # stable across exports and formats, different in every study, never the platform's ID.
+    annotator_key = models.CharField(max_length=64, default=new_annotator_key, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -81,8 +94,13 @@ class Example(models.Model):
     hypothesis = models.TextField()
     update = models.TextField(blank=True)
     update_type = models.CharField(max_length=20, blank=True)
+    # The row's label in canonical form (annotation.tasktypes: TaskType.example_labels), "" when it had none.
     source_label = models.CharField(max_length=40, blank=True)
-    # What the source file carried beyond the columns above, kept so exports give it back unchanged.
+    # The row's probability (U-SNLI's unli) as the file wrote it, "" when it had none.
+    source_probability = models.CharField(max_length=40, blank=True)
+    # The format the row was imported in, and what it carried beyond the columns above: kept so that an export
+    # in that format (and the complete jsonl export) gives it back unchanged.
+    source_format = models.CharField(max_length=20, blank=True)
     source_data = models.JSONField(default=dict, blank=True)
     position = models.PositiveIntegerField(default=0)
     # An example made from another project's answer (a written sentence sent to validation): that answer
@@ -196,6 +214,10 @@ class Assignment(models.Model):
     last_seen_at = models.DateTimeField(null=True, blank=True)
     # A page may be given more time once.
     extended = models.BooleanField(default=False)
+    # The instructions and settings the page was shown with (the project's instrument when it was claimed).
+    instrument = models.ForeignKey(
+        "InstrumentVersion", on_delete=models.RESTRICT, null=True, blank=True, related_name="pages"
+    )
 
     class Meta:
         ordering = ["-created_at"]
@@ -236,7 +258,18 @@ class Claim(models.Model):
         indexes = [models.Index(fields=["worker", "item"], name="claim_worker_item_idx")]
 
 
+class AnnotationQuerySet(models.QuerySet):
+    def counted(self):
+        """The answers every aggregate, agreement figure, report and export count: not excluded (their worker
+        was blocked with their answers left out) and not answers to gold checks, which are quality control.
+        (The submit's settle_item reads `excluded=False` alone: it never settles a gold check, and the join
+        would cost every submit.)"""
+        return self.filter(excluded=False, item__is_gold=False)
+
+
 class Annotation(models.Model):
+    objects = AnnotationQuerySet.as_manager()
+
     item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="annotations")
     # Null for labels imported with a dataset (ChaosNLI's 100 votes per item).
     worker = models.ForeignKey(
@@ -313,6 +346,8 @@ class QualificationItem(models.Model):
     reference = models.JSONField()
     easy = models.BooleanField(default=False)
     order = models.PositiveSmallIntegerField(default=0)
+    # The study item this one was copied from (an explicit copy: a new item, the study's stays where it was).
+    copied_from = models.ForeignKey("Item", on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
 
     class Meta:
         ordering = ["test_id", "order", "id"]
@@ -356,6 +391,8 @@ class WorkerStatus(models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
     exclude_answers = models.BooleanField(default=False)
+    # Why the author blocked the worker (shown with each of their answers in per-annotation exports).
+    block_reason = models.TextField(blank=True)
 
     class Meta:
         verbose_name_plural = "worker statuses"  # not Django's "worker statuss"
@@ -395,6 +432,30 @@ class CrowdSession(models.Model):
             models.UniqueConstraint(fields=["project", "platform", "participant_id"], name="crowd_participant_once"),
             models.UniqueConstraint(fields=["worker"], name="crowd_account_one_session"),
         ]
+
+
+class InstrumentVersion(models.Model):
+    """What workers of a study saw: its instructions, worked examples and the settings they answered with.
+    Each page records the version it was shown with; changing them after pages were handed out makes a new
+    version (annotation.services.instrument)."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="instrument_versions")
+    number = models.PositiveIntegerField()
+    # SHA-256 of the content as canonical JSON: the version's name in exports.
+    digest = models.CharField(max_length=64)
+    content = models.JSONField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["project_id", "number"]
+        constraints = [models.UniqueConstraint(fields=["project", "number"], name="instrument_number_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.project_id} v{self.number}"
+
+    @property
+    def short_digest(self) -> str:
+        return self.digest[:16]
 
 
 class AuditEntry(models.Model):

@@ -58,9 +58,10 @@ class ProjectSerializer(serializers.Serializer):
         return data
 
 
-WORKER_FIELDS = ("slug", "title", "task_type", "owner", "created_at", "status", "instructions", "items_per_page",
-                 "claim_timeout_minutes")
-WORKER_OPTIONS = ("worked_examples", "labels", "targets", "min_words", "max_words", "max_characters")
+# What a worker is shown of a project: what it is, and the settings each declares workers see.
+WORKER_FIELDS = ("slug", "task_type", "owner", "created_at", "status",
+                 *(setting.name for setting in SETTINGS if setting.column and setting.worker_visible))
+WORKER_OPTIONS = tuple(setting.name for setting in SETTINGS if not setting.column and setting.worker_visible)
 
 
 # Every claim answers with these two. Plain serializers with their fields written out, not ModelSerializers:
@@ -122,6 +123,11 @@ class ImportSerializer(serializers.Serializer):
     format = serializers.ChoiceField(choices=list(IMPORT_FORMATS), help_text="one of the formats that fit the project's task type")
     purpose = serializers.ChoiceField(choices=list(IMPORT_PURPOSES), required=False, default="data",
                                       help_text="data to collect, hidden gold check items, or qualification test items")
+    label_map = serializers.CharField(
+        required=False, allow_blank=True, max_length=2000,
+        help_text="how the file's label values map onto the study's labels: VALUE=LABEL pairs separated by commas "
+                  "or new lines (e.g. 0=contradiction,1=neutral,2=entailment); a value outside the study's labels "
+                  "without a mapping refuses the file")
 
 
 class BackgroundImportSerializer(serializers.Serializer):

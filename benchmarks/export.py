@@ -1,19 +1,23 @@
-"""Benchmark: time and peak memory of the jsonl export (every raw annotation) of a big project.
+"""Benchmark: time and peak memory of the jsonl export (every raw annotation) of a big project, or of its
+dataset bundle (--what bundle: every format, the data statement with its agreement figures, validation).
 
 Builds an unli_slider project holding --annotations worker annotations (--per-item workers answered each
 of annotations / per-item items; all items done) with INSERT ... SELECT statements, on SQLite in a
 temporary NLI_STUDIO_VAR folder (default) or in a scratch PostgreSQL database (--database postgres).
 Then a fresh Python process (so its memory is the export's alone) loads Django and runs
-`write_export(project, "jsonl", path)`, the code behind the export_dataset command and the API download.
+`write_export(project, "jsonl", path)`, the code behind the export_dataset command and the API download (or
+`write_bundle(project, path)`, behind `export_dataset --bundle` and the bundle job).
 
 Memory figures of that export process:
   peak_mb            its peak resident set size (getrusage ru_maxrss): interpreter, Django and the export
   rss_before_mb      its resident set size just before the export started (Django loaded, connected)
   peak_above_start_mb  the difference: what the export itself added at its peak
   tracemalloc_peak_mb  (with --tracemalloc, a second export run) peak of Python allocations during it
-Afterwards the file is read back: every line must parse and the annotations in it must add up.
+Afterwards the file is read back: every line must parse and the annotations in it must add up (a bundle:
+its jsonl file, and every file valid by its validation.json).
 
-Usage: python benchmarks/export.py [--annotations 1000000] [--per-item 5] [--database sqlite|postgres] [--json]
+Usage: python benchmarks/export.py [--annotations 1000000] [--per-item 5] [--database sqlite|postgres]
+                                   [--what jsonl|bundle] [--json]
 """
 from __future__ import annotations
 
@@ -98,11 +102,17 @@ def export_child(args) -> None:
 
     project = Project.objects.get(slug=SLUG)
     connection.ensure_connection()
+    if args.what == "bundle":  # its modules (scipy, pandas for the figures) count as start-up, not as the bundle
+        import annotation.services.agreement  # noqa: F401
+        from annotation.services.bundle import write_bundle
     before = rss_mb()
     if args.trace:
         tracemalloc.start()
     start = time.perf_counter()
-    records = write_export(project, "jsonl", args.out)
+    if args.what == "bundle":
+        records = sum(file["records"] for file in write_bundle(project, args.out)["files"])
+    else:
+        records = write_export(project, "jsonl", args.out)
     seconds = time.perf_counter() - start
     traced = tracemalloc.get_traced_memory()[1] / 2**20 if args.trace else None
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux reports KiB
@@ -110,8 +120,8 @@ def export_child(args) -> None:
                       "tracemalloc_peak_mb": traced}))
 
 
-def run_export(out: Path, database_url: str, var_dir: str, trace: bool) -> dict:
-    command = [PYTHON, __file__, "--child", "--out", str(out)] + (["--trace"] if trace else [])
+def run_export(out: Path, database_url: str, var_dir: str, trace: bool, what: str) -> dict:
+    command = [PYTHON, __file__, "--child", "--out", str(out), "--what", what] + (["--trace"] if trace else [])
     env = dict(os.environ, DATABASE_URL=database_url, NLI_STUDIO_VAR=var_dir)
     result = subprocess.run(command, env=env, capture_output=True, text=True)
     if result.returncode != 0:
@@ -124,9 +134,21 @@ def count_file(path: Path) -> tuple[int, int]:
     lines = annotations = 0
     with open(path, encoding="utf-8") as records:
         for line in records:
-            annotations += len(json.loads(line)["annotations"])
+            annotations += len(json.loads(line)["nli_studio"]["annotations"])
             lines += 1
     return lines, annotations
+
+
+def check_bundle(path: Path, folder: Path) -> tuple[int, int]:
+    """(lines, annotations) of the bundle's jsonl file; every file of the bundle must be valid."""
+    import zipfile
+
+    with zipfile.ZipFile(path) as archive:
+        validation = json.loads(archive.read("validation.json"))
+        invalid = [name for name, report in validation.items() if not report["valid"]]
+        if invalid:
+            raise RuntimeError(f"the bundle holds invalid files: {invalid}")
+        return count_file(Path(archive.extract(f"data/{SLUG}-jsonl.jsonl", folder)))
 
 
 def main():
@@ -134,6 +156,7 @@ def main():
     parser.add_argument("--annotations", type=int, default=1_000_000)
     parser.add_argument("--per-item", type=int, default=5, help="annotations (workers) per item")
     parser.add_argument("--database", choices=("sqlite", "postgres"), default="sqlite")
+    parser.add_argument("--what", choices=("jsonl", "bundle"), default="jsonl")
     parser.add_argument("--tracemalloc", action="store_true", help="export a second time under tracemalloc")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--trace", action="store_true", help=argparse.SUPPRESS)
@@ -151,20 +174,21 @@ def main():
         created = build_project(args.annotations, args.per_item)
         connections.close_all()
 
-        out = Path(var_dir) / "export.jsonl"
-        log("exporting in a fresh process")
-        figures = run_export(out, url, var_dir, trace=False)
+        out = Path(var_dir) / ("export.jsonl" if args.what == "jsonl" else "bundle.zip")
+        log(f"exporting ({args.what}) in a fresh process")
+        figures = run_export(out, url, var_dir, trace=False, what=args.what)
         log(f"exported {figures['records']} records in {figures['seconds']:.1f} s; peak RSS {figures['peak_mb']:.0f} MB")
         traced = None
         if args.tracemalloc:
-            traced = run_export(out, url, var_dir, trace=True)["tracemalloc_peak_mb"]
+            traced = run_export(out, url, var_dir, trace=True, what=args.what)["tracemalloc_peak_mb"]
             log(f"tracemalloc peak {traced:.1f} MB")
         file_mb = out.stat().st_size / 2**20
-        lines, exported = count_file(out)
-        if exported != created or lines != figures["records"]:
+        lines, exported = count_file(out) if args.what == "jsonl" else check_bundle(out, Path(var_dir))
+        if exported != created or (args.what == "jsonl" and lines != figures["records"]):
             raise RuntimeError(f"the file holds {lines} lines / {exported} annotations; expected {created}")
 
     result = {
+        "what": args.what,
         "rows": exported,
         "seconds": round(figures["seconds"], 1),
         "peak_mb": round(figures["peak_mb"], 1),

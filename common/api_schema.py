@@ -54,6 +54,7 @@ LINKS = [
     ("post", "/api/v1/evaluation/runs/", "201", "/id", "id", "/api/v1/evaluation/runs/{id}/"),
     ("post", "/api/v1/evaluation/runs/", "201", "/id", "id", "/api/v1/jobs/{id}/"),
     ("post", "/api/v1/projects/{slug}/import/", "202", "/job", "id", "/api/v1/jobs/{id}/"),
+    ("post", "/api/v1/projects/{slug}/bundle/", "202", "/job", "id", "/api/v1/jobs/{id}/"),
 ]
 
 

@@ -51,6 +51,9 @@ class Setting:
     column: bool = False
     # A further check of the cleaned value; raises ValueError with the message to show.
     check: Callable[[Any], None] | None = None
+    # Workers see it or answer with it (the instructions, the labels, a slider's ticks): it is part of the
+    # instrument a page records (annotation.services.instrument) and of a project as workers see it.
+    worker_visible: bool = False
 
     def __post_init__(self):
         if self.kind not in KINDS:

@@ -83,6 +83,30 @@ def to_label(value, labels: Sequence[str], numbering: Mapping[str, str] | None =
     return candidate
 
 
+def label_mapping(pairs, labels: Sequence[str]) -> dict[str, str]:
+    """A label mapping an import names ("0=contradiction", or {"0": "contradiction"}) as {value: label}, each
+    target read as a spelling of one of `labels`. Raises LabelError naming the pair at fault. Values are
+    matched as the file writes them (after surrounding spaces), so a mapping applies to exactly those values."""
+    if isinstance(pairs, Mapping):
+        pairs = [f"{value}={target}" for value, target in pairs.items()]
+    mapping: dict[str, str] = {}
+    for pair in pairs:
+        value, sep, target = str(pair).partition("=")
+        if not sep or not value.strip() or not target.strip():
+            raise LabelError(f"a label mapping is VALUE=LABEL, got {str(pair)[:40]!r}")
+        try:
+            mapping[value.strip()] = to_label(target.strip(), labels)
+        except LabelError as error:
+            raise LabelError(f"the mapping {value.strip()}={target.strip()} names no label of this study: {error}") from None
+    return mapping
+
+
+def label_set_names(labels: Sequence[str]):
+    """A function giving the name people read for each of `labels` (whatever label sets they come from)."""
+    names = {label: label_set.name(label) for label_set in LABEL_SETS.values() for label in label_set.labels}
+    return lambda label: names.get(label, label)
+
+
 def long_name(label: str) -> str:
     """The long name SNLI-style files write for a 3-way label ("e" -> "entailment"); other labels as they are."""
     return LONG_NAMES.get(label, label)

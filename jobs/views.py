@@ -29,7 +29,8 @@ def job_list(request):
 @login_required
 def job_detail(request, job_id):
     job = _job(request, job_id)
-    context = {"job": job}
+    # Rows, not job.result.items in the template: a result with an "items" key (an import's) would be read instead.
+    context = {"job": job, "result_rows": list((job.result or {}).items())}
     kind = get_kind(job.kind)
     if job.status == Job.Status.DONE and kind.present:
         context.update(kind.present(job))

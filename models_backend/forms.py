@@ -3,6 +3,7 @@ checkpoints per model it takes, a study select and an upload per input file (one
 fields (common.schema), and the queue."""
 from django import forms
 
+from annotation.formats import get_format
 from annotation.services import access
 from annotation.services.importers import ImportFileError, check_size
 from common.schema import SettingError
@@ -21,7 +22,8 @@ def studies_exporting(user, formats: tuple[str, ...]):
 
 def studies_taking_atoms(user):
     managed = access.managed_projects(user)
-    return managed.filter(pk__in=[p.pk for p in managed if p.task.per_atom and ATOMS_FORMAT in p.task.import_formats])
+    atoms = get_format(ATOMS_FORMAT)
+    return managed.filter(pk__in=[p.pk for p in managed if atoms.importable(p.task, p.options)])
 
 
 class ModelJobForm(forms.Form):

@@ -67,7 +67,8 @@ def start_model_job(form_name: str, user, checkpoints: dict, sources: dict, sett
             folder = Path(scratch) / slot.role
             folder.mkdir()
             source = sources[slot.role]
-            path = export_study(source, slot.formats, folder) if isinstance(source, Project) else _save_upload(source, folder)
+            path = (export_study(source, slot.formats, folder, gold=slot.gold) if isinstance(source, Project)
+                    else _save_upload(source, folder))
             _check(path, slot.formats)
             inputs[slot.role] = path
         project = into_study or next(iter(studies.values()), None)

@@ -157,12 +157,15 @@ class ModelSlot:
 
 @dataclass(frozen=True)
 class FileSlot:
-    """An input file: a study's export (the first of `formats` its task type offers) or an upload."""
+    """An input file: a study's export (the first of `formats` its task type offers) or an upload. `gold`: the
+    rows are labels a model is scored or trained against (a study gives its items with a final label); else
+    they are pairs to run on (a study gives every item)."""
 
     role: str
     label: str
     formats: tuple[str, ...]
     help: str = ""
+    gold: bool = True
 
 
 def _flat(values: dict, models: dict) -> dict:
@@ -205,7 +208,7 @@ FORMS = {form.name: form for form in (
     ModelForm(
         "predict", PREDICT, "Predict", "Run a classifier or regressor over a study's pairs or an uploaded file.",
         (ModelSlot("model_dir", "Model", CLASSIFIERS),),
-        (FileSlot("input", "Pairs", PAIR_FORMATS, "JSONL or CSV with id, premise, hypothesis (U-SNLI CSV works too)."),),
+        (FileSlot("input", "Pairs", PAIR_FORMATS, "JSONL or CSV with id, premise, hypothesis (U-SNLI CSV works too).", gold=False),),
         Schema((
             Setting("output_format", "choice", "jsonl", "chaosnli: 3-way NLI models only",
                     choices=(("jsonl", "jsonl"), ("csv", "csv"), ("chaosnli", "chaosnli"))),
@@ -256,7 +259,7 @@ FORMS = {form.name: form for form in (
         "them into an atom validity study of yours for people to judge.",
         (ModelSlot("lm_dir", "Language model", (ModelKind.CAUSAL_LM.value,)),
          ModelSlot("nli_dir", "NLI model (pruning)", (ModelKind.NLI.value,))),
-        (FileSlot("input", "Pairs", PAIR_FORMATS, "JSONL or CSV with id, premise, hypothesis."),),
+        (FileSlot("input", "Pairs", PAIR_FORMATS, "JSONL or CSV with id, premise, hypothesis.", gold=False),),
         Schema((
             Setting("defeasible", "bool", False, "also drop atoms the premise already entails"),
             Setting("max_new_tokens", "int", 80, "tokens generated per hypothesis", minimum=8, maximum=512),
@@ -271,7 +274,7 @@ FORMS = {form.name: form for form in (
          ModelSlot("embedder_dir", "Embedder", ("encoder",), required=False, help="Left empty: the packaged MiniLM."),
          ModelSlot("scorer_dir", "Acceptability scorer", (ModelKind.CAUSAL_LM.value, ModelKind.ACCEPTABILITY.value),
                    required=False, help="Left empty: no acceptability filter.")),
-        (FileSlot("input", "Pairs", PAIR_FORMATS),),
+        (FileSlot("input", "Pairs", PAIR_FORMATS, gold=False),),
         Schema((Setting("max_perplexity_ratio", "float", 2.0, "a causal LM scorer keeps H' up to this times H's "
                         "perplexity", minimum=1.0, maximum=100.0),)),
     ),
@@ -280,7 +283,7 @@ FORMS = {form.name: form for form in (
         "Ask a causal LM a few-shot multiple-choice question per pair (entailment, neutral, contradiction) and "
         "write its distribution over the options.",
         (ModelSlot("model_dir", "Language model", (ModelKind.CAUSAL_LM.value,)),),
-        (FileSlot("input", "Pairs", PAIR_FORMATS),),
+        (FileSlot("input", "Pairs", PAIR_FORMATS, gold=False),),
         Schema((
             Setting("output_format", "choice", "jsonl", "",
                     choices=(("jsonl", "jsonl"), ("csv", "csv"), ("chaosnli", "chaosnli"))),

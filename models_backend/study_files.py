@@ -5,29 +5,33 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
+from annotation.formats import ExportOptions, exportable
 from annotation.services import exporters
 from jobs.services import JobError
 
 # The export that carries gold probabilities, and the column holding them.
 PROBABILITY_FORMAT, PROBABILITY_COLUMN = "usnli", "unli"
+# A study as a model's gold: its own final labels, every item with one; as pairs to run on: every item.
+STUDY_GOLD = ExportOptions(study_gold=True)
+STUDY_PAIRS = ExportOptions(include_unanswered=True)
 
 
 def fitting_format(project, formats: tuple[str, ...]) -> str | None:
     """The first of `formats` the study's task type exports, or None."""
-    offered = project.task.export_formats_for(project.options)
+    offered = exportable(project.task, project.options)
     return next((fmt for fmt in formats if fmt in offered), None)
 
 
-def export_study(project, formats: tuple[str, ...], folder: Path) -> Path:
-    """Write the study's export in the first fitting format into `folder`; JobError when none fits or the
-    export holds no usable row."""
+def export_study(project, formats: tuple[str, ...], folder: Path, gold: bool = True) -> Path:
+    """Write the study's export in the first fitting format into `folder` (gold: its final labels; else every
+    pair); JobError when none fits or the export holds no usable row."""
     fmt = fitting_format(project, formats)
     if fmt is None:
         raise JobError(f"study {project.slug} ({project.task.label}) exports none of {', '.join(formats)}, "
                        "which this job reads")
     path = Path(folder) / exporters.file_name(project, fmt)
-    written = exporters.write_export(project, fmt, path)
-    if fmt == PROBABILITY_FORMAT:
+    written = exporters.write_export(project, fmt, path, options=STUDY_GOLD if gold else STUDY_PAIRS)
+    if fmt == PROBABILITY_FORMAT and gold:
         written = keep_rows_with_probability(path)
     if written == 0:
         raise JobError(f"study {project.slug} has no rows to use yet"

@@ -87,7 +87,7 @@ def load_annotations(project: Project) -> AnnotationTable:
     categories = project.task.categories(project.options)
     worker_rows, imported_rows = [], []
     stream = (
-        Annotation.objects.filter(item__project=project, item__is_gold=False, excluded=False)
+        Annotation.objects.counted().filter(item__project=project)
         .order_by("item_id", "id")  # items in import order: seeded figures do not depend on the database
         .values_list("item_id", "worker_id", "value", "count")
         .iterator(chunk_size=STREAM_CHUNK)
@@ -332,7 +332,7 @@ def _counts_only(level, items, pairable, annotations, imported, workers, bootstr
 
 def _no_figures(project, bootstrap, seed) -> dict:
     """The counts of a project whose task type has no agreement figures, with the task type's reason."""
-    annotations = Annotation.objects.filter(item__project=project, item__is_gold=False)
+    annotations = Annotation.objects.counted().filter(item__project=project)
     per_item = annotations.order_by().values("item").annotate(votes=Sum("count"))
     figures = _counts_only(
         None,

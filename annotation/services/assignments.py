@@ -23,7 +23,7 @@ from django.utils import timezone
 
 from annotation.live import announce_progress
 from annotation.models import Annotation, Assignment, Claim, Item, PageDraft, Project
-from annotation.services import access, linking
+from annotation.services import access, instrument, linking, pools
 from annotation.services.quality import is_gold_correct, record_gold_answers
 from annotation.services.redundancy import settle_item
 from annotation.services.answers import SubmissionError, check_against_items, parse_answers
@@ -100,6 +100,7 @@ def _try_claim(project: Project, worker) -> Assignment | None:
             project=project,
             worker=worker,
             expires_at=timezone.now() + timedelta(minutes=project.claim_timeout_minutes),
+            instrument_id=instrument.current_id(project),
         )
         insert_rows([assignment], returning_pk=True)
         insert_rows([Claim(assignment=assignment, item=item, worker=worker, position=position)
@@ -179,14 +180,16 @@ def _free_page(after_last_claim: bool, limit: int, *, project_id: int, worker_id
 
 
 def _gold_check(project: Project, worker) -> Item | None:
-    """With probability gold_rate, one gold item this worker has not seen yet."""
+    """With probability gold_rate, one gold item this worker has not seen yet and was never shown the
+    reference answer of (a worked example, a qualification item whose feedback they saw)."""
     if project.gold_rate <= 0 or random.random() >= project.gold_rate:
         return None
     already_seen = Claim.objects.filter(item=OuterRef("pk"), worker=worker)
-    return (
-        Item.objects.filter(project=project, is_gold=True).exclude(Exists(already_seen))
-        .select_related("example", "atom").order_by("?").first()
-    )
+    candidates = Item.objects.filter(project=project, is_gold=True).exclude(Exists(already_seen))
+    shown = pools.shown_to(project, worker)
+    if shown is not None:
+        candidates = candidates.exclude(shown)
+    return candidates.select_related("example", "atom").order_by("?").first()
 
 
 def _held_groups(project: Project, worker) -> set[str]:

@@ -2,50 +2,81 @@
 as a file to download later. Each shows its progress on its job page and can be cancelled."""
 from __future__ import annotations
 
+from dataclasses import asdict
+
+from annotation.formats import ExportOptions
 from annotation.models import Project
 from annotation.services import exporters, importers
 from jobs.kinds import JobKind, register
 from jobs.models import Job
 from jobs.services import JobError, output_file, start_job
 
-IMPORT, EXPORT = "import", "export"
+IMPORT, EXPORT, BUNDLE = "import", "export", "bundle"
 # Files with more lines than this import in the background; smaller ones inside the request.
 IMPORT_JOB_LINES = 10_000
 
 
-def start_import(project: Project, path, fmt: str, mapping: dict | None, purpose: str, user) -> Job:
-    """Queue the import of a file (copied into the job with its checksum)."""
+def start_import(project: Project, path, fmt: str, mapping: dict | None, purpose: str, user, label_map=None) -> Job:
+    """Queue the import of a file (copied into the job with its checksum); a bad label mapping is refused
+    here, before the job waits."""
     importers.check_format(project, fmt)
     importers.check_text(path)
-    return start_job(IMPORT, {"format": fmt, "mapping": mapping or {}, "purpose": purpose}, user,
-                     project=project, inputs={"file": path})
+    importers.read_context(project, mapping, label_map)
+    return start_job(IMPORT, {"format": fmt, "mapping": mapping or {}, "purpose": purpose,
+                              "label_map": list(label_map or [])}, user, project=project, inputs={"file": path})
 
 
-def start_export(project: Project, fmt: str, user) -> Job:
+def start_export(project: Project, fmt: str, user, options: ExportOptions = ExportOptions()) -> Job:
     """Queue an export written to a file in the job's folder (the format is checked here, before queueing)."""
     try:
         exporters.check_format(project, fmt)
     except exporters.ExportError as error:
         raise JobError(str(error)) from None
-    job = start_job(EXPORT, {"format": fmt}, user, project=project)
-    exporters.record_export(project, fmt, user, via=f"job {job.pk}")
+    job = start_job(EXPORT, {"format": fmt, **asdict(options)}, user, project=project)
+    exporters.record_export(project, fmt, user, via=f"job {job.pk}", options=options)
     return job
+
+
+def start_bundle(project: Project, user, options: ExportOptions = ExportOptions()) -> Job:
+    """Queue the dataset bundle (every fitting format, instrument versions, data statement, validation)."""
+    job = start_job(BUNDLE, asdict(options), user, project=project)
+    exporters.record_export(project, "bundle", user, via=f"job {job.pk}", options=options)
+    return job
+
+
+def bundle_name(project: Project) -> str:
+    return f"{project.slug}-dataset.zip"
 
 
 def _import(job: Job, progress) -> dict:
     report = importers.import_file(job.project, job.input_path("file"), job.params["format"],
-                                   job.params["mapping"] or None, purpose=job.params["purpose"], progress=progress)
+                                   job.params["mapping"] or None, purpose=job.params["purpose"], progress=progress,
+                                   label_map=job.params.get("label_map"))
     return report.as_dict()
 
 
 def _export(job: Job, progress) -> dict:
     fmt = job.params["format"]
     path = output_file(job, exporters.file_name(job.project, fmt))
-    records = exporters.write_export(job.project, fmt, path, progress=progress)
+    options = ExportOptions(**{name: job.params.get(name, False) for name in ("include_gold", "include_unanswered")})
+    records = exporters.write_export(job.project, fmt, path, progress=progress, options=options)
     return {"records": records, "file": path.name}
+
+
+def _bundle(job: Job, progress) -> dict:
+    from annotation.services.bundle import write_bundle  # the statement's figures need scipy: only in the job
+
+    path = output_file(job, bundle_name(job.project))
+    options = ExportOptions(**{name: job.params.get(name, False) for name in ("include_gold", "include_unanswered")})
+    statement = write_bundle(job.project, path, progress=progress, options=options)
+    files = statement["files"]
+    return {"file": path.name, "files": len(files), "valid": all(file["valid"] for file in files),
+            "records": sum(file["records"] for file in files)}
 
 
 register(JobKind(IMPORT, "Import", _import, group="data",
                  describe_job=lambda job: f"Import ({job.params.get('format')}) into {job.project}"))
 register(JobKind(EXPORT, "Export", _export, group="data",
                  describe_job=lambda job: f"Export ({job.params.get('format')}) of {job.project}"))
+register(JobKind(BUNDLE, "Dataset bundle", _bundle, group="data",
+                 describe_job=lambda job: f"Dataset bundle of {job.project}"))

@@ -1,19 +1,21 @@
-"""Dataset importers: read a file into example rows, validate every row, then write all or nothing.
+"""Dataset imports: read a file with its format's reader (annotation.formats) into example rows, validate every
+row, then write all or nothing.
 
-Formats: usnli (CSV id,pre,hyp,nli,unli), chaosnli (JSONL, 100 labels per item), dnli (delta-NLI JSONL),
-snli (original SNLI JSONL or premise/hypothesis/label JSONL), atoms (JSONL of atoms for existing
-examples), jsonl / csv (any columns, with a mapping onto premise / hypothesis / id / label / update).
+Every label a row carries is read through the one vocabulary (common.vocabulary) against the labels the study
+takes (TaskType.example_labels), after the import's label mapping if it names one; anything else refuses the
+file with its line and field. Rows go to a pool (data, gold checks, the qualification test): the import's
+purpose, or what an exported record says of itself; a row whose text is in another pool of the study is
+refused, naming the item and its pool (annotation.services.pools).
 """
 from __future__ import annotations
 
 import hashlib
 import json
-import math
+import re
 from array import array
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from functools import partial
 from pathlib import Path
 from typing import IO
 
@@ -21,63 +23,38 @@ import numpy
 from django.conf import settings
 from django.db import connection, transaction
 
+from annotation.formats import FORMATS, ReadContext, get_format
+from annotation.formats.base import CONTENT_KEY, AtomRow, ExampleRow, Skipped, content_key
+from annotation.formats.generic import FIELDS as GENERIC_FIELDS
+from annotation.formats.generic import full_mapping
 from annotation.models import Annotation, Atom, Example, Item, Project
+from annotation.services import pools
+from annotation.services.answers import SubmissionError, parse_reference
 from annotation.services.quality import gold_reference
 from common.readers import RowError, csv_rows, json_lines
-from common.vocabulary import ALPHA_NLI, NLI, NO_GOLD, USNLI_NUMBERING, LabelError, to_label
+from common.vocabulary import LabelError, label_mapping
 
-FORMATS = ("usnli", "chaosnli", "dnli", "snli", "atoms", "jsonl", "csv")
 # What imported rows become: data to collect, hidden gold checks, or the project's qualification test.
 PURPOSES = ("data", "gold", "qualification")
 MAX_ERRORS_REPORTED = 50
 PROGRESS_ROWS = 1000  # rows between two progress reports of a long import
-GENERIC_FIELDS = ("id", "premise", "hypothesis", "update", "label", "group")
-USNLI_COLUMNS = ("id", "pre", "hyp", "nli", "unli")
+
+__all__ = ["FORMATS", "GENERIC_FIELDS", "PURPOSES", "ImportFileError", "ImportReport", "import_file", "import_stream",
+           "import_upload", "preview", "read_rows"]
 
 
 class ImportFileError(ValueError):
-    """The file has bad rows; nothing was imported. `errors` lists (line, field, message)."""
+    """The file has bad rows; nothing was imported. `errors` lists (line, field, message); line 0 (or None)
+    is the file or the import as a whole."""
 
-    def __init__(self, errors: list[tuple[int, str, str]]):
+    def __init__(self, errors: list[tuple[int | None, str, str]]):
         self.errors = errors
-        lines = [f"line {line}, field {name!r}: {message}" for line, name, message in errors[:MAX_ERRORS_REPORTED]]
+        lines = [f"{f'line {line}, ' if line else ''}field {name!r}: {message}"
+                 for line, name, message in errors[:MAX_ERRORS_REPORTED]]
         more = len(errors) - MAX_ERRORS_REPORTED
         if more > 0:
             lines.append(f"... and {more} more")
         super().__init__("nothing was imported:\n" + "\n".join(lines))
-
-
-@dataclass
-class ExampleRow:
-    line: int
-    key: str
-    premise: str
-    hypothesis: str
-    source_id: str = ""
-    update: str = ""
-    update_type: str = ""
-    source_label: str = ""
-    source_data: dict = field(default_factory=dict)
-    imported_labels: list[str] = field(default_factory=list)
-    label_set: tuple[str, ...] | None = None  # the labels this row's votes use
-    # The votes come in an order worth keeping (SNLI's annotator_labels: the writer's label first);
-    # unordered votes (ChaosNLI's label_counter) are stored one row per label with its count.
-    ordered_votes: bool = False
-    group: str = ""  # coherence group: items of one group never share a page or a worker at once
-
-
-@dataclass
-class AtomRow:
-    line: int
-    example_ref: str  # an example id (source id or key) ...
-    hypothesis: str  # ... or a hypothesis text shared by examples
-    atoms: list[dict]
-
-
-@dataclass
-class Skipped:
-    line: int
-    reason: str
 
 
 @dataclass
@@ -91,6 +68,7 @@ class ImportReport:
     annotations: int = 0
     skipped_reasons: dict = field(default_factory=dict)
     qualification_items: int = 0
+    gold_items: int = 0
     # Why a file that was read without errors added nothing (or less than a user would expect).
     notes: list = field(default_factory=list)
 
@@ -101,242 +79,45 @@ class ImportReport:
 # ---------------------------------------------------------------- reading
 
 
-def _text(row: dict, column: str, required: bool = True, field: str | None = None) -> str:
-    """The text in row[column]; errors name `field` (default: the column)."""
-    value = row.get(column)
-    if value is None or (isinstance(value, str) and not value.strip()):
-        if required:
-            raise RowError(field or column, "is missing or empty")
-        return ""
-    if not isinstance(value, (str, int, float)) or isinstance(value, bool):
-        raise RowError(field or column, f"must be text, got {type(value).__name__}")
-    return str(value)
-
-
-def _content_key(*parts: str) -> str:
-    digest = hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:40]
-    return f"sha:{digest}"
-
-
-def _usnli_row(line: int, record: dict):
-    source_id = _text(record, "id")
-    nli = _text(record, "nli").strip()
+def read_context(project: Project, mapping: dict[str, str] | None = None, label_map=None) -> ReadContext:
+    """What the readers need of the study: the labels its rows may carry (none where it keeps no labels: a
+    writing study keeps only the texts workers write about), the import's label mapping checked against
+    them, and a generic format's column mapping."""
+    task, options = project.task, project.options
+    kept_fields = task.source_fields(options)
+    labels = None if kept_fields is not None else tuple(task.example_labels(options))
     try:
-        label = to_label(nli, NLI.labels, numbering=USNLI_NUMBERING)
-    except LabelError:
-        raise RowError("nli", f"must be 0, 1 or 2, got {nli[:20]!r}") from None
-    unli = _text(record, "unli").strip()
-    try:
-        probability = float(unli)
-    except ValueError:
-        raise RowError("unli", f"must be a number, got {unli[:20]!r}") from None
-    if not (0.0 <= probability <= 1.0) or math.isnan(probability):
-        raise RowError("unli", f"must be a probability from 0 to 1, got {unli[:20]}")
-    return ExampleRow(
-        line=line,
-        key=f"id:{source_id}",
-        source_id=source_id,
-        premise=_text(record, "pre"),
-        hypothesis=_text(record, "hyp"),
-        source_label=label,
-        source_data={"nli": nli, "unli": unli},
-    )
-
-
-def _chaosnli_row(line: int, record: dict):
-    uid = _text(record, "uid")
-    example = record.get("example")
-    if not isinstance(example, dict):
-        raise RowError("example", "must be an object with the premise and hypothesis")
-    counter = record.get("label_counter")
-    if not isinstance(counter, dict) or not counter:
-        raise RowError("label_counter", "must be a non-empty object of label counts")
-    if "obs1" in example:  # alphaNLI: which of two hypotheses explains the observations
-        label_set = ALPHA_NLI.labels
-        premise = f"{_text(example, 'obs1', field='example.obs1')} … {_text(example, 'obs2', field='example.obs2')}"
-        hypothesis = f"1: {_text(example, 'hyp1', field='example.hyp1')} | 2: {_text(example, 'hyp2', field='example.hyp2')}"
-    else:
-        label_set = NLI.labels
-        premise = _text(example, "premise", field="example.premise")
-        hypothesis = _text(example, "hypothesis", field="example.hypothesis")
-    labels: list[str] = []
-    for label, count in counter.items():
-        try:
-            name = to_label(label, label_set)
-        except LabelError as error:
-            raise RowError("label_counter", f"unknown label {label!r}: {error}") from None
-        if not isinstance(count, int) or isinstance(count, bool) or count < 0:
-            raise RowError("label_counter", f"count for {label!r} must be a whole number")
-        labels.extend([name] * count)
-    old_label = record.get("old_label")
-    try:
-        source_label = "" if old_label is None else to_label(old_label, label_set)
+        checked_map = label_mapping(label_map or {}, labels) if labels is not None else {}
     except LabelError as error:
-        raise RowError("old_label", str(error)) from None
-    return ExampleRow(
-        line=line,
-        key=f"id:{uid}",
-        source_id=uid,
-        premise=premise,
-        hypothesis=hypothesis,
-        source_label=source_label,
-        source_data={
-            name: record[name]
-            for name in ("example", "old_label", "old_labels", "majority_label")
-            if name in record
-        },
-        imported_labels=labels,
-        label_set=label_set,
-    )
+        raise ImportFileError([(0, "label mapping", str(error))]) from None
+    return ReadContext(labels=labels, label_map=checked_map, mapping=full_mapping(mapping),
+                       hypothesis_required=kept_fields is None or "hypothesis" in kept_fields)
 
 
-def _dnli_row(line: int, record: dict):
-    impossible = record.get("UpdateTypeImpossible", False)
-    if not isinstance(impossible, bool):
-        raise RowError("UpdateTypeImpossible", "must be true or false")
-    if impossible:
-        return Skipped(line, "UpdateTypeImpossible")
-    premise = _text(record, "Premise")
-    hypothesis = _text(record, "Hypothesis")
-    update = _text(record, "Update")
-    update_type = _text(record, "UpdateType").strip().lower()
-    if update_type not in ("strengthener", "weakener"):
-        raise RowError("UpdateType", f"must be strengthener or weakener, got {update_type[:20]!r}")
-    return ExampleRow(
-        line=line,
-        key=_content_key(premise, hypothesis, update, update_type),
-        source_id=str(record.get("SNLIPairId") or record.get("AtomicEventRelationId") or ""),
-        premise=premise,
-        hypothesis=hypothesis,
-        update=update,
-        update_type=update_type,
-        source_label=update_type,
-        source_data={k: v for k, v in record.items() if k not in ("Premise", "Hypothesis", "Update")},
-    )
+def label_map_pairs(text: str) -> list[str]:
+    """A label mapping written as text (VALUE=LABEL pairs separated by commas or new lines) as its pairs."""
+    return [pair.strip() for pair in re.split(r"[,\n]", text or "") if pair.strip()]
 
 
-def _snli_label(value, field: str) -> str:
-    """An SNLI label: e / n / c, or "-" where the annotators reached no majority."""
-    text = str(value).strip()
-    if text == NO_GOLD:
-        return NO_GOLD
-    try:
-        return to_label(text, NLI.labels)
-    except LabelError:
-        raise RowError(field, f"must be entailment, neutral, contradiction or -, got {text[:20]!r}") from None
-
-
-def _snli_row(line: int, record: dict):
-    original = "sentence1" in record
-    premise = _text(record, "sentence1" if original else "premise")
-    hypothesis = _text(record, "sentence2" if original else "hypothesis")
-    label_field = "gold_label" if original else "label"
-    label = _snli_label(_text(record, label_field), label_field)
-    votes = record.get("annotator_labels", [])
-    if not isinstance(votes, list):
-        raise RowError("annotator_labels", "must be a list of labels")
-    votes = [_snli_label(vote, f"annotator_labels[{index}]") for index, vote in enumerate(votes)]
-    pair_id = str(record.get("pairID", "") or record.get("id", "") or "")
-    extra = {k: record[k] for k in ("annotator_labels", "captionID", "pairID", "gold_label") if k in record}
-    return ExampleRow(
-        line=line,
-        key=f"id:{pair_id}" if pair_id else _content_key(premise, hypothesis),
-        source_id=pair_id,
-        premise=premise,
-        hypothesis=hypothesis,
-        source_label=label,
-        source_data=extra,
-        imported_labels=[vote for vote in votes if vote != NO_GOLD],
-        label_set=NLI.labels,
-        ordered_votes=True,
-    )
-
-
-def _generic_row(line: int, record: dict, mapping: dict[str, str], hypothesis_required: bool):
-    premise = _text(record, mapping["premise"])
-    hypothesis = _text(record, mapping["hypothesis"], required=hypothesis_required)
-    update = _text(record, mapping["update"], required=False)
-    source_id = _text(record, mapping["id"], required=False)
-    mapped = set(mapping.values())
-    return ExampleRow(
-        line=line,
-        key=f"id:{source_id}" if source_id else _content_key(premise, hypothesis, update),
-        source_id=source_id,
-        premise=premise,
-        hypothesis=hypothesis,
-        update=update,
-        source_label=_text(record, mapping["label"], required=False),
-        source_data={k: v for k, v in record.items() if k not in mapped},
-        group=_text(record, mapping["group"], required=False)[:100],
-    )
-
-
-def _atoms_row(line: int, record: dict):
-    example_ref = str(record.get("example_id") or record.get("id") or "")
-    hypothesis = record.get("hypothesis") or ""
-    if not isinstance(hypothesis, str):
-        raise RowError("hypothesis", "must be text")
-    if not example_ref and not hypothesis:
-        raise RowError("example_id", "give the example's id or its hypothesis text")
-    atoms = record.get("atoms")
-    if not isinstance(atoms, list) or not atoms:
-        raise RowError("atoms", "must be a non-empty list")
-    parsed = []
-    for index, atom in enumerate(atoms):
-        where = f"atoms[{index}]"
-        if isinstance(atom, str):
-            atom = {"text": atom}
-        if not isinstance(atom, dict):
-            raise RowError(where, "must be text or an object with 'text'")
-        text = atom.get("text")
-        if not isinstance(text, str) or not text.strip():
-            raise RowError(f"{where}.text", "is missing or empty")
-        validity = atom.get("validity", "unknown")
-        if isinstance(validity, bool):
-            validity = "valid" if validity else "invalid"
-        if validity not in Atom.Validity.values:
-            raise RowError(f"{where}.validity", "must be valid, invalid or unknown")
-        effect = atom.get("effect", atom.get("label"))
-        if effect is not None and (isinstance(effect, bool) or effect not in (-2, -1, 0, 1, 2)):
-            raise RowError(f"{where}.effect", "must be a whole number from -2 to 2")
-        parsed.append({"text": text.strip(), "validity": validity, "effect": effect})
-    return AtomRow(line=line, example_ref=example_ref, hypothesis=hypothesis, atoms=parsed)
-
-
-def read_rows(stream: IO[str], fmt: str, mapping: dict[str, str] | None = None, hypothesis_required: bool = True):
-    """Yield (line, ExampleRow | AtomRow | Skipped | RowError) for every record of the stream. Rows of the
-    generic formats may leave the hypothesis out where it is not required (premises to write about)."""
-    if fmt not in FORMATS:
-        raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
-    if fmt in ("jsonl", "csv"):
-        full_mapping = {name: name for name in GENERIC_FIELDS}
-        unknown = set(mapping or {}) - set(GENERIC_FIELDS)
-        if unknown:
-            raise ValueError(f"mapping names unknown field(s) {', '.join(sorted(unknown))}")
-        full_mapping.update(mapping or {})
-        required = [full_mapping["premise"]] + ([full_mapping["hypothesis"]] if hypothesis_required else [])
-        records = json_lines(stream) if fmt == "jsonl" else csv_rows(stream, required)
-        return _parsed(records, partial(_generic_row, mapping=full_mapping, hypothesis_required=hypothesis_required))
-    records = csv_rows(stream, USNLI_COLUMNS) if fmt == "usnli" else json_lines(stream)
-    parse = {"usnli": _usnli_row, "chaosnli": _chaosnli_row, "dnli": _dnli_row, "snli": _snli_row, "atoms": _atoms_row}[fmt]
-    return _parsed(records, parse)
-
-
-def _parsed(records, parse):
-    """(line, row) for every record: `parse(line, record)` gives the row (or a Skipped) or raises RowError.
-    Reader and row errors are yielded with their line, so that the importer can list them all."""
-    for line, record in records:
+def read_rows(stream: IO, fmt: str, context: ReadContext):
+    """(line, ExampleRow | AtomRow | Skipped | RowError) for every record of the stream."""
+    reader = get_format(fmt)
+    for line, record in reader.records(stream, reader.required_columns(context)):
         if isinstance(record, RowError):
             yield line, record
             continue
         try:
-            yield line, parse(line, record)
+            row = reader.parse(line, record, context)
         except RowError as exc:
             yield line, exc
+            continue
+        for example in (row, getattr(row, "example", None)):
+            if isinstance(example, ExampleRow):
+                example.source_format = example.source_format or fmt
+        yield line, row
 
 
 PREVIEW_ROWS = 10
-CSV_FORMATS = ("usnli", "csv")
 
 
 def preview(path: str | Path, fmt: str, limit: int = PREVIEW_ROWS) -> dict:
@@ -344,8 +125,9 @@ def preview(path: str | Path, fmt: str, limit: int = PREVIEW_ROWS) -> dict:
     {"columns": [names in first-seen order], "rows": [[cell text]], "errors": [(line, field, message)]}."""
     columns: list[str] = []
     records, errors = [], []
+    csv_file = fmt in FORMATS and FORMATS[fmt].extension == "csv"
     with open(path, "rb") as stream:
-        for line, record in (csv_rows(stream) if fmt in CSV_FORMATS else json_lines(stream)):
+        for line, record in (csv_rows(stream) if csv_file else json_lines(stream)):
             if isinstance(record, RowError):
                 errors.append((line, record.field, record.message))
             else:
@@ -361,24 +143,40 @@ def preview(path: str | Path, fmt: str, limit: int = PREVIEW_ROWS) -> dict:
     return {"columns": columns, "rows": [[cell(r.get(c, "")) for c in columns] for r in records], "errors": errors}
 
 
+def label_values(path: str | Path, fmt: str, column: str, limit: int = 10_000) -> list[str]:
+    """The distinct values of a generic file's label column (the first `limit` rows), for the import page's
+    label mapping step."""
+    values: dict[str, None] = {}
+    with open(path, "rb") as stream:
+        records = csv_rows(stream) if FORMATS[fmt].extension == "csv" else json_lines(stream)
+        for count, (_, record) in enumerate(records):
+            if count >= limit:
+                break
+            if isinstance(record, dict) and record.get(column) not in (None, ""):
+                values.setdefault(str(record[column]).strip())
+    return list(values)
+
+
 # ---------------------------------------------------------------- writing
 
 
 def check_format(project: Project, fmt: str) -> None:
     """Refuse a format that does not fit the project's task type, saying which do."""
-    if fmt not in FORMATS:
-        raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    reader = get_format(fmt)
     task = project.task
-    if fmt not in task.import_formats:
+    if not reader.importable(task, project.options):
+        from annotation.formats import importable
+
         raise ValueError(f"the {fmt} format does not fit a {task.label} project; choose one of "
-                         f"{', '.join(task.import_formats)}")
+                         f"{', '.join(importable(task, project.options))}")
 
 
 def check_size(size: int) -> None:
     """The one import size limit, for the web form, the API and the command line alike."""
     limit = settings.NLI_MAX_IMPORT_BYTES
     if size > limit:
-        raise ImportFileError([(0, "(file)", f"is {size / 1e6:.1f} MB, over the import limit of {limit / 1e6:.0f} MB")])
+        raise ImportFileError([(0, "(file)", f"is {size / 2**20:.1f} MiB, over the import limit of "
+                                             f"{limit / 2**20:.0f} MiB")])
 
 
 def check_text(source, sample: int = 1 << 16) -> None:
@@ -403,20 +201,21 @@ def count_lines(path: str | Path) -> int:
 
 
 def import_file(project: Project, path: str | Path, fmt: str, mapping: dict[str, str] | None = None,
-                purpose: str = "data", progress=None) -> ImportReport:
+                purpose: str = "data", progress=None, label_map=None) -> ImportReport:
     """Import a file on disk. progress(lines read, lines in the file) is called as the rows are checked."""
     check_size(Path(path).stat().st_size)
     total = count_lines(path) if progress else 0
     with open(path, "rb") as stream:  # the readers decode it and name the first byte that is not UTF-8
-        return import_stream(project, stream, fmt, mapping, purpose=purpose,
+        return import_stream(project, stream, fmt, mapping, purpose=purpose, label_map=label_map,
                              progress=(lambda line: progress(min(line, total), total)) if progress else None)
 
 
-def import_upload(project: Project, upload, fmt: str, mapping: dict[str, str] | None = None, purpose: str = "data") -> ImportReport:
+def import_upload(project: Project, upload, fmt: str, mapping: dict[str, str] | None = None, purpose: str = "data",
+                  label_map=None) -> ImportReport:
     """An uploaded file (Django's UploadedFile), read as a stream from its temporary file, never whole."""
     check_size(upload.size)
     upload.seek(0)
-    return import_stream(project, upload.file, fmt, mapping, purpose=purpose)
+    return import_stream(project, upload.file, fmt, mapping, purpose=purpose, label_map=label_map)
 
 
 def _rereadable(stream) -> bool:
@@ -425,22 +224,24 @@ def _rereadable(stream) -> bool:
 
 
 def import_stream(project: Project, stream: IO[str], fmt: str, mapping=None, purpose: str = "data",
-                  progress=None) -> ImportReport:
+                  progress=None, label_map=None) -> ImportReport:
     """Validate the whole stream first; write nothing unless every row is good.
 
     purpose "gold" imports the rows as hidden gold checks, "qualification" as the items of the project's
-    qualification test; in both the row's own label is the reference answer."""
+    qualification test; in both the row's own label is the reference answer. label_map: {value: label} or
+    ["VALUE=LABEL", ...], applied to every label the file carries before the vocabulary reads it."""
     check_format(project, fmt)
     if purpose not in PURPOSES:
         raise ValueError(f"unknown purpose {purpose!r}; choose one of {', '.join(PURPOSES)}")
     if purpose == "qualification" and project.task.per_atom:
         raise ValueError("atoms are picked into a qualification test on its page, not imported into it")
+    context = read_context(project, mapping, label_map)
     kept_fields = project.task.source_fields(project.options)
     if purpose == "data" and fmt != "atoms" and kept_fields is None and _rereadable(stream):
-        return _import_examples_streamed(project, stream, fmt, mapping, progress)
+        return _import_examples_streamed(project, stream, fmt, context, progress)
     rows, skipped, errors = [], [], []
     line = 0
-    for line, row in read_rows(stream, fmt, mapping, hypothesis_required=kept_fields is None or "hypothesis" in kept_fields):
+    for line, row in read_rows(stream, fmt, context):
         if progress and line % PROGRESS_ROWS == 0:
             progress(line)
         if isinstance(row, RowError):
@@ -451,83 +252,95 @@ def import_stream(project: Project, stream: IO[str], fmt: str, mapping=None, pur
             rows.append(row)
     if progress:
         progress(line)
-    gold = purpose == "gold"
     if fmt == "atoms":
-        return _explained(project, fmt, _analyzed(_write_atoms(project, rows, errors, skipped, gold)))
+        return _explained(project, fmt, _analyzed(_write_atoms(project, rows, errors, skipped, purpose)))
     if kept_fields is not None:
         rows = _keep_fields(rows, kept_fields, skipped)
     _check_example_rows(project, rows, errors)
-    if purpose != "data" and not project.task.per_atom:
-        _check_gold_references(project, rows, errors)
+    checks = PoolChecks(project, purpose)
+    for row in rows:
+        checks.check(row, errors)
     if errors:
-        raise ImportFileError(errors)
+        raise ImportFileError(sorted(errors, key=lambda error: error[0] or 0))
     if purpose == "qualification":
         return _write_qualification(project, rows, skipped)
-    return _explained(project, fmt, _analyzed(_write_examples(project, rows, skipped, gold)))
+    return _explained(project, fmt, _analyzed(_write_examples(project, rows, skipped, purpose)))
 
 
-# The tables an import fills, whose planner statistics it refreshes.
-IMPORTED_TABLES = (Example, Atom, Item, Annotation)
+class PoolChecks:
+    """The pool each row goes to (the import's purpose, or what an exported record says of itself), its gold
+    reference, and the refusal of a row whose text is in another pool of the study."""
+
+    def __init__(self, project: Project, purpose: str):
+        self.project, self.purpose = project, purpose
+        self._others: dict[str, dict[str, pools.Member]] = {}
+
+    def pool_of(self, row_pool: str, line: int, errors: list, where: str = "nli_studio.pool") -> str:
+        if not row_pool:
+            return self.purpose
+        if self.purpose != "data" and row_pool != self.purpose:
+            errors.append((line, where, f"this import adds {self.purpose} items; the row says it is {row_pool}"))
+        return row_pool
+
+    def others(self, pool: str) -> dict[str, pools.Member]:
+        if pool not in self._others:  # read once per pool an import writes to: a data pool can be large
+            self._others[pool] = pools.other_pools(self.project, pool)
+        return self._others[pool]
+
+    def check(self, row: ExampleRow, errors: list) -> None:
+        pool = self.pool_of(row.pool, row.line, errors)
+        if row.atoms:
+            for index, atom in enumerate(row.atoms):
+                self.check_text(row, atom["text"], self.pool_of(atom["pool"], row.line, errors), errors,
+                                f"atoms[{index}].text")
+                self.check_atom_gold(row.line, atom, self.pool_of(atom["pool"], row.line, errors), errors, index)
+            return
+        if self.project.task.per_atom:
+            return  # an atom study's examples are in no pool: their atoms are
+        self.check_text(row, "", pool, errors, "premise")
+        if pool == pools.GOLD or pool == pools.QUALIFICATION:
+            try:
+                row.gold = self.reference(row)
+            except SubmissionError as error:
+                errors.append((row.line, "nli_studio.gold", error.message))
+                return
+            if row.gold is None:
+                errors.append((row.line, "label", f"a {pool} item needs a reference answer for a "
+                                                  f"{self.project.task.label} project in its label"))
+
+    def check_text(self, row: ExampleRow, atom: str, pool: str, errors: list, where: str) -> None:
+        member = self.others(pool).get(pools.text_key(row.premise, row.hypothesis, row.update, atom))
+        if member is not None:
+            errors.append((row.line, where, f"this text is the study's {member.name}, {pools.POOL_NAMES[member.pool]}; "
+                                            f"an item cannot also be {pools.POOL_NAMES[pool]}"))
+
+    def check_atom_gold(self, line: int, atom: dict, pool: str, errors: list, index: int) -> None:
+        if pool != pools.GOLD:
+            return
+        task = self.project.task
+        if atom.get("gold") is not None:
+            try:
+                atom["gold"] = parse_reference(task, self.project.options, atom["gold"])
+            except SubmissionError as error:
+                errors.append((line, f"atoms[{index}].nli_studio.gold", error.message))
+            return
+        atom["gold"] = task.gold_reference(None, Atom(validity=atom["validity"], effect=atom["effect"]),
+                                           self.project.options)
+        if atom["gold"] is None:
+            errors.append((line, f"atoms[{index}].{task.atom_reference_field}",
+                           f"a gold atom needs its reference answer for a {task.label} project"))
+
+    def reference(self, row: ExampleRow):
+        """A gold or qualification row's reference: the one its record names, else its own label."""
+        if row.gold is not None:
+            return parse_reference(self.project.task, self.project.options, row.gold)
+        return gold_reference(self.project, _example_of(row), None)
 
 
-def _analyzed(report: ImportReport) -> ImportReport:
-    if report.created or report.items:
-        analyze_imported_tables()
-    return report
-
-
-def analyze_imported_tables() -> None:
-    """Fresh PostgreSQL planner statistics for the tables an import fills. Without them the planner
-    guesses from the empty tables it last saw: right after an import it expects one claimable item, and
-    the claim query scans the worker's whole history for every item instead of reading the index.
-    Only these tables: the claim and page tables of a new deployment must stay never-analysed rather than
-    analysed empty, or the plans that pooled connections prepare for the first claims (seq scans of an
-    "empty" claim table) are kept while the table grows, and each claim reads the worker's whole history
-    until autovacuum analyses it (docs/benchmarks.md)."""
-    if connection.vendor != "postgresql":
-        return
-    with connection.cursor() as cursor:
-        cursor.execute("ANALYZE " + ", ".join(connection.ops.quote_name(model._meta.db_table)
-                                              for model in IMPORTED_TABLES))
-
-
-def _write_qualification(project: Project, rows: list[ExampleRow], skipped: list[Skipped]) -> ImportReport:
-    from annotation.models import QualificationItem
-    from annotation.services.qualification import QualificationError, _refuse_once_taken, project_test
-
-    with transaction.atomic():
-        test = project_test(project)
-        try:
-            _refuse_once_taken(test)
-        except QualificationError as error:
-            raise ImportFileError([(0, "(file)", str(error))]) from None
-        start = test.items.count()
-        QualificationItem.objects.bulk_create([
-            QualificationItem(
-                test=test, premise=row.premise, hypothesis=row.hypothesis, update=row.update, order=start + number,
-                reference=gold_reference(project, Example(source_label=row.source_label, source_data=row.source_data), None),
-            )
-            for number, row in enumerate(rows, start=1)
-        ])
-    return ImportReport(skipped=len(skipped), qualification_items=len(rows))
-
-
-def _explained(project: Project, fmt: str, report: ImportReport) -> ImportReport:
-    """Say why a good file added no items, so that "0 new items" is never left unexplained."""
-    task = project.task
-    if report.items:
-        return report
-    if report.created and task.per_atom and fmt != "atoms":
-        report.notes.append(
-            f"These {report.created} rows are examples; a {task.label} project annotates their atoms, one item "
-            "per atom. Import the atoms next (format atoms, matching the examples by id or hypothesis)."
-        )
-    elif report.already_present and not report.created:
-        report.notes.append(f"All {report.already_present} rows were imported before: nothing is new.")
-    elif not report.created and not report.already_present:
-        reasons = ", ".join(f"{count} {reason}" for reason, count in report.skipped_reasons.items())
-        report.notes.append("The file has no rows to import" + (f" ({reasons} skipped)." if reasons else "."))
-    return report
+def _example_of(row: ExampleRow) -> Example:
+    return Example(premise=row.premise, hypothesis=row.hypothesis, update=row.update, update_type=row.update_type,
+                   source_label=row.source_label, source_probability=row.source_probability,
+                   source_data=row.source_data)
 
 
 def _keep_fields(rows: list[ExampleRow], fields: tuple[str, ...], skipped: list[Skipped]) -> list[ExampleRow]:
@@ -536,31 +349,29 @@ def _keep_fields(rows: list[ExampleRow], fields: tuple[str, ...], skipped: list[
     kept, seen = [], set()
     for row in rows:
         texts = {name: getattr(row, name) if name in fields else "" for name in ("premise", "hypothesis", "update")}
-        key = "text:" + _content_key(*texts.values()).removeprefix("sha:")
+        key = "text:" + content_key(*texts.values()).removeprefix("sha:")
         if key in seen:
             skipped.append(Skipped(row.line, "repeats the text of an earlier row"))
             continue
         seen.add(key)
-        kept.append(replace(row, key=key, **texts, update_type="", source_label="", source_data={}, imported_labels=[],
-                            label_set=None, ordered_votes=False, group=""))
+        kept.append(replace(row, key=key, **texts, update_type="", source_label="", source_probability="",
+                            source_data={}, imported_labels=[], label_set=None, ordered_votes=False, group=""))
     return kept
 
 
-def _check_gold_references(project: Project, rows: list[ExampleRow], errors: list) -> None:
-    for row in rows:
-        example = Example(source_label=row.source_label, source_data=row.source_data)
-        if gold_reference(project, example, None) is None:
-            errors.append((row.line, "label", f"a gold item needs a reference answer for a {project.task.label} "
-                                               "project in its label"))
-
-
 # Columns with a width, and the field an error names. PostgreSQL enforces the widths; SQLite does not.
-SIZED_COLUMNS = (("key", "id"), ("source_id", "id"), ("source_label", "label"))
+SIZED_COLUMNS = (("key", "id"), ("source_id", "id"), ("source_label", "label"), ("source_probability", "probability"))
 
 
 def _fingerprint(text: str) -> int:
     """A deterministic 64-bit fingerprint: eight bytes a row where a big file's ids would take ~130."""
     return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little", signed=True)
+
+
+def _identity(row: ExampleRow) -> str:
+    """What may appear once in a file: an example's id, or with an atom (a per-atom study's own export, one
+    line per atom) the id and the atom."""
+    return row.key + "".join(f"\x1f{atom['text']}" for atom in row.atoms) if row.atoms else row.key
 
 
 class ExampleRowChecks:
@@ -585,21 +396,22 @@ class ExampleRowChecks:
             if len(getattr(row, column)) > limit:
                 errors.append((row.line, name, f"is longer than {limit} characters"))
                 break
-        if row.key.startswith("sha:"):
+        if CONTENT_KEY.fullmatch(row.key):
             # Rows without an id that repeat another row's text (the releases have a few) stay rows of
             # their own; numbering them keeps a re-import of the same file a no-op.
-            content = _fingerprint(row.key)
+            content = _fingerprint(_identity(row))
             self.occurrences[content] += 1
             row.key = f"{row.key}:{self.occurrences[content]}"
         else:
-            self.id_fingerprints.append(_fingerprint(row.key))
+            self.id_fingerprints.append(_fingerprint(_identity(row)))
             self.id_lines.append(row.line)
         if row.imported_labels:
             self.label_sets.add(row.label_set)
             self.first_voted_line = self.first_voted_line or row.line
 
     def finish(self, errors: list, ids_at: Callable[[set[int]], dict[int, str]]) -> None:
-        """Add the repeated ids and the label-set errors; `ids_at(lines)` reads back the ids of those lines."""
+        """Add the repeated ids and the label-set errors; `ids_at(lines)` reads back the identities of those
+        lines."""
         self._repeated_ids(errors, ids_at)
         if self.label_sets and self.project.task.label_distributions:
             if len(self.label_sets) > 1:
@@ -635,22 +447,22 @@ def _check_example_rows(project: Project, rows: list[ExampleRow], errors: list) 
     checks = ExampleRowChecks(project)
     for row in rows:
         checks.check(row, errors)
-    checks.finish(errors, lambda lines: {row.line: row.key for row in rows if row.line in lines})
+    checks.finish(errors, lambda lines: {row.line: _identity(row) for row in rows if row.line in lines})
 
 
-def _write_examples(project: Project, rows: list[ExampleRow], skipped: list[Skipped], gold: bool) -> ImportReport:
+def _write_examples(project: Project, rows: list[ExampleRow], skipped: list[Skipped], purpose: str) -> ImportReport:
     report = ImportReport(skipped=len(skipped), skipped_reasons=dict(Counter(s.reason for s in skipped)))
     report.unique_hypotheses = len({row.hypothesis for row in rows})
     with transaction.atomic():
-        _write_example_batches(project, [rows], {row.label_set for row in rows if row.imported_labels}, gold, report)
+        _write_example_batches(project, [rows], {row.label_set for row in rows if row.imported_labels}, purpose, report)
     return report
 
 
-def _write_example_batches(project: Project, batches, label_sets: set, gold: bool, report: ImportReport) -> None:
-    """Write examples, their items and imported votes batch by batch (inside the caller's transaction);
-    rows whose key the project already has are counted as already present."""
+def _write_example_batches(project: Project, batches, label_sets: set, purpose: str, report: ImportReport) -> None:
+    """Write examples, their items (or atoms and atom items) and imported votes batch by batch (inside the
+    caller's transaction); rows whose key the project already has are counted as already present."""
     task = project.task
-    existing = set(project.examples.values_list("key", flat=True))
+    existing = dict(project.examples.values_list("key", "id"))
     if not task.label_distributions:
         label_sets = set()  # votes are kept only where items collect label distributions
     if label_sets and project.options.get("labels") != list(next(iter(label_sets))):
@@ -658,36 +470,40 @@ def _write_example_batches(project: Project, batches, label_sets: set, gold: boo
         project.save(update_fields=["options"])
     position = project.examples.count()
     for rows in batches:
-        new_rows = [row for row in rows if row.key not in existing]
-        report.already_present += len(rows) - len(new_rows)
+        new_rows, atom_rows = [], []
+        for row in rows:
+            if row.atoms:
+                atom_rows.append(row)
+            if row.key in existing:
+                report.already_present += not row.atoms
+            else:
+                existing[row.key] = None  # a later line of the same example (one per atom) makes no second one
+                new_rows.append(row)
         examples = Example.objects.bulk_create(
             [
                 Example(
-                    project=project,
-                    key=row.key,
-                    source_id=row.source_id,
-                    premise=row.premise,
-                    hypothesis=row.hypothesis,
-                    update=row.update,
-                    update_type=row.update_type,
-                    source_label=row.source_label,
-                    source_data=row.source_data,
-                    position=position + offset,
+                    project=project, key=row.key, source_id=row.source_id, premise=row.premise,
+                    hypothesis=row.hypothesis, update=row.update, update_type=row.update_type,
+                    source_label=row.source_label, source_probability=row.source_probability,
+                    source_data=row.source_data, source_format=row.source_format, position=position + offset,
                 )
                 for offset, row in enumerate(new_rows)
             ],
             batch_size=2000,
         )
+        existing.update({example.key: example.id for example in examples})
         position += len(examples)
         report.created += len(examples)
         if not task.per_atom:
             votes = [row.imported_labels if label_sets else [] for row in new_rows]
             items = [
-                _new_item(project, example, labels=labels, group=row.group, gold=gold)
+                _new_item(project, example, labels=labels, group=row.group,
+                          gold=row.gold if (row.pool or purpose) == pools.GOLD else None)
                 for example, row, labels in zip(examples, new_rows, votes)
             ]
             Item.objects.bulk_create(items, batch_size=2000)
             report.items += len(items)
+            report.gold_items += sum(item.is_gold for item in items)
             annotations = [
                 Annotation(item=item, raw={"value": label}, value=label, imported=True, count=count)
                 for item, row, labels in zip(items, new_rows, votes)
@@ -695,20 +511,50 @@ def _write_example_batches(project: Project, batches, label_sets: set, gold: boo
             ]
             Annotation.objects.bulk_create(annotations, batch_size=5000)
             report.annotations += sum(annotation.count for annotation in annotations)
+        elif atom_rows:
+            _write_row_atoms(project, atom_rows, existing, purpose, report)
+
+
+def _write_row_atoms(project: Project, rows: list[ExampleRow], example_ids: dict[str, int], purpose: str,
+                     report: ImportReport) -> None:
+    """The atoms that lines of a per-atom study's own export carry, one item each (atoms already there are
+    counted as already present)."""
+    ids = {example_ids[row.key] for row in rows}
+    existing = set(Atom.objects.filter(example_id__in=ids).values_list("example_id", "text"))
+    atoms, pools_of = [], []
+    for row in rows:
+        for atom in row.atoms:
+            key = (example_ids[row.key], atom["text"])
+            if key in existing:
+                report.already_present += 1
+                continue
+            existing.add(key)
+            atoms.append(Atom(example_id=key[0], text=atom["text"], order=atom["order"] or 0,
+                              validity=atom["validity"], effect=atom["effect"]))
+            pools_of.append(atom)
+    Atom.objects.bulk_create(atoms, batch_size=2000)
+    items = [_new_item(project, None, atom, gold=spec["gold"] if (spec["pool"] or purpose) == pools.GOLD else None,
+                       example_id=atom.example_id)
+             for atom, spec in zip(atoms, pools_of)]
+    Item.objects.bulk_create(items, batch_size=2000)
+    report.atoms += len(atoms)
+    report.items += len(items)
+    report.gold_items += sum(item.is_gold for item in items)
 
 
 STREAMED_BATCH_ROWS = 5000
 
 
-def _import_examples_streamed(project: Project, stream, fmt: str, mapping, progress) -> ImportReport:
+def _import_examples_streamed(project: Project, stream, fmt: str, context: ReadContext, progress) -> ImportReport:
     """A data import in two passes over a stream that can be read again, so memory stays flat whatever the
     file's size: check every row keeping only ids, then read again and write in batches, in one
     transaction. A bad row anywhere, the last one included, still stores nothing."""
     errors, skipped = [], Counter()
     checks = ExampleRowChecks(project)
+    pool_checks = PoolChecks(project, "data")
     hypotheses = array("q")  # fingerprints: the count of distinct hypotheses without holding their text
     line = 0
-    for line, row in read_rows(stream, fmt, mapping):
+    for line, row in read_rows(stream, fmt, context):
         if progress and line % PROGRESS_ROWS == 0:
             progress(line)
         if isinstance(row, RowError):
@@ -717,18 +563,19 @@ def _import_examples_streamed(project: Project, stream, fmt: str, mapping, progr
             skipped[row.reason] += 1
         else:
             checks.check(row, errors)
+            pool_checks.check(row, errors)
             hypotheses.append(_fingerprint(row.hypothesis))
     if progress:
         progress(line)
 
     def ids_at(lines: set[int]) -> dict[int, str]:
         stream.seek(0)
-        return {line: row.key for line, row in read_rows(stream, fmt, mapping)
+        return {line: _identity(row) for line, row in read_rows(stream, fmt, context)
                 if line in lines and isinstance(row, ExampleRow)}
 
     checks.finish(errors, ids_at)
     if errors:
-        raise ImportFileError(errors)
+        raise ImportFileError(sorted(errors, key=lambda error: error[0] or 0))
     distinct_hypotheses = len(numpy.unique(numpy.frombuffer(hypotheses, dtype=numpy.int64)))
     report = ImportReport(skipped=sum(skipped.values()), skipped_reasons=dict(skipped), unique_hypotheses=distinct_hypotheses)
     label_sets, checks = checks.label_sets, ExampleRowChecks(project)  # the second pass numbers keys alike
@@ -737,9 +584,10 @@ def _import_examples_streamed(project: Project, stream, fmt: str, mapping, progr
 
     def batches():
         batch = []
-        for _, row in read_rows(stream, fmt, mapping):
+        for _, row in read_rows(stream, fmt, context):
             if isinstance(row, ExampleRow):
                 checks.check(row, [])
+                pool_checks.check(row, [])  # fills each gold row's reference again
                 batch.append(row)
                 if len(batch) == STREAMED_BATCH_ROWS:
                     yield batch
@@ -748,14 +596,18 @@ def _import_examples_streamed(project: Project, stream, fmt: str, mapping, progr
             yield batch
 
     with transaction.atomic():
-        _write_example_batches(project, batches(), label_sets, False, report)
+        _write_example_batches(project, batches(), label_sets, "data", report)
     return _explained(project, fmt, _analyzed(report))
 
 
-def _new_item(project: Project, example: Example, atom: Atom | None = None, labels: list[str] = (), group: str = "", gold: bool = False) -> Item:
+def _new_item(project: Project, example: Example | None, atom: Atom | None = None, labels: list[str] = (),
+              group: str = "", gold=None, example_id: int | None = None) -> Item:
+    """A new item; `gold` (a reference answer) makes it a hidden gold check, served only as one."""
     item = Item(project=project, example=example, atom=atom, target=project.redundancy, coherence_group=group)
-    if gold:  # served only as hidden checks, never as data to collect
-        item.is_gold, item.gold = True, gold_reference(project, example, atom)
+    if example is None:
+        item.example_id = example_id
+    if gold is not None:
+        item.is_gold, item.gold = True, gold
         item.claimable, item.status, item.target = False, Item.Status.DONE, 0
     elif labels:  # imported votes: the item is complete as it stands
         aggregate = project.task.aggregate(list(labels), project.options)
@@ -767,53 +619,134 @@ def _new_item(project: Project, example: Example, atom: Atom | None = None, labe
     return item
 
 
-def _write_atoms(project: Project, rows: list[AtomRow], errors: list, skipped: list, gold: bool) -> ImportReport:
+def _write_atoms(project: Project, rows: list[AtomRow], errors: list, skipped: list, purpose: str) -> ImportReport:
+    """Atoms of examples named by id or hypothesis text; a row that carries its example makes it first."""
     by_ref: dict[str, list[Example]] = {}
     by_hypothesis: dict[str, list[Example]] = {}
     for example in project.examples.all():
         by_ref.setdefault(example.source_id, []).append(example)
         by_ref.setdefault(example.key, []).append(example)
         by_hypothesis.setdefault(example.hypothesis, []).append(example)
-    targets: list[tuple[AtomRow, list[Example]]] = []
+    carried = [row.example for row in rows if row.example is not None]
+    _check_example_rows(project, carried, errors)
+    new_examples = [example for example in carried if example.key not in by_ref]
+    checks = PoolChecks(project, purpose)
+    targets: list[tuple[AtomRow, list]] = []
     for row in rows:
-        found = by_ref.get(row.example_ref, []) if row.example_ref else by_hypothesis.get(row.hypothesis, [])
+        if row.example is not None and row.example.key not in by_ref:
+            found = [row.example]
+        else:
+            found = by_ref.get(row.example_ref, []) if row.example_ref else by_hypothesis.get(row.hypothesis, [])
         if not found:
             name = "example_id" if row.example_ref else "hypothesis"
             errors.append((row.line, name, "matches no example of this project"))
+        for example in found:
+            for index, atom in enumerate(row.atoms):
+                pool = checks.pool_of(atom["pool"], row.line, errors, f"atoms[{index}].nli_studio.pool")
+                if project.task.per_atom:
+                    checks.check_text(example, atom["text"], pool, errors, f"atoms[{index}].text")
+                    checks.check_atom_gold(row.line, atom, pool, errors, index)
         targets.append((row, found))
-    if gold and project.task.per_atom:
-        _check_gold_atoms(project, rows, errors)
     if errors:
-        raise ImportFileError(errors)
+        raise ImportFileError(sorted(errors, key=lambda error: error[0] or 0))
     report = ImportReport(skipped=len(skipped))
     report.unique_hypotheses = len({example.hypothesis for _, found in targets for example in found})
     with transaction.atomic():
+        made = {}
+        if new_examples:
+            position = project.examples.count()
+            created = Example.objects.bulk_create([
+                Example(project=project, key=row.key, source_id=row.source_id, premise=row.premise,
+                        hypothesis=row.hypothesis, update=row.update, update_type=row.update_type,
+                        source_label=row.source_label, source_probability=row.source_probability,
+                        source_data=row.source_data, source_format=row.source_format, position=position + offset)
+                for offset, row in enumerate(new_examples)
+            ])
+            made = {example.key: example for example in created}
+            report.notes.append(f"{len(created)} example{'s' if len(created) != 1 else ''} made from the lines "
+                                "that carry them.")
         existing = set(Atom.objects.filter(example__project=project).values_list("example_id", "text"))
-        new_atoms = []
+        new_atoms, specs = [], []
         for row, found in targets:
             for example in found:
+                example = made.get(example.key, example) if isinstance(example, ExampleRow) else example
                 for order, atom in enumerate(row.atoms):
                     if (example.id, atom["text"]) in existing:
                         report.already_present += 1
                         continue
                     existing.add((example.id, atom["text"]))
-                    new_atoms.append(
-                        Atom(example=example, text=atom["text"], order=order, validity=atom["validity"], effect=atom["effect"])
-                    )
+                    new_atoms.append(Atom(example=example, text=atom["text"], validity=atom["validity"],
+                                          order=order if atom["order"] is None else atom["order"], effect=atom["effect"]))
+                    specs.append(atom)
         Atom.objects.bulk_create(new_atoms, batch_size=2000)
         report.atoms = report.created = len(new_atoms)
         if project.task.per_atom:
-            items = [_new_item(project, atom.example, atom, gold=gold) for atom in new_atoms]
+            items = [_new_item(project, atom.example, atom,
+                               gold=spec["gold"] if (spec["pool"] or purpose) == pools.GOLD else None)
+                     for atom, spec in zip(new_atoms, specs)]
             Item.objects.bulk_create(items, batch_size=2000)
             report.items = len(items)
+            report.gold_items = sum(item.is_gold for item in items)
     return report
 
 
-def _check_gold_atoms(project: Project, rows: list[AtomRow], errors: list) -> None:
+# The tables an import fills, whose planner statistics it refreshes.
+IMPORTED_TABLES = (Example, Atom, Item, Annotation)
+
+
+def _analyzed(report: ImportReport) -> ImportReport:
+    if report.created or report.items:
+        analyze_imported_tables()
+    return report
+
+
+def analyze_imported_tables() -> None:
+    """Fresh PostgreSQL planner statistics for the tables an import fills. Without them the planner
+    guesses from the empty tables it last saw: right after an import it expects one claimable item, and
+    the claim query scans the worker's whole history for every item instead of reading the index.
+    Only these tables: the claim and page tables of a new deployment must stay never-analysed rather than
+    analysed empty, or the plans that pooled connections prepare for the first claims (seq scans of an
+    "empty" claim table) are kept while the table grows, and each claim reads the worker's whole history
+    until autovacuum analyses it (docs/benchmarks.md)."""
+    if connection.vendor != "postgresql":
+        return
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE " + ", ".join(connection.ops.quote_name(model._meta.db_table)
+                                              for model in IMPORTED_TABLES))
+
+
+def _write_qualification(project: Project, rows: list[ExampleRow], skipped: list[Skipped]) -> ImportReport:
+    from annotation.models import QualificationItem
+    from annotation.services.qualification import QualificationError, _next_order, _refuse_once_taken, project_test
+
+    with transaction.atomic():
+        test = project_test(project)
+        try:
+            _refuse_once_taken(test)
+        except QualificationError as error:
+            raise ImportFileError([(0, "(file)", str(error))]) from None
+        start = _next_order(test)
+        QualificationItem.objects.bulk_create([
+            QualificationItem(test=test, premise=row.premise, hypothesis=row.hypothesis, update=row.update,
+                              order=start + number, reference=row.gold)
+            for number, row in enumerate(rows)
+        ])
+    return ImportReport(skipped=len(skipped), qualification_items=len(rows))
+
+
+def _explained(project: Project, fmt: str, report: ImportReport) -> ImportReport:
+    """Say why a good file added no items, so that "0 new items" is never left unexplained."""
     task = project.task
-    for row in rows:
-        for order, atom in enumerate(row.atoms):
-            reference = task.gold_reference(None, Atom(validity=atom["validity"], effect=atom["effect"]), project.options)
-            if reference is None:
-                errors.append((row.line, f"atoms[{order}].{task.atom_reference_field}",
-                               f"a gold atom needs its reference answer for a {task.label} project"))
+    if report.items:
+        return report
+    if report.created and task.per_atom and fmt != "atoms":
+        report.notes.append(
+            f"These {report.created} rows are examples; a {task.label} project annotates their atoms, one item "
+            "per atom. Import the atoms next (format atoms, matching the examples by id or hypothesis)."
+        )
+    elif report.already_present and not report.created:
+        report.notes.append(f"All {report.already_present} rows were imported before: nothing is new.")
+    elif not report.created and not report.already_present:
+        reasons = ", ".join(f"{count} {reason}" for reason, count in report.skipped_reasons.items())
+        report.notes.append("The file has no rows to import" + (f" ({reasons} skipped)." if reasons else "."))
+    return report

@@ -6,6 +6,7 @@ from django.db import transaction
 from django.db.models import F, Q, QuerySet
 
 from annotation.models import Item, Project
+from annotation.services import pools
 from annotation.services.answers import SubmissionError, parse_reference
 
 FILTERS = {
@@ -43,11 +44,18 @@ def search_items(project: Project, text: str = "", show: str = "", sort: str = "
 
 
 def make_gold(project: Project, item_id: int, reference) -> Item:
-    """Turn an item nobody has answered into a hidden gold check with this reference answer."""
+    """Move an item nobody has answered from the data pool into the gold checks, with this reference answer.
+    An item whose text is in the qualification test stays where it is (services.pools)."""
     with transaction.atomic():
-        item = Item.objects.select_for_update().get(pk=item_id, project=project)
+        item = Item.objects.select_for_update().select_related("example", "atom").get(pk=item_id, project=project)
+        if item.is_gold:
+            raise SubmissionError("item", f"item {item.pk} is a gold check already")
         if item.annotation_count or item.active_claims:
             raise SubmissionError("item", "only an item nobody has answered or holds can become a gold check")
+        try:
+            pools.ensure_not_in_qualification(project, item)
+        except pools.PoolError as error:
+            raise SubmissionError("item", error.message) from None
         item.gold = parse_reference(project.task, project.options, reference)
         item.is_gold, item.claimable, item.status, item.target = True, False, Item.Status.DONE, 0
         item.save(update_fields=["gold", "is_gold", "claimable", "status", "target"])

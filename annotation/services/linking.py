@@ -134,7 +134,8 @@ def _create_pairs(project: Project, validation: Project, pairs: list[tuple[Annot
         Example(
             project=validation, key=f"origin:{answer.id}:{pair.target}", source_id=pair_id(project, answer, pair.target),
             premise=pair.premise, hypothesis=pair.hypothesis, update=pair.update, update_type=pair.update_type,
-            source_label=pair.target, source_data={"captionID": f"{project.slug}#{answer.item_id}"},
+            # Written pairs take SNLI's shape: the premise's caption id, the pair's id after it.
+            source_label=pair.target, source_data={"captionID": f"{project.slug}#{answer.item_id}"}, source_format="snli",
             position=start + offset, origin=answer, origin_target=pair.target,
         )
         for offset, (answer, pair) in enumerate(pairs)
@@ -201,7 +202,7 @@ class WrittenRecord:
 def written_records(project: Project) -> Iterator[WrittenRecord]:
     """Every written pair of the project, in the order written, with its validation (if sent)."""
     task, options = project.task, project.options
-    answers = _written_answers(project).select_related("item__example", "worker")
+    answers = _written_answers(project).select_related("item__example", "worker", "assignment__instrument")
     last_id = 0
     while True:
         batch = list(answers.filter(id__gt=last_id)[:BATCH])

@@ -12,7 +12,7 @@ from django.db import transaction
 from django.db.models import Q
 
 from annotation.models import Annotation, AuditEntry, Project
-from annotation.services import access, audit
+from annotation.services import access, audit, instrument
 from annotation.tasktypes import TASK_TYPES, get_task_type
 from common.schema import Schema, Setting, SettingError
 
@@ -38,15 +38,15 @@ def _check_worked_examples(value) -> None:
 # Settings every task type has. Task types add their own (TaskType.settings); defaults that depend on the
 # task type are filled in by settings_schema().
 COMMON_SETTINGS = (
-    Setting("title", "str", "", "shown to workers and in lists (default: from the slug)", max_length=200, column=True),
-    Setting("instructions", "text", "", "what workers read before they start", max_length=20000, column=True),
-    Setting("items_per_page", "int", 5, "items on one page", minimum=1, maximum=50, column=True),
+    Setting("title", "str", "", "shown to workers and in lists (default: from the slug)", max_length=200, column=True, worker_visible=True),
+    Setting("instructions", "text", "", "what workers read before they start", max_length=20000, column=True, worker_visible=True),
+    Setting("items_per_page", "int", 5, "items on one page", minimum=1, maximum=50, column=True, worker_visible=True),
     Setting("redundancy", "int", 2, "annotations every item gets before the disagreement rule is asked",
             minimum=1, maximum=100, column=True),
     Setting("max_annotations", "int", 3, "the most annotations one item may get when answers disagree",
             minimum=1, maximum=100, column=True),
     Setting("claim_timeout_minutes", "int", 30, "minutes a worker keeps a page before it returns to the pool",
-            label="Page timeout (minutes)", minimum=1, maximum=24 * 60, column=True),
+            label="Page timeout (minutes)", minimum=1, maximum=24 * 60, column=True, worker_visible=True),
     Setting("abandon_after_minutes", "int", 10, "a page whose browser has sent no sign of life for this many "
             "minutes is released early, so its items return to the pool", label="Abandoned page (minutes)",
             minimum=1, maximum=24 * 60),
@@ -63,12 +63,12 @@ COMMON_SETTINGS = (
     Setting("audience", "choice", Project.Audience.EVERYONE, "who may work on it",
             choices=tuple(Project.Audience.choices), column=True),
     Setting("worked_examples", "json", [], "examples shown with the instructions: a list of objects with "
-            "premise, hypothesis, optional update and atom, answer and why", check=_check_worked_examples),
+            "premise, hypothesis, optional update and atom, answer and why", check=_check_worked_examples, worker_visible=True),
     Setting("completion_code", "str", "", "the code crowd workers get when they finish (empty: one derived per "
             "session)", max_length=40),
     Setting("completion_pages", "int", 0, "pages a crowd worker submits to earn the completion code; they are "
             "then sent back to the platform (0: they finish when they like, after one page)", minimum=0,
-            maximum=1000),
+            maximum=1000, worker_visible=True),
     Setting("returned_message", "text", "Please return this study on the platform you came from, so that "
             "someone else can take your place.", "what a crowd worker who stops without a completion code reads "
             "(after giving back, failing the qualification, or finding no work)", max_length=2000),
@@ -175,7 +175,9 @@ def create_project(slug: str, task_type: str, owner, **settings) -> Project:
     _check_together(project)
     if Project.objects.filter(slug=slug).exists():
         raise SettingError({"slug": f"a project with the slug {slug!r} exists already"})
-    project.save()
+    with transaction.atomic():
+        project.save()
+        instrument.record(project)
     return project
 
 
@@ -205,6 +207,7 @@ def update_project(project: Project, changed_by=None, **changes) -> Project:
     changed = {name: {"before": before[name], "after": after[name]} for name in before if before[name] != after[name]}
     with transaction.atomic():
         project.save()
+        instrument.record(project)
         if changed:
             audit.record(changed_by, AuditEntry.Action.SETTINGS, project, changes=changed)
     return project
@@ -270,7 +273,8 @@ def clone_project(project: Project, slug: str, owner, with_items: bool = False) 
             copies = Example.objects.bulk_create(
                 [Example(project=clone, key=e.key, source_id=e.source_id, premise=e.premise, hypothesis=e.hypothesis,
                          update=e.update, update_type=e.update_type, source_label=e.source_label,
-                         source_data=e.source_data, position=e.position) for e in examples],
+                         source_probability=e.source_probability, source_data=e.source_data,
+                         source_format=e.source_format, position=e.position) for e in examples],
                 batch_size=2000,
             )
             example_of = {old.id: new for old, new in zip(examples, copies)}

@@ -5,6 +5,7 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 
 from annotation.models import QualificationAttempt, QualificationItem, QualificationTest
+from annotation.services import pools
 from annotation.services.answers import SubmissionError, parse_answers, parse_reference
 from annotation.tasktypes import get_task_type
 from common.schema import Schema, Setting
@@ -14,15 +15,19 @@ class QualificationError(ValueError):
     pass
 
 
-def create_test(slug: str, task_type: str, rows: list[dict], title: str = "", options: dict | None = None, **rules) -> QualificationTest:
+def create_test(slug: str, task_type: str, rows: list[dict], title: str = "", options: dict | None = None,
+                projects=(), **rules) -> QualificationTest:
     """rows: {"premise", "hypothesis", "update"?, "atom"?, "reference", "easy"?}; references read as the task
     type reads a final label (slider: a probability; nli: e/n/c; validity: valid/invalid; defeasible: -2..2).
-    `options`: the task type's settings the items are answered with (e.g. a project's label set)."""
+    `options`: the task type's settings the items are answered with (e.g. a project's label set). A row whose
+    text is a data item or gold check of one of `projects` (the studies that will require the test) is refused."""
     task = get_task_type(task_type)
     options = {**task.default_options(), **(options or {})}
     if not rows:
         raise QualificationError("a qualification test needs at least one reference item")
     items = []
+    pools_of = {(project.pk, pool): pools.item_members(project, pool) for project in projects
+                for pool in (pools.DATA, pools.GOLD)}
     for number, row in enumerate(rows, start=1):
         for field in ("premise", "hypothesis", "reference"):
             if row.get(field) in (None, ""):
@@ -31,6 +36,13 @@ def create_test(slug: str, task_type: str, rows: list[dict], title: str = "", op
             reference = parse_reference(task, options, row["reference"])
         except SubmissionError as exc:
             raise QualificationError(f"row {number}, field 'reference': {exc.message}") from None
+        for project in projects:
+            for pool in (pools.DATA, pools.GOLD):
+                member = pools_of[project.pk, pool].get(pools.text_key(
+                    row["premise"], row["hypothesis"], row.get("update", ""), row.get("atom", "")))
+                if member is not None:
+                    raise QualificationError(f"row {number}: study {project.slug}'s {member.described()}; "
+                                             "a qualification item cannot also be one")
         items.append(
             QualificationItem(
                 premise=row["premise"], hypothesis=row["hypothesis"], update=row.get("update", ""),
@@ -74,6 +86,8 @@ def take_test(test: QualificationTest, worker, answers: dict) -> QualificationAt
         parsed = parse_answers(task, test.options or task.default_options(), [item.id for item in items], answers)
         values = {item_id: parsed[item_id][1] for item_id in parsed}
         passed, details = grade(test, values, items)
+        # What the worker is shown next decides which references may never check them (services.pools).
+        details["feedback_shown"] = bool(test.options.get("show_feedback"))
         return QualificationAttempt.objects.create(
             test=test, worker=worker, answers={str(k): v for k, v in values.items()}, passed=passed, details=details
         )
@@ -92,7 +106,7 @@ def feedback(test: QualificationTest, attempt: QualificationAttempt) -> dict:
         "attempts_left": attempts_left(test, attempt.worker),
         "items": [],
     }
-    if test.options.get("show_feedback"):
+    if attempt.details.get("feedback_shown", test.options.get("show_feedback")):
         for item in test.items.all():
             answer = attempt.answers.get(str(item.id))
             result["items"].append({
@@ -140,19 +154,28 @@ def _refuse_once_taken(test: QualificationTest) -> None:
         raise QualificationError("workers have taken this test already: its items cannot change (its rules can)")
 
 
-def add_item(project, item, reference, easy: bool = False) -> QualificationItem:
-    """Copy a project item into its qualification test with a reference answer read as the task type reads
-    final labels (a slider's: a probability)."""
+def copy_item(project, item, reference, easy: bool = False) -> QualificationItem:
+    """Copy a study item into its qualification test with a reference answer read as the task type reads
+    final labels (a slider's: a probability): an explicit copy, a new item that remembers its origin, while the
+    study's item stays in its pool. Workers who see the test's feedback are then never checked on it."""
     test = project_test(project)
     _refuse_once_taken(test)
+    member = pools.qualification_members(project, copies=True).get(pools.item_key(item))
+    if member is not None:
+        raise QualificationError(f"item {item.pk} is in the test already ({member.name})")
     try:
         value = parse_reference(project.task, project.options, reference)
     except SubmissionError as exc:
         raise QualificationError(f"reference: {exc.message}") from None
     return QualificationItem.objects.create(
         test=test, premise=item.example.premise, hypothesis=item.example.hypothesis, update=item.example.update,
-        atom_text=item.atom.text if item.atom else "", reference=value, easy=easy, order=test.items.count() + 1,
+        atom_text=item.atom.text if item.atom else "", reference=value, easy=easy, order=_next_order(test),
+        copied_from=item,
     )
+
+
+def _next_order(test: QualificationTest) -> int:
+    return (test.items.order_by("-order").values_list("order", flat=True).first() or 0) + 1
 
 
 def remove_item(project, item_id: int) -> None:
@@ -179,3 +202,69 @@ def suggested_reference(project, item):
         return item.gold
     reference = project.task.gold_reference(item.example, item.atom, project.options)
     return reference if reference is not None else item.final_value
+
+
+# The probability ranges a slider test is balanced over: the slider's tick marks, where U-SNLI's values cluster.
+PROBABILITY_EDGES = (0.01, 0.1, 0.5, 0.9, 0.99)
+MAX_CANDIDATES_READ = 5000  # candidates read per search, for the balance and the range filter
+
+
+def reference_bins(task, options) -> list[tuple[str, str]]:
+    """The (key, name) ranges a qualification test's references are balanced across: the categories of a
+    categorical scale, or probability ranges; [] for a task type whose answers have no reference."""
+    categories = task.categories(options)
+    if categories is not None:
+        return [(str(value), task.display(value, options)) for value in categories]
+    if task.probability_answers:
+        edges = (0.0, *PROBABILITY_EDGES, 1.0)
+        return [(f"{low:g}-{high:g}", f"{low:g} to {high:g}" if high < 1 else f"{low:g} to 1")
+                for low, high in zip(edges, edges[1:])]
+    return []
+
+
+def bin_of(task, options, value) -> str | None:
+    if value is None:
+        return None
+    if task.categories(options) is not None:
+        return str(value)
+    if task.probability_answers:
+        edges = (0.0, *PROBABILITY_EDGES, 1.0)
+        for low, high in zip(edges, edges[1:]):
+            if low <= value < high or (high == 1.0 and value == 1.0):
+                return f"{low:g}-{high:g}"
+    return None
+
+
+def candidates(project, text: str = "", show: str = "", reference_bin: str = "") -> dict:
+    """Study items to copy into the test: data items (gold checks are a pool of their own) found by text and
+    the item table's filters, each with its suggested reference, narrowed to a reference range; and the balance
+    of the test and of the candidates across the ranges. Reads at most MAX_CANDIDATES_READ items."""
+    from annotation.services.items import search_items
+
+    task, options = project.task, project.options
+    in_test = set()
+    test = project.qualification
+    if test is not None:
+        in_test = {item_id for item_id in test.items.exclude(copied_from=None).values_list("copied_from", flat=True)}
+    found = search_items(project, text, show).filter(is_gold=False)
+    rows, balance = [], {key: 0 for key, _ in reference_bins(task, options)}
+    read = list(found[:MAX_CANDIDATES_READ + 1])
+    for item in read[:MAX_CANDIDATES_READ]:
+        reference = suggested_reference(project, item)
+        key = bin_of(task, options, reference)
+        if key in balance:
+            balance[key] += 1
+        if item.pk not in in_test and (not reference_bin or key == reference_bin):
+            rows.append((item, reference))
+    test_balance = {key: 0 for key in balance}
+    for reference in (test.items.values_list("reference", flat=True) if test else []):
+        key = bin_of(task, options, reference)
+        if key in test_balance:
+            test_balance[key] += 1
+    return {
+        "rows": rows,
+        "bins": [{"key": key, "name": name, "in_test": test_balance[key], "candidates": balance[key]}
+                 for key, name in reference_bins(task, options)],
+        "read": min(len(read), MAX_CANDIDATES_READ),
+        "more": len(read) > MAX_CANDIDATES_READ,
+    }

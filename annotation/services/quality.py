@@ -94,25 +94,32 @@ def worker_figures(project: Project, worker_ids=None) -> list[dict]:
     return sorted(result, key=lambda r: r["worker"])
 
 
-def block(project: Project, worker, by, exclude_answers: bool = False) -> WorkerStatus:
+MAX_REASON = 2000
+
+
+def block(project: Project, worker, by, exclude_answers: bool = False, reason: str = "") -> WorkerStatus:
     """Stop a worker's work on a project (no more pages); optionally take their answers out of the
-    aggregates and the agreement figures. Reversible with unblock; who and when are recorded."""
-    return _set_blocked(project, worker, by, blocked=True, exclude_answers=exclude_answers)
+    aggregates, agreement figures, reports and exports' aggregates (every per-annotation export then flags
+    them with `reason` and who decided). Reversible with unblock; who, when and why are recorded."""
+    if not isinstance(reason, str) or len(reason) > MAX_REASON:
+        raise ValueError(f"reason: must be text of at most {MAX_REASON} characters")
+    return _set_blocked(project, worker, by, blocked=True, exclude_answers=exclude_answers, reason=reason.strip())
 
 
 def unblock(project: Project, worker, by) -> WorkerStatus:
-    return _set_blocked(project, worker, by, blocked=False, exclude_answers=False)
+    return _set_blocked(project, worker, by, blocked=False, exclude_answers=False, reason="")
 
 
-def _set_blocked(project: Project, worker, by, blocked: bool, exclude_answers: bool) -> WorkerStatus:
+def _set_blocked(project: Project, worker, by, blocked: bool, exclude_answers: bool, reason: str) -> WorkerStatus:
     with transaction.atomic():
         status, _ = WorkerStatus.objects.select_for_update().get_or_create(project=project, worker=worker)
         status.blocked, status.blocked_at, status.blocked_by = blocked, timezone.now(), by
-        status.exclude_answers = exclude_answers
-        status.save(update_fields=["blocked", "blocked_at", "blocked_by", "exclude_answers"])
+        status.exclude_answers, status.block_reason = exclude_answers, reason
+        status.save(update_fields=["blocked", "blocked_at", "blocked_by", "exclude_answers", "block_reason"])
         _mark_excluded(project, worker, exclude_answers)
         if blocked:
-            audit.record(by, AuditEntry.Action.BLOCK, project, worker=f"w{worker.pk}", exclude_answers=exclude_answers)
+            audit.record(by, AuditEntry.Action.BLOCK, project, worker=f"w{worker.pk}", exclude_answers=exclude_answers,
+                         reason=reason)
         else:
             audit.record(by, AuditEntry.Action.UNBLOCK, project, worker=f"w{worker.pk}")
     return status

@@ -62,10 +62,10 @@ def _set_aggregate(project: Project, item: Item, values: list) -> None:
 
 
 def votes_in_order(item_ids: list[int]) -> dict[int, list]:
-    """Each item's votes in the order they were given (an imported row with a count stands for that many):
-    SNLI's rule reads them so, the writer's intended label first."""
+    """Each item's votes that count, in the order they were given (an imported row with a count stands for
+    that many): SNLI's rule reads them so, the writer's intended label first."""
     votes: dict[int, list] = {item_id: [] for item_id in item_ids}
-    rows = Annotation.objects.filter(item__in=item_ids).order_by("item_id", "id").values_list("item_id", "value", "count")
+    rows = Annotation.objects.counted().filter(item__in=item_ids).order_by("item_id", "id").values_list("item_id", "value", "count")
     for item_id, value, count in rows.iterator(chunk_size=5000):
         votes[item_id].extend([value] * count)
     return votes

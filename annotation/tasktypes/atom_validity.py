@@ -1,6 +1,7 @@
 """Atom validity: is the candidate atom grammatical, entailed by H and not entailed by P?"""
 from annotation.tasktypes.base import AnswerError, Choice, DemoProject, NominalTaskType, parse_label
 from annotation.tasktypes.demo_text import atom_example_rows, atom_rows, worked_examples
+from common.vocabulary import NLI, UPDATE
 
 CRITERIA = (
     "It is a grammatical sentence.",
@@ -15,13 +16,15 @@ class AtomValidity(NominalTaskType):
     label = "Atom validity"
     per_atom = True
     default_items_per_page = 5
-    import_formats = ("dnli", "snli", "atoms", "jsonl", "csv")
-    export_formats = ("atoms", "jsonl", "csv")
     answer_help = "valid or invalid, with an optional reason"
     atom_reference_field = "validity"
 
     def labels(self, options):
         return VALIDITY
+
+    def example_labels(self, options):
+        # Atoms of SNLI pairs (an NLI relation) and of delta-NLI examples (the update's type).
+        return NLI.labels + UPDATE.labels
 
     def choices(self, options):
         return [Choice("valid", "Valid", "v"), Choice("invalid", "Invalid", "i")]

@@ -16,11 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, NamedTuple
 
 from common.schema import Setting
-from common.vocabulary import LabelError, to_label
-
-# Formats every task type can import and export (any columns mapped onto premise / hypothesis / ...).
-GENERIC_IMPORTS = ("jsonl", "csv")
-GENERIC_EXPORTS = ("jsonl", "csv")
+from common.vocabulary import NLI, LabelError, to_label
 
 
 class AnswerError(ValueError):
@@ -99,8 +95,12 @@ class TaskType(ABC):
     default_items_per_page: ClassVar[int] = 5
     default_redundancy: ClassVar[int] = 2
     default_max_annotations: ClassVar[int] = 3
-    import_formats: ClassVar[tuple[str, ...]] = GENERIC_IMPORTS
-    export_formats: ClassVar[tuple[str, ...]] = GENERIC_EXPORTS
+    # How aggregate() makes an item's label, as exports declare it ("majority", "median"; "" for none).
+    aggregation: ClassVar[str] = ""
+    # Answers are probabilities (a slider): rows may carry a reference probability, and U-SNLI's CSV fits.
+    probability_answers: ClassVar[bool] = False
+    # Every example needs an update (P, H, U): formats without one (SNLI) do not fit.
+    uses_updates: ClassVar[bool] = False
     # Settings of this task type only, kept in Project.options (or a column where `column=True`).
     settings: ClassVar[tuple[Setting, ...]] = ()
     # What the API's answer `value` is, for the schema's documentation.
@@ -124,9 +124,20 @@ class TaskType(ABC):
         only those, one example per distinct text (a writing task: the rest is what workers write)."""
         return None
 
-    def export_formats_for(self, options: dict) -> tuple[str, ...]:
-        """The export formats that fit a project with these settings."""
-        return self.export_formats
+    def example_labels(self, options: dict) -> tuple[str, ...]:
+        """The labels an imported example row may carry (its label column, in any spelling the vocabulary
+        knows, or through the import's label mapping); any other value refuses the file. Default: the pair's
+        NLI relation."""
+        return NLI.labels
+
+    def writes_updates(self, options: dict) -> bool:
+        """Workers write updates of the example's hypothesis (the delta-NLI collection protocol)."""
+        return False
+
+    def export_fields(self, raw, value, options: dict) -> dict:
+        """Fields of one answer worth exporting beside its raw and normalised value (e.g. a slider's
+        position and probability), in per-annotation records."""
+        return {}
 
     # ------------------------------------------------------------------ answers and references
 
@@ -234,6 +245,7 @@ class NominalTaskType(TaskType):
     """Categorical answers: any disagreement asks for one more; the label is the majority."""
 
     agreement_level = "nominal"
+    aggregation = "majority"
 
     @abstractmethod
     def labels(self, options: dict) -> list[str]:
@@ -326,5 +338,5 @@ LINK_SETTINGS = (
 __all__ = [
     "AnswerError", "Aggregate", "Choice", "DemoProject", "TaskType", "NominalTaskType", "majority", "median_or_tie",
     "ValidationSetup", "WrittenPair", "LINK_SETTINGS",
-    "parse_label", "require_int", "require_probability", "GENERIC_IMPORTS", "GENERIC_EXPORTS",
+    "parse_label", "require_int", "require_probability",
 ]

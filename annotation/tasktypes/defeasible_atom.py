@@ -1,6 +1,7 @@
 """Defeasible atom effect: how does the update U change the likelihood of atom a given P? (-2..+2)"""
 from annotation.tasktypes.base import Choice, DemoProject, TaskType, median_or_tie, require_int
 from annotation.tasktypes.demo_text import atom_example_rows, atom_rows, worked_examples
+from common.vocabulary import UPDATE
 
 EFFECT_LABELS = {
     -2: "Strongly weakens",
@@ -17,10 +18,13 @@ class DefeasibleAtom(TaskType):
     agreement_level = "ordinal"
     per_atom = True
     default_items_per_page = 5
-    import_formats = ("dnli", "atoms", "jsonl", "csv")
-    export_formats = ("atoms", "jsonl", "csv")
+    uses_updates = True
+    aggregation = "median"
     answer_help = "the effect of the update on the atom, a whole number from -2 to 2"
     atom_reference_field = "effect"
+
+    def example_labels(self, options):
+        return UPDATE.labels  # an example's label is its update's type
 
     def parse_answer(self, answer, options):
         value = require_int(answer, "value", -2, 2)

@@ -15,7 +15,7 @@ import unicodedata
 from difflib import SequenceMatcher
 
 from annotation.tasktypes.base import (
-    GENERIC_EXPORTS, LINK_SETTINGS, Aggregate, AnswerError, DemoProject, TaskType, ValidationSetup, WrittenPair,
+    LINK_SETTINGS, Aggregate, AnswerError, DemoProject, TaskType, ValidationSetup, WrittenPair,
 )
 from annotation.tasktypes.demo_text import worked_examples, writing_rows
 from common.schema import Setting
@@ -58,18 +58,16 @@ class HypothesisWriting(TaskType):
     default_items_per_page = 2
     default_redundancy = 1
     default_max_annotations = 1
-    import_formats = ("snli", "dnli", "jsonl", "csv")
-    export_formats = ("dnli", *GENERIC_EXPORTS)
     answer_help = ('one sentence per target of the project: {"e": ..., "n": ..., "c": ...}, or for updates '
                    '{"strengthener": ..., "weakener": ...}')
     settings = (
         Setting("targets", "choice", HYPOTHESES, "what a worker writes for each item",
                 choices=((HYPOTHESES, "An entailed, a neutral and a contradicted hypothesis (SNLI, MNLI)"),
-                         (UPDATES, "A strengthening and a weakening update of the hypothesis (delta-NLI)"))),
-        Setting("min_words", "int", 3, "the fewest words a written sentence may have", minimum=1, maximum=100),
-        Setting("max_words", "int", 30, "the most words a written sentence may have", minimum=1, maximum=200),
+                         (UPDATES, "A strengthening and a weakening update of the hypothesis (delta-NLI)")), worker_visible=True),
+        Setting("min_words", "int", 3, "the fewest words a written sentence may have", minimum=1, maximum=100, worker_visible=True),
+        Setting("max_words", "int", 30, "the most words a written sentence may have", minimum=1, maximum=200, worker_visible=True),
         Setting("max_characters", "int", 250, "the most characters a written sentence may have", minimum=10,
-                maximum=2000),
+                maximum=2000, worker_visible=True),
         *LINK_SETTINGS,
     )
 
@@ -91,9 +89,6 @@ class HypothesisWriting(TaskType):
 
     def source_fields(self, options):
         return ("premise", "hypothesis") if self.writes_updates(options) else ("premise",)
-
-    def export_formats_for(self, options):
-        return self.export_formats if self.writes_updates(options) else GENERIC_EXPORTS
 
     # ------------------------------------------------------------------ answers
 

@@ -2,7 +2,7 @@
 
 Projects importing alphaNLI from ChaosNLI use the label set ["1", "2"] (which hypothesis is likelier).
 """
-from annotation.tasktypes.base import GENERIC_EXPORTS, GENERIC_IMPORTS, Choice, DemoProject, NominalTaskType
+from annotation.tasktypes.base import Choice, DemoProject, NominalTaskType
 from annotation.tasktypes.demo_text import paid_gold_rows, paid_qualification_rows, paid_rows, scene_demo
 from common.schema import Setting
 from common.vocabulary import ALPHA_NLI, NLI, LabelError, label_set_of, to_label
@@ -13,17 +13,18 @@ class NLILabel(NominalTaskType):
     label = "Three-way NLI label"
     label_distributions = True
     default_items_per_page = 5
-    import_formats = ("chaosnli", "snli", "usnli", *GENERIC_IMPORTS)
-    export_formats = ("chaosnli", "snli", *GENERIC_EXPORTS)
     answer_help = "a label of the project (e, n, c; alpha-NLI projects 1, 2), long names accepted"
     settings = (
         Setting("labels", "choice", list(NLI.labels), "the labels workers choose from",
                 choices=((list(NLI.labels), "Entailment / neutral / contradiction"),
-                         (list(ALPHA_NLI.labels), "Hypothesis 1 / hypothesis 2 (alpha-NLI)"))),
+                         (list(ALPHA_NLI.labels), "Hypothesis 1 / hypothesis 2 (alpha-NLI)")), worker_visible=True),
     )
 
     def labels(self, options):
         return options.get("labels") or list(NLI.labels)
+
+    def example_labels(self, options):
+        return tuple(self.labels(options))
 
     def choices(self, options):
         label_set = label_set_of(self.labels(options))

@@ -5,12 +5,10 @@ The page sends the raw position 0..10000; the server alone maps it to a probabil
 import math
 from statistics import median
 
-from annotation.tasktypes.base import (
-    GENERIC_EXPORTS, GENERIC_IMPORTS, Aggregate, AnswerError, TaskType, require_int, require_probability,
-)
+from annotation.tasktypes.base import Aggregate, AnswerError, TaskType, require_int, require_probability
 from annotation.tasktypes.demo_text import scene_demo
 from common.schema import Setting
-from common.vocabulary import LONG_NAMES, NLI, USNLI_NUMBERING, LabelError, to_label
+from common.vocabulary import LONG_NAMES
 
 MAX_POSITION = 10000
 LOW_STEEPNESS = 0.3  # below the midpoint: fine resolution near 0
@@ -62,17 +60,17 @@ class UNLISlider(TaskType):
     label = "Probability slider (U-SNLI)"
     agreement_level = "interval"
     default_items_per_page = 5
-    import_formats = ("usnli", "snli", *GENERIC_IMPORTS)
-    export_formats = ("usnli", *GENERIC_EXPORTS)
+    probability_answers = True
+    aggregation = "median"
     answer_help = "the raw slider position, a whole number from 0 to 10000"
     settings = (
         Setting("disagreement_positions", "int", 2000, "two answers further apart than this many slider positions "
                 "(of 10,000) call for one more annotation", minimum=0, maximum=MAX_POSITION),
         Setting("tick_labels", "str", DEFAULT_TICK_LABELS, "the short labels under the slider, one for each of the "
                 "probabilities 0, 0.01, 0.1, 0.5, 0.9, 0.99 and 1, separated by commas", max_length=80,
-                check=_check_tick_labels),
+                check=_check_tick_labels, worker_visible=True),
         Setting("allow_untouched", "bool", False, "a slider the worker never moved may be submitted (as 0.5); "
-                "otherwise every slider must be set before the page can be sent", label="Allow untouched sliders"),
+                "otherwise every slider must be set before the page can be sent", label="Allow untouched sliders", worker_visible=True),
         Setting("adaptive", "bool", False, "EASL-style pages: after a first round, serve the items whose "
                 "probability is most uncertain first", label="Adaptive pages", column=True),
     )
@@ -85,11 +83,13 @@ class UNLISlider(TaskType):
         return require_probability(value)
 
     def gold_reference(self, example, atom, options):
-        value = example.source_data.get("unli")
         try:
-            return require_probability(value)
+            return require_probability(example.source_probability)
         except AnswerError:
             return None
+
+    def export_fields(self, raw, value, options):
+        return {"position": raw.get("position") if isinstance(raw, dict) else None, "probability": value}
 
     def disagree(self, raws, values, options):
         positions = [raw["position"] for raw in raws]
@@ -158,10 +158,8 @@ class UNLISlider(TaskType):
 
         known = []
         for _, source_label, _, value in settled:
-            try:  # a slider project's numbered NLI labels are U-SNLI's (the one numbered format it imports)
-                known.append((LONG_NAMES[to_label(source_label, NLI.labels, numbering=USNLI_NUMBERING)], value))
-            except LabelError:
-                continue
+            if source_label in LONG_NAMES:  # stored canonical: e, n or c
+                known.append((LONG_NAMES[source_label], value))
         plot = {"title": "Slider probability by NLI label", "svg": None, "empty": None}
         if not known:
             plot["empty"] = "No settled item whose example has an NLI label (entailment, neutral, contradiction) yet."

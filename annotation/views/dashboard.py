@@ -11,6 +11,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.template.defaultfilters import pluralize
 from django.views.decorators.http import require_POST, require_safe
 
+from annotation.formats import exportable, importable
 from annotation.forms import UploadForm
 from annotation.models import Assignment
 from annotation.services import access, adjudication, background, exporters, items, linking, quality
@@ -27,8 +28,8 @@ def project_detail(request, slug):
     return render(request, "annotation/project_detail.html", {
         "project": project,
         "progress": project_progress(project),
-        "upload_form": UploadForm(formats=project.task.import_formats),
-        "export_formats": project.task.export_formats_for(project.options),
+        "upload_form": UploadForm(formats=importable(project.task, project.options)),
+        "export_formats": exportable(project.task, project.options),
         "validation": linking.validation_status(project),
         "queue_size": adjudication.queue(project).count(),
         "next_statuses": sorted(TRANSITIONS[project.status]),
@@ -80,7 +81,8 @@ def worker_detail(request, slug, worker_id):
     worker = get_object_or_404(workers, pk=worker_id)
     if request.method == "POST":
         if request.POST.get("action") == "block":
-            quality.block(project, worker, request.user, exclude_answers=bool(request.POST.get("exclude_answers")))
+            quality.block(project, worker, request.user, exclude_answers=bool(request.POST.get("exclude_answers")),
+                          reason=request.POST.get("reason", "")[:quality.MAX_REASON])
             messages.success(request, f"{worker.username} is blocked from this study.")
         elif request.POST.get("action") == "unblock":
             quality.unblock(project, worker, request.user)
@@ -127,8 +129,12 @@ def send_to_validation(request, slug):
 def export_job(request, slug):
     """Prepare an export as a file in the background (for large studies), to download from its job page."""
     project = access.project_for(request.user, slug, "export")
+    options = exporters.options_from(request.POST)
     try:
-        job = background.start_export(project, request.POST.get("format", ""), request.user)
+        if request.POST.get("format") == "bundle":
+            job = background.start_bundle(project, request.user, options)
+        else:
+            job = background.start_export(project, request.POST.get("format", ""), request.user, options)
     except background.JobError as exc:
         messages.error(request, f"Not exported: {exc}")
         return redirect("project_detail", slug=slug)
@@ -138,11 +144,12 @@ def export_job(request, slug):
 @login_required
 def project_export(request, slug, fmt):
     project = access.project_for(request.user, slug, "export")
+    options = exporters.options_from(request.GET)
     try:
-        chunks = exporters.export(project, fmt)
+        chunks = exporters.export(project, fmt, options)
     except exporters.ExportError as exc:
         return HttpResponseBadRequest(str(exc), content_type="text/plain; charset=utf-8")
-    exporters.record_export(project, fmt, request.user, via="web")
+    exporters.record_export(project, fmt, request.user, via="web", options=options)
     response = StreamingHttpResponse(chunks, content_type=exporters.content_type(fmt))
     response["Content-Disposition"] = f'attachment; filename="{exporters.file_name(project, fmt)}"'
     return response

@@ -1,7 +1,11 @@
 """Creating and configuring a study in the browser: its settings (one form from the settings schema), its
 lifecycle, who may work on it, its qualification test, a preview of the worker page, imports with a preview
 and column mapping, and clones."""
+import json
+from urllib.parse import urlencode
+
 from django.contrib import messages
+from django.core.paginator import Paginator
 from django.forms import BooleanField
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import Group
@@ -9,12 +13,18 @@ from django.shortcuts import redirect, render
 from django.template.defaultfilters import pluralize
 from django.views.decorators.http import require_POST
 
+from annotation.formats import importable
 from annotation.forms import ImportConfirmForm, UploadForm, project_form_class, project_settings_initial
 from annotation.models import Item
-from annotation.services import access, background, projects, qualification, uploads
-from annotation.services.importers import GENERIC_FIELDS, ImportFileError, count_lines, import_file, preview
+from annotation.services import access, background, instrument, items, projects, qualification, uploads
+from annotation.services.importers import (
+    GENERIC_FIELDS, ImportFileError, count_lines, import_file, label_map_pairs, label_values, preview,
+)
 from annotation.views.work import render_items, sample_items
+
+PAGE_SIZE = 25
 from common.schema import SettingError
+from common.vocabulary import LabelError, label_mapping, label_set_names, to_label
 
 
 def _form_errors(form, error: SettingError) -> None:
@@ -59,9 +69,13 @@ def project_settings(request, slug):
         else:
             messages.success(request, "Settings saved.")
             return redirect("project_settings", slug=slug)
+    versions = instrument.versions(project)
+    for version in versions:
+        version["content_json"] = json.dumps(version["content"], ensure_ascii=False, indent=1)
     return render(request, "annotation/project_form.html", {
         "form": form, "project": project, "groups": Group.objects.order_by("name"),
         "members": project.members.order_by("username"), "member_groups": project.member_groups.order_by("name"),
+        "instrument_versions": versions,
     }, status=400 if form.errors else 200)
 
 
@@ -121,25 +135,27 @@ def project_preview(request, slug):
 
 @login_required
 def project_qualification(request, slug):
-    """The qualification test: items picked from the study with their reference answers, and its rules."""
+    """The qualification test: items copied from the study's data with their reference answers (found by text,
+    filters and reference range, with the test's balance across the ranges), and its rules."""
     project = access.project_for(request.user, slug, "manage")
-    test = project.qualification
     if request.method == "POST":
         try:
             if "rules" in request.POST:
                 qualification.update_rules(project, {name: request.POST.get(name) for name in qualification.RULES.defaults()
                                                      if name in request.POST or name == "show_feedback"})
                 messages.success(request, "Rules saved.")
-            elif "add" in request.POST:
-                item = project.items.select_related("example", "atom").get(pk=request.POST["add"])
-                qualification.add_item(project, item, request.POST.get("reference", ""), bool(request.POST.get("easy")))
-                messages.success(request, f"Item {item.pk} added to the test.")
+            elif "copy" in request.POST:
+                item = project.items.select_related("example", "atom").get(pk=request.POST["copy"])
+                qualification.copy_item(project, item, request.POST.get("reference", ""), bool(request.POST.get("easy")))
+                messages.success(request, f"Item {item.pk} copied into the test.")
             elif "remove" in request.POST:
                 qualification.remove_item(project, int(request.POST["remove"]))
         except (qualification.QualificationError, SettingError, Item.DoesNotExist, ValueError) as exc:
             messages.error(request, f"Not saved: {exc}")
-        return redirect("project_qualification", slug=slug)
-    candidates = list(project.items.select_related("example", "atom").order_by("-is_gold", "id")[:50])
+        return redirect(f"{request.path}?{request.POST.get('query', '')}")
+    test = project.qualification
+    query = {"q": request.GET.get("q", ""), "show": request.GET.get("show", ""), "range": request.GET.get("range", "")}
+    found = qualification.candidates(project, query["q"], query["show"], query["range"])
     return render(request, "annotation/qualification_setup.html", {
         "project": project,
         "test": test,
@@ -147,7 +163,10 @@ def project_qualification(request, slug):
         "rules": qualification.RULES,
         "rule_values": {**qualification.RULES.defaults(), **({name: getattr(test, name) for name in qualification.RULES.defaults()
                         if hasattr(test, name)} if test else {}), "show_feedback": bool(test and test.options.get("show_feedback"))},
-        "candidates": [(item, qualification.suggested_reference(project, item)) for item in candidates],
+        "candidates": Paginator(found["rows"], PAGE_SIZE).get_page(request.GET.get("page")),
+        "bins": found["bins"], "read": found["read"], "more": found["more"],
+        "query": query, "query_string": urlencode(query) + "&",
+        "filters": [(key, name) for key, name in items.FILTER_NAMES.items() if key != "gold"],
         "attempts": test.attempts.count() if test else 0,
     })
 
@@ -157,7 +176,7 @@ def project_qualification(request, slug):
 def import_upload(request, slug):
     """Step 1: keep the uploaded file aside and show its first rows."""
     project = access.project_for(request.user, slug, "manage")
-    form = UploadForm(request.POST, request.FILES, formats=project.task.import_formats)
+    form = UploadForm(request.POST, request.FILES, formats=importable(project.task, project.options))
     if not form.is_valid():
         messages.error(request, "Not imported: " + "; ".join(e for errors in form.errors.values() for e in errors))
         return redirect("project_detail", slug=slug)
@@ -187,21 +206,24 @@ def import_preview(request, slug, token):
         uploads.discard(project, token)
         messages.info(request, "The upload was discarded.")
         return redirect("project_detail", slug=slug)
-    fmt = request.POST.get("format") or request.GET.get("format") or project.task.import_formats[0]
+    offered = importable(project.task, project.options)
+    fmt = request.POST.get("format") or request.GET.get("format") or offered[0]
     shown = preview(path, fmt)
-    form = ImportConfirmForm(request.POST or None, formats=project.task.import_formats, columns=shown["columns"],
+    form = ImportConfirmForm(request.POST or None, formats=offered, columns=shown["columns"],
                              initial={"format": fmt})
     errors = []
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
             if count_lines(path) > background.IMPORT_JOB_LINES:
-                job = background.start_import(project, path, data["format"], form.mapping(), data["purpose"], request.user)
+                job = background.start_import(project, path, data["format"], form.mapping(), data["purpose"], request.user,
+                                              label_map=form.label_pairs())
                 uploads.discard(project, token)  # the job keeps its own copy
                 messages.info(request, "A large file: it is imported in the background. Nothing is stored unless "
                                        "every row is good.")
                 return redirect("jobs:detail", job_id=job.pk)
-            report = import_file(project, path, data["format"], form.mapping(), purpose=data["purpose"])
+            report = import_file(project, path, data["format"], form.mapping(), purpose=data["purpose"],
+                                 label_map=form.label_pairs())
         except ImportFileError as exc:
             errors = exc.errors
         except ValueError as exc:
@@ -210,10 +232,34 @@ def import_preview(request, slug, token):
             uploads.discard(project, token)
             _report_import(request, data["format"], report)
             return redirect("project_detail", slug=slug)
+    generic = fmt in ("jsonl", "csv")
     return render(request, "annotation/import_preview.html", {
         "project": project, "form": form, "preview": shown, "file_name": path.name, "errors": errors[:50],
-        "more_errors": max(0, len(errors) - 50), "generic": fmt in ("jsonl", "csv"), "mapping_fields": GENERIC_FIELDS,
+        "more_errors": max(0, len(errors) - 50), "generic": generic, "mapping_fields": GENERIC_FIELDS,
+        "label_values": _label_values(project, path, fmt, form) if generic else [],
     }, status=400 if errors or form.errors else 200)
+
+
+def _label_values(project, path, fmt, form) -> list[tuple[str, str | None]]:
+    """The label column's distinct values, each with the label it reads as (None: no label of the study), so
+    an author sees what needs a mapping before importing."""
+    column = (form["map_label"].value() or "label") if "map_label" in form.fields else "label"
+    labels = project.task.example_labels(project.options) if project.task.source_fields(project.options) is None else None
+    if not labels:
+        return []
+    mapping = {}
+    try:
+        mapping = label_mapping(label_map_pairs(form["label_map"].value() or ""), labels)
+    except LabelError:
+        pass  # the import itself names the bad pair
+    names = label_set_names(labels)
+    shown = []
+    for value in label_values(path, fmt, column)[:50]:
+        try:
+            shown.append((value, names(to_label(value, labels, numbering=mapping))))
+        except LabelError:
+            shown.append((value, None))
+    return shown
 
 
 def _report_import(request, fmt, report) -> None:

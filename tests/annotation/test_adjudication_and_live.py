@@ -44,7 +44,9 @@ def test_ties_wait_for_an_author_and_every_change_is_kept(tied, author, make_use
     out = tmp_path / "x.jsonl"
     write_export(tied, "jsonl", out)
     record = json.loads(out.read_text())
-    assert record["final"] == "invalid" and len(record["annotations"]) == 2
+    studio = record["nli_studio"]
+    assert studio["aggregate"]["value"] == "invalid" and studio["aggregate"]["adjudicated"] is True
+    assert studio["aggregate"]["method"] == "adjudicated" and len(studio["annotations"]) == 2
     from django.http import Http404
 
     with pytest.raises(Http404):  # another author's project does not exist for them

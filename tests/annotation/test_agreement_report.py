@@ -110,7 +110,7 @@ def slider(make_project, import_rows, make_user):
     """9 items; item i is annotated by workers i % 3 and (i + 1) % 3, so each pair shares 3 items."""
     project = make_project("unli_slider", slug="slider")
     import_rows(project, [
-        {"id": str(i), "premise": f"P{i}", "hypothesis": f"H{i}", "label": str(i % 3)} for i in range(9)
+        {"id": str(i), "premise": f"P{i}", "hypothesis": f"H{i}", "label": "cne"[i % 3]} for i in range(9)
     ])
     workers = [make_user(f"w{n}") for n in range(3)]
     table = [[None] * 9 for _ in workers]
@@ -305,7 +305,7 @@ def test_report_page_shows_figures_and_plots_to_the_owner_only(client, slider, m
 
 def test_report_page_empty_states(client, make_project, import_rows):
     project = make_project("unli_slider", slug="empty")
-    import_rows(project, [{"id": "1", "premise": "<i>P</i>", "hypothesis": "H", "label": "2"}])
+    import_rows(project, [{"id": "1", "premise": "<i>P</i>", "hypothesis": "H", "label": "e"}])
     client.force_login(project.owner)
     html = client.get(f"/projects/{project.slug}/report/").content.decode()
     assert "Too few annotations" in html and "No item has two or more annotations yet." in html

@@ -9,6 +9,7 @@ from django.contrib.auth import SESSION_KEY
 from django.test import Client
 from rest_framework.test import APIClient
 
+from annotation.formats import exportable
 from annotation.models import CrowdSession
 from annotation.services import access, crowd, qualification
 
@@ -298,7 +299,7 @@ def test_counts_read_as_english_and_exports_have_one_extension(make_project, imp
 
     assert str(WorkerStatus._meta.verbose_name_plural) == "worker statuses"
     for task in TASK_TYPES.values():
-        for fmt in task.export_formats:
+        for fmt in exportable(task, task.default_options()):
             name = exporters.file_name(project, fmt)
             assert name.count(".csv") + name.count(".jsonl") == 1 and not name.endswith((".csv.csv", ".jsonl.jsonl")), name
     assert client.get(f"/projects/{project.slug}/export/csv/")["Content-Disposition"] == 'attachment; filename="plurals.csv"'

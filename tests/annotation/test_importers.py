@@ -24,7 +24,9 @@ def test_usnli_round_trip(shared_data, make_project, tmp_path, split):
     assert report.created == report.items == 3040
     out = tmp_path / "out.csv"
     write_export(project, "usnli", out)
-    assert read_csv(out) == read_csv(source)
+    published = ("id", "pre", "hyp", "nli", "unli")
+    assert [{name: row[name] for name in published} for row in read_csv(out)] == read_csv(source)
+    assert {row["unli_source"] for row in read_csv(out)} == {"imported"}
 
 
 def test_dnli_counts_from_the_paper(shared_data, make_project):
@@ -74,7 +76,8 @@ def test_snli_both_forms(shared_data, make_project):
     original = import_file(project, shared_data / "snli" / "partial_original_format" / "snli_1.0_dev.partial.jsonl", "snli")
     assert original.created == 1289
     example = Example.objects.filter(project=project).first()
-    assert example.source_id.endswith(("e", "n", "c")) and example.source_data["annotator_labels"]
+    assert example.source_id.endswith(("e", "n", "c")) and example.source_data["sentence1_parse"]
+    assert example.items.get().annotations.filter(imported=True).exists()
     simple = make_project("nli_label", slug="simple")
     report = import_file(simple, shared_data / "snli" / "snli_dev_gold_only.jsonl", "snli")
     assert report.created == 9842
@@ -98,7 +101,7 @@ def test_generic_csv_with_mapping(make_project):
     data = "pair,s1,s2,gold\n1,A dog runs.,An animal moves.,entailment\n2,A cat sleeps.,A cat runs.,contradiction\n"
     report = import_stream(project, io.StringIO(data), "csv", {"id": "pair", "premise": "s1", "hypothesis": "s2", "label": "gold"})
     assert report.created == 2
-    assert Example.objects.get(project=project, source_id="2").source_label == "contradiction"  # as the file gave it
+    assert Example.objects.get(project=project, source_id="2").source_label == "c"  # through the vocabulary
 
 
 BAD_FILES = [
@@ -107,7 +110,7 @@ BAD_FILES = [
     ("usnli", "id,pre,hyp,nli\n1,P,H,0\n", 1, "unli"),
     ("usnli", "id,pre,hyp,nli,unli\n1,P,,0,0.5\n", 2, "hyp"),
     ("usnli", "id,pre,hyp,nli,unli\n1,P,H,0,0.5\n1,P,H2,0,0.5\n", 3, "id"),
-    ("chaosnli", '{"uid": "u1", "label_counter": {"e": 3}, "example": {"premise": "P", "hypothesis": "H"}}\n{"uid": "u2", "label_counter": {"x": 3}, "example": {"premise": "P", "hypothesis": "H"}}\n', 2, "label_counter"),
+    ("chaosnli", '{"uid": "u1", "label_counter": {"e": 3}, "example": {"premise": "P", "hypothesis": "H"}}\n{"uid": "u2", "label_counter": {"x": 3}, "example": {"premise": "P", "hypothesis": "H"}}\n', 2, "label_counter.x"),
     ("chaosnli", '{"uid": "u1", "label_counter": {"e": 3}, "example": {"premise": "P"}}\n', 1, "example.hypothesis"),
     ("dnli", '{"Premise": "P", "Hypothesis": "H", "Update": "U", "UpdateType": "weakener", "UpdateTypeImpossible": false}\n{"Premise": "P", "Hypothesis": "H", "Update": "U", "UpdateType": "sideways", "UpdateTypeImpossible": false}\n', 2, "UpdateType"),
     ("dnli", '{"Premise": "P", "Hypothesis": "H", "Update": "U", "UpdateType": "weakener"}\nnot json\n', 2, "(json)"),

@@ -15,7 +15,9 @@ from annotation.demo import load_demo
 from annotation.models import Annotation, Example, Item, Project
 from annotation.services import background, projects, quality, qualification
 from annotation.services.assignments import claim_page, submit_page
+from annotation.formats import exportable
 from annotation.services.exporters import FORMATS as EXPORT_FORMATS
+from annotation.services.validation import validate_file
 from annotation.services.importers import ImportFileError, import_file, import_stream
 from annotation.tasktypes import TASK_TYPES
 from common.schema import SettingError
@@ -147,12 +149,13 @@ def test_a_qualification_test_is_built_from_the_study_and_fixed_once_taken(make_
     page = logged_in(author)
     for item in project.items.all():
         assert qualification.suggested_reference(project, item) == "e"
-        page.post(f"/projects/{project.slug}/qualification/", {"add": item.pk, "reference": "entailment"})
+        page.post(f"/projects/{project.slug}/qualification/", {"copy": item.pk, "reference": "entailment"})
     page.post(f"/projects/{project.slug}/qualification/", {"rules": "1", "max_attempts": "1", "min_accuracy": "1",
                                                             "show_feedback": "true"})
     project.refresh_from_db()
     test = project.qualification
     assert test.items.count() == 3 and set(test.items.values_list("reference", flat=True)) == {"e"}
+    assert set(test.items.values_list("copied_from", flat=True)) == set(project.items.values_list("id", flat=True))
     assert (test.max_attempts, test.min_accuracy, test.options["show_feedback"]) == (1, 1.0, True)
     attempt = qualification.take_test(test, worker, {str(item.pk): {"value": "n"} for item in test.items.all()})
     assert not attempt.passed and attempt.details["score"] == 0.0 and attempt.details["pass_mark"] == 1.0
@@ -192,7 +195,7 @@ def test_only_formats_that_fit_are_offered_and_accepted(make_project, author):
     project = make_project("defeasible_atom")
     page = logged_in(author).get(f"/projects/{project.slug}/")
     offered = [value for value, _ in page.context["upload_form"].fields["format"].choices]
-    assert offered == list(TASK_TYPES["defeasible_atom"].import_formats) and "usnli" not in offered
+    assert offered == ["dnli", "atoms", "jsonl", "csv"]
     api = logged_in(author, api=True).post(f"/api/projects/{project.slug}/import/", {
         "format": "usnli", "file": SimpleUploadedFile("x.csv", b"id,pre,hyp,nli,unli\n1,P,H,0,0.5\n")}, format="multipart")
     assert api.status_code == 400 and "does not fit" in api.json()["detail"]
@@ -272,32 +275,29 @@ def _consume(response, seconds=30):
 
 @pytest.mark.parametrize("fmt", EXPORT_FORMATS)
 @pytest.mark.parametrize("task_type", list(TASK_TYPES))
-def test_every_export_either_fits_and_parses_back_or_is_refused(task_type, fmt, django_user_model):
+def test_every_export_either_fits_and_validates_or_is_refused(task_type, fmt, django_user_model, tmp_path):
     load_demo()
     project = Project.objects.get(slug=TASK_TYPES[task_type].demo().slug)
     api = logged_in(django_user_model.objects.get(username="author"), api=True)
-    response = api.get(f"/api/projects/{project.slug}/export/?as={fmt}")
-    if fmt not in project.task.export_formats_for(project.options):
+    response = api.get(f"/api/projects/{project.slug}/export/?as={fmt}&include_unanswered=1&include_gold=1")
+    if fmt not in exportable(project.task, project.options):
         assert response.status_code == 400 and "does not fit" in response.json()["detail"]
         return
     assert response.status_code == 200
     body = _consume(response)
-    if fmt in ("usnli", "csv"):
-        import csv
-
-        rows = list(csv.DictReader(io.StringIO(body)))
-        assert rows and all(row for row in rows)
-    else:
-        records = [json.loads(line) for line in body.splitlines()]
-        expected = project.examples.count() if fmt == "atoms" else project.items.count()
-        assert len(records) == expected or fmt in ("snli", "dnli")
+    path = tmp_path / "export"
+    path.write_text(body, encoding="utf-8")
+    report = validate_file(path, fmt)
+    assert report.valid, report.as_dict(limit=5)
+    expected = {"atoms": project.examples.count(), "annotations": 0, "dnli": 0}.get(fmt, project.items.count())
+    assert report.records == expected
 
 
 def test_an_export_prepared_as_a_job_is_downloaded_from_its_page(make_project, import_rows, author, inline_jobs):
     project = make_project("nli_label")
     import_rows(project, [{"id": str(i), "premise": f"P{i}", "hypothesis": "H"} for i in range(7)])
     client = logged_in(author)
-    started = client.post(f"/projects/{project.slug}/exports/", {"format": "csv"})
+    started = client.post(f"/projects/{project.slug}/exports/", {"format": "csv", "include_unanswered": "1"})
     job = Job.objects.get(kind="export")
     assert started["Location"] == f"/jobs/{job.pk}/" and job.status == "done" and job.result["records"] == 7
     download = client.get(f"/jobs/{job.pk}/output/")

@@ -72,7 +72,8 @@ def test_author_imports_and_exports_through_the_pages(client, make_project, auth
     assert Item.objects.filter(project=project).count() == 1
     export = client.get(f"/projects/{project.slug}/export/usnli/")
     body = b"".join(export.streaming_content).decode()
-    assert body.splitlines() == ["id,pre,hyp,nli,unli", "1,A man sleeps.,A person rests.,2,0.93"]
+    header, row = body.splitlines()
+    assert header.startswith("id,pre,hyp,nli,unli,unli_source,") and row.startswith("1,A man sleeps.,A person rests.,2,0.93,imported,")
 
 
 def test_workers_cannot_open_author_pages(client, demo):

@@ -56,7 +56,7 @@ def test_an_author_trains_a_unli_model_from_a_studys_gold_and_evaluates_it(sign_
 
     # The study's gold, as the author exports it.
     with author.expect_download() as download:
-        author.get_by_role("link", name="usnli", exact=True).click()
+        author.get_by_role("button", name="usnli", exact=True).click()
     with open(download.value.path(), newline="") as handle:
         exported = list(csv.DictReader(handle))
     assert len(exported) == ROWS and all(row["unli"] for row in exported)

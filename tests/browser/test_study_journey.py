@@ -55,8 +55,8 @@ def test_an_author_runs_a_paid_slider_study_in_the_browser(sign_in, demo_server)
     for reference in REFERENCES:
         form = author.locator("section[aria-labelledby=candidates-h] tbody tr").nth(10).locator("form")
         form.locator("input[name=reference]").fill(str(reference))
-        form.get_by_role("button", name="Add").click()
-        expect(author.locator(".message.success")).to_contain_text("added to the test")
+        form.get_by_role("button", name="Copy into the test").click()
+        expect(author.locator(".message.success")).to_contain_text("copied into the test")
     author.fill("#rule-min_pearson", "0.5")
     author.fill("#rule-min_spearman", "0.4")
     author.get_by_role("button", name="Save rules").click()
@@ -105,10 +105,11 @@ def test_an_author_runs_a_paid_slider_study_in_the_browser(sign_in, demo_server)
     author.get_by_role("button", name="Pause").click()
     expect(author.locator("#study-status")).to_have_text("Paused")
     with author.expect_download() as download:
-        author.get_by_role("link", name="usnli", exact=True).click()
+        author.get_by_role("button", name="usnli", exact=True).click()
     assert download.value.suggested_filename == f"{SLUG}-usnli.csv"
     with open(download.value.path(), newline="") as handle:
         exported = list(csv.DictReader(handle))
-    assert len(exported) == 3040 and list(exported[0]) == ["id", "pre", "hyp", "nli", "unli"]
+    assert len(exported) == 3040 - 2 and list(exported[0])[:6] == ["id", "pre", "hyp", "nli", "unli", "unli_source"]
+    assert {row["unli_source"] for row in exported} == {"imported"}  # the 2 gold checks are not data
     author.get_by_role("button", name="Close").click()
     expect(author.locator("#study-status")).to_have_text("Closed")

@@ -110,7 +110,7 @@ def test_written_hypotheses_are_validated_and_exported_with_snli_gold(sign_in, d
     # The validation project's SNLI export: the writer's label first, gold by 3 of 5.
     author.goto(f"{base}/projects/{VALIDATION}/")
     with author.expect_download() as download:
-        author.get_by_role("link", name="snli", exact=True).click()
+        author.get_by_role("button", name="snli", exact=True).click()
     with open(download.value.path()) as handle:
         records = {record["sentence2"]: record for record in map(json.loads, handle)}
     assert set(records) == set(WRITTEN.values())

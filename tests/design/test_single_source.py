@@ -1,5 +1,6 @@
 """One rule, one place: the checks that keep each rule in the module that owns it, and regression tests for
 the defects that copies of a rule caused."""
+import csv
 import io
 import json
 import re
@@ -14,6 +15,7 @@ from annotation.models import Item, Project
 from annotation.services.adjudication import adjudicate
 from annotation.services.assignments import claim_page, submit_page
 from annotation.services.importers import ImportFileError, import_file, import_stream
+from annotation.formats import exportable, importable
 from annotation.tasktypes import TASK_TYPES
 
 REPO = Path(__file__).resolve().parents[2]
@@ -45,8 +47,8 @@ def test_every_task_type_answers_every_question():
         assert task.agreement_level in ("nominal", "ordinal", "interval") or (
             task.agreement_level is None and task.agreement_unavailable
         )
-        assert set(task.import_formats) and set(task.export_formats)
         options = task.default_options()
+        assert importable(task, options) and exportable(task, options)
         assert isinstance(task.widget_context(options), dict)
         demo = task.demo()
         assert demo is None or demo.imports
@@ -79,7 +81,8 @@ def test_usnli_rows_imported_as_gold_into_a_3way_project_can_be_matched(shared_d
     import_stream(project, io.StringIO('{"id": "data", "premise": "P", "hypothesis": "H"}\n'), "jsonl")
     gold_items = list(project.items.filter(is_gold=True).select_related("example"))
     by_code = {"0": "c", "1": "n", "2": "e"}
-    assert [item.gold for item in gold_items] == [by_code[item.example.source_data["nli"]] for item in gold_items]
+    codes = [row["nli"] for row in csv.DictReader(io.StringIO("".join(lines[:11])))]
+    assert [item.gold for item in gold_items] == [by_code[code] for code in codes]
     page = claim_page(project, worker)
     answers = {}
     for claim in page.claims.select_related("item"):
@@ -150,3 +153,19 @@ def test_the_import_size_limit_holds_for_web_api_and_command_line(settings, make
     with pytest.raises(ImportFileError):
         import_file(project, path, "jsonl")
     assert not project.items.exists()
+
+
+def test_the_format_docs_are_current():
+    """docs/formats.md's field tables are what the formats declare (manage.py describe_formats writes them)."""
+    from annotation.formats import fields_markdown
+
+    text = (REPO / "docs" / "formats.md").read_text(encoding="utf-8")
+    block = text.split("<!-- fields: begin -->\n", 1)[1].split("<!-- fields: end -->", 1)[0]
+    assert block.strip() == fields_markdown().strip(), "run: python manage.py describe_formats"
+
+
+def test_a_format_registered_twice_is_refused():
+    from annotation.formats import FORMATS, register
+
+    with pytest.raises(ValueError, match="registered already"):
+        register(FORMATS["usnli"])

@@ -11,6 +11,7 @@ from rest_framework.test import APIClient
 
 from annotation.models import Annotation, AuditEntry, CrowdSession
 from annotation.services import crowd, adjudication, exporters, projects, quality
+from annotation.services.provenance import annotator_id
 from annotation.services.assignments import claim_page, submit_page
 
 pytestmark = pytest.mark.django_db
@@ -54,9 +55,9 @@ def test_forget_participant_erases_the_id_keeps_the_answers_and_is_logged(study,
     after = list(Annotation.objects.filter(worker=participant).values_list("item_id", "value").order_by("item_id"))
     assert after == before  # the answers, under the same pseudonymous worker
     assert set(Annotation.objects.filter(worker=participant).values_list("reason", flat=True)) == {""}
-    # Exports still carry the answers under w<number>, and the ID nowhere.
+    # Exports still carry the answers under the study's anonymised annotator id, and the ID nowhere.
     exported = "".join(exporters.export(study, "jsonl"))
-    assert f'"worker": "w{participant.pk}"' in exported and PID not in exported
+    assert f'"annotator": "{annotator_id(study, participant.pk)}"' in exported and PID not in exported
     entry = AuditEntry.objects.get(action="erase")
     assert entry.actor_name == "command line" and entry.project_slug == study.slug
     assert entry.details["answers_kept"] == 2 and entry.details["reasons_erased"] == 2
@@ -98,7 +99,7 @@ def test_exports_blocks_adjudications_and_settings_changes_are_logged(study, par
         ("export", "author1"), ("export", "author1"), ("export", "command line"), ("block", "author1"),
         ("unblock", "author1"), ("adjudicate", "author1"), ("settings", "author1"), ("settings", "author1")]
     assert [details.get("via") for _, _, details in entries[:3]] == ["api", "web", "command line"]
-    assert entries[3][2] == {"worker": f"w{participant.pk}", "exclude_answers": True}
+    assert entries[3][2] == {"worker": f"w{participant.pk}", "exclude_answers": True, "reason": ""}
     assert entries[5][2]["after"] == "c"
     assert list(entries[6][2]["changes"]) == ["title"] and entries[6][2]["changes"]["title"]["after"] == "Renamed"
     assert entries[7][2]["changes"]["status"] == {"before": "published", "after": "paused"}

@@ -120,6 +120,7 @@ API = [
     ("project-import-file", "post", "/api/projects/{slug}/import/", MANAGE_API),
     ("project-export", "get", "/api/projects/{slug}/export/?as=jsonl", MANAGE_API),
     ("project-export", "get", "/api/projects/{slug}/export/?as=usnli", row(401, 403, 403, 400, 404, 400)),
+    ("project-bundle", "post", "/api/projects/{slug}/bundle/", row(401, 403, 403, 202, 404, 202)),
     ("assignment-list", "get", "/api/assignments/", row(401, 200, 200, 200, 200, 200)),
     ("assignment-detail", "get", "/api/assignments/{page}/", OWN_PAGE_API),
     ("assignment-submit", "post", "/api/assignments/{page}/submit/", OWN_PAGE_API),

@@ -293,7 +293,8 @@ def valid_rows(draw, fmt):
         if fmt == "usnli":
             rows.append({"id": uid, "pre": draw(sentence), "hyp": draw(sentence), "nli": draw(st.sampled_from("012")), "unli": str(draw(st.floats(0, 1)))})
         elif fmt == "csv":
-            rows.append({"id": uid, "premise": draw(sentence), "hypothesis": draw(sentence), "label": draw(st.text(alphabet=STORABLE, max_size=10))})
+            rows.append({"id": uid, "premise": draw(sentence), "hypothesis": draw(sentence),
+                         "label": draw(st.sampled_from(["e", "n", "c", "entailment", " Neutral ", ""]))})
         elif fmt == "jsonl":
             rows.append({"id": uid, "premise": draw(sentence), "hypothesis": draw(sentence), "update": draw(st.text(alphabet=STORABLE, max_size=10)), "extra": draw(st.integers())})
         elif fmt == "snli":

@@ -95,7 +95,7 @@ def test_nul_characters_are_refused(make_project, fmt, text, error):
 
 @pytest.mark.parametrize("row,field", [
     ({"id": "x" * 198, "premise": "P", "hypothesis": "H"}, "id"),
-    ({"premise": "P", "hypothesis": "H", "label": "y" * 41}, "label"),
+    ({"premise": "P", "hypothesis": "H", "probability": "0." + "1" * 40}, "probability"),
 ])
 def test_values_longer_than_their_column_are_refused(make_project, row, field):
     """PostgreSQL enforces varchar lengths (SQLite does not): refuse the row instead of failing at the INSERT."""

@@ -56,7 +56,7 @@ class Command(BaseCommand):
             options["show_feedback"] = True
         try:
             test = create_test(
-                opts["slug"], opts["task_type"], rows, title=opts["title"], options=options or None,
+                opts["slug"], opts["task_type"], rows, title=opts["title"], options=options or None, projects=projects,
                 max_attempts=opts["max_attempts"],
                 min_accuracy=opts["min_accuracy"], min_pearson=opts["min_pearson"],
                 min_spearman=opts["min_spearman"], delta_divisor=opts["delta_divisor"],

@@ -19,6 +19,9 @@ class Command(ProjectCommand):
             metavar="FIELD=COLUMN",
             help="for jsonl/csv: which column holds id, premise, hypothesis, update or label",
         )
+        parser.add_argument("--map-label", action="append", default=[], metavar="VALUE=LABEL",
+                            help="read a label value the file writes as one of the study's labels "
+                                 "(e.g. --map-label 0=contradiction); repeatable")
         parser.add_argument("--gold", action="store_true", help="import the rows as hidden gold checks (their label is the reference)")
         parser.add_argument("--qualification", action="store_true",
                             help="import the rows as items of the project's qualification test (their label is the reference)")
@@ -38,7 +41,7 @@ class Command(ProjectCommand):
 
             try:
                 report = import_file(project, opts["path"], opts["format"], mapping or None, purpose=purpose,
-                                     progress=progress)
+                                     progress=progress, label_map=opts["map_label"])
             except FileNotFoundError:
                 raise ValueError(f"no such file: {opts['path']}") from None
         result = report.as_dict()

@@ -159,13 +159,14 @@ class Command(BaseCommand):
     def project_gold(self, slug: str, fmt: str) -> str:
         """A project's gold written in the suite's file format, through the same exporter users download."""
         from annotation.models import Project
+        from annotation.formats import ExportOptions
         from annotation.services.exporters import write_export
 
         project = Project.objects.filter(slug=slug).first()
         if project is None:
             raise CommandError(f"--project: no project with the slug {slug!r}", returncode=INPUT_ERROR)
         path = Path(self.scratch.name) / f"{slug}.{fmt}"
-        write_export(project, fmt, path)
+        write_export(project, fmt, path, options=ExportOptions(study_gold=True))
         return str(path)
 
     @staticmethod

@@ -1,0 +1,236 @@
+"""The dataset bundle: what a lab publishes, in one zip.
+
+    data/<study>-<format>.<ext>   every export format that fits the study, streamed from the database
+    instrument_versions.json      every version of what workers saw (instructions, settings), with its text
+    data_statement.json / .md     counts, annotators, redundancy reached, agreement with its interval, time per
+                                  item, exclusions with reasons, the qualification and gold rules, and the
+                                  fields of every file
+    validation.json               each data file checked against its format's published shape
+
+Each data file is written into the archive chunk by chunk and the figures come from database aggregates and
+streams of plain values, so memory does not grow with the study (the agreement figures hold one number per
+answer, as the agreement command does).
+"""
+from __future__ import annotations
+
+import json
+import zipfile
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+from django.db.models import Count, Q, Sum
+
+from annotation.formats import FORMATS, ExportOptions, exportable
+from annotation.models import Annotation, Item, Project, QualificationAttempt, WorkerStatus
+from annotation.services import instrument
+from annotation.services.provenance import annotator_id
+from annotation.services.validation import validate
+
+POLICY = (
+    "Aggregates count imported votes and the answers of workers who were not excluded. A tie is never broken: "
+    "its label is null and flagged as a tie unless an author adjudicated the item (then the adjudicated label, "
+    "flagged). Imported labels, probabilities and votes are kept in the format's own fields and never "
+    "overwritten; collected ones travel beside them. Items with nothing to report are left out unless asked for "
+    "(then flagged). Answers of excluded workers appear, flagged with the reason and who decided, in the "
+    "per-annotation records only. Gold checks and qualification items are separate pools; gold checks appear "
+    "only when asked for, flagged."
+)
+
+
+def write_bundle(project: Project, path: str | Path, progress=None, options: ExportOptions = ExportOptions()) -> dict:
+    """Write the bundle to `path`; returns its data statement. progress(step, steps) after each step."""
+    formats = exportable(project.task, project.options)
+    steps = len(formats) * 2 + 1
+    step = 0
+
+    def advance():
+        nonlocal step
+        step += 1
+        if progress:
+            progress(step, steps)
+
+    names = {}
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for fmt in formats:
+            names[fmt] = f"data/{FORMATS[fmt].file_name(project)}"
+            with archive.open(names[fmt], "w", force_zip64=True) as member:
+                for chunk in FORMATS[fmt].write(project, options):
+                    member.write(chunk.encode("utf-8"))
+            advance()
+    reports = {}
+    with zipfile.ZipFile(path) as archive:
+        for fmt in formats:
+            reports[fmt] = validate(lambda name=names[fmt]: archive.open(name), fmt)
+            advance()
+    statement = data_statement(project, files=[
+        {"name": names[fmt], "format": fmt, "title": FORMATS[fmt].title, "records": reports[fmt].records,
+         "valid": reports[fmt].valid, "fields": [field.__dict__ for field in FORMATS[fmt].fields]}
+        for fmt in formats
+    ], options=options)
+    with zipfile.ZipFile(path, "a", compression=zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("instrument_versions.json", _json(instrument.versions(project)))
+        archive.writestr("data_statement.json", _json(statement))
+        archive.writestr("DATA_STATEMENT.md", statement_markdown(statement))
+        archive.writestr("validation.json", _json({names[fmt]: reports[fmt].as_dict(limit=100) for fmt in formats}))
+    advance()
+    return statement
+
+
+def _json(value) -> str:
+    return json.dumps(value, ensure_ascii=False, indent=2) + "\n"
+
+
+def data_statement(project: Project, files: list[dict], options: ExportOptions = ExportOptions()) -> dict:
+    """What a reader of the dataset needs to know about how it was made, from the study as it stands."""
+    from annotation.services.agreement import project_agreement  # scipy and pandas: only when a bundle is made
+
+    items = Item.objects.filter(project=project)
+    data = items.filter(is_gold=False)
+    counts = data.aggregate(
+        items=Count("id"), settled=Count("id", filter=~Q(status=Item.Status.OPEN)),
+        tied=Count("id", filter=Q(status=Item.Status.ADJUDICATION, adjudicated__isnull=True, aggregate__isnull=True)),
+        adjudicated=Count("id", filter=Q(adjudicated__isnull=False)),
+    )
+    answers = Annotation.objects.filter(item__project=project, item__is_gold=False)
+    collected = answers.filter(imported=False)
+    per_item = np.fromiter((count for count in data.values_list("annotation_count", flat=True).iterator(chunk_size=10_000)),
+                           dtype=np.int64)
+    seconds = np.fromiter((s for s in collected.filter(excluded=False, seconds_spent__isnull=False)
+                           .values_list("seconds_spent", flat=True).iterator(chunk_size=10_000)), dtype=float)
+    figures = project_agreement(project, bootstrap=1000, seed=0)
+    test = project.qualification
+    return {
+        "study": {"slug": project.slug, "title": project.title, "task_type": project.task_type,
+                  "task": project.task.label, "status": project.status, "created_at": project.created_at.isoformat(),
+                  "statement_written_at": datetime.now(timezone.utc).isoformat(timespec="seconds")},
+        "items": {"data": counts["items"], "settled": counts["settled"], "tied": counts["tied"],
+                  "adjudicated": counts["adjudicated"], "gold_checks": items.filter(is_gold=True).count(),
+                  "qualification": test.items.count() if test else 0},
+        "answers": {"collected": collected.filter(excluded=False).count(),
+                    "excluded": collected.filter(excluded=True).count(),
+                    "imported_votes": answers.filter(imported=True).aggregate(n=Sum("count"))["n"] or 0,
+                    "gold_check_answers": Annotation.objects.filter(item__project=project, item__is_gold=True).count()},
+        "annotators": {"with_counted_answers": collected.filter(excluded=False).values("worker").distinct().count(),
+                       "excluded": WorkerStatus.objects.filter(project=project, exclude_answers=True).count()},
+        "redundancy": {
+            "planned": project.redundancy, "most": project.max_annotations,
+            "answers_per_item": _spread(per_item),
+            "share_reaching_planned": float((per_item >= project.redundancy).mean()) if per_item.size else None,
+        },
+        "agreement": {name: figures.get(name) for name in (
+            "level", "krippendorff_alpha", "krippendorff_alpha_ci", "pairwise", "split_half_jsd", "bootstrap",
+            "unavailable", "n_items", "n_workers")},
+        "time": {"median_seconds_per_item": float(np.median(seconds)) if seconds.size else None,
+                 "answers_timed": int(seconds.size)},
+        "exclusions": _exclusions(project),
+        "qualification": _qualification(project, test),
+        "gold": {"rate": project.gold_rate, "checks_before_suspension": project.gold_min_checks,
+                 "suspend_below": project.suspend_below or None,
+                 "rule": "a gold check counts as passed when the answer matches its reference as the task type "
+                         "grades it; a reference a worker was shown is never used to check them"},
+        "instrument_versions": [{key: version[key] for key in ("number", "digest", "created_at", "pages", "current")}
+                                for version in instrument.versions(project)],
+        "aggregation_policy": POLICY,
+        "export_options": {"include_gold": options.include_gold, "include_unanswered": options.include_unanswered},
+        "files": files,
+    }
+
+
+def _spread(values: np.ndarray) -> dict | None:
+    if not values.size:
+        return None
+    return {"min": int(values.min()), "median": float(np.median(values)), "mean": float(values.mean()),
+            "max": int(values.max())}
+
+
+def _exclusions(project: Project) -> list[dict]:
+    rows = []
+    statuses = WorkerStatus.objects.filter(project=project, exclude_answers=True).select_related("blocked_by")
+    for status in statuses.order_by("blocked_at"):
+        rows.append({
+            "annotator": annotator_id(project, status.worker_id),
+            "answers": Annotation.objects.filter(item__project=project, worker_id=status.worker_id, excluded=True).count(),
+            "reason": status.block_reason or None,
+            "decided_by": status.blocked_by.username if status.blocked_by else None,
+            "at": status.blocked_at.isoformat() if status.blocked_at else None,
+        })
+    return rows
+
+
+def _qualification(project: Project, test) -> dict | None:
+    if test is None:
+        return None
+    attempts = QualificationAttempt.objects.filter(test=test)
+    rules = {name: getattr(test, name) for name in ("max_attempts", "min_accuracy", "min_pearson", "min_spearman",
+                                                    "delta_divisor")}
+    return {"items": test.items.count(), "rules": rules, "feedback_shown": bool(test.options.get("show_feedback")),
+            "score": project.task.qualification_score, "workers_tried": attempts.values("worker").distinct().count(),
+            "workers_passed": attempts.filter(passed=True).values("worker").distinct().count()}
+
+
+def statement_markdown(statement: dict) -> str:
+    """The data statement for people: the same facts as data_statement.json, as Markdown."""
+    study, items, answers = statement["study"], statement["items"], statement["answers"]
+    agreement, redundancy = statement["agreement"], statement["redundancy"]
+    lines = [
+        f"# Data statement: {study['title']}",
+        "",
+        f"Study `{study['slug']}` ({study['task']}), {study['status']}; statement written {study['statement_written_at']}.",
+        "",
+        "## What it holds",
+        "",
+        f"- {items['data']} data items ({items['settled']} settled, {items['tied']} tied, {items['adjudicated']} "
+        f"adjudicated); {items['gold_checks']} gold checks and {items['qualification']} qualification items, kept apart.",
+        f"- {answers['collected']} collected answers that count, {answers['excluded']} excluded, "
+        f"{answers['imported_votes']} imported votes.",
+        f"- {statement['annotators']['with_counted_answers']} annotators with answers that count; "
+        f"{statement['annotators']['excluded']} excluded.",
+    ]
+    spread = redundancy["answers_per_item"]
+    if spread:
+        share = redundancy["share_reaching_planned"]
+        lines.append(f"- Answers per item: median {spread['median']:g} (from {spread['min']} to {spread['max']}); "
+                     f"planned {redundancy['planned']}, at most {redundancy['most']}; {share:.0%} of items reached the plan.")
+    median = statement["time"]["median_seconds_per_item"]
+    lines.append(f"- Median time per item: {median:.1f} s." if median is not None else "- No answer was timed.")
+    lines += ["", "## Agreement", ""]
+    alpha = agreement.get("krippendorff_alpha")
+    if alpha is not None:
+        ci = agreement.get("krippendorff_alpha_ci")
+        interval = f" (95% interval {ci[0]:.3f} to {ci[1]:.3f}, bootstrap over items)" if ci else ""
+        lines.append(f"- Krippendorff's alpha ({agreement['level']}): {alpha:.3f}{interval}.")
+    pairwise = agreement.get("pairwise")
+    if pairwise:
+        ci = pairwise.get("ci")
+        interval = f" (95% interval {ci[0]:.3f} to {ci[1]:.3f})" if ci else ""
+        lines.append(f"- Mean pairwise {pairwise['statistic']} over {pairwise['pairs']} annotator pairs: "
+                     f"{pairwise['value']:.3f}{interval}.")
+    for name, reason in (agreement.get("unavailable") or {}).items():
+        lines.append(f"- {name}: not reported ({reason}).")
+    lines += ["", "## Exclusions", ""]
+    lines += [f"- {row['annotator']}: {row['answers']} answers left out by {row['decided_by'] or 'an author'}"
+              f"{': ' + row['reason'] if row['reason'] else ''}." for row in statement["exclusions"]] or ["- None."]
+    lines += ["", "## Quality control", ""]
+    qualification = statement["qualification"]
+    if qualification:
+        lines.append(f"- Qualification test of {qualification['items']} items ({qualification['score']}); rules "
+                     f"{json.dumps(qualification['rules'])}; feedback shown: {'yes' if qualification['feedback_shown'] else 'no'}; "
+                     f"{qualification['workers_passed']} of {qualification['workers_tried']} workers passed.")
+    else:
+        lines.append("- No qualification test.")
+    gold = statement["gold"]
+    lines.append(f"- Gold checks on {gold['rate']:.0%} of pages; {gold['rule']}"
+                 + (f"; workers below {gold['suspend_below']:g} gold accuracy after {gold['checks_before_suspension']} "
+                    "checks are suspended." if gold["suspend_below"] else "."))
+    lines.append(f"- Instrument versions: {len(statement['instrument_versions'])} (instrument_versions.json holds "
+                 "their text; every answer names its version).")
+    lines += ["", "## How labels were made", "", POLICY, "", "## Files", ""]
+    for file in statement["files"]:
+        lines += [f"### {file['name']} ({file['title']}, {file['records']} records, "
+                  f"{'valid' if file['valid'] else 'NOT valid: see validation.json'})", "",
+                  "| field | type | meaning |", "|---|---|---|"]
+        lines += [f"| `{field['name']}`{' (added)' if field['added'] else ''} | {field['type']} | {field['meaning']} |"
+                  for field in file["fields"]]
+        lines.append("")
+    return "\n".join(lines) + "\n"
