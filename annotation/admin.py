@@ -1,4 +1,5 @@
 from django.contrib import admin, messages
+from django.template.response import TemplateResponse
 from django.template.defaultfilters import pluralize
 
 from annotation.models import (
@@ -106,6 +107,7 @@ class ForAdminRole:
 class CrowdSessionAdmin(ForAdminRole, admin.ModelAdmin):
     list_display = ("project", "platform", "participant_id", "study_id", "session_id", "completion_code", "completed_at")
     list_filter = ("platform", "project")
+    search_fields = ("=participant_id", "=study_id", "=session_id")  # exact: find the one participant asked about
     actions = ["forget_participants"]
 
     def has_change_permission(self, request, obj=None):
@@ -117,6 +119,11 @@ class CrowdSessionAdmin(ForAdminRole, admin.ModelAdmin):
     @admin.action(description="Forget the selected participants (erase their IDs, keep their answers)")
     def forget_participants(self, request, queryset):
         people = set(queryset.values_list("platform", "participant_id"))
+        if not request.POST.get("confirmed"):  # an erasure cannot be undone: the participants are listed first
+            return TemplateResponse(request, "admin/forget_participants.html", {
+                **self.admin_site.each_context(request), "people": sorted(people), "queryset": queryset,
+                "action_checkbox_name": admin.helpers.ACTION_CHECKBOX_NAME, "title": "Forget these participants?",
+                "opts": self.model._meta})
         for platform, participant_id in sorted(people):
             try:
                 forget_participant(platform, participant_id, by=request.user)

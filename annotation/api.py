@@ -1,7 +1,7 @@
 """REST API: projects, the worker flow (claim, submit, release), import and streamed export."""
 from django.http import StreamingHttpResponse
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework import mixins, status, viewsets
+from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound, Throttled, ValidationError
 from rest_framework.authtoken.models import Token
@@ -33,6 +33,7 @@ from annotation.services.login_limits import cooloff_seconds
 from annotation.services.importers import ImportFileError, check_size, import_upload, label_map_pairs
 from annotation.services.progress import project_progress
 from annotation.services.projects import create_project, update_project
+from common.api_errors import error_response
 from common.schema import SettingError
 
 
@@ -41,13 +42,13 @@ def invalid(serializer) -> Response:
     errors = {name: str(messages[0]) if isinstance(messages, list) else str(messages)
               for name, messages in serializer.errors.items()}
     field, detail = next(iter(errors.items()))
-    return Response({"field": field, "detail": detail, "errors": errors}, status=status.HTTP_400_BAD_REQUEST)
+    return error_response(400, detail, field, errors)
 
 
 def setting_errors(error: SettingError) -> Response:
     """A refused setting in the documented error shape, with every wrong setting listed."""
     field, detail = next(iter(error.errors.items()))
-    return Response({"field": field, "detail": detail, "errors": error.errors}, status=status.HTTP_400_BAD_REQUEST)
+    return error_response(400, detail, field, error.errors)
 
 
 class ProjectViewSet(
@@ -138,14 +139,14 @@ class ProjectViewSet(
         serializer = AdjudicateSerializer(data=request.data)
         if not serializer.is_valid():  # answer in the documented {"field", "detail"} shape
             field, messages = next(iter(serializer.errors.items()))
-            return Response({"field": field, "detail": str(messages[0])}, status=status.HTTP_400_BAD_REQUEST)
+            return error_response(400, str(messages[0]), field)
         data = serializer.validated_data
         if not project.items.filter(pk=data["item"]).exists():
-            return Response({"field": "item", "detail": "no such item in this project"}, status=status.HTTP_400_BAD_REQUEST)
+            return error_response(400, "no such item in this project", "item")
         try:
             record = adjudication.adjudicate(data["item"], request.user, data["value"], data.get("note", ""))
         except SubmissionError as exc:
-            return Response({"field": exc.field, "detail": exc.message}, status=exc.status)
+            return error_response(exc.status, exc.message, exc.field)
         return Response(AdjudicationRecordSerializer(record).data)
 
     @extend_schema(request=None, responses={200: OpenApiResponse(description='{"validation_project", "created", '
@@ -156,7 +157,7 @@ class ProjectViewSet(
         try:
             report = linking.send_to_validation(self._managed())
         except linking.LinkError as exc:
-            return Response({"field": exc.field, "detail": exc.message}, status=status.HTTP_400_BAD_REQUEST)
+            return error_response(400, exc.message, exc.field)
         return Response(report.as_dict())
 
     @extend_schema(responses={200: ResultSerializer(many=True)})
@@ -202,11 +203,8 @@ class ProjectViewSet(
                 return Response({"job": job.pk, "url": f"/api/v1/jobs/{job.pk}/"}, status=status.HTTP_202_ACCEPTED)
             report = import_upload(project, data["file"], data["format"], purpose=purpose, label_map=label_map)
         except (ImportFileError, ValueError) as exc:
-            errors = getattr(exc, "errors", [])
-            return Response(
-                {"detail": str(exc), "errors": [{"line": line, "field": field, "message": msg} for line, field, msg in errors]},
-                status=status.HTTP_400_BAD_REQUEST,
-            )
+            rows = [{"line": line, "field": field, "message": msg} for line, field, msg in getattr(exc, "errors", [])]
+            return error_response(400, str(exc), rows[0]["field"] if rows else None, errors=rows)
         return Response(report.as_dict())
 
     @extend_schema(
@@ -227,7 +225,7 @@ class ProjectViewSet(
         try:
             chunks = exporters.export(project, fmt, options)
         except exporters.ExportError as exc:
-            return Response({"field": "as", "detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+            return error_response(400, str(exc), "as")
         exporters.record_export(project, fmt, request.user, via="api", options=options)
         response = StreamingHttpResponse(chunks, content_type=exporters.content_type(fmt))
         response["Content-Disposition"] = f'attachment; filename="{exporters.file_name(project, fmt)}"'
@@ -266,13 +264,13 @@ class AssignmentViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewse
         """Submit every answer of the page at once; a repeat of the same submission answers the same."""
         answers = request.data.get("answers") if isinstance(request.data, dict) else None
         if answers is None:
-            return Response({"field": "answers", "detail": "is required"}, status=status.HTTP_400_BAD_REQUEST)
+            return error_response(400, "is required", "answers")
         try:
             result = submit_page(int(pk), request.user, answers)
         except SubmissionError as exc:
-            return Response({"field": exc.field, "detail": exc.message}, status=exc.status)
+            return error_response(exc.status, exc.message, exc.field)
         except access.PermissionDenied as exc:
-            return Response({"field": "worker", "detail": str(exc)}, status=status.HTTP_403_FORBIDDEN)
+            return error_response(403, str(exc), "worker")
         return Response(result.as_dict())
 
     @extend_schema(request=None, responses={200: AssignmentSerializer})
@@ -285,15 +283,23 @@ class AssignmentViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewse
         return Response(AssignmentSerializer(assignment).data)
 
 
+class TokenRequestSerializer(AuthTokenSerializer):
+    """DRF's token serializer with what it refuses written into the schema: neither field may be blank."""
+
+    username = serializers.CharField(label="Username", write_only=True, min_length=1)
+    password = serializers.CharField(label="Password", style={"input_type": "password"}, trim_whitespace=False,
+                                     write_only=True, min_length=1)
+
+
 class TokenView(APIView):
     """POST username and password for an API token; DELETE revokes the caller's token."""
 
     permission_classes = [AllowAny]
-    serializer_class = AuthTokenSerializer
+    serializer_class = TokenRequestSerializer
 
-    @extend_schema(request=AuthTokenSerializer, responses={200: OpenApiResponse(description='{"token": "..."}'), 400: OpenApiResponse(description="wrong credentials")})
+    @extend_schema(request=TokenRequestSerializer, responses={200: OpenApiResponse(description='{"token": "..."}'), 400: OpenApiResponse(description="wrong credentials")})
     def post(self, request):
-        serializer = AuthTokenSerializer(data=request.data, context={"request": request})
+        serializer = TokenRequestSerializer(data=request.data, context={"request": request})
         if not serializer.is_valid():
             # django-axes marks the request it refused before checking the password: a lockout, not a typo.
             if getattr(request, "axes_locked_out", False):
@@ -305,7 +311,7 @@ class TokenView(APIView):
     @extend_schema(request=None, responses={204: OpenApiResponse(description="token revoked")})
     def delete(self, request):
         if not request.user.is_authenticated:
-            return Response({"detail": "not logged in"}, status=status.HTTP_401_UNAUTHORIZED)
+            return error_response(401, "not logged in")
         Token.objects.filter(user=request.user).delete()
         return Response(status=status.HTTP_204_NO_CONTENT)
 

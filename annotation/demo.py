@@ -5,10 +5,12 @@ a second run finds the projects and examples in place and adds nothing.
 """
 import io
 import json
+import zlib
 
 from django.contrib.auth import get_user_model
 
 from annotation.models import Project
+from annotation.services import simulation
 from annotation.services.access import grant_role
 from annotation.services.importers import import_stream
 from annotation.services.projects import create_project
@@ -28,8 +30,9 @@ def _jsonl(rows) -> io.StringIO:
     return io.StringIO("".join(json.dumps(row) + "\n" for row in rows))
 
 
-def load_demo() -> dict:
-    """Create the demo users and projects if missing; returns what was created."""
+def load_demo(simulate: bool = False) -> dict:
+    """Create the demo users and projects if missing; returns what was created. `simulate`: a study made now
+    also gets simulated answers on its last items (annotation.services.simulation), as `make demo` does."""
     User = get_user_model()
     created_users = []
     for username, role, password in DEMO_USERS:
@@ -45,13 +48,17 @@ def load_demo() -> dict:
     created_items = 0
     for task in TASK_TYPES.values():
         for demo in task.demos():
-            created_items += _load_project(task, demo, author)
+            created_items += _load_project(task, demo, author, simulate)
     return {"users_created": created_users, "items_created": created_items}
 
 
-def _load_project(task, demo, author) -> int:
+SIMULATED_SHARE = 5  # one item in five (the study's last ones), at least two, gets simulated answers
+
+
+def _load_project(task, demo, author, simulate: bool) -> int:
     """The demo study, made on the first run only (a later run finds it and its rows in place)."""
     project = Project.objects.filter(slug=demo.slug).first()
+    new = project is None
     if project is None:
         project = create_project(
             demo.slug, task.name, author, title=demo.title, instructions=demo.instructions,
@@ -65,4 +72,8 @@ def _load_project(task, demo, author) -> int:
         created += import_stream(project, _jsonl(rows), fmt).items
     if demo.gold:
         import_stream(project, _jsonl(demo.gold), "jsonl", purpose="gold")
+    if new and simulate:
+        data = project.items.filter(is_gold=False).order_by("-id")
+        last = list(data[:max(2, data.count() // SIMULATED_SHARE)])[::-1]
+        simulation.simulate(project, last, seed=zlib.crc32(project.slug.encode()))
     return created

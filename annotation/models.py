@@ -329,6 +329,8 @@ class QualificationTest(models.Model):
     min_accuracy = models.FloatField(default=0.8)
     # Slider: easy items within min(y, 1-y) / delta_divisor of y, and correlations over all items.
     delta_divisor = models.FloatField(default=4.0)
+    # ... and never closer than this: min(y, 1-y) / divisor is 0 at a reference of 0 or 1.
+    min_delta = models.FloatField(default=0.01)
     min_pearson = models.FloatField(default=0.7)
     min_spearman = models.FloatField(default=0.4)
 

@@ -1,10 +1,11 @@
 from rest_framework import serializers
 
 from annotation.models import AdjudicationRecord, Assignment, Item, Project
-from annotation.services.importers import FORMATS as IMPORT_FORMATS
+from annotation.services.importers import IMPORT_FORMATS
 from annotation.services.importers import PURPOSES as IMPORT_PURPOSES
 from annotation.services.projects import all_settings
 from annotation.tasktypes import TASK_TYPE_CHOICES, TASK_TYPES
+from common.api_schema import UploadField
 
 SETTINGS = all_settings()
 COLUMN_SETTINGS = [setting.name for setting in SETTINGS if setting.column]
@@ -25,7 +26,7 @@ class ProjectSerializer(serializers.Serializer):
     owner = serializers.CharField(source="owner.username", read_only=True)
     created_at = serializers.DateTimeField(read_only=True)
     options = serializers.JSONField(
-        required=False,
+        required=False, allow_null=True,
         help_text="task-type and crowd settings: " + "; ".join(
             f"{setting.name} ({setting.help})" for setting in SETTINGS if not setting.column
         ),
@@ -38,6 +39,8 @@ class ProjectSerializer(serializers.Serializer):
         return fields
 
     def validate_options(self, value):
+        if value is None:
+            return {}  # null: no settings given
         if not isinstance(value, dict):
             raise serializers.ValidationError("must be an object of settings")
         return value
@@ -114,12 +117,12 @@ class ErrorSerializer(serializers.Serializer):
     field = serializers.CharField(required=False, help_text="what is wrong; absent when the body could not be parsed")
     detail = serializers.CharField()
     code = serializers.CharField(required=False, help_text="a fixed name for the kind of error (docs/api.md)")
-    errors = serializers.DictField(child=serializers.CharField(), required=False,
-                                   help_text="every wrong field with what is wrong, where several are")
+    errors = serializers.JSONField(required=False, help_text="where several things are wrong: settings as {field: "
+                                   "message}; an import's rows as [{line, field, message}]")
 
 
 class ImportSerializer(serializers.Serializer):
-    file = serializers.FileField()
+    file = UploadField()
     format = serializers.ChoiceField(choices=list(IMPORT_FORMATS), help_text="one of the formats that fit the project's task type")
     purpose = serializers.ChoiceField(choices=list(IMPORT_PURPOSES), required=False, default="data",
                                       help_text="data to collect, hidden gold check items, or qualification test items")

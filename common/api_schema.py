@@ -2,6 +2,8 @@
 API can answer, each with the one error body (common.api_errors), and only the versioned /api/v1/ paths
 are published (the unversioned /api/ paths are kept as aliases of the same views)."""
 from drf_spectacular.openapi import AutoSchema
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
 
 
 API_VERSION_PREFIX = "/api/v1/"
@@ -74,3 +76,9 @@ def declare_links(result, generator, request, public):
         for operation_id in targets:
             links[operation_id] = {"operationId": operation_id, "parameters": {parameter: f"$response.body#{pointer}"}}
     return result
+
+
+@extend_schema_field({"type": "string", "format": "binary"})
+class UploadField(serializers.FileField):
+    """A file part of a multipart request: `format: binary` in the schema (the default `uri` is how a stored
+    file is answered, not how one is sent)."""

@@ -15,6 +15,12 @@ body, signals, disconnects, streaming) and changes three things:
   interpreter lock and a claim + submit cost more CPU. Reading the request body and sending the response
   (a streamed export, a slow client) hold no slot.
 
+And one about bodies: a request whose declared body (Content-Length) is over the import limit, or over
+ANONYMOUS_MAX_BODY_BYTES when it carries no credentials (no session cookie, no Authorization header), is
+answered 413 before a byte of it is read: Django's handler would otherwise read it whole (to a temporary
+file) before authentication and the import size limit are asked. A body sent without a length is cut off
+at the same limits.
+
 And one about connections: a response closes its keep-alive connection one time in
 `requests_per_connection`, on average (as a proxy's keepalive_requests does), so clients reconnect now and
 then. The server's processes share one listening socket and a new connection goes to whichever process
@@ -22,15 +28,18 @@ accepts it first; without reconnects, the connections stay where they landed, an
 and was replaced all of them stayed on the survivor while the new process idled (docs/benchmarks.md).
 """
 import asyncio
+import json
 import random
 import weakref
 from concurrent.futures import ThreadPoolExecutor
 
 from asgiref.sync import ThreadSensitiveContext, sync_to_async
+from django.conf import settings
 from django.core.handlers.asgi import ASGIHandler
 from django.core.handlers.base import BaseHandler
 
 IDLE_THREADS_KEPT = 64  # after a burst, threads beyond these are ended, not kept for ever
+MULTIPART_OVERHEAD = 2**20  # an upload's form fields and boundaries beside the file
 
 
 class BoundedASGIHandler(ASGIHandler):
@@ -49,6 +58,12 @@ class BoundedASGIHandler(ASGIHandler):
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
             raise ValueError(f"Django can only handle ASGI/HTTP connections, not {scope['type']}.")
+        limit = body_limit(scope)
+        declared = _header(scope, b"content-length")
+        if declared is not None and declared.isdigit() and int(declared) > limit:
+            await _refuse_too_large(scope, send, int(declared), limit)
+            return
+        receive = _cut_off_at(receive, limit)
         if self.requests_per_connection and random.random() * self.requests_per_connection < 1:
             send = _closing_connection(send)
         # Last in, first out: the threads in use stay few and warm.
@@ -69,6 +84,47 @@ class BoundedASGIHandler(ASGIHandler):
             turns = self._turns[loop] = asyncio.Semaphore(self.slots)
         async with turns:
             return await sync_to_async(self.get_response)(request)
+
+
+def _header(scope, name: bytes) -> str | None:
+    for key, value in scope.get("headers", []):
+        if key.lower() == name:
+            return value.decode("latin-1")
+    return None
+
+
+def body_limit(scope) -> int:
+    """The largest body this request may send: an import's, or a small one without credentials."""
+    cookies = _header(scope, b"cookie") or ""
+    signed_in = _header(scope, b"authorization") is not None or f"{settings.SESSION_COOKIE_NAME}=" in cookies
+    return settings.NLI_MAX_IMPORT_BYTES + MULTIPART_OVERHEAD if signed_in else settings.ANONYMOUS_MAX_BODY_BYTES
+
+
+async def _refuse_too_large(scope, send, size: int, limit: int) -> None:
+    """413 with the limit in MiB (JSON on the API), the body left unread."""
+    detail = f"the request body is {size / 2**20:.1f} MiB, over the limit of {limit / 2**20:.1f} MiB for this request"
+    if scope.get("path", "").startswith("/api/"):
+        body, kind = json.dumps({"detail": detail, "code": "too_large"}).encode(), b"application/json"
+    else:
+        body, kind = detail.encode(), b"text/plain; charset=utf-8"
+    await send({"type": "http.response.start", "status": 413,
+                "headers": [(b"content-type", kind), (b"content-length", str(len(body)).encode()), (b"connection", b"close")]})
+    await send({"type": "http.response.body", "body": body})
+
+
+def _cut_off_at(receive, limit: int):
+    """`receive` that ends a body sent without a length once it passes `limit` (as a client gone away)."""
+    received = 0
+
+    async def receive_within_limit():
+        nonlocal received
+        message = await receive()
+        if message["type"] == "http.request":
+            received += len(message.get("body", b""))
+            if received > limit:
+                return {"type": "http.disconnect"}
+        return message
+    return receive_within_limit
 
 
 def _closing_connection(send):

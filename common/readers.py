@@ -9,7 +9,8 @@ dropped; bytes that are not UTF-8 end the file with an error naming their byte o
 What the readers refuse, because a database or a metric would take it silently: NaN, Infinity and numbers
 too large for a float (JSON), integers of more than 4300 digits, nesting deeper than Python's recursion
 limit, NUL characters (PostgreSQL stores none in text or jsonb), CSV fields past the csv module's size
-limit, a lone carriage return inside an unquoted CSV field, and CSV rows with more fields than the header.
+limit, a lone carriage return inside an unquoted CSV field, and CSV rows with more or fewer fields than the
+header.
 """
 from __future__ import annotations
 
@@ -152,6 +153,10 @@ def csv_rows(
             nul = next((name for name, value in record.items() if "\x00" in (name or "") + str(value or "")), None)
             if None in record:
                 yield start, RowError(CSV_LINE, "row has more fields than the header", file=file, line=start)
+            elif None in record.values():  # the csv module fills the missing fields of a short row with None
+                given = sum(value is not None for value in record.values())
+                yield start, RowError(CSV_LINE, f"row has fewer fields than the header ({given} of {len(header)})",
+                                      file=file, line=start)
             elif nul is not None:
                 yield start, RowError(nul.replace("\x00", "\\0") or '""', "contains a NUL character",
                                       file=file, line=start)

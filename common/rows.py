@@ -11,12 +11,17 @@ from __future__ import annotations
 import json
 
 import pandas as pd
+from django.core.exceptions import EmptyResultSet
 from django.db import connections
 
 
 def plain_frame(queryset, columns: list[str], json_columns: tuple[str, ...] = ()) -> pd.DataFrame:
-    """The rows of a `values_list` queryset as a DataFrame with these column names; `json_columns` decoded."""
-    sql, params = queryset.query.sql_with_params()
+    """The rows of a `values_list` queryset as a DataFrame with these column names; `json_columns` decoded.
+    A queryset that can match nothing (a filter on an empty list) gives an empty frame."""
+    try:
+        sql, params = queryset.query.sql_with_params()
+    except EmptyResultSet:
+        return pd.DataFrame(columns=columns)
     with connections[queryset.db].cursor() as cursor:
         cursor.execute(sql, params)
         frame = pd.DataFrame.from_records(cursor.fetchall(), columns=columns)

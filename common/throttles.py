@@ -7,6 +7,7 @@ import time
 
 from django.conf import settings
 from redis.exceptions import RedisError
+from rest_framework.permissions import IsAuthenticated
 from rest_framework.throttling import AnonRateThrottle, UserRateThrottle
 
 from annotation.services.login_limits import client_ip
@@ -38,6 +39,18 @@ class RateFromSettings:
 
 class AnonymousThrottle(RateFromSettings, AnonRateThrottle):
     pass
+
+
+class SignedInAfterThrottles(IsAuthenticated):
+    """The default permission: signed in. DRF asks permissions before throttles, so an anonymous caller of an
+    endpoint that needs a login was refused with 401 before any throttle counted the call: the anonymous
+    rate never applied there. This counts the caller's throttles first (once: DRF stops at the refusal)."""
+
+    def has_permission(self, request, view):
+        if super().has_permission(request, view):
+            return True
+        view.check_throttles(request)  # 429 once the anonymous rate is spent
+        return False
 
 
 class UserThrottle(RateFromSettings, UserRateThrottle):

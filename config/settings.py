@@ -216,6 +216,12 @@ MEDIA_ROOT = VAR_DIR / "media"
 DATA_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 64 * 1024
 NLI_MAX_IMPORT_BYTES = env_int("NLI_MAX_IMPORT_BYTES", 200 * 1024 * 1024)
+# The largest body of a request without credentials (logins, crowd entry): larger ones are refused unread.
+ANONYMOUS_MAX_BODY_BYTES = env_int("ANONYMOUS_MAX_BODY_BYTES", 1024 * 1024)
+# Staged uploads not confirmed after this many hours, and finished jobs' files after this many days, are
+# removed by the expiry loop (manage.py remove_stale_files).
+STAGED_UPLOAD_MAX_AGE_HOURS = env_int("STAGED_UPLOAD_MAX_AGE_HOURS", 24)
+JOB_FILES_MAX_AGE_DAYS = env_int("JOB_FILES_MAX_AGE_DAYS", 30)
 
 # Local checkpoints the models pages offer (one transformers folder per checkpoint); nothing is fetched from a hub.
 MODELS_DIR = Path(os.environ.get("NLI_STUDIO_MODELS", VAR_DIR / "models"))
@@ -252,7 +258,7 @@ REST_FRAMEWORK = {
         "common.auth.RoleLoadingTokenAuthentication",  # TokenAuthentication that reads roles with the user
         "rest_framework.authentication.SessionAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PERMISSION_CLASSES": ["common.throttles.SignedInAfterThrottles"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "common.pagination.PageNumbersOnly",
     "PAGE_SIZE": 50,
@@ -300,12 +306,15 @@ MIDDLEWARE.insert(MIDDLEWARE.index("common.middleware.ApiJsonErrorMiddleware") +
 MIDDLEWARE.insert(MIDDLEWARE.index("django.middleware.clickjacking.XFrameOptionsMiddleware") + 1,
                   "common.middleware.ContentSecurityPolicyMiddleware")
 
-# Login throttling (django-axes keeps the failures): per username and address as above, per address
-# against spraying one password over many usernames, 429 with Retry-After when locked.
+# Login throttling (django-axes keeps the failures): per username and address as above; against spraying
+# one password over many usernames, an address that failed on LOGIN_SPRAY_USERNAME_LIMIT usernames may log in
+# only with usernames that logged in from it before, and one past LOGIN_ADDRESS_FAILURE_CAP failures not at
+# all, until the cool-off ends (annotation.services.login_limits.spray_refusal); 429 with Retry-After.
 AXES_CLIENT_IP_CALLABLE = "annotation.services.login_limits.client_ip"
 AXES_HANDLER = "annotation.services.login_limits.SprayAwareHandler"
 AXES_LOCKOUT_CALLABLE = "annotation.services.login_limits.locked_out_page"
 LOGIN_SPRAY_USERNAME_LIMIT = env_int("LOGIN_SPRAY_USERNAME_LIMIT", 20)
+LOGIN_ADDRESS_FAILURE_CAP = env_int("LOGIN_ADDRESS_FAILURE_CAP", 200)
 
 # API use per client: anonymous calls per address, authenticated ones per user (rates like "60/minute").
 API_THROTTLE_RATES = {

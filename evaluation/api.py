@@ -4,10 +4,12 @@ from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import PermissionDenied, ValidationError
 from rest_framework.parsers import FormParser, MultiPartParser
-from rest_framework.permissions import BasePermission, IsAuthenticated
+from rest_framework.permissions import BasePermission
 from rest_framework.response import Response
 
 from annotation.services import access
+from common.api_errors import error_response
+from common.throttles import SignedInAfterThrottles
 from evaluation.runs import RunError, start_run, visible_runs
 from evaluation.serializers import RunCreateSerializer, RunSerializer, RunSummarySerializer
 
@@ -20,7 +22,7 @@ class IsAuthor(BasePermission):
 
 
 class EvaluationRunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
-    permission_classes = [IsAuthenticated, IsAuthor]
+    permission_classes = [SignedInAfterThrottles, IsAuthor]
     parser_classes = [MultiPartParser, FormParser]
 
     def get_queryset(self):
@@ -60,5 +62,5 @@ class EvaluationRunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, vie
         """The run's results alone, as the `evaluate ... --json` command prints them."""
         run = self.get_object()
         if run.status != run.Status.DONE:
-            return Response({"status": run.status, "error": run.error}, status=status.HTTP_409_CONFLICT)
+            return error_response(409, run.error or f"the run is {run.status}", status=run.status, error=run.error)
         return Response(run.result)

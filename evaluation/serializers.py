@@ -1,6 +1,7 @@
 from rest_framework import serializers
 
 from annotation.services.importers import ImportFileError, check_size
+from common.api_schema import UploadField
 from evaluation.runs import SUITE_CHOICES, SUITES, RunError, all_settings, clean_parameters
 from jobs.models import Job
 
@@ -42,8 +43,8 @@ class RunCreateSerializer(serializers.Serializer):
     """Multipart upload: the suite, its files and the chosen suite's settings (others are refused)."""
 
     suite = serializers.ChoiceField(choices=SUITE_CHOICES)
-    gold = serializers.FileField(help_text="gold / human file; for single-file suites, the input JSONL")
-    predictions = serializers.FileField(required=False, help_text="needed by unli, chaos and epistemic")
+    gold = UploadField(help_text="gold / human file; for single-file suites, the input JSONL")
+    predictions = UploadField(required=False, help_text="needed by unli, chaos and epistemic")
     project = serializers.SlugField(required=False, help_text="slug of the annotation project whose gold this is")
 
     def get_fields(self):

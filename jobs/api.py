@@ -2,10 +2,11 @@
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, serializers, viewsets
 from rest_framework.decorators import action
-from rest_framework.permissions import BasePermission, IsAuthenticated
+from rest_framework.permissions import BasePermission
 from rest_framework.response import Response
 
 from annotation.services import access
+from common.throttles import SignedInAfterThrottles
 from jobs import services
 from jobs.models import Job
 
@@ -36,7 +37,7 @@ class JobSerializer(serializers.ModelSerializer):
 
 class JobViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
     serializer_class = JobSerializer
-    permission_classes = [IsAuthenticated, IsAuthor]
+    permission_classes = [SignedInAfterThrottles, IsAuthor]
 
     def get_queryset(self):
         return access.visible_runs(self.request.user, Job.objects.select_related("created_by", "project"))

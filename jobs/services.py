@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import shutil
 import tempfile
 import time
 import zipfile
@@ -83,6 +84,21 @@ def _chunks(source):
     with open(source, "rb") as handle:
         while chunk := handle.read(CHUNK):
             yield chunk
+
+
+def remove_stale_files(max_age_days: float, now=None) -> int:
+    """Remove the input copies and output files of jobs that finished more than `max_age_days` ago (their
+    settings, result and log stay); returns how many jobs lost their files. The expiry loop runs it."""
+    cutoff = (now or timezone.now()) - timezone.timedelta(days=max_age_days)
+    cleared = 0
+    for job in Job.objects.filter(status__in=Job.FINISHED, finished_at__lt=cutoff).exclude(inputs=[], output=""):
+        for part in job.folder.iterdir() if job.folder.is_dir() else []:
+            if part.is_dir():
+                shutil.rmtree(part, ignore_errors=True)
+        Job.objects.filter(pk=job.pk).update(output="", inputs=[])
+        log(job, f"input and output files removed after {max_age_days:g} days (JOB_FILES_MAX_AGE_DAYS)")
+        cleared += 1
+    return cleared
 
 
 def output_file(job: Job, name: str) -> Path:

@@ -132,6 +132,11 @@ class Format:
     round_trips: ClassVar[bool] = True
 
     @property
+    def reads(self) -> bool:
+        """Whether files of this format are imported at all (an export-only format has no reader)."""
+        return type(self).parse is not Format.parse
+
+    @property
     def content_type(self) -> str:
         return "text/csv" if self.extension == "csv" else "application/x-ndjson"
 

@@ -28,6 +28,8 @@ ANNOTATION_FIELDS = (
              "settings the page was shown with (listed in the bundle's instrument_versions.json)"),
     FieldDoc("qualification_score", "number or null", "the worker's score on the study's qualification test"),
     FieldDoc("worker_status", "active, blocked, suspended or null", "the worker's standing in the study now"),
+    FieldDoc("simulated", "true or false", "given by a simulated worker (the demo studies' answers that show every "
+             "page filled in), not by a person"),
     FieldDoc("excluded, excluded_reason, excluded_by", "true or false, text, text", "left out of every aggregate, "
              "agreement figure and report, why, and the author who decided"),
 )

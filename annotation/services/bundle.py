@@ -162,8 +162,9 @@ def _qualification(project: Project, test) -> dict | None:
     if test is None:
         return None
     attempts = QualificationAttempt.objects.filter(test=test)
-    rules = {name: getattr(test, name) for name in ("max_attempts", "min_accuracy", "min_pearson", "min_spearman",
-                                                    "delta_divisor")}
+    from annotation.services.qualification import RULES
+
+    rules = {setting.name: getattr(test, setting.name) for setting in RULES if hasattr(test, setting.name)}
     return {"items": test.items.count(), "rules": rules, "feedback_shown": bool(test.options.get("show_feedback")),
             "score": project.task.qualification_score, "workers_tried": attempts.values("worker").distinct().count(),
             "workers_passed": attempts.filter(passed=True).values("worker").distinct().count()}

@@ -27,7 +27,8 @@ PLATFORM_PARAMETERS = {
     CrowdSession.Platform.PROLIFIC: ("PROLIFIC_PID", "STUDY_ID", "SESSION_ID"),
     CrowdSession.Platform.MTURK: ("workerId", "hitId", "assignmentId"),
 }
-SAFE_ID = re.compile(r"^[A-Za-z0-9_\-]{1,100}$")
+# Matched whole (fullmatch): with match() and `$`, "AAA111\n" passed as a second identity of AAA111.
+SAFE_ID = re.compile(r"[A-Za-z0-9_\-]{1,100}")
 MTURK_PREVIEW = "ASSIGNMENT_ID_NOT_AVAILABLE"
 RESUME_SALT = "annotation.crowd.resume"
 
@@ -60,7 +61,7 @@ def identify(params) -> Arrival:
         for name, value in zip(names, values):
             if not value:
                 raise EntryError(f"the link lacks {name}")
-            if not SAFE_ID.match(value):
+            if not SAFE_ID.fullmatch(value):
                 raise EntryError(f"{name} has characters that are not allowed")
         if values[2] == MTURK_PREVIEW:
             raise EntryError("this is an MTurk preview: accept the HIT to start")
@@ -114,6 +115,14 @@ def enter(project: Project, params) -> CrowdSession:
         session.submit_to = arrival.submit_to
         session.save(update_fields=["submit_to"])
     return session
+
+
+def check_link(project: Project, params) -> None:
+    """Raise EntryError for an entry link that cannot open a session, changing nothing (enter() makes it)."""
+    if params.get("resume") and not any(params.get(names[0]) for names in PLATFORM_PARAMETERS.values()):
+        _resumed(project, params["resume"])
+    else:
+        identify(params)
 
 
 def _resumed(project: Project, token: str) -> CrowdSession:

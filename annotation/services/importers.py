@@ -36,10 +36,12 @@ from common.vocabulary import LabelError, label_mapping
 
 # What imported rows become: data to collect, hidden gold checks, or the project's qualification test.
 PURPOSES = ("data", "gold", "qualification")
+# The formats files are imported in (the registry's, less the export-only ones).
+IMPORT_FORMATS = tuple(name for name, fmt in FORMATS.items() if fmt.reads)
 MAX_ERRORS_REPORTED = 50
 PROGRESS_ROWS = 1000  # rows between two progress reports of a long import
 
-__all__ = ["FORMATS", "GENERIC_FIELDS", "PURPOSES", "ImportFileError", "ImportReport", "import_file", "import_stream",
+__all__ = ["FORMATS", "GENERIC_FIELDS", "IMPORT_FORMATS", "PURPOSES", "ImportFileError", "ImportReport", "import_file", "import_stream",
            "import_upload", "preview", "read_rows"]
 
 

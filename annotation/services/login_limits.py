@@ -11,6 +11,7 @@ import math
 from axes.handlers.database import AxesDatabaseHandler
 from axes.models import AccessAttempt
 from django.conf import settings
+from django.db.models import Sum
 from django.shortcuts import render
 from django.utils import timezone
 
@@ -39,29 +40,52 @@ def cooloff_seconds() -> int:
     return math.ceil(settings.AXES_COOLOFF_TIME * 3600)
 
 
+def _recent_failures(ip: str | None):
+    since = timezone.now() - timezone.timedelta(seconds=cooloff_seconds())
+    return AccessAttempt.objects.filter(ip_address=ip, attempt_time__gte=since)
+
+
 def usernames_failed_from(ip: str | None) -> int:
     """How many different usernames failed to log in from this address within the cool-off time."""
+    return _recent_failures(ip).values("username").distinct().count() if ip else 0
+
+
+def failures_from(ip: str | None) -> int:
+    """How many failed logins came from this address within the cool-off time, all usernames together."""
+    return (_recent_failures(ip).aggregate(n=Sum("failures_since_start"))["n"] or 0) if ip else 0
+
+
+def spray_refusal(request, username: str | None) -> bool:
+    """Whether a login from this request's address is refused as password spraying. Many people can share one
+    address (a lab, a campus), so a sprayer there must not lock them all out: an address that failed on
+    LOGIN_SPRAY_USERNAME_LIMIT usernames is refused only for usernames that never logged in from it (every
+    new guess), while its known users still log in; an address past LOGIN_ADDRESS_FAILURE_CAP failures in all
+    is refused for everyone until the cool-off ends."""
+    from axes.models import AccessLog
+
+    ip = client_ip(request)
     if not ip:
-        return 0
-    since = timezone.now() - timezone.timedelta(seconds=cooloff_seconds())
-    return AccessAttempt.objects.filter(ip_address=ip, attempt_time__gte=since).values("username").distinct().count()
-
-
-def spraying(request) -> bool:
-    return usernames_failed_from(client_ip(request)) >= settings.LOGIN_SPRAY_USERNAME_LIMIT
+        return False
+    if failures_from(ip) >= settings.LOGIN_ADDRESS_FAILURE_CAP:
+        return True
+    if usernames_failed_from(ip) < settings.LOGIN_SPRAY_USERNAME_LIMIT:
+        return False
+    return not (username and AccessLog.objects.filter(ip_address=ip, username=username).exists())
 
 
 class SprayAwareHandler(AxesDatabaseHandler):
-    """axes' database handler, locked also when one address has failed on too many usernames (spraying
-    one password over many accounts never trips the per-username limit)."""
+    """axes' database handler (per address and username), locked also against spraying one password over
+    many accounts from one address, which never trips the per-username limit (spray_refusal)."""
 
     def is_locked(self, request, credentials=None) -> bool:
-        return super().is_locked(request, credentials) or (request is not None and spraying(request))
+        if super().is_locked(request, credentials):
+            return True
+        return request is not None and spray_refusal(request, (credentials or {}).get("username"))
 
     def user_login_failed(self, sender, credentials, request=None, **kwargs):
         super().user_login_failed(sender, credentials, request=request, **kwargs)
-        # axes marks a request locked out only by the per-username count; the address count marks it too.
-        if request is not None and spraying(request):
+        # axes marks a request locked out only by the per-username count; the address rules mark it too.
+        if request is not None and spray_refusal(request, (credentials or {}).get("username")):
             request.axes_locked_out = True
 
 

@@ -2,9 +2,10 @@
 keep their answers under a pseudonym.
 
 What identifies a participant: the platform's ID (Prolific PID, MTurk worker ID), the platform's session
-IDs, the account name built from the ID, any name or e-mail on the account, the completion code (derived
-from the ID) and free-text reasons they wrote beside their answers. Their answers, timings and
-pseudonymous worker id (w<number> in every export) stay, so figures and datasets do not change.
+IDs, the account name built from the ID (also in the login throttle's records of their logins), any name or
+e-mail on the account, the completion code (derived from the ID) and free-text reasons they wrote beside their
+answers. Their answers, timings and anonymised annotator id (a keyed hash of the account's number in every
+export) stay, so figures and datasets do not change.
 """
 from __future__ import annotations
 
@@ -32,6 +33,15 @@ class Erasure:
         return asdict(self)
 
 
+def _forget_logins(usernames: list[str], participant_id: str) -> None:
+    """django-axes keeps every login (AccessLog) and failure with its username, which holds the platform ID."""
+    from axes.models import AccessAttempt, AccessFailureLog, AccessLog
+
+    for model in (AccessLog, AccessAttempt, AccessFailureLog):
+        model.objects.filter(username__in=usernames).delete()
+    AccessAttempt.objects.filter(get_data__contains=participant_id).delete()
+
+
 def pseudonym(session_or_user_pk: int, kind: str) -> str:
     return f"erased-{kind}-{session_or_user_pk}"
 
@@ -48,6 +58,7 @@ def forget_participant(platform: str, participant_id: str, by=None) -> Erasure:
         if not sessions:
             raise ParticipantError(f"no {platform} participant with that ID (already erased, or never entered)")
         workers = {session.worker.pk: session.worker for session in sessions}
+        _forget_logins([worker.username for worker in workers.values()], participant_id)
         for session in sessions:
             session.participant_id = pseudonym(session.pk, "participant")
             session.session_id = ""

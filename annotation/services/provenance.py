@@ -34,6 +34,9 @@ class Provenance:
             for status in WorkerStatus.objects.filter(project=project).select_related("blocked_by")
         }
         self.qualification_scores = qualification_scores(project)
+        from annotation.services.simulation import simulated_worker_ids  # simulation writes answers itself
+
+        self.simulated = simulated_worker_ids()
 
     def annotator(self, worker_id: int | None) -> str | None:
         if worker_id is None:

@@ -103,6 +103,7 @@ def feedback(test: QualificationTest, attempt: QualificationAttempt) -> dict:
         "score": attempt.details.get("score"),
         "pass_mark": attempt.details.get("pass_mark"),
         "score_name": task.qualification_score,
+        "unmet": attempt.details.get("unmet", []),  # which pass rules the attempt missed, in words
         "attempts_left": attempts_left(test, attempt.worker),
         "items": [],
     }
@@ -127,6 +128,8 @@ RULES = Schema((
     Setting("min_spearman", "float", 0.4, "slider: Spearman rho the answers must exceed", minimum=-1, maximum=1),
     Setting("delta_divisor", "float", 4.0, "slider: an easy item is passed within min(y, 1 - y) / this of y",
             minimum=1, maximum=100),
+    Setting("min_delta", "float", 0.01, "slider: ... or within this of y, whichever is wider (a reference of 0 "
+            "or 1 would otherwise need exactly 0 or 1)", minimum=0, maximum=0.5),
     Setting("show_feedback", "bool", False, "after an attempt, show each item's reference answer"),
 ))
 

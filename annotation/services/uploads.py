@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 import secrets
 import shutil
+import time
 from pathlib import Path
 
 from django.conf import settings
@@ -14,7 +15,7 @@ from django.utils.text import get_valid_filename
 
 from annotation.services.importers import check_size
 
-TOKEN = re.compile(r"^[0-9a-f]{32}$")
+TOKEN = re.compile(r"[0-9a-f]{32}")  # matched whole: a trailing newline is no token
 
 
 def _folder(project) -> Path:
@@ -35,13 +36,26 @@ def stage(project, upload) -> str:
 
 def staged(project, token: str) -> Path | None:
     """The staged file of this token, or None."""
-    if not TOKEN.match(token or ""):
+    if not TOKEN.fullmatch(token or ""):
         return None
     folder = _folder(project) / token
     files = list(folder.iterdir()) if folder.is_dir() else []
     return files[0] if files else None
 
 
+def remove_stale(max_age_hours: float, now: float | None = None) -> int:
+    """Remove staged uploads older than `max_age_hours` (previewed, never confirmed or discarded); returns how
+    many. The expiry loop runs it (manage.py remove_stale_files)."""
+    root = Path(settings.MEDIA_ROOT) / "uploads"
+    cutoff = (now or time.time()) - max_age_hours * 3600
+    removed = 0
+    for folder in root.glob("*/*") if root.is_dir() else []:
+        if folder.is_dir() and TOKEN.fullmatch(folder.name) and folder.stat().st_mtime < cutoff:
+            shutil.rmtree(folder, ignore_errors=True)
+            removed += 1
+    return removed
+
+
 def discard(project, token: str) -> None:
-    if TOKEN.match(token or ""):
+    if TOKEN.fullmatch(token or ""):
         shutil.rmtree(_folder(project) / token, ignore_errors=True)

@@ -170,7 +170,9 @@ class TaskType(ABC):
         correct = sum(self.matches_reference(a, r, rules) for a, r in zip(answers, references))
         accuracy = correct / len(references)
         passed = accuracy >= rules.min_accuracy
-        return passed, {"score": accuracy, "pass_mark": rules.min_accuracy, "accuracy": accuracy,
+        unmet = [] if passed else [f"{correct} of {len(references)} answers matched the references; "
+                                   f"{rules.min_accuracy:.0%} must match."]
+        return passed, {"score": accuracy, "pass_mark": rules.min_accuracy, "accuracy": accuracy, "unmet": unmet,
                         "min_accuracy": rules.min_accuracy, "correct": correct, "items": len(references)}
 
     # ------------------------------------------------------------------ collection
@@ -232,6 +234,11 @@ class TaskType(ABC):
         what else they decided), from the item and its votes in order."""
         return None
 
+    def simulated_answer(self, item, worker_number: int, rng, options: dict):
+        """A plausible answer to `item` (the submitted "value") from the demo's simulated worker
+        `worker_number`, drawn with `rng` (random.Random): demo studies show their pages filled in."""
+        raise NotImplementedError(f"{self.label} has no simulated answers")
+
     def demo(self) -> DemoProject | None:
         return None
 
@@ -263,6 +270,12 @@ class NominalTaskType(TaskType):
 
     def aggregate(self, values, options):
         return majority(values, self.labels(options))
+
+    def simulated_answer(self, item, worker_number, rng, options):
+        """The row's own label most of the time (an atom's validity where it has one), another now and then."""
+        labels = list(self.labels(options))
+        known = item.atom.validity if item.atom is not None else item.example.source_label
+        return known if known in labels and rng.random() < 0.7 else rng.choice(labels)
 
 
 def parse_label(value, labels) -> str:

@@ -43,6 +43,11 @@ class DefeasibleAtom(TaskType):
     def categories(self, options):
         return sorted(EFFECT_LABELS)
 
+    def simulated_answer(self, item, worker_number, rng, options):
+        """The atom's gold effect, one step off now and then; a random effect where it has none."""
+        effect = item.atom.effect if item.atom is not None and item.atom.effect is not None else rng.randint(-2, 2)
+        return max(-2, min(2, effect + rng.choice((0, 0, 0, -1, 1))))
+
     def choices(self, options):
         return [Choice(value, f"{value:+d} {name}", str(number)) for number, (value, name) in
                 enumerate(sorted(EFFECT_LABELS.items()), start=1)]

@@ -175,6 +175,12 @@ class HypothesisWriting(TaskType):
             "text_answers": True,
         }
 
+    def simulated_answer(self, item, worker_number, rng, options):
+        wording = {"e": "surely true", "n": "perhaps true", "c": "surely false", "strengthener": "more likely",
+                   "weakener": "less likely"}
+        return {target: f"Simulated worker {worker_number} writes something {wording[target]} about item {item.pk}."
+                for target in self.targets(options)}
+
     def display(self, value, options):
         if not isinstance(value, dict):
             return super().display(value, options)

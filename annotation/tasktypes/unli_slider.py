@@ -11,6 +11,7 @@ from common.schema import Setting
 from common.vocabulary import LONG_NAMES
 
 MAX_POSITION = 10000
+DEFAULT_MIN_DELTA = 0.01  # the closest an easy item's answer must come, whatever its reference
 LOW_STEEPNESS = 0.3  # below the midpoint: fine resolution near 0
 HIGH_STEEPNESS = 0.02  # above the midpoint: almost linear
 # Probabilities marked under the slider track, placed through the position -> probability map.
@@ -98,10 +99,14 @@ class UNLISlider(TaskType):
     def aggregate(self, values, options):
         return Aggregate(median(values) if values else None)
 
-    def matches_reference(self, value, reference, rules=None):
-        # Within min(y, 1-y) / 4 of the reference y: tight near 0 and 1, loose in the middle.
+    def tolerance(self, reference, rules=None) -> float:
+        """How close an answer must come: min(y, 1-y) / 4 of the reference y (U-SNLI's rule: tight near 0 and 1,
+        loose in the middle), but at least the test's min_delta, or a reference of 0 would take exactly 0."""
         divisor = getattr(rules, "delta_divisor", 4.0)
-        return abs(value - reference) <= min(reference, 1 - reference) / divisor
+        return max(min(reference, 1 - reference) / divisor, getattr(rules, "min_delta", DEFAULT_MIN_DELTA))
+
+    def matches_reference(self, value, reference, rules=None):
+        return abs(value - reference) <= self.tolerance(reference, rules)
 
     qualification_score = "correlation (Pearson r) of your answers with the reference answers"
 
@@ -111,13 +116,26 @@ class UNLISlider(TaskType):
         # Imported here, not at the top: scipy costs seconds of start-up for every command.
         from evaluation.metrics.regression import unli_scores
 
-        easy_ok = all(self.matches_reference(a, r, rules) for a, r, e in zip(answers, references, easy) if e)
+        unmet = [f"An easy item (reference {r:.3g}) needs an answer within {self.tolerance(r, rules):.3g} of it; "
+                 f"yours was {a:.3g}." for a, r, e in zip(answers, references, easy)
+                 if e and not self.matches_reference(a, r, rules)]
+        easy_ok = not unmet
         pearson = spearman = float("nan")
         if len(answers) >= 3 and len(set(answers)) > 1 and len(set(references)) > 1:
             scores = unli_scores(references, answers)
             pearson, spearman = scores["pearson"], scores["spearman"]
-        passed = easy_ok and not math.isnan(pearson) and pearson > rules.min_pearson and spearman > rules.min_spearman
+        if math.isnan(pearson):
+            unmet.append("Your answers must vary from item to item for their correlation to be computed.")
+        else:
+            if not pearson > rules.min_pearson:
+                unmet.append(f"The correlation of your answers with the references (Pearson r) is {pearson:.2f}; "
+                             f"it must be above {rules.min_pearson:.2f}.")
+            if not spearman > rules.min_spearman:
+                unmet.append(f"The rank correlation (Spearman rho) is {spearman:.2f}; it must be above "
+                             f"{rules.min_spearman:.2f}.")
+        passed = not unmet
         return passed, {
+            "unmet": unmet,
             "score": None if math.isnan(pearson) else pearson,
             "pass_mark": rules.min_pearson,
             "easy_items_within_delta": easy_ok,
@@ -152,6 +170,12 @@ class UNLISlider(TaskType):
 
     def display(self, value, options):
         return "—" if value is None else f"{value:.4g}"
+
+    def simulated_answer(self, item, worker_number, rng, options):
+        # Around U-SNLI's class means (entailment high, contradiction near 0), spread on the logit scale.
+        centre = {"e": 0.9, "n": 0.45, "c": 0.04}.get(item.example.source_label, 0.5)
+        logit = math.log(centre / (1 - centre)) + rng.gauss(0, 0.8)
+        return probability_to_position(1 / (1 + math.exp(-logit)))
 
     def report_plot(self, settled):
         from annotation.services import plots

@@ -14,7 +14,7 @@ from django.views.decorators.http import require_POST, require_safe
 from annotation.formats import exportable, importable
 from annotation.forms import UploadForm
 from annotation.models import Assignment
-from annotation.services import access, adjudication, background, exporters, items, linking, quality
+from annotation.services import access, adjudication, background, exporters, items, linking, quality, simulation
 from annotation.services.progress import project_progress
 from annotation.services.projects import TRANSITIONS
 
@@ -32,6 +32,7 @@ def project_detail(request, slug):
         "export_formats": exportable(project.task, project.options),
         "validation": linking.validation_status(project),
         "queue_size": adjudication.queue(project).count(),
+        "simulated": simulation.has_simulated_answers(project),
         "next_statuses": sorted(TRANSITIONS[project.status]),
         **_item_table(request, project),
     })
@@ -90,6 +91,11 @@ def worker_detail(request, slug, worker_id):
         return redirect("worker_detail", slug=slug, worker_id=worker.pk)
     detail = quality.worker_detail(project, worker)
     detail["answers"] = Paginator(detail["answers"], PAGE_SIZE).get_page(request.GET.get("page"))
+    task, options = project.task, project.options
+    for answer in detail["answers"]:  # as people read them: a slider's 0.6078 rather than 0.6078378219382
+        item = answer.item
+        answer.shown = task.display(answer.value, options)
+        answer.final_shown = task.display(item.gold if item.is_gold else item.final_value, options)
     most = max((hour["answers"] for hour in detail["timeline"]), default=0)
     for hour in detail["timeline"]:
         hour["percent"] = round(100 * hour["answers"] / most)

@@ -3,7 +3,7 @@ from django.contrib.auth.decorators import login_required
 from django.shortcuts import render
 
 from annotation.models import AuditEntry
-from annotation.services import access, audit
+from annotation.services import access, audit, simulation
 from annotation.services.agreement import INTERACTIVE_PAIR_EVALUATIONS, project_report
 
 # Resamples behind the page's intervals; `manage.py agreement SLUG --bootstrap N` gives more.
@@ -66,6 +66,7 @@ def report(request, slug):
         "unavailable": [(UNAVAILABLE_NAMES.get(key, key), reason) for key, reason in figures["unavailable"].items()],
         "plots": result["plots"],
         "tables": result["tables"],
+        "simulated": simulation.has_simulated_answers(project),
     }
     return render(request, "annotation/report.html", context)
 

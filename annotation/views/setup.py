@@ -6,7 +6,6 @@ from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.core.paginator import Paginator
-from django.forms import BooleanField
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import Group
 from django.shortcuts import redirect, render
@@ -20,6 +19,7 @@ from annotation.services import access, background, instrument, items, projects,
 from annotation.services.importers import (
     GENERIC_FIELDS, ImportFileError, count_lines, import_file, label_map_pairs, label_values, preview,
 )
+from annotation.services.progress import project_progress
 from annotation.views.work import render_items, sample_items
 
 PAGE_SIZE = 25
@@ -36,7 +36,9 @@ def _form_errors(form, error: SettingError) -> None:
 def project_new(request):
     access.ensure_can_create_project(request.user)
     form_class = project_form_class(request.POST.get("task_type") or request.GET.get("task_type"))
-    form = form_class(request.POST if request.method == "POST" else None)
+    # A change of task type reloads the form with what was typed so far in the query string (reload_on_change.js).
+    typed = {name: value for name, value in request.GET.items() if name in form_class.base_fields}
+    form = form_class(request.POST if request.method == "POST" else None, initial=typed)
     if request.method == "POST" and form.is_valid():
         data = dict(form.cleaned_data)
         try:
@@ -60,7 +62,8 @@ def project_settings(request, slug):
     form = form_class(request.POST if request.method == "POST" else None, initial=project_settings_initial(project))
     if request.method == "POST" and form.is_valid():
         # Fields the request left out keep their values (a browser omits only unticked boxes: those are False).
-        sent = {name for name in form.changed_data if name in request.POST or isinstance(form.fields[name], BooleanField)}
+        sent = {name for name in form.changed_data
+                if not form.fields[name].widget.value_omitted_from_data(request.POST, request.FILES, name)}
         changes = {name: form.cleaned_data[name] for name in sent}
         try:
             projects.update_project(project, changed_by=request.user, **changes)
@@ -83,6 +86,9 @@ def project_settings(request, slug):
 @require_POST
 def project_status(request, slug):
     project = access.project_for(request.user, slug, "manage")
+    if request.POST.get("status") == project.Status.CLOSED and not request.POST.get("confirm"):
+        # Closing stops every worker at once: the author says so twice.
+        return render(request, "annotation/confirm_close.html", {"project": project, "progress": project_progress(project)})
     try:
         projects.set_status(project, request.POST.get("status", ""), changed_by=request.user)
     except SettingError as exc:

@@ -94,6 +94,10 @@ def enter(request, slug):
         request.mturk_frame = True
         return _mturk_preview(request, project)
     try:
+        if _would_switch_account(request) and not request.POST.get("switch"):
+            # Someone signed in with an account of their own (an author trying the link) is asked first.
+            crowd.check_link(project, request.GET)
+            return render(request, "annotation/entry_switch.html", {"project": project})
         session = crowd.enter(project, request.GET)
     except crowd.EntryError as exc:
         request.mturk_frame = "assignmentId" in request.GET
@@ -101,6 +105,11 @@ def enter(request, slug):
     if request.user != session.worker:
         login(request, session.worker, backend="common.auth.RoleLoadingModelBackend")
     return redirect("work", slug=slug)
+
+
+def _would_switch_account(request) -> bool:
+    """Signed in with an account that is not a crowd account: entering would sign them out of it."""
+    return request.user.is_authenticated and access.crowd_study(request.user) is None
 
 
 def sample_items(project) -> list:
@@ -209,6 +218,7 @@ def _render_page(request, project, assignment, error=None, values=None, status=2
 
 def render_items(request, project, items, assignment=None, error=None, values=None, status=200, mturk_preview=False):
     """A worker's page of items; without an assignment it is a read-only preview (nothing can be sent)."""
+    session = crowd.session_of(project, request.user)
     context = {
         "mturk_preview": mturk_preview,
         "project": project,
@@ -216,7 +226,9 @@ def render_items(request, project, items, assignment=None, error=None, values=No
         "items": items,
         "error": error,
         "values": values or {},
-        "crowd": crowd.session_of(project, request.user) is not None,
+        "crowd": session is not None,
+        # Finishing is offered only where it would give the code (never on a first page it would refuse).
+        "may_finish": session is not None and assignment is not None and crowd.may_finish(session),
         "draft": drafts.draft_of(assignment) if assignment else {},
         "abandon_minutes": abandon_minutes(project),
         **task_context(project.task, project.options),
@@ -266,7 +278,8 @@ def submit(request, slug, assignment_id):
         messages.warning(request, "That page was submitted after its time ran out; your answers were kept.")
     else:
         count = len(result.items)
-        messages.success(request, f"Saved {count} answer{pluralize(count)}. Here is the next page.")
+        # Not "here is the next page": the next view may be the end of the study.
+        messages.success(request, f"Saved {count} answer{pluralize(count)}.")
     return redirect("work", slug=slug)
 
 

@@ -112,4 +112,7 @@ def test_an_author_runs_a_paid_slider_study_in_the_browser(sign_in, demo_server)
     assert len(exported) == 3040 - 2 and list(exported[0])[:6] == ["id", "pre", "hyp", "nli", "unli", "unli_source"]
     assert {row["unli_source"] for row in exported} == {"imported"}  # the 2 gold checks are not data
     author.get_by_role("button", name="Close").click()
+    expect(author.get_by_role("heading", level=1)).to_have_text("Close this study?")
+    expect(author.get_by_role("alert")).to_contain_text("pages in progress can no longer be submitted")
+    author.get_by_role("button", name="Close the study").click()
     expect(author.locator("#study-status")).to_have_text("Closed")

@@ -71,8 +71,12 @@ def test_the_admin_action_forgets_the_selected_participants(study, participant, 
     client = Client()
     client.force_login(admin)
     selected = CrowdSession.objects.filter(participant_id=PID).values_list("pk", flat=True)
-    response = client.post("/admin/annotation/crowdsession/", {
-        "action": "forget_participants", "_selected_action": [str(pk) for pk in selected]})
+    chosen = {"action": "forget_participants", "_selected_action": [str(pk) for pk in selected]}
+    response = client.post("/admin/annotation/crowdsession/", chosen)
+    assert response.status_code == 200  # first the list of who will be forgotten, nothing erased yet
+    assert f"prolific: {PID}" in response.content.decode() and "cannot be undone" in response.content.decode()
+    assert CrowdSession.objects.filter(participant_id=PID).exists()
+    response = client.post("/admin/annotation/crowdsession/", {**chosen, "confirmed": "1"})
     assert response.status_code == 302
     assert not CrowdSession.objects.filter(participant_id=PID).exists()
     assert Annotation.objects.filter(worker=participant).count() == 2

@@ -24,6 +24,7 @@ class Command(BaseCommand):
         parser.add_argument("--min-pearson", type=float, default=0.7)
         parser.add_argument("--min-spearman", type=float, default=0.4)
         parser.add_argument("--delta-divisor", type=float, default=4.0)
+        parser.add_argument("--min-delta", type=float, default=0.01)
         parser.add_argument("--show-feedback", action="store_true",
                             help="after an attempt, show each item's reference answer")
         parser.add_argument("--json", action="store_true")
@@ -59,7 +60,7 @@ class Command(BaseCommand):
                 opts["slug"], opts["task_type"], rows, title=opts["title"], options=options or None, projects=projects,
                 max_attempts=opts["max_attempts"],
                 min_accuracy=opts["min_accuracy"], min_pearson=opts["min_pearson"],
-                min_spearman=opts["min_spearman"], delta_divisor=opts["delta_divisor"],
+                min_spearman=opts["min_spearman"], delta_divisor=opts["delta_divisor"], min_delta=opts["min_delta"],
             )
         except QualificationError as exc:
             raise CommandError(str(exc)) from None

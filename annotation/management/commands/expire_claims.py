@@ -4,6 +4,7 @@ import time
 from django.core.management.base import BaseCommand
 from django.db import close_old_connections
 
+from annotation.services import files
 from annotation.services.assignments import expire_all_stale
 
 
@@ -11,7 +12,8 @@ class Command(BaseCommand):
     help = (
         "Return the items of overdue pages, and of pages abandoned (no sign of life from their browser for the "
         "project's abandon_after_minutes), to the pool. With --every N it keeps doing so every N seconds: "
-        "bin/serve runs it that way, the one place where pages expire (claims never scan for them)."
+        "bin/serve runs it that way, the one place where pages expire (claims never scan for them); the loop also "
+        "removes stale uploads and old jobs' files once an hour (remove_stale_files)."
     )
 
     def add_arguments(self, parser):
@@ -25,9 +27,13 @@ class Command(BaseCommand):
             return
         self.stdout.write(f"expiring overdue pages every {opts['every']:g} s")
         self.stdout.flush()
+        files_removed_at = 0.0
         while True:
             try:
                 expire_all_stale()
+                if time.monotonic() - files_removed_at >= files.EVERY_SECONDS:
+                    files.remove_stale_files()
+                    files_removed_at = time.monotonic()
             except Exception as error:  # noqa: BLE001  (a database restart must not end the loop)
                 self.stderr.write(f"expiry failed, trying again in {opts['every']:g} s: {error!r}")
             close_old_connections()

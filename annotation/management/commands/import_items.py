@@ -3,7 +3,7 @@ import sys
 from tqdm import tqdm
 
 from annotation.management.project_command import ProjectCommand
-from annotation.services.importers import FORMATS, import_file
+from annotation.services.importers import IMPORT_FORMATS, import_file
 
 
 class Command(ProjectCommand):
@@ -11,7 +11,7 @@ class Command(ProjectCommand):
 
     def add_project_arguments(self, parser):
         parser.add_argument("path")
-        parser.add_argument("--format", required=True, choices=FORMATS)
+        parser.add_argument("--format", required=True, choices=IMPORT_FORMATS)
         parser.add_argument(
             "--map",
             action="append",
