@@ -221,11 +221,11 @@ class ProjectViewSet(
     def export(self, request, slug=None):
         project = self._project("export")
         fmt = request.query_params.get("as", "jsonl")
-        options = exporters.options_from(request.query_params)
         try:
+            options = exporters.options_from(request.query_params)
             chunks = exporters.export(project, fmt, options)
         except exporters.ExportError as exc:
-            return error_response(400, str(exc), "as")
+            return error_response(400, str(exc), exc.field)
         exporters.record_export(project, fmt, request.user, via="api", options=options)
         response = StreamingHttpResponse(chunks, content_type=exporters.content_type(fmt))
         response["Content-Disposition"] = f'attachment; filename="{exporters.file_name(project, fmt)}"'
@@ -235,14 +235,19 @@ class ProjectViewSet(
         request=None,
         parameters=[OpenApiParameter("include_gold", bool, description="also write the gold checks, flagged"),
                     OpenApiParameter("include_unanswered", bool, description="also write items without a label yet")],
-        responses={202: OpenApiResponse(BackgroundImportSerializer, description="the bundle's job")},
+        responses={202: OpenApiResponse(BackgroundImportSerializer, description="the bundle's job"),
+                   400: ErrorSerializer},
     )
     @action(detail=True, methods=["post"])
     def bundle(self, request, slug=None):
         """Start building the dataset bundle (every fitting format, instrument versions, data statement,
         validation) as a job; its zip is downloaded from the job once done."""
         project = self._project("export")
-        job = background.start_bundle(project, request.user, exporters.options_from(request.query_params))
+        try:
+            options = exporters.options_from(request.query_params)
+        except exporters.ExportError as exc:
+            return error_response(400, str(exc), exc.field)
+        job = background.start_bundle(project, request.user, options)
         return Response({"job": job.pk, "url": f"/api/v1/jobs/{job.pk}/"}, status=status.HTTP_202_ACCEPTED)
 
 

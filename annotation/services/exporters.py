@@ -16,7 +16,11 @@ __all__ = ["FORMATS", "ExportError", "ExportOptions", "check_format", "content_t
 
 
 class ExportError(ValueError):
-    """An export that cannot be made as asked; raised before anything is streamed."""
+    """An export that cannot be made as asked; raised before anything is streamed. field: what was wrong."""
+
+    def __init__(self, message: str, field: str = "as"):
+        super().__init__(message)
+        self.field = field
 
 
 def content_type(fmt: str) -> str:
@@ -45,12 +49,17 @@ def export(project: Project, fmt: str, options: ExportOptions = ExportOptions())
 
 
 TRUE_WORDS = ("1", "true", "yes", "on")
+FALSE_WORDS = ("", "0", "false", "no", "off")
 
 
 def options_from(params) -> ExportOptions:
-    """Export options from a query string or form (include_gold, include_unanswered: 1, true, yes or on)."""
+    """Export options from a query string or form (include_gold, include_unanswered: 1, true, yes or on;
+    0, false, no, off or absent). Anything else is refused rather than read as "no"."""
     def asked(name):
-        return str(params.get(name, "")).strip().lower() in TRUE_WORDS
+        word = str(params.get(name, "")).strip().lower()
+        if word not in TRUE_WORDS + FALSE_WORDS:
+            raise ExportError(f"{name} must be true or false, not {params.get(name)!r}", field=name)
+        return word in TRUE_WORDS
 
     return ExportOptions(include_unanswered=asked("include_unanswered"), include_gold=asked("include_gold"))
 

@@ -135,13 +135,13 @@ def send_to_validation(request, slug):
 def export_job(request, slug):
     """Prepare an export as a file in the background (for large studies), to download from its job page."""
     project = access.project_for(request.user, slug, "export")
-    options = exporters.options_from(request.POST)
     try:
+        options = exporters.options_from(request.POST)
         if request.POST.get("format") == "bundle":
             job = background.start_bundle(project, request.user, options)
         else:
             job = background.start_export(project, request.POST.get("format", ""), request.user, options)
-    except background.JobError as exc:
+    except (background.JobError, exporters.ExportError) as exc:
         messages.error(request, f"Not exported: {exc}")
         return redirect("project_detail", slug=slug)
     return redirect("jobs:detail", job_id=job.pk)
@@ -150,8 +150,8 @@ def export_job(request, slug):
 @login_required
 def project_export(request, slug, fmt):
     project = access.project_for(request.user, slug, "export")
-    options = exporters.options_from(request.GET)
     try:
+        options = exporters.options_from(request.GET)
         chunks = exporters.export(project, fmt, options)
     except exporters.ExportError as exc:
         return HttpResponseBadRequest(str(exc), content_type="text/plain; charset=utf-8")

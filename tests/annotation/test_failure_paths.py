@@ -389,3 +389,17 @@ def test_schema_valid_requests_are_accepted_and_every_refusal_has_a_code(make_pr
                                                 content_type="multipart/form-data; boundary=xyz")
     assert empty.status_code == 400 and empty["Content-Type"] == "application/json"
     assert empty.json() == {"detail": "is required", "code": "invalid", "field": "answers"}
+
+
+def test_export_flags_that_are_not_true_or_false_are_refused_not_read_as_no(make_project, author):
+    project = make_project("nli_label", slug="flags")
+    api = signed_in(author, api=True)
+    for path, method in ((f"/api/v1/projects/{project.slug}/bundle/", api.post),
+                         (f"/api/v1/projects/{project.slug}/export/", api.get)):
+        refused = method(f"{path}?as=jsonl&include_unanswered=true&include_gold=628")
+        assert refused.status_code == 400, path
+        assert refused.json()["field"] == "include_gold" and "true or false" in refused.json()["detail"]
+    assert api.post(f"/api/v1/projects/{project.slug}/bundle/?include_gold=false").status_code == 202
+    assert Job.objects.filter(kind="bundle").count() == 1  # the refused one started nothing
+    page = signed_in(author).get(f"/projects/{project.slug}/export/jsonl/?include_gold=maybe")
+    assert page.status_code == 400 and b"include_gold must be true or false" in page.content
