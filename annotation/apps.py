@@ -1,4 +1,14 @@
 from django.apps import AppConfig
+from django.core import checks
+
+
+def task_type_contract(app_configs=None, **kwargs):
+    """Django system check: every registered task type keeps the contract (annotation.tasktypes.checks)."""
+    from annotation.services.projects import COMMON_SETTINGS
+    from annotation.tasktypes import TASK_TYPES
+    from annotation.tasktypes.checks import check_task_types
+
+    return check_task_types(TASK_TYPES.values(), {setting.name for setting in COMMON_SETTINGS})
 
 
 class AnnotationConfig(AppConfig):
@@ -7,3 +17,5 @@ class AnnotationConfig(AppConfig):
 
     def ready(self):
         from annotation.services import background  # noqa: F401  registers the import and export job kinds
+
+        checks.register(task_type_contract)

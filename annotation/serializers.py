@@ -3,7 +3,7 @@ from rest_framework import serializers
 from annotation.models import AdjudicationRecord, Assignment, Item, Project
 from annotation.services.importers import IMPORT_FORMATS
 from annotation.services.importers import PURPOSES as IMPORT_PURPOSES
-from annotation.services.projects import all_settings
+from annotation.services.projects import all_settings, settings_schema
 from annotation.tasktypes import TASK_TYPE_CHOICES, TASK_TYPES
 from common.api_schema import UploadField
 
@@ -34,6 +34,7 @@ class ProjectSerializer(serializers.Serializer):
 
     def get_fields(self):
         fields = super().get_fields()
+        fields["task_type"].choices = TASK_TYPE_CHOICES  # the registry now: plug-ins may register after import
         for name in COLUMN_SETTINGS:
             fields[name] = SETTINGS.get(name).serializer_field()
         return fields
@@ -53,7 +54,8 @@ class ProjectSerializer(serializers.Serializer):
             # What the work is, never how it is checked or paid (completion codes); a crowd worker's own
             # code appears once they have earned it.
             data = {name: value for name, value in data.items() if name in WORKER_FIELDS}
-            data["options"] = {name: value for name, value in project.options.items() if name in WORKER_OPTIONS}
+            shown = {setting.name for setting in settings_schema(project.task) if setting.worker_visible and not setting.column}
+            data["options"] = {name: value for name, value in project.options.items() if name in shown}
             earned_code = self.context.get("earned_code")
             code = earned_code(project) if earned_code else None
             if code:
@@ -64,7 +66,6 @@ class ProjectSerializer(serializers.Serializer):
 # What a worker is shown of a project: what it is, and the settings each declares workers see.
 WORKER_FIELDS = ("slug", "task_type", "owner", "created_at", "status",
                  *(setting.name for setting in SETTINGS if setting.column and setting.worker_visible))
-WORKER_OPTIONS = tuple(setting.name for setting in SETTINGS if not setting.column and setting.worker_visible)
 
 
 # Every claim answers with these two. Plain serializers with their fields written out, not ModelSerializers:

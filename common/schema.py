@@ -20,6 +20,7 @@ from rest_framework import serializers
 TRUE_WORDS = {"1", "true", "yes", "on"}
 FALSE_WORDS = {"0", "false", "no", "off"}
 KINDS = ("int", "float", "bool", "str", "text", "choice", "json", "project")
+IMPORT_SOURCES = ("", "label_set")
 SLUG = re.compile(r"[-a-zA-Z0-9_]+")
 
 
@@ -29,6 +30,11 @@ class SettingError(ValueError):
     def __init__(self, errors: Mapping[str, str]):
         self.errors = dict(errors)
         super().__init__("; ".join(f"{name}: {message}" for name, message in self.errors.items()))
+
+
+def _argparse_text(text: str) -> str:
+    """Help text as argparse reads it: it formats help with %, so a default such as "99%" must be %%."""
+    return text.replace("%", "%%")
 
 
 def _choice_key(value) -> str:
@@ -54,10 +60,17 @@ class Setting:
     # Workers see it or answer with it (the instructions, the labels, a slider's ticks): it is part of the
     # instrument a page records (annotation.services.instrument) and of a project as workers see it.
     worker_visible: bool = False
+    # It says what collected answers mean (the labels, the scale): refused once a project has answers.
+    fixed_once_answered: bool = False
+    # Where an import may set it: "label_set" takes the label set the imported rows carry (ChaosNLI's
+    # alpha-NLI files bring 1/2); "" for never.
+    import_source: str = ""
 
     def __post_init__(self):
         if self.kind not in KINDS:
             raise ValueError(f"setting {self.name}: unknown kind {self.kind!r}")
+        if self.import_source not in IMPORT_SOURCES:
+            raise ValueError(f"setting {self.name}: unknown import source {self.import_source!r}")
 
     @property
     def title(self) -> str:
@@ -198,12 +211,14 @@ class Setting:
 
     def add_argument(self, parser: argparse.ArgumentParser) -> None:
         if self.kind == "bool" and self.default is False:  # a flag; left out it stays None (not given)
-            parser.add_argument(self.option, dest=self.name, action="store_const", const=True, default=None, help=self.help)
+            parser.add_argument(self.option, dest=self.name, action="store_const", const=True, default=None,
+                                help=_argparse_text(self.help))
             return
         extra = f" (default: {_choice_key(self.default) if self.default not in (None, '') else 'none'})"
         if self.kind == "choice":
             extra = f" ({' | '.join(_choice_key(c) for c, _ in self.choices)}){extra}"
-        parser.add_argument(self.option, dest=self.name, default=None, metavar=self.kind.upper(), help=self.help + extra)
+        parser.add_argument(self.option, dest=self.name, default=None, metavar=self.kind.upper(),
+                            help=_argparse_text(self.help + extra))
 
 
 @dataclass(frozen=True)

@@ -364,16 +364,13 @@ def _settled_items(project: Project):
             yield example_id, source_label, update_type, float(final)
 
 
-def _agreement_plot(table: AnnotationTable) -> dict:
+def _agreement_plot(table: AnnotationTable, project: Project) -> dict:
     if table.level == "nominal":
         values = item_pair_agreement(table.counts)
         xlabel, value_range = "share of annotator pairs that agree on the item", (0.0, 1.0)
     else:
         values = item_mean_abs_difference(table.values_by_item())
-        if table.level == "ordinal":
-            xlabel, value_range = "mean absolute difference between two annotators' effects", (0.0, 4.0)
-        else:
-            xlabel, value_range = "mean absolute difference between two annotators' probabilities", (0.0, 1.0)
+        xlabel, value_range = project.task.difference_axis(project.options)
     plot = {"title": "Agreement per item", "svg": None, "empty": None}
     if len(values) == 0:
         plot["empty"] = "No item has two or more annotations yet."
@@ -397,6 +394,6 @@ def project_report(
     else:
         table = load_annotations(project)
         figures = _project_figures(project, table, bootstrap, seed, max_pair_evaluations)
-        agreement_plot = _agreement_plot(table)
+        agreement_plot = _agreement_plot(table, project)
     report_plots = [plot for plot in (task_plot, agreement_plot) if plot is not None]
     return {"figures": figures, "plots": report_plots, "tables": task.report_tables(project)}

@@ -419,10 +419,12 @@ class ExampleRowChecks:
             if len(self.label_sets) > 1:
                 errors.append((self.first_voted_line, "label_counter", "the file mixes label sets"))
             else:
-                wanted = list(next(iter(self.label_sets)))
-                current = self.project.options.get("labels")
-                if current and current != wanted and self.project.examples.exists():
-                    errors.append((self.first_voted_line, "label_counter", f"the project uses labels {current}, the file {wanted}"))
+                current = self.project.options
+                conflicts = {name: value for name, value in _options_changed_by(self.project, next(iter(self.label_sets))).items()
+                             if current.get(name) is not None}
+                if conflicts and self.project.examples.exists():
+                    errors.extend((self.first_voted_line, "label_counter", f"the project uses {name} {current[name]}, "
+                                   f"the file {value}") for name, value in conflicts.items())
         errors.sort(key=lambda error: error[0] or 0)
 
     def _repeated_ids(self, errors: list, ids_at) -> None:
@@ -443,6 +445,13 @@ class ExampleRowChecks:
                     errors.append((line, "id", f"repeats the id of line {first_of[ids[line]]}"))
                 else:
                     first_of[ids[line]] = line
+
+
+def _options_changed_by(project: Project, label_set: tuple[str, ...]) -> dict:
+    """The project's settings an import of rows voting with `label_set` would change (the task type says
+    which settings an import sets)."""
+    wanted = project.task.options_from_import(project.options, tuple(label_set))
+    return {name: value for name, value in wanted.items() if project.options.get(name) != value}
 
 
 def _check_example_rows(project: Project, rows: list[ExampleRow], errors: list) -> None:
@@ -467,8 +476,9 @@ def _write_example_batches(project: Project, batches, label_sets: set, purpose: 
     existing = dict(project.examples.values_list("key", "id"))
     if not task.label_distributions:
         label_sets = set()  # votes are kept only where items collect label distributions
-    if label_sets and project.options.get("labels") != list(next(iter(label_sets))):
-        project.options = {**project.options, "labels": list(next(iter(label_sets)))}
+    changes = _options_changed_by(project, next(iter(label_sets))) if label_sets else {}
+    if changes:
+        project.options = {**project.options, **changes}
         project.save(update_fields=["options"])
     position = project.examples.count()
     for rows in batches:

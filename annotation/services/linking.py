@@ -85,7 +85,7 @@ def send_to_validation(project: Project, assignment: Assignment | None = None) -
 def after_submit(project: Project, assignment: Assignment) -> None:
     """A project set to send on submit sends each submitted page's pairs at once. The page is stored
     already: a send that fails is logged, and the author's next send takes its pairs."""
-    if not project.options.get("auto_send"):
+    if not project.task.sends_on_submit(project.options):
         return
     try:
         send_to_validation(project, assignment)
@@ -254,4 +254,4 @@ def validation_status(project: Project) -> dict | None:
     linked = project.validation_project
     sent = Example.objects.filter(project=linked, origin__item__project=project).count() if linked else 0
     return {"project": linked, "answers": _written_answers(project).count(), "sent": sent,
-            "auto_send": bool(project.options.get("auto_send"))}
+            "sends_on_submit": project.task.sends_on_submit(project.options)}

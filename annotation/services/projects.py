@@ -77,8 +77,6 @@ COMMON_SETTINGS = (
     Setting("coherence_exclusive_per_worker", "bool", False, "a worker never gets two items of one coherence "
             "group, even on different pages"),
 )
-# Settings that change what collected answers mean: refused once a project has answers.
-FIXED_ONCE_ANSWERED = ("task_type", "labels", "targets")
 
 
 def settings_schema(task) -> Schema:
@@ -190,7 +188,9 @@ def update_project(project: Project, changed_by=None, **changes) -> Project:
     labels) are refused once the project has answers. The change is written to the audit log (changed_by:
     the user, None for the command line)."""
     schema = settings_schema(project.task)
-    fixed = [name for name in FIXED_ONCE_ANSWERED if name in changes and changes[name] != current_setting(project, schema, name)]
+    # The task type, and the settings that declare they give answers their meaning.
+    meaning = ["task_type", *(setting.name for setting in schema if setting.fixed_once_answered)]
+    fixed = [name for name in meaning if name in changes and changes[name] != current_setting(project, schema, name)]
     if fixed and has_answers(project):
         raise SettingError({fixed[0]: "cannot change once the project has answers: they were given on the old "
                                       "scale (clone the study to change it)"})

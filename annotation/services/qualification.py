@@ -25,6 +25,9 @@ def create_test(slug: str, task_type: str, rows: list[dict], title: str = "", op
     options = {**task.default_options(), **(options or {})}
     if not rows:
         raise QualificationError("a qualification test needs at least one reference item")
+    for setting in task.settings:  # one test grades answers on one scale
+        if setting.fixed_once_answered and len({repr(project.options.get(setting.name)) for project in projects}) > 1:
+            raise QualificationError(f"the projects differ in {setting.name}; make one test per {setting.name} value")
     items = []
     pools_of = {(project.pk, pool): pools.item_members(project, pool) for project in projects
                 for pool in (pools.DATA, pools.GOLD)}

@@ -107,6 +107,8 @@ class TaskType(ABC):
     answer_help: ClassVar[str] = ""
     # Per-atom task types: the field of an atom row (atoms import) that holds a gold atom's reference.
     atom_reference_field: ClassVar[str] = ""
+    # False declares that the task type has no demo study (otherwise demo() must give one).
+    has_demo: ClassVar[bool] = True
 
     @property
     def template(self) -> str:
@@ -130,6 +132,11 @@ class TaskType(ABC):
         NLI relation."""
         return NLI.labels
 
+    def options_from_import(self, options: dict, label_set: tuple[str, ...]) -> dict:
+        """The settings an import sets from what its rows carry ({name: value}), given the label set of
+        the rows' imported votes; by default each setting declaring `import_source="label_set"` takes it."""
+        return {setting.name: list(label_set) for setting in self.settings if setting.import_source == "label_set"}
+
     def writes_updates(self, options: dict) -> bool:
         """Workers write updates of the example's hypothesis (the delta-NLI collection protocol)."""
         return False
@@ -144,6 +151,11 @@ class TaskType(ABC):
     @abstractmethod
     def parse_answer(self, answer: dict, options: dict) -> tuple[Any, Any]:
         """Validate one answer dict (its "value" key) and return (raw, normalised value)."""
+
+    @abstractmethod
+    def example_answers(self, options: dict) -> list:
+        """A few valid answer values (what a submit's "value" carries), in the spellings workers and API
+        clients may use: tests, fuzzers and the demo's simulated workers answer with them."""
 
     def parse_reference(self, value, options: dict):
         """A reference or final label (adjudication, qualification, gold) in normalised form."""
@@ -189,6 +201,11 @@ class TaskType(ABC):
         """The ordered values of a categorical scale (agreement, distributions); None for a continuous one."""
         return None
 
+    def difference_axis(self, options: dict) -> tuple[str, tuple[float, float] | None]:
+        """The agreement report's axis for ordinal and interval scales: what the mean absolute difference
+        between two annotators' answers is of, and its range (None: from the data)."""
+        return "mean absolute difference between two annotators' answers", None
+
     def choices(self, options: dict) -> list[Choice]:
         """The answer buttons, in order; empty for a task answered otherwise (a slider, a text)."""
         return []
@@ -225,6 +242,10 @@ class TaskType(ABC):
         """The project that validates this task type's answers; None: its answers are not sent anywhere."""
         return None
 
+    def sends_on_submit(self, options: dict) -> bool:
+        """Each submitted page's pairs go to validation at once (LINK_SETTINGS' auto_send)."""
+        return bool(options.get("auto_send"))
+
     def validation_pairs(self, example, value, options: dict) -> list[WrittenPair]:
         """The pairs one stored answer sends to validation."""
         return []
@@ -236,8 +257,9 @@ class TaskType(ABC):
 
     def simulated_answer(self, item, worker_number: int, rng, options: dict):
         """A plausible answer to `item` (the submitted "value") from the demo's simulated worker
-        `worker_number`, drawn with `rng` (random.Random): demo studies show their pages filled in."""
-        raise NotImplementedError(f"{self.label} has no simulated answers")
+        `worker_number`, drawn with `rng` (random.Random): demo studies show their pages filled in. By
+        default one of the example answers."""
+        return rng.choice(self.example_answers(options))
 
     def demo(self) -> DemoProject | None:
         return None
@@ -271,11 +293,60 @@ class NominalTaskType(TaskType):
     def aggregate(self, values, options):
         return majority(values, self.labels(options))
 
+    def example_answers(self, options):
+        labels = list(self.labels(options))
+        return [*labels, labels[0].upper(), f" {labels[-1]} "]  # any case, spaces around
+
     def simulated_answer(self, item, worker_number, rng, options):
         """The row's own label most of the time (an atom's validity where it has one), another now and then."""
         labels = list(self.labels(options))
         known = item.atom.validity if item.atom is not None else item.example.source_label
         return known if known in labels and rng.random() < 0.7 else rng.choice(labels)
+
+
+class OrdinalTaskType(TaskType):
+    """A rating scale of whole numbers: one more answer when two answers are two or more steps apart; the
+    label is the median (an even count split between two values is a tie). A subclass gives its scale."""
+
+    agreement_level = "ordinal"
+    aggregation = "median"
+    # What annotators give, as the report names it ("ratings", "effects").
+    rated: ClassVar[str] = "ratings"
+
+    @abstractmethod
+    def scale(self, options: dict) -> dict[int, str]:
+        """Each value of the scale and its name, e.g. {1: "Certainly false", ..., 5: "Certainly true"}."""
+
+    def categories(self, options):
+        return sorted(self.scale(options))
+
+    def choices(self, options):
+        return [Choice(value, self.choice_name(value, name), str(number))
+                for number, (value, name) in enumerate(sorted(self.scale(options).items()), start=1)]
+
+    def choice_name(self, value: int, name: str) -> str:
+        return f"{value} {name}"
+
+    def parse_answer(self, answer, options):
+        values = self.categories(options)
+        value = require_int(answer, "value", values[0], values[-1])
+        if value not in values:
+            raise AnswerError("value", f"must be one of {', '.join(map(str, values))}, got {value}")
+        return {"value": value}, value
+
+    def example_answers(self, options):
+        values = self.categories(options)
+        return [*values, str(values[-1]), f" {values[0]} "]  # numbers given as text are read too
+
+    def disagree(self, raws, values, options):
+        return max(values) - min(values) >= 2
+
+    def aggregate(self, values, options):
+        return median_or_tie(values)
+
+    def difference_axis(self, options):
+        values = self.categories(options)
+        return f"mean absolute difference between two annotators' {self.rated}", (0.0, float(values[-1] - values[0]))
 
 
 def parse_label(value, labels) -> str:
@@ -349,7 +420,8 @@ LINK_SETTINGS = (
 
 
 __all__ = [
-    "AnswerError", "Aggregate", "Choice", "DemoProject", "TaskType", "NominalTaskType", "majority", "median_or_tie",
+    "AnswerError", "Aggregate", "Choice", "DemoProject", "TaskType", "NominalTaskType", "OrdinalTaskType", "majority",
+    "median_or_tie",
     "ValidationSetup", "WrittenPair", "LINK_SETTINGS",
     "parse_label", "require_int", "require_probability",
 ]

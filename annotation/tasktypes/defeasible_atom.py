@@ -1,5 +1,5 @@
 """Defeasible atom effect: how does the update U change the likelihood of atom a given P? (-2..+2)"""
-from annotation.tasktypes.base import Choice, DemoProject, TaskType, median_or_tie, require_int
+from annotation.tasktypes.base import DemoProject, OrdinalTaskType
 from annotation.tasktypes.demo_text import atom_example_rows, atom_rows, worked_examples
 from common.vocabulary import UPDATE
 
@@ -12,45 +12,36 @@ EFFECT_LABELS = {
 }
 
 
-class DefeasibleAtom(TaskType):
+class DefeasibleAtom(OrdinalTaskType):
     name = "defeasible_atom"
     label = "Defeasible atom effect (-2..+2)"
-    agreement_level = "ordinal"
+    rated = "effects"
     per_atom = True
     default_items_per_page = 5
     uses_updates = True
-    aggregation = "median"
     answer_help = "the effect of the update on the atom, a whole number from -2 to 2"
     atom_reference_field = "effect"
 
     def example_labels(self, options):
         return UPDATE.labels  # an example's label is its update's type
 
-    def parse_answer(self, answer, options):
-        value = require_int(answer, "value", -2, 2)
-        return {"value": value}, value
-
     def gold_reference(self, example, atom, options):
         return atom.effect if atom is not None else None
 
+    def scale(self, options):
+        return EFFECT_LABELS
+
+    def choice_name(self, value, name):
+        return f"{value:+d} {name}"
+
     def disagree(self, raws, values, options):
-        # Two answers that are 2 or more apart, or on opposite sides of "no effect".
-        return (max(values) - min(values) >= 2) or (min(values) < 0 < max(values))
-
-    def aggregate(self, values, options):
-        return median_or_tie(values)
-
-    def categories(self, options):
-        return sorted(EFFECT_LABELS)
+        # Two or more steps apart, as on any rating scale, or on opposite sides of "no effect".
+        return super().disagree(raws, values, options) or (min(values) < 0 < max(values))
 
     def simulated_answer(self, item, worker_number, rng, options):
         """The atom's gold effect, one step off now and then; a random effect where it has none."""
         effect = item.atom.effect if item.atom is not None and item.atom.effect is not None else rng.randint(-2, 2)
         return max(-2, min(2, effect + rng.choice((0, 0, 0, -1, 1))))
-
-    def choices(self, options):
-        return [Choice(value, f"{value:+d} {name}", str(number)) for number, (value, name) in
-                enumerate(sorted(EFFECT_LABELS.items()), start=1)]
 
     def report_plot(self, settled):
         import pandas as pd

@@ -15,7 +15,12 @@ def demo_text() -> dict:
 
 
 def worked_examples(slug: str) -> list[dict]:
-    return demo_text()["worked_examples"][slug]
+    """The worked examples written for demo study `slug`; a demo with none passes [] itself."""
+    written = demo_text()["worked_examples"]
+    if slug not in written:
+        raise ValueError(f"demo_text.json has no worked examples for {slug!r}: add them, or give the demo "
+                         "study worked_examples=[]")
+    return written[slug]
 
 
 def scene_rows():

@@ -63,7 +63,8 @@ class HypothesisWriting(TaskType):
     settings = (
         Setting("targets", "choice", HYPOTHESES, "what a worker writes for each item",
                 choices=((HYPOTHESES, "An entailed, a neutral and a contradicted hypothesis (SNLI, MNLI)"),
-                         (UPDATES, "A strengthening and a weakening update of the hypothesis (delta-NLI)")), worker_visible=True),
+                         (UPDATES, "A strengthening and a weakening update of the hypothesis (delta-NLI)")), worker_visible=True,
+                fixed_once_answered=True),
         Setting("min_words", "int", 3, "the fewest words a written sentence may have", minimum=1, maximum=100, worker_visible=True),
         Setting("max_words", "int", 30, "the most words a written sentence may have", minimum=1, maximum=200, worker_visible=True),
         Setting("max_characters", "int", 250, "the most characters a written sentence may have", minimum=10,
@@ -112,6 +113,13 @@ class HypothesisWriting(TaskType):
             seen[key] = TARGET_NAMES[target]
             sentences[target] = sentence
         return sentences, sentences
+
+    def example_answers(self, options):
+        wordings = ("Someone is somewhere today.", "It may rain later in the day.", "Nobody is anywhere at all.",
+                    "The place looks busier than usual.", "The place is empty this morning.")
+        targets = self.targets(options)
+        return [{target: wordings[(index + shift) % len(wordings)] for index, target in enumerate(targets)}
+                for shift in range(2)]
 
     def _sentence(self, text, target, options) -> str:
         """One written sentence, spaces tidied, within the project's limits."""

@@ -17,7 +17,8 @@ class NLILabel(NominalTaskType):
     settings = (
         Setting("labels", "choice", list(NLI.labels), "the labels workers choose from",
                 choices=((list(NLI.labels), "Entailment / neutral / contradiction"),
-                         (list(ALPHA_NLI.labels), "Hypothesis 1 / hypothesis 2 (alpha-NLI)")), worker_visible=True),
+                         (list(ALPHA_NLI.labels), "Hypothesis 1 / hypothesis 2 (alpha-NLI)")), worker_visible=True,
+                fixed_once_answered=True, import_source="label_set"),
     )
 
     def labels(self, options):

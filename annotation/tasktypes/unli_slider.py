@@ -80,6 +80,12 @@ class UNLISlider(TaskType):
         position = require_int(answer, "value", 0, MAX_POSITION)
         return {"position": position}, position_to_probability(position)
 
+    def example_answers(self, options):
+        return [0, MAX_POSITION // 2, MAX_POSITION, probability_to_position(0.9), str(probability_to_position(0.05))]
+
+    def difference_axis(self, options):
+        return "mean absolute difference between two annotators' probabilities", (0.0, 1.0)
+
     def parse_reference(self, value, options):
         return require_probability(value)
 

@@ -9,7 +9,6 @@
   if (!form) return;
   const items = Array.from(form.querySelectorAll("fieldset.item"));
   const pageStatus = document.getElementById("page-status");
-  const allowUntouched = form.dataset.allowUntouched === "1";
 
   // ------------------------------------------------------------------ the slider's scale
   function logistic(t, b) { return 1 / (1 + Math.exp(-b * t)); }
@@ -74,16 +73,18 @@
     const reason = f.querySelector(".reason input");
     if (reason) reason.value = state && state.reason ? state.reason : "";
   }
+  // The slider's template marks a study whose untouched sliders count as an even chance.
+  function untouchedCounts(f) { return slider(f).dataset.allowUntouched === "1"; }
   function blankBoxes(f) { return boxes(f).filter(function (box) { return !box.value.trim(); }); }
   function answered(f) {
-    if (slider(f)) return allowUntouched || f.querySelector(".slider-value").value !== "";
+    if (slider(f)) return untouchedCounts(f) || f.querySelector(".slider-value").value !== "";
     if (boxes(f).length) return blankBoxes(f).length === 0;
     return !!f.querySelector("input[type=radio]:checked");
   }
   function summary(f) {
     if (slider(f)) {
       const hidden = f.querySelector(".slider-value").value;
-      return hidden === "" ? (allowUntouched ? "untouched (counts as 50%)" : "not set") : describe(probability(Number(hidden)));
+      return hidden === "" ? (untouchedCounts(f) ? "untouched (counts as 50%)" : "not set") : describe(probability(Number(hidden)));
     }
     if (boxes(f).length) {
       return boxes(f).map(function (box) { return box.value.trim() || "(empty)"; }).join(" / ");
@@ -205,7 +206,7 @@
     const range = slider(f), hidden = f.querySelector(".slider-value"), out = f.querySelector(".readout output");
     const unset = hidden.value === "";
     range.closest(".slider").classList.toggle("unset", unset);
-    const text = unset ? (allowUntouched ? "untouched: counts as 50%" : "not set yet") : describe(probability(Number(range.value)));
+    const text = unset ? (untouchedCounts(f) ? "untouched: counts as 50%" : "not set yet") : describe(probability(Number(range.value)));
     out.textContent = text;
     range.setAttribute("aria-valuetext", text);
   }

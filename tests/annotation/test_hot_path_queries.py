@@ -8,18 +8,13 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from annotation.models import Annotation
+from annotation.tasktypes import TASK_TYPES
 
 # Whole transactions, as in production: inside a test transaction every atomic block adds SAVEPOINTs.
 pytestmark = pytest.mark.django_db(transaction=True)
 
-# One valid answer per task type.
-ANSWERS = {
-    "unli_slider": 5000,
-    "nli_label": "e",
-    "atom_validity": "valid",
-    "defeasible_atom": 1,
-    "hypothesis_writing": {"e": "Someone is somewhere.", "n": "It is a sunny Tuesday.", "c": "Nobody is anywhere."},
-}
+# One valid answer per task type: the first its task type gives as an example.
+ANSWERS = {name: task.example_answers(task.default_options())[0] for name, task in TASK_TYPES.items()}
 # Before the lean path: 16 per claim and 15 per submit. Now: session, user with roles, project with the
 # worker's standing and open page, lock, page insert, claims insert, item update (claim); session, user with
 # roles, one lock of the page with its items and the worker's standing, answers insert, items and page

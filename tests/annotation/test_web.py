@@ -8,6 +8,7 @@ from rest_framework.test import APIClient
 
 from annotation.models import Annotation, Item
 from annotation.demo import load_demo
+from annotation.tasktypes import TASK_TYPES
 
 pytestmark = pytest.mark.django_db
 
@@ -22,15 +23,25 @@ def login(client, username, password):
     return client
 
 
-@pytest.mark.parametrize("slug", ["demo-slider", "demo-nli", "demo-atoms", "demo-defeasible"])
-def test_worker_completes_a_page_of_each_task_type(client, demo, slug):
+def form_fields(item_id: int, answer) -> dict:
+    """An answer as the worker page's form sends it (a written answer: one field per target)."""
+    if isinstance(answer, dict):
+        return {f"value_{item_id}.{key}": text for key, text in answer.items()}
+    return {f"value_{item_id}": str(answer)}
+
+
+@pytest.mark.parametrize("task_type", [name for name, task in TASK_TYPES.items() if task.has_demo])
+def test_worker_completes_a_page_of_each_task_type(client, demo, task_type):
+    slug = TASK_TYPES[task_type].demo().slug
     login(client, "worker1", "demo-worker-pass")
     page = client.get(f"/work/{slug}/")
     assert page.status_code == 200
     assignment = page.context["assignment"]
     items = page.context["items"]
-    value = {"demo-slider": "7300", "demo-nli": "n", "demo-atoms": "valid", "demo-defeasible": "-1"}[slug]
-    form = {f"value_{item.id}": value for item in items}
+    project = assignment.project
+    answers = project.task.example_answers(project.options)
+    form = {key: value for number, item in enumerate(items) for key, value in
+            form_fields(item.id, answers[number % len(answers)]).items()}
     form.update({f"seconds_{item.id}": "2.5" for item in items})
     response = client.post(f"/work/{slug}/{assignment.id}/submit/", form)
     assert response.status_code == 302

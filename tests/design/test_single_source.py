@@ -39,6 +39,37 @@ def test_no_task_type_is_named_outside_the_task_type_package():
     assert found == []
 
 
+def task_setting_owners() -> dict[str, set[Path]]:
+    """Each setting a task type keeps in Project.options, and the files that may name it: the task-type
+    package and the templates of the task types that declare it."""
+    owners: dict[str, set[Path]] = {}
+    for task in TASK_TYPES.values():
+        for setting in task.settings:
+            if not setting.column:  # columns are fields of the Project model, which every app may read
+                owners.setdefault(setting.name, set()).add(REPO / "templates" / task.template)
+    return owners
+
+
+def test_no_task_type_setting_is_named_outside_its_task_type():
+    """A setting describes its own behaviour (fixed once answered, shown to workers, set by an import);
+    callers ask the setting or the task type, never list setting names."""
+    found = []
+    for name, templates in task_setting_owners().items():
+        # Quoted in Python and JavaScript, or as a data- attribute (allow-untouched) where it has two words.
+        quoted = re.compile(rf"""["']{name}["']""" + (rf"|\b{name.replace('_', '-')}\b" if "_" in name else ""))
+        in_template_tag = re.compile(r"{[{%][^}]*(?<![.\w])" + name + r"\b[^}]*[}%]}")  # a context variable
+        for folder in SOURCE_FOLDERS:
+            for path in sorted((REPO / folder).rglob("*")):
+                if path.suffix not in (".py", ".html", ".js") or "migrations" in path.parts:
+                    continue
+                if TASK_TYPE_PACKAGE in path.parents or path in templates:
+                    continue
+                for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+                    if quoted.search(line) or (path.suffix == ".html" and in_template_tag.search(line)):
+                        found.append(f"{path.relative_to(REPO)}:{number}: {name}: {line.strip()}")
+    assert found == []
+
+
 def test_every_task_type_answers_every_question():
     from django.template.loader import get_template
 

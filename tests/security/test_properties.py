@@ -21,6 +21,7 @@ from annotation.models import Annotation, Assignment, Atom, Example, Item, Proje
 from annotation.services.answers import SubmissionError, parse_answers
 from annotation.services.assignments import claim_page
 from annotation.services.importers import ImportFileError, import_stream
+from annotation.tasktypes import TASK_TYPES as REGISTERED_TASK_TYPES
 from tests.security.db import rolled_back
 
 pytestmark = pytest.mark.django_db
@@ -336,22 +337,22 @@ def test_valid_rows_round_trip(project_for, fmt):
 
 # ---------------------------------------------------------------- answers
 
-PLAUSIBLE_ANSWER = {
-    "unli_slider": st.one_of(st.integers(0, 10000), st.integers(0, 10000).map(str)),
-    "nli_label": st.sampled_from(["e", "n", "c", "Entailment", " neutral "]),
-    "atom_validity": st.sampled_from(["valid", "invalid", "VALID"]),
-    "defeasible_atom": st.one_of(st.integers(-2, 2), st.sampled_from(["-2", "+1", " 0 "])),
-    "hypothesis_writing": st.fixed_dictionaries({
-        "e": st.sampled_from(["Someone is somewhere.", "A thing  happens here.", "Short."]),
-        "n": st.sampled_from(["It is a sunny Tuesday.", "someone is somewhere", "P1"]),
-        "c": st.one_of(st.sampled_from(["Nobody is anywhere at all.", "The place is empty today."]), SCALARS),
-    }),
-}
-TASK_TYPES = list(PLAUSIBLE_ANSWER)
+def plausible_answer(task_type):
+    """The task type's own example answers, some with one value swapped for a hostile scalar (a written
+    answer's sentence, say)."""
+    from annotation.tasktypes import get_task_type
+
+    task = get_task_type(task_type)
+    examples = st.sampled_from(task.example_answers(task.default_options()))
+    return examples | examples.flatmap(lambda answer: st.fixed_dictionaries(
+        {key: st.one_of(st.just(text), SCALARS) for key, text in answer.items()}) if isinstance(answer, dict) else st.just(answer))
+
+
+TASK_TYPES = list(REGISTERED_TASK_TYPES)
 
 
 def answer_value(task_type):
-    return st.one_of(PLAUSIBLE_ANSWER[task_type], PLAUSIBLE_ANSWER[task_type], JSON_VALUES)
+    return st.one_of(plausible_answer(task_type), plausible_answer(task_type), JSON_VALUES)
 
 
 @st.composite
