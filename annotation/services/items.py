@@ -63,7 +63,7 @@ def make_gold(project: Project, item_id: int, reference) -> Item:
     """Move an item nobody has answered from the data pool into the gold checks, with this reference answer.
     An item whose text is in the qualification test stays where it is (services.pools)."""
     with transaction.atomic():
-        item = Item.objects.select_for_update().select_related("example", "atom").get(pk=item_id, project=project)
+        item = Item.objects.select_for_update(of=("self",)).select_related("example", "atom").get(pk=item_id, project=project)
         if item.is_gold:
             raise SubmissionError("item", f"item {item.pk} is a gold check already")
         if item.annotation_count or item.active_claims:

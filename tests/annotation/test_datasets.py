@@ -77,7 +77,10 @@ def test_a_row_whose_text_is_in_another_pool_is_refused_naming_the_item(make_pro
     assert project.items.count() == 3 and project.qualification.items.count() == 1
 
 
-def test_making_a_gold_check_refuses_a_text_of_the_qualification_test(make_project, author):
+# Both passes: PostgreSQL refused the item lock that read the item's atom with it (FOR UPDATE on the
+# nullable side of an outer join), so no gold check could be made there.
+@pytest.mark.parametrize("database", ["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def test_making_a_gold_check_refuses_a_text_of_the_qualification_test(make_project, author, database):
     project = make_project("nli_label")
     import_stream(project, jsonl([{"id": "d1", "premise": "P1", "hypothesis": "H1"},
                                   {"id": "d2", "premise": "P2", "hypothesis": "H2"}]), "jsonl")
