@@ -27,7 +27,6 @@ from annotation.serializers import (
     settings_from,
 )
 from annotation.services import access, adjudication, background, crowd, exporters, linking
-from annotation.services.agreement import INTERACTIVE_PAIR_EVALUATIONS, project_agreement
 from annotation.services.assignments import SubmissionError, claim_page, release_page, submit_page
 from annotation.services.login_limits import cooloff_seconds
 from annotation.services.importers import ImportFileError, check_size, import_upload, label_map_pairs
@@ -174,6 +173,9 @@ class ProjectViewSet(
     )
     @action(detail=True, methods=["get"])
     def agreement(self, request, slug=None):
+        # here, not at the top: the agreement figures load pandas and scipy (keep web processes lean)
+        from annotation.services.agreement import INTERACTIVE_PAIR_EVALUATIONS, project_agreement
+
         project = self._managed()
         try:
             resamples = min(max(int(request.query_params.get("bootstrap", 200)), 0), 2000)

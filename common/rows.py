@@ -9,15 +9,20 @@ itself)."""
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
-import pandas as pd
 from django.core.exceptions import EmptyResultSet
 from django.db import connections
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def plain_frame(queryset, columns: list[str], json_columns: tuple[str, ...] = ()) -> pd.DataFrame:
     """The rows of a `values_list` queryset as a DataFrame with these column names; `json_columns` decoded.
     A queryset that can match nothing (a filter on an empty list) gives an empty frame."""
+    import pandas as pd  # here, not at the top: keep web processes lean
+
     try:
         sql, params = queryset.query.sql_with_params()
     except EmptyResultSet:
@@ -33,6 +38,8 @@ def plain_frame(queryset, columns: list[str], json_columns: tuple[str, ...] = ()
 def decode_json(texts: pd.Series) -> pd.Series:
     """JSON texts decoded: numbers through pandas in one pass, the rest once per distinct text; values that
     are not text (already decoded by the driver, or NULL) are kept."""
+    import pandas as pd
+
     if texts.empty or not texts.map(type).eq(str).any():
         return texts
     numbers = pd.to_numeric(texts, errors="coerce")

@@ -6,7 +6,6 @@ import logging
 import time
 
 from django.conf import settings
-from redis.exceptions import RedisError
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.throttling import AnonRateThrottle, UserRateThrottle
 
@@ -26,7 +25,13 @@ class RateFromSettings:
         self.num_requests, self.duration = self.parse_rate(self.rate)
         try:
             return super().allow_request(request, view)
-        except RedisError as error:  # Redis down: a missed count is better than a refused submit
+        except Exception as error:
+            # Imported here, not at the top: keep web processes lean (redis-py loads with a Redis cache only).
+            from redis.exceptions import RedisError
+
+            if not isinstance(error, RedisError):
+                raise
+            # Redis down: a missed count is better than a refused submit.
             global _last_warning
             if time.monotonic() - _last_warning >= WARN_EVERY_S:
                 _last_warning = time.monotonic()

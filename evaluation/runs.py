@@ -11,7 +11,6 @@ from pathlib import Path
 from annotation.services import access
 from common.readers import RowError
 from common.schema import Schema, Setting, SettingError
-from evaluation import suites
 from jobs.kinds import JobKind, register
 from jobs.models import Job
 from jobs.services import JobError, start_job
@@ -23,18 +22,26 @@ KIND = "evaluate"
 class Suite:
     name: str
     title: str
-    function: Callable[..., dict]
+    # The suite's function in evaluation.suites, looked up when a run needs it: the suites load pandas and
+    # scipy, and a web process that only lists runs or shows the form should not (keep web processes lean).
+    function_name: str
     # Input roles in the order the suite function takes them (the `evaluate` command's option names).
     files: tuple[str, ...]
     settings: Schema = field(default=Schema(()))
+
+    @property
+    def function(self) -> Callable[..., dict]:
+        from evaluation import suites
+
+        return getattr(suites, self.function_name)
 
 
 SUITES = {
     suite.name: suite
     for suite in (
-        Suite("unli", "U-SNLI probabilities (Pearson, Spearman, MSE)", suites.run_unli, ("gold", "predictions")),
+        Suite("unli", "U-SNLI probabilities (Pearson, Spearman, MSE)", "run_unli", ("gold", "predictions")),
         Suite(
-            "chaos", "ChaosNLI: model vs 100 human votes", suites.run_chaos, ("human", "predictions"),
+            "chaos", "ChaosNLI: model vs 100 human votes", "run_chaos", ("human", "predictions"),
             Schema((
                 Setting("model", "str", None, "model name inside a prediction file with several", max_length=200),
                 Setting("divergence", "bool", False, "JS divergence instead of JS distance"),
@@ -42,9 +49,9 @@ SUITES = {
                 Setting("renormalise", "bool", False, "rescale prediction rows that do not sum to 1"),
             )),
         ),
-        Suite("nli-atoms", "Atomic NLI logical consistency", suites.run_nli_atoms, ("input",)),
+        Suite("nli-atoms", "Atomic NLI logical consistency", "run_nli_atoms", ("input",)),
         Suite(
-            "defeasible", "Defeasible atoms: critical atoms, inferential consistency", suites.run_defeasible,
+            "defeasible", "Defeasible atoms: critical atoms, inferential consistency", "run_defeasible",
             ("input",),
             Schema((
                 Setting("weighted", "bool", False, "weight buckets by support"),
@@ -52,8 +59,8 @@ SUITES = {
                         choices=(("auto", "auto"), ("binary", "binary"), ("ternary", "ternary"))),
             )),
         ),
-        Suite("transitivity", "Transitive self-consistency", suites.run_transitivity, ("input",)),
-        Suite("epistemic", "Epistemic closure: score predictions", suites.run_epistemic_score,
+        Suite("transitivity", "Transitive self-consistency", "run_transitivity", ("input",)),
+        Suite("epistemic", "Epistemic closure: score predictions", "run_epistemic_score",
               ("input", "predictions")),
     )
 }
@@ -118,6 +125,8 @@ def start_run(suite, params, input_paths, user, project=None, background=True) -
     for role in spec.files:
         if not hasattr(input_paths[role], "chunks") and not Path(input_paths[role]).is_file():
             raise RunError(f"{input_paths[role]}: no such file ({role})")
+    from evaluation import suites
+
     try:
         suites.check_inputs(suite, input_paths, params)
     except RowError as error:

@@ -4,7 +4,6 @@ from django.shortcuts import render
 
 from annotation.models import AuditEntry
 from annotation.services import access, audit, simulation
-from annotation.services.agreement import INTERACTIVE_PAIR_EVALUATIONS, project_report
 
 # Resamples behind the page's intervals; `manage.py agreement SLUG --bootstrap N` gives more.
 REPORT_BOOTSTRAP = 200
@@ -56,6 +55,9 @@ def figure_rows(figures: dict) -> list[dict]:
 
 @login_required
 def report(request, slug):
+    # here, not at the top: the report loads pandas, scipy and matplotlib (keep web processes lean)
+    from annotation.services.agreement import INTERACTIVE_PAIR_EVALUATIONS, project_report
+
     project = access.project_for(request.user, slug, "manage")
     result = project_report(project, bootstrap=REPORT_BOOTSTRAP, max_pair_evaluations=INTERACTIVE_PAIR_EVALUATIONS)
     figures = result["figures"]
