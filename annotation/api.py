@@ -18,7 +18,6 @@ from annotation.serializers import (
     AdjudicationRecordSerializer,
     AssignmentSerializer,
     BackgroundImportSerializer,
-    ErrorSerializer,
     ImportSerializer,
     ProjectSerializer,
     ResultSerializer,
@@ -32,7 +31,7 @@ from annotation.services.login_limits import cooloff_seconds
 from annotation.services.importers import ImportFileError, check_size, import_upload, label_map_pairs
 from annotation.services.progress import project_progress
 from annotation.services.projects import create_project, update_project
-from common.api_errors import error_response
+from common.api_errors import ErrorSerializer, error_response
 from common.schema import SettingError
 
 

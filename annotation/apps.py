@@ -4,7 +4,7 @@ from django.core import checks
 
 def task_type_contract(app_configs=None, **kwargs):
     """Django system check: every registered task type keeps the contract (annotation.tasktypes.checks)."""
-    from annotation.services.projects import COMMON_SETTINGS
+    from annotation.services.study_settings import COMMON_SETTINGS
     from annotation.tasktypes import TASK_TYPES
     from annotation.tasktypes.checks import check_task_types
 

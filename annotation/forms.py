@@ -7,7 +7,7 @@ from django.template.loader import render_to_string
 from django.utils.safestring import mark_safe
 
 from annotation.services.importers import GENERIC_FIELDS, PURPOSES, label_map_pairs
-from annotation.services.projects import WORKED_EXAMPLE_FIELDS, current_setting, settings_schema
+from annotation.services.study_settings import WORKED_EXAMPLE_FIELDS, current_setting, settings_schema
 from annotation.tasktypes import TASK_TYPE_CHOICES, get_task_type
 
 PURPOSE_NAMES = {

@@ -1,9 +1,9 @@
 from rest_framework import serializers
 
-from annotation.models import AdjudicationRecord, Assignment, Item, Project
+from annotation.models import AdjudicationRecord, Assignment, Item
 from annotation.services.importers import IMPORT_FORMATS
 from annotation.services.importers import PURPOSES as IMPORT_PURPOSES
-from annotation.services.projects import all_settings, settings_schema
+from annotation.services.study_settings import all_settings, settings_schema
 from annotation.tasktypes import TASK_TYPE_CHOICES, TASK_TYPES
 from common.api_schema import UploadField
 
@@ -112,14 +112,6 @@ class SubmitResultSerializer(serializers.Serializer):
     annotations = serializers.IntegerField()
     late = serializers.BooleanField()
     repeated = serializers.BooleanField()
-
-
-class ErrorSerializer(serializers.Serializer):
-    field = serializers.CharField(required=False, help_text="what is wrong; absent when the body could not be parsed")
-    detail = serializers.CharField()
-    code = serializers.CharField(required=False, help_text="a fixed name for the kind of error (docs/api.md)")
-    errors = serializers.JSONField(required=False, help_text="where several things are wrong: settings as {field: "
-                                   "message}; an import's rows as [{line, field, message}]")
 
 
 class ImportSerializer(serializers.Serializer):

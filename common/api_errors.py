@@ -7,7 +7,7 @@ The codes are listed in docs/api.md.
 """
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.http import Http404
-from rest_framework import exceptions
+from rest_framework import exceptions, serializers
 from rest_framework.views import exception_handler as drf_exception_handler
 
 CODE_BY_STATUS = {
@@ -24,6 +24,16 @@ CODE_BY_STATUS = {
     500: "server_error",
     503: "unavailable",
 }
+
+
+class ErrorSerializer(serializers.Serializer):
+    """The error body, as the OpenAPI schema declares it on every operation (common.api_schema)."""
+
+    field = serializers.CharField(required=False, help_text="what is wrong; absent when the body could not be parsed")
+    detail = serializers.CharField()
+    code = serializers.CharField(required=False, help_text="a fixed name for the kind of error (docs/api.md)")
+    errors = serializers.JSONField(required=False, help_text="where several things are wrong: settings as {field: "
+                                   "message}; an import's rows as [{line, field, message}]")
 
 
 def first_message(value) -> str:

@@ -5,6 +5,7 @@ from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from common.api_errors import ErrorSerializer
 
 API_VERSION_PREFIX = "/api/v1/"
 
@@ -29,8 +30,6 @@ class ErrorsDeclaredSchema(AutoSchema):
         responses = super()._get_response_bodies(direction)
         if direction != "response":
             return responses
-        from annotation.serializers import ErrorSerializer  # the serializers import the models
-
         error = self._get_response_for_code(ErrorSerializer, "400", direction=direction)
         for code, description in ERROR_STATUSES.items():
             declared = responses.get(code, {})

@@ -1,8 +1,8 @@
 """Plots of evaluation results as inline SVG, drawn on matplotlib Figure objects (no pyplot global state)."""
-import io
-
 from matplotlib import rc_context
 from matplotlib.figure import Figure
+
+from common.plotting import figure_svg
 
 
 def entropy_bins_svg(bins: list[dict], jsd_measure: str = "distance") -> str:
@@ -12,7 +12,7 @@ def entropy_bins_svg(bins: list[dict], jsd_measure: str = "distance") -> str:
     """
     labels = [f"{b['entropy_range'][0]:.2f}–{b['entropy_range'][1]:.2f}\n(n={b['n']})" for b in bins]
     x = range(len(bins))
-    with rc_context({"svg.fonttype": "none", "svg.hashsalt": "nli-studio", "font.size": 9}):
+    with rc_context({"font.size": 9}):
         figure = Figure(figsize=(7, 3.4))
         axes = figure.add_subplot()
         for key, label, marker in (
@@ -26,11 +26,7 @@ def entropy_bins_svg(bins: list[dict], jsd_measure: str = "distance") -> str:
         axes.set_ylim(0, 1)
         axes.grid(axis="y", alpha=0.3)
         axes.legend(loc="best", frameon=False)
-        figure.tight_layout()
-        buffer = io.StringIO()
-        figure.savefig(buffer, format="svg")
-    text = buffer.getvalue()
-    return text[text.index("<svg"):]
+        return figure_svg(figure)
 
 
 def _number(value):

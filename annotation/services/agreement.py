@@ -15,6 +15,7 @@ worker annotations only.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import Callable
 
 import numpy as np
@@ -22,7 +23,7 @@ import pandas as pd
 from django.db.models import Sum
 
 from annotation.models import Annotation, Project
-from annotation.services import plots
+from annotation.services import linking
 from evaluation.metrics.agreement import (
     bootstrap_ci,
     cohen_kappa_pairwise,
@@ -375,7 +376,7 @@ def _agreement_plot(table: AnnotationTable, project: Project) -> dict:
     if len(values) == 0:
         plot["empty"] = "No item has two or more annotations yet."
     else:
-        plot["svg"] = plots.agreement_histogram_svg(values, xlabel, value_range=value_range)
+        plot["svg"] = agreement_histogram_svg(values, xlabel, value_range=value_range)
     return plot
 
 
@@ -385,7 +386,8 @@ def project_report(
     """What the report page shows: {"figures": project_agreement(...), "plots": [plot, ...], "tables": [...]}.
 
     Each plot is {"title", "svg" (an <svg> element or None), "empty" (why there is no plot, or None)}; the
-    tables are the task type's own (TaskType.report_tables).
+    tables are the task type's own (TaskType.report_tables) and, for answers validated in a linked project, the
+    writers' validation rates (linking.report_tables).
     """
     task = project.task
     task_plot = task.report_plot(list(_settled_items(project)))
@@ -396,4 +398,28 @@ def project_report(
         figures = _project_figures(project, table, bootstrap, seed, max_pair_evaluations)
         agreement_plot = _agreement_plot(table, project)
     report_plots = [plot for plot in (task_plot, agreement_plot) if plot is not None]
-    return {"figures": figures, "plots": report_plots, "tables": task.report_tables(project)}
+    return {"figures": figures, "plots": report_plots, "tables": task.report_tables(project) + linking.report_tables(project)}
+
+
+def agreement_histogram_svg(
+    values: Sequence[float], xlabel: str, value_range: tuple[float, float] | None = None, bins: int = 20
+) -> str:
+    """Histogram of a per-item agreement figure (share of agreeing pairs, or mean absolute difference).
+
+    values: (items,) one figure per item; xlabel: what it measures; value_range: the x range of the bins
+    (default: the data's range).
+    """
+    from matplotlib.figure import Figure
+
+    from common.plotting import ACCENT, WARNING, figure_svg
+
+    values = np.asarray(values, dtype=float)
+    figure = Figure(figsize=(6, 3.2))
+    axes = figure.add_subplot()
+    axes.hist(values, bins=bins, range=value_range, color=ACCENT, edgecolor="white")
+    axes.axvline(float(np.mean(values)), color=WARNING, linewidth=2, label=f"mean {np.mean(values):.3f}")
+    axes.set_xlabel(xlabel)
+    axes.set_ylabel("items")
+    axes.set_title(f"Agreement per item ({len(values)} items)")
+    axes.legend(fontsize="small")
+    return figure_svg(figure)

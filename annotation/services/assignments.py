@@ -27,6 +27,7 @@ from annotation.services import access, instrument, linking, pools
 from annotation.services.quality import is_gold_correct, record_gold_answers
 from annotation.services.redundancy import settle_item
 from annotation.services.answers import SubmissionError, check_against_items, parse_answers
+from annotation.services.study_settings import settings_schema
 from common.compiled_queries import compiled_rows, insert_rows, update_row
 
 CLAIM_ATTEMPTS = 5
@@ -370,8 +371,6 @@ def extend_page(assignment_id: int, worker, now=None) -> Assignment:
 
 
 def abandon_minutes(project: Project) -> int:
-    from annotation.services.projects import settings_schema  # projects imports the services this one feeds
-
     return project.options.get("abandon_after_minutes") or settings_schema(project.task).get("abandon_after_minutes").default
 
 

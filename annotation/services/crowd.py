@@ -21,7 +21,7 @@ from django.utils import timezone
 
 from annotation.models import Assignment, CrowdSession, Project
 from annotation.services.access import WORKER, grant_role
-from annotation.services.projects import settings_schema
+from annotation.services.study_settings import settings_schema
 
 PLATFORM_PARAMETERS = {
     CrowdSession.Platform.PROLIFIC: ("PROLIFIC_PID", "STUDY_ID", "SESSION_ID"),

@@ -15,12 +15,11 @@ from django.db import transaction
 from django.db.models import Count
 
 from annotation.models import Assignment, InstrumentVersion, Project
+from annotation.services.study_settings import current_setting, settings_schema
 
 
 def content(project: Project) -> dict:
     """What workers of the project see now."""
-    from annotation.services.projects import current_setting, settings_schema  # projects calls record()
-
     schema = settings_schema(project.task)
     return {
         "task_type": project.task_type,

@@ -246,6 +246,27 @@ def writer_figures(project: Project) -> list[dict]:
     ]
 
 
+def report_tables(project: Project) -> list[dict]:
+    """The report's table of writers for a project whose answers are validated in a linked project (in the
+    shape of TaskType.report_tables); none for other projects."""
+    task = project.task
+    if task.validation_task(project.options) is None:
+        return []
+    rows = [
+        [f["writer"], task.target_name(f["target"]), f["written"], f["sent"], f["validated"], f["confirmed"],
+         "—" if f["rate"] is None else f"{f['rate']:.0%}"]
+        for f in writer_figures(project)
+    ]
+    return [{
+        "title": "Writers: validation rate per target",
+        "columns": ["Writer", "Target", "Written", "Sent", "Validated", "Confirmed", "Validation rate"],
+        "rows": rows,
+        "empty": "Nothing written yet.",
+        "note": f"Validated: the validation project settled the pair. Confirmed: {task.confirmation_rule(project.options)}. "
+                "Validation rate: confirmed of validated.",
+    }]
+
+
 def validation_status(project: Project) -> dict | None:
     """What the dashboard shows about sending: the linked project and how many pairs went there; None for
     a task type whose answers are not validated elsewhere."""

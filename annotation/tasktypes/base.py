@@ -242,6 +242,14 @@ class TaskType(ABC):
         """The project that validates this task type's answers; None: its answers are not sent anywhere."""
         return None
 
+    def target_name(self, target) -> str:
+        """A target (what a written answer was meant to be) as the report names it."""
+        return str(target)
+
+    def confirmation_rule(self, options: dict) -> str:
+        """When a validated pair counts as confirmed, as the report explains it."""
+        return "the validators' verdict is the target it was written for"
+
     def sends_on_submit(self, options: dict) -> bool:
         """Each submitted page's pairs go to validation at once (LINK_SETTINGS' auto_send)."""
         return bool(options.get("auto_send"))

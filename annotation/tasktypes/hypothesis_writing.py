@@ -141,17 +141,16 @@ class HypothesisWriting(TaskType):
         return sentence
 
     def check_answer(self, item, value, options):
-        from annotation.models import Annotation
-
         example = item.example
         shown = [("premise", example.premise)]
         if self.writes_updates(options):
             shown.append(("hypothesis", example.hypothesis))
         # Sentences already written for this premise, on this item or on another with the same premise.
-        stored = Annotation.objects.filter(item__project_id=item.project_id, item__example__premise=example.premise)
+        stored = type(item).objects.filter(project_id=item.project_id, example__premise=example.premise,
+                                           annotations__isnull=False).values_list("annotations__value", flat=True)
         earlier = {
             normalised(sentence)
-            for written in stored.values_list("value", flat=True)
+            for written in stored
             for sentence in written.values()
             if isinstance(sentence, str)
         }
@@ -215,25 +214,13 @@ class HypothesisWriting(TaskType):
             return None
         return "strengthener" if effect > 0 else "weakener" if effect < 0 else "no effect"
 
-    def report_tables(self, project):
-        from annotation.services.linking import writer_figures
+    def target_name(self, target):
+        return TARGET_NAMES.get(target, str(target))
 
-        rows = [
-            [f["writer"], TARGET_NAMES[f["target"]], f["written"], f["sent"], f["validated"], f["confirmed"],
-             "—" if f["rate"] is None else f"{f['rate']:.0%}"]
-            for f in writer_figures(project)
-        ]
-        confirmed = ("SNLI's rule gives it the label it was written for: 3 votes (of 5 in SNLI, the writer's first) agree"
-                     if not self.writes_updates(project.options) else
-                     "the validators' median effect has the update's direction")
-        return [{
-            "title": "Writers: validation rate per target",
-            "columns": ["Writer", "Target", "Written", "Sent", "Validated", "Confirmed", "Validation rate"],
-            "rows": rows,
-            "empty": "Nothing written yet.",
-            "note": f"Validated: the validation project settled the pair. Confirmed: {confirmed}. "
-                    "Validation rate: confirmed of validated.",
-        }]
+    def confirmation_rule(self, options):
+        if self.writes_updates(options):
+            return "the validators' median effect has the update's direction"
+        return "SNLI's rule gives it the label it was written for: 3 votes (of 5 in SNLI, the writer's first) agree"
 
     def demo(self):
         return DemoProject(

@@ -3,6 +3,7 @@
 The page sends the raw position 0..10000; the server alone maps it to a probability.
 """
 import math
+from collections.abc import Sequence
 from statistics import median
 
 from annotation.tasktypes.base import Aggregate, AnswerError, TaskType, require_int, require_probability
@@ -184,8 +185,6 @@ class UNLISlider(TaskType):
         return probability_to_position(1 / (1 + math.exp(-logit)))
 
     def report_plot(self, settled):
-        from annotation.services import plots
-
         known = []
         for _, source_label, _, value in settled:
             if source_label in LONG_NAMES:  # stored canonical: e, n or c
@@ -194,7 +193,7 @@ class UNLISlider(TaskType):
         if not known:
             plot["empty"] = "No settled item whose example has an NLI label (entailment, neutral, contradiction) yet."
         else:
-            plot["svg"] = plots.slider_by_label_svg([value for _, value in known], [label for label, _ in known])
+            plot["svg"] = slider_by_label_svg([value for _, value in known], [label for label, _ in known])
         return plot
 
     def demo(self):
@@ -202,6 +201,43 @@ class UNLISlider(TaskType):
             "demo-slider", "Demo: how likely is the hypothesis?",
             "Use the slider to say how likely each hypothesis is, given its premise.",
         )
+
+
+def slider_by_label_svg(probabilities: Sequence[float], labels: Sequence[str]) -> str:
+    """Box plot of slider probabilities per NLI label (as U-SNLI's Figure 5 shows its categories).
+
+    probabilities: (n,) item probabilities in [0, 1]; labels: (n,) the item's NLI label as a long name
+    (entailment, neutral, contradiction); items with another label are left out. The box
+    spans the quartiles with the median marked; whiskers reach the 2nd and 98th percentiles (96% of items).
+    """
+    import numpy as np
+    import pandas as pd
+    from matplotlib.figure import Figure
+
+    from common.plotting import ACCENT, ACCENT_LIGHT, figure_svg
+
+    frame = pd.DataFrame({"p": np.asarray(probabilities, dtype=float), "name": list(labels)})
+    present = [name for name in LONG_NAMES.values() if (frame["name"] == name).any()]
+    groups = [frame.loc[frame["name"] == name, "p"].to_numpy() for name in present]
+
+    figure = Figure(figsize=(6, 3.6))
+    axes = figure.add_subplot()
+    axes.boxplot(
+        groups,
+        whis=(2, 98),
+        showfliers=False,
+        patch_artist=True,
+        boxprops={"facecolor": ACCENT_LIGHT, "edgecolor": ACCENT},
+        medianprops={"color": ACCENT, "linewidth": 2},
+        whiskerprops={"color": ACCENT},
+        capprops={"color": ACCENT},
+    )
+    axes.set_xticks(range(1, len(present) + 1), [f"{name}\n(n={len(group)})" for name, group in zip(present, groups)])
+    axes.set_ylim(-0.02, 1.02)
+    axes.set_ylabel("probability (item label)")
+    axes.set_title("Slider probability by NLI label")
+    axes.grid(axis="y", alpha=0.3)
+    return figure_svg(figure)
 
 
 TASK = UNLISlider()

@@ -11,7 +11,6 @@ from django.core.management import CommandError, call_command
 from scipy import stats
 
 from annotation.models import Annotation, Item
-from annotation.services import plots
 from annotation.services.agreement import (
     item_mean_abs_difference,
     item_pair_agreement,
@@ -254,23 +253,20 @@ def test_per_item_agreement_helpers():
 
 
 def test_plots_are_svg_and_escape_text():
-    svg = plots.slider_by_label_svg([0.9, 0.8, 0.1, 0.5, 0.4], ["entailment", "entailment", "contradiction", "neutral", "<script>"])
-    assert svg.startswith("<svg") and "entailment" in svg and "<script>" not in svg
+    from annotation.services.agreement import agreement_histogram_svg
+    from annotation.tasktypes.defeasible_atom import atom_effect_strips_svg
+    from annotation.tasktypes.unli_slider import slider_by_label_svg
 
-    suite_bins = [
-        {"entropy_range": [0.0, 0.5], "majority_acc": 0.9},
-        {"entropy_range": [0.5, 1.2], "majority_acc": None},
-    ]
-    svg = plots.accuracy_by_entropy_svg({"<b>model</b>": suite_bins}, accuracy_key="majority_acc")
-    assert "<b>model</b>" not in svg and "&lt;b&gt;model&lt;/b&gt;" in svg
-    svg = plots.accuracy_by_entropy_svg([{"entropy_low": 0.0, "entropy_high": 0.7, "accuracy": 0.6}])
-    assert "0.00–0.70" in svg
+    svg = slider_by_label_svg([0.9, 0.8, 0.1, 0.5, 0.4], ["entailment", "entailment", "contradiction", "neutral", "<script>"])
+    assert svg.startswith("<svg") and "entailment" in svg and "<script>" not in svg
 
     frame = {"example": [1, 1, 2], "effect": [-2, 1, 2], "update_type": ["weakener", "weakener", "strengthener"]}
     import pandas as pd
 
-    assert plots.atom_effect_strips_svg(pd.DataFrame(frame)).startswith("<svg")
-    assert "items" in plots.agreement_histogram_svg([0.5, 1.0, 1.0], "share")
+    assert atom_effect_strips_svg(pd.DataFrame(frame)).startswith("<svg")
+    histogram = agreement_histogram_svg([0.5, 1.0, 1.0], "share of <b>pairs</b>")
+    assert "items" in histogram and "&lt;b&gt;pairs&lt;/b&gt;" in histogram and "<b>" not in histogram
+    assert histogram == agreement_histogram_svg([0.5, 1.0, 1.0], "share of <b>pairs</b>")  # the same text each time
 
 
 def test_defeasible_report_draws_the_atom_strips(defeasible):

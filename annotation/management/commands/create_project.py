@@ -5,7 +5,8 @@ from django.core.exceptions import PermissionDenied
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Project
-from annotation.services.projects import all_settings, create_project, find_user
+from annotation.services.projects import create_project, find_user
+from annotation.services.study_settings import all_settings
 from annotation.tasktypes import TASK_TYPES
 
 

@@ -1,6 +1,5 @@
 import json
 
-from django.conf import settings
 from django.core.management.base import BaseCommand
 
 from annotation.services.files import remove_stale_files
