@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 PORT ?= 8000
 export PORT
 
-.PHONY: install demo test browser wordnet clean
+.PHONY: install demo test lint browser wordnet clean
 
 install: $(VENV)/.installed
 
@@ -29,9 +29,14 @@ browser:
 demo: install wordnet
 	PY=$(PY) bin/serve
 
-test: install wordnet browser
+test: install wordnet browser lint
 	$(PY) -m pytest -m "not postgres" -q
-	DATABASE_URL=postgres://postgres@127.0.0.1:5432/test $(PY) -m pytest -m postgres -q -p no:cacheprovider
+	# Every test again on PostgreSQL but the browser journeys (which drive the demo server on SQLite).
+	DATABASE_URL=postgres://postgres@127.0.0.1:5432/test $(PY) -m pytest -m "not browser" -q -p no:cacheprovider
+
+# The apps' dependencies point one way (import-linter contracts in pyproject.toml).
+lint: install
+	$(VENV)/bin/lint-imports --no-cache
 
 clean:
 	rm -rf $(VENV) var

@@ -1,13 +1,13 @@
 from django.contrib import admin, messages
-from django.template.response import TemplateResponse
 from django.template.defaultfilters import pluralize
+from django.template.response import TemplateResponse
 
 from annotation.models import (
     AdjudicationRecord,
     Annotation,
-    AuditEntry,
     Assignment,
     Atom,
+    AuditEntry,
     Claim,
     CrowdSession,
     Example,
@@ -18,8 +18,8 @@ from annotation.models import (
     QualificationTest,
     WorkerStatus,
 )
-from annotation.services import access
 from annotation.services.participants import ParticipantError, forget_participant
+from core import roles
 
 
 @admin.register(Project)
@@ -97,10 +97,10 @@ class ForAdminRole:
     """Readable by the admin role (the "admin" group), which holds no per-model permissions."""
 
     def has_module_permission(self, request):
-        return access.is_admin(request.user)
+        return roles.is_admin(request.user)
 
     def has_view_permission(self, request, obj=None):
-        return access.is_admin(request.user)
+        return roles.is_admin(request.user)
 
 
 @admin.register(CrowdSession)
@@ -111,7 +111,7 @@ class CrowdSessionAdmin(ForAdminRole, admin.ModelAdmin):
     actions = ["forget_participants"]
 
     def has_change_permission(self, request, obj=None):
-        return access.is_admin(request.user)  # the erasure action; the fields themselves are read only
+        return roles.is_admin(request.user)  # the erasure action; the fields themselves are read only
 
     def get_readonly_fields(self, request, obj=None):
         return [field.name for field in CrowdSession._meta.fields]

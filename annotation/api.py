@@ -2,14 +2,14 @@
 from django.http import StreamingHttpResponse
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import mixins, serializers, status, viewsets
-from rest_framework.decorators import action
-from rest_framework.exceptions import NotFound, Throttled, ValidationError
 from rest_framework.authtoken.models import Token
 from rest_framework.authtoken.serializers import AuthTokenSerializer
+from rest_framework.decorators import action
+from rest_framework.exceptions import NotFound, Throttled, ValidationError
 from rest_framework.parsers import MultiPartParser
 from rest_framework.permissions import AllowAny
-from rest_framework.views import APIView
 from rest_framework.response import Response
+from rest_framework.views import APIView
 
 from annotation.models import Assignment
 from annotation.serializers import (
@@ -25,14 +25,31 @@ from annotation.serializers import (
     SubmitSerializer,
     settings_from,
 )
-from annotation.services import access, adjudication, background, crowd, exporters, linking
-from annotation.services.assignments import SubmissionError, claim_page, release_page, submit_page
-from annotation.services.login_limits import cooloff_seconds
-from annotation.services.importers import ImportFileError, check_size, import_upload, label_map_pairs
+from annotation.services import (
+    access,
+    adjudication,
+    background,
+    crowd,
+    exporters,
+    linking,
+)
+from annotation.services.assignments import (
+    SubmissionError,
+    claim_page,
+    release_page,
+    submit_page,
+)
+from annotation.services.importers import (
+    ImportFileError,
+    check_size,
+    import_upload,
+    label_map_pairs,
+)
 from annotation.services.progress import project_progress
 from annotation.services.projects import create_project, update_project
 from common.api_errors import ErrorSerializer, error_response
 from common.schema import SettingError
+from core.login_limits import cooloff_seconds
 
 
 def invalid(serializer) -> Response:
@@ -173,7 +190,10 @@ class ProjectViewSet(
     @action(detail=True, methods=["get"])
     def agreement(self, request, slug=None):
         # here, not at the top: the agreement figures load pandas and scipy (keep web processes lean)
-        from annotation.services.agreement import INTERACTIVE_PAIR_EVALUATIONS, project_agreement
+        from annotation.services.agreement import (
+            INTERACTIVE_PAIR_EVALUATIONS,
+            project_agreement,
+        )
 
         project = self._managed()
         try:

@@ -17,5 +17,8 @@ class AnnotationConfig(AppConfig):
 
     def ready(self):
         from annotation.services import background  # noqa: F401  registers the import and export job kinds
+        from annotation.services.access import crowd_study_of
+        from core.roles import register_user_fact
 
         checks.register(task_type_contract)
+        register_user_fact("crowd_study", crowd_study_of)  # read with the user on every request

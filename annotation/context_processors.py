@@ -1,4 +1,4 @@
-from annotation.services.access import AUTHOR, has_role
+from core.roles import AUTHOR, has_role
 
 
 def roles(request) -> dict:

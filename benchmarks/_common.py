@@ -262,7 +262,7 @@ def make_workers(count: int, prefix: str = "worker"):
     from django.contrib.auth import get_user_model
     from django.contrib.auth.models import Group
 
-    from annotation.services.access import WORKER
+    from core.roles import WORKER
 
     users = get_user_model().objects.bulk_create(
         [get_user_model()(username=f"{prefix}{index}", password="!") for index in range(count)]
@@ -275,7 +275,7 @@ def make_workers(count: int, prefix: str = "worker"):
 def make_author(username: str = "bench-author"):
     from django.contrib.auth import get_user_model
 
-    from annotation.services.access import AUTHOR, grant_role
+    from core.roles import AUTHOR, grant_role
 
     author = get_user_model().objects.create_user(username=username)
     grant_role(author, AUTHOR)
@@ -339,7 +339,7 @@ def bulk_items(project, count: int, **item_columns: str) -> None:
 
     `item_columns` overrides item columns with SQL expressions (over the example row `e`).
     """
-    from django.db import connection, transaction
+    from django.db import transaction
 
     from annotation.models import Example, Item
 

@@ -24,7 +24,7 @@ import numpy as np
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
 
-from evaluation.metrics.agreement import krippendorff_alpha  # noqa: E402
+from metrics.agreement import krippendorff_alpha  # noqa: E402
 
 CHAOSNLI_SNLI = REPO_ROOT / ".." / "shared" / "data" / "chaosnli" / "chaosNLI_snli.jsonl"
 LEVELS = ("nominal", "ordinal", "interval", "ratio")

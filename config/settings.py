@@ -68,6 +68,7 @@ INSTALLED_APPS = [
     "channels",
     "django_tasks",
     "django_tasks_db",
+    "core",
     "jobs",
     "annotation",
     "evaluation",
@@ -93,7 +94,7 @@ MIDDLEWARE = [
 
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
-    "common.auth.RoleLoadingModelBackend",  # ModelBackend that reads the user's roles with the user
+    "core.auth.RoleLoadingModelBackend",  # ModelBackend that reads the user's roles with the user
 ]
 # Five failed logins for one username from one address lock that pair out for 15 minutes.
 AXES_FAILURE_LIMIT = env_int("AXES_FAILURE_LIMIT", 5)
@@ -259,10 +260,10 @@ if env_bool("CROWD_FRAMED", False):
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "common.auth.RoleLoadingTokenAuthentication",  # TokenAuthentication that reads roles with the user
+        "core.auth.RoleLoadingTokenAuthentication",  # TokenAuthentication that reads roles with the user
         "rest_framework.authentication.SessionAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["common.throttles.SignedInAfterThrottles"],
+    "DEFAULT_PERMISSION_CLASSES": ["core.throttles.SignedInAfterThrottles"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "common.pagination.PageNumbersOnly",
     "PAGE_SIZE": 50,
@@ -313,10 +314,10 @@ MIDDLEWARE.insert(MIDDLEWARE.index("django.middleware.clickjacking.XFrameOptions
 # Login throttling (django-axes keeps the failures): per username and address as above; against spraying
 # one password over many usernames, an address that failed on LOGIN_SPRAY_USERNAME_LIMIT usernames may log in
 # only with usernames that logged in from it before, and one past LOGIN_ADDRESS_FAILURE_CAP failures not at
-# all, until the cool-off ends (annotation.services.login_limits.spray_refusal); 429 with Retry-After.
-AXES_CLIENT_IP_CALLABLE = "annotation.services.login_limits.client_ip"
-AXES_HANDLER = "annotation.services.login_limits.SprayAwareHandler"
-AXES_LOCKOUT_CALLABLE = "annotation.services.login_limits.locked_out_page"
+# all, until the cool-off ends (core.login_limits.spray_refusal); 429 with Retry-After.
+AXES_CLIENT_IP_CALLABLE = "core.login_limits.client_ip"
+AXES_HANDLER = "core.login_limits.SprayAwareHandler"
+AXES_LOCKOUT_CALLABLE = "core.login_limits.locked_out_page"
 LOGIN_SPRAY_USERNAME_LIMIT = env_int("LOGIN_SPRAY_USERNAME_LIMIT", 20)
 LOGIN_ADDRESS_FAILURE_CAP = env_int("LOGIN_ADDRESS_FAILURE_CAP", 200)
 
@@ -334,7 +335,7 @@ SPECTACULAR_SETTINGS.update({
 REST_FRAMEWORK.update({
     "DEFAULT_SCHEMA_CLASS": "common.api_schema.ErrorsDeclaredSchema",
     "EXCEPTION_HANDLER": "common.api_errors.api_exception_handler",
-    "DEFAULT_THROTTLE_CLASSES": ["common.throttles.AnonymousThrottle", "common.throttles.UserThrottle"],
+    "DEFAULT_THROTTLE_CLASSES": ["core.throttles.AnonymousThrottle", "core.throttles.UserThrottle"],
 })
 # Throttle counts are shared by every web process when Redis is there.
 CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}

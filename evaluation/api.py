@@ -9,16 +9,21 @@ from rest_framework.response import Response
 
 from annotation.services import access
 from common.api_errors import error_response
-from common.throttles import SignedInAfterThrottles
+from core import roles
+from core.throttles import SignedInAfterThrottles
 from evaluation.runs import RunError, start_run, visible_runs
-from evaluation.serializers import RunCreateSerializer, RunSerializer, RunSummarySerializer
+from evaluation.serializers import (
+    RunCreateSerializer,
+    RunSerializer,
+    RunSummarySerializer,
+)
 
 
 class IsAuthor(BasePermission):
     message = "evaluation runs are for authors and admins"
 
     def has_permission(self, request, view):
-        return access.has_role(request.user, access.AUTHOR)
+        return roles.has_role(request.user, roles.AUTHOR)
 
 
 class EvaluationRunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):

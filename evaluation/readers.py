@@ -17,7 +17,11 @@ import pandas as pd
 
 from common.readers import RowError, csv_rows, json_lines
 from common.vocabulary import NLI, LabelError, long_name, to_label
-from evaluation.metrics.checks import PROBABILITY_TOLERANCE, distribution_problem, probability_problem
+from metrics.checks import (
+    PROBABILITY_TOLERANCE,
+    distribution_problem,
+    probability_problem,
+)
 
 # The name runs.py and the evaluate command catch: evaluation's input errors are the shared row error.
 InputError = RowError
@@ -373,7 +377,7 @@ def read_nli_atoms(source) -> tuple[pd.DataFrame, list[list[str]]]:
 
 def read_defeasible(source) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Defeasible atoms JSONL (format in docs/metrics.md) -> (examples, atoms), the tables that
-    `evaluation.metrics.defeasible` documents. An atom without `bucket` is its own bucket, named by its text."""
+    `metrics.defeasible` documents. An atom without `bucket` is its own bucket, named by its text."""
     name, examples, atoms = source_name(source), [], []
     for line, row in jsonl_records(source):
         index = len(examples)

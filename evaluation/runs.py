@@ -8,9 +8,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from annotation.services import access
 from common.readers import RowError
 from common.schema import Schema, Setting, SettingError
+from core import roles
 from jobs.kinds import JobKind, register
 from jobs.models import Job
 from jobs.services import JobError, start_job
@@ -165,4 +165,4 @@ register(JobKind(KIND, "Evaluation", _run, group="evaluation",
 
 def visible_runs(user):
     """Runs a user may see: admins all, authors their own."""
-    return access.visible_runs(user, Job.objects.filter(kind=KIND).select_related("created_by", "project"))
+    return roles.visible_runs(user, Job.objects.filter(kind=KIND).select_related("created_by", "project"))

@@ -3,7 +3,7 @@
 Each suite is two steps, shared by the `evaluate` command, the web form, the API and background runs:
 `load_<suite>(files, reading settings)` reads every input with `evaluation.readers`, which checks every
 value and raises `RowError` naming the file, line and field of the first bad one, and returns arrays;
-`score_<suite>(inputs, scoring settings)` computes the metrics of `evaluation.metrics`. `run_<suite>` is
+`score_<suite>(inputs, scoring settings)` computes the metrics of `metrics`. `run_<suite>` is
 the two in a row. `check_inputs` is the first step alone: `evaluation.runs.start_run` calls it before it
 stores a run, so bad input stores nothing. Floats that are not finite come back as None.
 """
@@ -16,13 +16,6 @@ import numpy as np
 import pandas as pd
 
 from evaluation.generators.epistemic import generate_epistemic
-from evaluation.metrics.agreement import pairable_units, split_half_jsd
-from evaluation.metrics.atomic_nli import logical_consistency
-from evaluation.metrics.classification import accuracy, accuracy_by_group
-from evaluation.metrics.defeasible import NEUTRAL, bucket_ids, defeasible_scores, equivalent_atom_groups
-from evaluation.metrics.distributions import human_vs_model
-from evaluation.metrics.regression import unli_scores
-from evaluation.metrics.transitivity import transitivity_scores
 from evaluation.readers import (
     RowError,
     chaos_label_names,
@@ -38,6 +31,18 @@ from evaluation.readers import (
     read_usnli_gold,
     source_name,
 )
+from metrics.agreement import pairable_units, split_half_jsd
+from metrics.atomic_nli import logical_consistency
+from metrics.classification import accuracy, accuracy_by_group
+from metrics.defeasible import (
+    NEUTRAL,
+    bucket_ids,
+    defeasible_scores,
+    equivalent_atom_groups,
+)
+from metrics.distributions import human_vs_model
+from metrics.regression import unli_scores
+from metrics.transitivity import transitivity_scores
 
 
 def json_ready(value):

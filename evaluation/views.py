@@ -6,12 +6,13 @@ from django.core.paginator import Paginator
 from django.shortcuts import redirect, render
 
 from annotation.services import access
+from core import roles
 from evaluation.forms import RunForm
 from evaluation.runs import SUITES, RunError, start_run, visible_runs
 
 
 def _require_author(user) -> None:
-    access.ensure_role(user, access.AUTHOR, "run evaluations")
+    roles.ensure_role(user, roles.AUTHOR, "run evaluations")
 
 
 @login_required

@@ -5,8 +5,8 @@ from rest_framework.decorators import action
 from rest_framework.permissions import BasePermission
 from rest_framework.response import Response
 
-from annotation.services import access
-from common.throttles import SignedInAfterThrottles
+from core import roles
+from core.throttles import SignedInAfterThrottles
 from jobs import services
 from jobs.models import Job
 
@@ -15,7 +15,7 @@ class IsAuthor(BasePermission):
     message = "background jobs are for authors and admins"
 
     def has_permission(self, request, view):
-        return access.has_role(request.user, access.AUTHOR)
+        return roles.has_role(request.user, roles.AUTHOR)
 
 
 class JobSerializer(serializers.ModelSerializer):
@@ -40,7 +40,7 @@ class JobViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
     permission_classes = [SignedInAfterThrottles, IsAuthor]
 
     def get_queryset(self):
-        return access.visible_runs(self.request.user, Job.objects.select_related("created_by", "project"))
+        return roles.visible_runs(self.request.user, Job.objects.select_related("created_by", "project"))
 
     @extend_schema(request=None, responses={200: JobSerializer})
     @action(detail=True, methods=["post"])

@@ -7,22 +7,22 @@ from django.shortcuts import redirect, render
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST
 
-from annotation.services import access
+from core import roles
 from jobs import services
 from jobs.kinds import get_kind
 from jobs.models import Job
 
 
 def _job(request, job_id) -> Job:
-    return access.run_for(request.user, Job.objects.select_related("created_by", "project"), job_id)
+    return roles.run_for(request.user, Job.objects.select_related("created_by", "project"), job_id)
 
 
 @login_required
 def job_list(request):
     from django.core.paginator import Paginator
 
-    access.ensure_role(request.user, access.AUTHOR, "run background jobs")
-    jobs = access.visible_runs(request.user, Job.objects.select_related("created_by", "project"))
+    roles.ensure_role(request.user, roles.AUTHOR, "run background jobs")
+    jobs = roles.visible_runs(request.user, Job.objects.select_related("created_by", "project"))
     return render(request, "jobs/job_list.html", {"jobs": Paginator(jobs, 25).get_page(request.GET.get("page"))})
 
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 
 from common.vocabulary import NLI, NO_GOLD, LabelError, long_name, to_label
-from evaluation.metrics.classification import accuracy
-from evaluation.metrics.regression import unli_scores
+from metrics.classification import accuracy
+from metrics.regression import unli_scores
 
 from .dataio import InputError, iter_records, read_pairs, read_usnli
 from .devices import pick_device, pick_precision

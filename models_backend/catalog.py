@@ -10,7 +10,7 @@ from pathlib import Path
 
 from django.conf import settings
 
-from annotation.services import access
+from core import roles
 from jobs.kinds import kinds_of
 from jobs.models import Job
 from jobs.services import JobError
@@ -44,7 +44,10 @@ def folder_size(path: Path) -> int:
 def describe(key: str, path: Path, origin: str, job_id: int | None = None) -> Checkpoint:
     """Read a checkpoint folder's config: its kind and label map. A folder that cannot be used is still
     listed, with the reason, so its owner sees why it is not offered."""
-    from models_backend.registry import ModelError, inspect_checkpoint  # loads torch: only when models are listed
+    from models_backend.registry import (  # loads torch: only when models are listed
+        ModelError,
+        inspect_checkpoint,
+    )
 
     common = {"key": key, "name": path.name if job_id is None else f"job {job_id}: {path.name}", "path": path,
               "origin": origin, "job_id": job_id, "size": folder_size(path)}
@@ -85,7 +88,7 @@ def _shared() -> list[Checkpoint]:
 
 def trained_by(user):
     """The user's finished training jobs (admins: everyone's) whose model folder is still there."""
-    jobs = access.visible_runs(user, Job.objects.filter(kind=TRAIN_KIND, status=Job.Status.DONE))
+    jobs = roles.visible_runs(user, Job.objects.filter(kind=TRAIN_KIND, status=Job.Status.DONE))
     return [job for job in jobs if job.output_path and (job.output_path / "config.json").is_file()]
 
 
@@ -120,7 +123,7 @@ def runs_using(user, listed: list[Checkpoint]) -> dict[str, list[Job]]:
     """key -> the model jobs the user may see that used the checkpoint (named it in their settings)."""
     by_path = {str(c.path): c.key for c in listed}
     used: dict[str, list[Job]] = {c.key: [] for c in listed}
-    jobs = access.visible_runs(user, Job.objects.filter(kind__in=kinds_of("models")))
+    jobs = roles.visible_runs(user, Job.objects.filter(kind__in=kinds_of("models")))
     for job in jobs.only("id", "kind", "params", "status", "created_at"):
         named = {value for value in _values(job.params) if value in by_path}
         for path in named:

@@ -9,6 +9,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from annotation.services import access
+from core import roles
 from jobs.kinds import kinds_of
 from jobs.models import Job
 from jobs.services import JobError
@@ -22,7 +23,7 @@ EVALUATE_FORMATS = {"unli": ("usnli",), "nli": ("snli",)}
 
 
 def _require_author(user) -> None:
-    access.ensure_role(user, access.AUTHOR, "run models")
+    roles.ensure_role(user, roles.AUTHOR, "run models")
 
 
 @login_required
@@ -43,7 +44,7 @@ def run_list(request):
         else:
             messages.success(request, f"Job {job.pk} started.")
             return redirect("jobs:detail", job_id=job.pk)
-    jobs = access.visible_runs(request.user, Job.objects.filter(kind__in=kinds_of("models")).select_related("created_by", "project"))
+    jobs = roles.visible_runs(request.user, Job.objects.filter(kind__in=kinds_of("models")).select_related("created_by", "project"))
     return render(request, "models_backend/run_list.html", {
         "runs": Paginator(jobs, 25).get_page(request.GET.get("page")), "form": form, "spec": spec, "forms": FORMS.values(),
     }, status=400 if form.errors else 200)

@@ -68,7 +68,7 @@ def shared_data() -> Path:
 def make_user(db):
     from django.contrib.auth import get_user_model
 
-    from annotation.services.access import grant_role
+    from core.roles import grant_role
 
     def make(username: str, role: str = "worker", password: str = "a-test-password"):
         user = get_user_model().objects.create_user(username=username, password=password)

@@ -1,10 +1,8 @@
-"""Who may do what: the one access module. HTML views, API permissions, the WebSocket consumer and the
-management commands all ask it.
+"""Who may do what with a project: HTML views, API permissions, the WebSocket consumer and the management
+commands all ask this module. Roles and stored runs are core.roles.
 
-Roles are Django groups: admin, author, worker (superusers are admins).
-
-One status policy everywhere: a project (or run) you may not see answers 404, as if it did not exist; one
-you may see but not act on answers 403 with the reason. `project_for(user, slug, action)` applies it.
+One status policy everywhere: a project you may not see answers 404, as if it did not exist; one you may
+see but not act on answers 403 with the reason. `project_for(user, slug, action)` applies it.
 
     view    the project's owner and admins; workers while it is published or paused and its audience
             admits them (everyone, its members, or workers who arrived through its platform link)
@@ -15,15 +13,13 @@ you may see but not act on answers 403 with the reason. `project_for(user, slug,
 """
 from __future__ import annotations
 
-from django.contrib.auth.models import Group
 from django.core.exceptions import PermissionDenied
-from django.db.models import Exists, OuterRef, Q, QuerySet, Subquery
+from django.db.models import OuterRef, Q, QuerySet, Subquery
 from django.http import Http404
 
 from common.compiled_queries import compiled_first
+from core.roles import AUTHOR, WORKER, ensure_role, has_role, is_admin
 
-ADMIN, AUTHOR, WORKER = "admin", "author", "worker"
-ROLES = (ADMIN, AUTHOR, WORKER)
 ACTIONS = ("view", "work", "submit", "manage", "export")
 UNREAD = object()  # an attribute not read yet (None is a value: "not a crowd account")
 
@@ -36,37 +32,7 @@ class NotOpen(PermissionDenied):
     """The project takes no new pages now (paused, or closed)."""
 
 
-# ---------------------------------------------------------------------------- roles
-
-
-def has_role(user, role: str) -> bool:
-    if not user.is_authenticated or not user.is_active:
-        return False
-    if user.is_superuser:
-        return True
-    names = getattr(user, "_role_names", None)
-    if names is None:
-        names = set(user.groups.values_list("name", flat=True))
-        user._role_names = names
-    return role in names or (role != WORKER and ADMIN in names)
-
-
-def with_roles(users: QuerySet, user_field: str = "pk") -> QuerySet:
-    """Rows that load a user (users, or tokens with their user) with that user's roles, and the study of a
-    crowd account, read in the same statement: authentication then costs one query instead of two or three
-    on every request."""
-    from annotation.models import CrowdSession
-
-    return users.annotate(
-        _crowd_study=Subquery(CrowdSession.objects.filter(worker=OuterRef(user_field)).values("project_id")[:1]),
-        **{f"_has_role_{role}": Exists(Group.objects.filter(user=OuterRef(user_field), name=role)) for role in ROLES},
-    )
-
-
-def remember_roles(user, row) -> None:
-    """Keep what with_roles() read on the user, where has_role() and crowd_study() look first."""
-    user._role_names = {role for role in ROLES if getattr(row, f"_has_role_{role}")}
-    user._crowd_study = row._crowd_study
+# ---------------------------------------------------------------------------- projects
 
 
 def crowd_study(user) -> int | None:
@@ -80,28 +46,13 @@ def crowd_study(user) -> int | None:
     return study
 
 
-def is_admin(user) -> bool:
-    return user.is_authenticated and (user.is_superuser or has_role(user, ADMIN))
+def crowd_study_of(user_id: OuterRef) -> Subquery:
+    """The crowd study read with a user and their roles (core.roles.register_user_fact, in apps.py)."""
+    from annotation.models import CrowdSession
+
+    return Subquery(CrowdSession.objects.filter(worker=user_id).values("project_id")[:1])
 
 
-def grant_role(user, role: str) -> None:
-    if role not in ROLES:
-        raise ValueError(f"unknown role {role!r}; choose one of {', '.join(ROLES)}")
-    group, _ = Group.objects.get_or_create(name=role)
-    user.groups.add(group)
-    if role == ADMIN:
-        user.is_staff = True
-        user.save(update_fields=["is_staff"])
-    user.__dict__.pop("_role_names", None)
-
-
-def ensure_role(user, role: str, doing: str) -> None:
-    """403 for a feature the user's role does not include (the page exists, it is not theirs)."""
-    if not has_role(user, role):
-        raise PermissionDenied(f"only {role}s {doing}")
-
-
-# ---------------------------------------------------------------------------- projects
 
 
 def managed_projects(user) -> QuerySet:
@@ -337,24 +288,3 @@ def _project_with_work_state(open_page: bool, *, slug: str, worker_id: int) -> Q
 
 def ensure_can_create_project(user) -> None:
     ensure_role(user, AUTHOR, "create projects")
-
-
-# ---------------------------------------------------------------------------- stored runs
-
-
-def visible_runs(user, runs: QuerySet) -> QuerySet:
-    """Of a queryset of stored runs (evaluation or model jobs): admins see all, authors their own."""
-    if is_admin(user):
-        return runs
-    if has_role(user, AUTHOR):
-        return runs.filter(created_by=user)
-    return runs.none()
-
-
-def run_for(user, runs: QuerySet, run_id):
-    """One run the user may see; 403 for users whose role has no runs, 404 for a run that is not theirs."""
-    ensure_role(user, AUTHOR, "run evaluations and models")
-    run = visible_runs(user, runs).filter(pk=run_id).first()
-    if run is None:
-        raise Http404("no such run")
-    return run

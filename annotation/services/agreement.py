@@ -1,7 +1,7 @@
 """Agreement figures of a project's annotations, for the `agreement` command and the report page.
 
 The annotations are streamed with values_list into arrays (`load_annotations`); the figures come from the
-pure functions in evaluation.metrics.agreement (`agreement_figures`). Units are items: with per-atom task
+pure functions in metrics.agreement (`agreement_figures`). Units are items: with per-atom task
 types each atom is an item.
 
 Gold check items are quality control, not data, and are left out everywhere; so are the answers of workers
@@ -14,8 +14,8 @@ worker annotations only.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
@@ -24,7 +24,7 @@ from django.db.models import Sum
 
 from annotation.models import Annotation, Project
 from annotation.services import linking
-from evaluation.metrics.agreement import (
+from metrics.agreement import (
     bootstrap_ci,
     cohen_kappa_pairwise,
     human_baseline,

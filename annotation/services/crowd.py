@@ -20,8 +20,8 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from annotation.models import Assignment, CrowdSession, Project
-from annotation.services.access import WORKER, grant_role
 from annotation.services.study_settings import settings_schema
+from core.roles import WORKER, grant_role
 
 PLATFORM_PARAMETERS = {
     CrowdSession.Platform.PROLIFIC: ("PROLIFIC_PID", "STUDY_ID", "SESSION_ID"),

@@ -17,8 +17,8 @@ from django.utils import timezone
 
 from annotation.models import Annotation, Assignment, Claim, Item, Project
 from annotation.services import instrument
-from annotation.services.access import WORKER, grant_role
 from annotation.services.redundancy import settle_item
+from core.roles import WORKER, grant_role
 
 SIMULATED_GROUP = "simulated"
 SIMULATED_WORKERS = 4

@@ -6,7 +6,13 @@ import math
 from collections.abc import Sequence
 from statistics import median
 
-from annotation.tasktypes.base import Aggregate, AnswerError, TaskType, require_int, require_probability
+from annotation.tasktypes.base import (
+    Aggregate,
+    AnswerError,
+    TaskType,
+    require_int,
+    require_probability,
+)
 from annotation.tasktypes.demo_text import scene_demo
 from common.schema import Setting
 from common.vocabulary import LONG_NAMES
@@ -121,7 +127,7 @@ class UNLISlider(TaskType):
         """Easy items each within delta of their reference, and Pearson r and Spearman rho over all items
         above the test's thresholds (U-SNLI's qualification rules)."""
         # Imported here, not at the top: scipy costs seconds of start-up for every command.
-        from evaluation.metrics.regression import unli_scores
+        from metrics.regression import unli_scores
 
         unmet = [f"An easy item (reference {r:.3g}) needs an answer within {self.tolerance(r, rules):.3g} of it; "
                  f"yours was {a:.3g}." for a, r, e in zip(answers, references, easy)

@@ -4,6 +4,7 @@ from django.shortcuts import render
 
 from annotation.models import AuditEntry
 from annotation.services import access, audit, simulation
+from core import roles
 
 # Resamples behind the page's intervals; `manage.py agreement SLUG --bootstrap N` gives more.
 REPORT_BOOTSTRAP = 200
@@ -56,7 +57,10 @@ def figure_rows(figures: dict) -> list[dict]:
 @login_required
 def report(request, slug):
     # here, not at the top: the report loads pandas, scipy and matplotlib (keep web processes lean)
-    from annotation.services.agreement import INTERACTIVE_PAIR_EVALUATIONS, project_report
+    from annotation.services.agreement import (
+        INTERACTIVE_PAIR_EVALUATIONS,
+        project_report,
+    )
 
     project = access.project_for(request.user, slug, "manage")
     result = project_report(project, bootstrap=REPORT_BOOTSTRAP, max_pair_evaluations=INTERACTIVE_PAIR_EVALUATIONS)
@@ -76,7 +80,7 @@ def report(request, slug):
 @login_required
 def audit_log(request):
     """The latest audit entries (admins only), optionally of one kind."""
-    access.ensure_role(request.user, access.ADMIN, "read the audit log")
+    roles.ensure_role(request.user, roles.ADMIN, "read the audit log")
     action = request.GET.get("action") if request.GET.get("action") in AuditEntry.Action.values else None
     return render(request, "annotation/audit.html", {
         "entries": audit.recent(limit=AUDIT_PAGE_ROWS, action=action),

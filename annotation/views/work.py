@@ -18,16 +18,24 @@ from django.views.decorators.http import require_POST
 from annotation.models import Assignment, CrowdSession, Item
 from annotation.services import access, crowd, drafts, qualification
 from annotation.services.assignments import (
-    SubmissionError, abandon_minutes, claim_page, extend_page, note_seen, open_assignment, release_page, submit_page,
+    SubmissionError,
+    abandon_minutes,
+    claim_page,
+    extend_page,
+    note_seen,
+    open_assignment,
+    release_page,
+    submit_page,
 )
+from core import roles
 
 
 def home(request):
     user = request.user
     context = {"is_worker": False, "is_author": False}
     if user.is_authenticated:
-        context["is_worker"] = access.has_role(user, access.WORKER)
-        context["is_author"] = access.has_role(user, access.AUTHOR)
+        context["is_worker"] = roles.has_role(user, roles.WORKER)
+        context["is_author"] = roles.has_role(user, roles.AUTHOR)
         if context["is_worker"]:
             has_work = Exists(Item.objects.filter(project=OuterRef("pk"), claimable=True))
             context["work_projects"] = [
@@ -103,7 +111,7 @@ def enter(request, slug):
         request.mturk_frame = "assignmentId" in request.GET
         return render(request, "annotation/entry_error.html", {"project": project, "error": str(exc)}, status=400)
     if request.user != session.worker:
-        login(request, session.worker, backend="common.auth.RoleLoadingModelBackend")
+        login(request, session.worker, backend="core.auth.RoleLoadingModelBackend")
     return redirect("work", slug=slug)
 
 

@@ -28,13 +28,21 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from transformers import AutoModelForSequenceClassification, get_linear_schedule_with_warmup
+from transformers import (
+    AutoModelForSequenceClassification,
+    get_linear_schedule_with_warmup,
+)
 
-from evaluation.metrics.regression import unli_scores
+from metrics.regression import unli_scores
 
 from ..dataio import PairRow, read_usnli, sha256_of
 from ..devices import pick_device
-from ..registry import HYPOTHESIS_ONLY_KEY, OUTPUT_ACTIVATION_KEY, ModelError, load_tokenizer
+from ..registry import (
+    HYPOTHESIS_ONLY_KEY,
+    OUTPUT_ACTIVATION_KEY,
+    ModelError,
+    load_tokenizer,
+)
 from ..runner import Progress, encode_pairs, pad_batch, pair_logits
 from .auxiliary import AuxiliaryData, load_auxiliary
 from .recipe import LOSSES, UnliSettings  # noqa: F401  (LOSSES: re-exported for callers)

@@ -18,7 +18,7 @@ from annotation.services.agreement import (
     project_report,
 )
 from annotation.services.importers import import_file
-from evaluation.metrics.agreement import split_half_jsd
+from metrics.agreement import split_half_jsd
 
 pytestmark = pytest.mark.django_db
 

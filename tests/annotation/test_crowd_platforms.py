@@ -11,7 +11,8 @@ from rest_framework.test import APIClient
 
 from annotation.formats import exportable
 from annotation.models import CrowdSession
-from annotation.services import access, crowd, qualification
+from annotation.services import access, qualification
+from core import roles
 
 pytestmark = pytest.mark.django_db
 
@@ -55,7 +56,7 @@ def test_an_entry_link_never_logs_in_a_staff_account_named_like_a_crowd_worker(s
     user = logged_in_user(client)
     assert user is not None and user.pk not in (admin.pk, author.pk)
     assert not user.has_usable_password() and ":" in user.username
-    assert access.has_role(user, access.WORKER) and not access.has_role(user, access.AUTHOR)
+    assert roles.has_role(user, roles.WORKER) and not roles.has_role(user, roles.AUTHOR)
     client = Client()
     client.get(f"/enter/{study.slug}/?workerId=W123&hitId=HIT1&assignmentId=A1")
     assert logged_in_user(client).pk != author.pk

@@ -1,4 +1,4 @@
-"""Tests for evaluation.metrics.agreement, checked against the krippendorff package, sklearn and scipy."""
+"""Tests for metrics.agreement, checked against the krippendorff package, sklearn and scipy."""
 
 import json
 import math
@@ -13,7 +13,7 @@ from scipy.spatial.distance import jensenshannon
 from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.inter_rater import fleiss_kappa as statsmodels_fleiss_kappa
 
-from evaluation.metrics import agreement
+from metrics import agreement
 
 CHAOSNLI_SNLI = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "chaosnli" / "chaosNLI_snli.jsonl"
 LEVELS = ["nominal", "ordinal", "interval", "ratio"]

@@ -2,7 +2,7 @@
 import pytest
 from django.core.management.base import CommandError
 
-from evaluation.metrics.atomic_nli import induced_label, is_consistent, logical_consistency
+from metrics.atomic_nli import induced_label, is_consistent, logical_consistency
 from tests.evaluation.helpers import evaluate, write_jsonl
 
 E, N, C = "entailment", "neutral", "contradiction"

@@ -8,8 +8,8 @@ from django.core.management.base import CommandError
 from scipy.spatial import distance
 from scipy.stats import entropy
 
-from evaluation.metrics.agreement import split_half_counts
-from evaluation.metrics.distributions import floor_probabilities, quantile_bins
+from metrics.agreement import split_half_counts
+from metrics.distributions import floor_probabilities, quantile_bins
 from tests.evaluation.helpers import evaluate, evaluate_text, write_jsonl
 
 SUBSETS = [
@@ -187,7 +187,7 @@ def test_agreement_report_and_chaos_suite_print_the_same_split_half_jsd(shared_d
 
 
 def test_human_vs_model_refuses_what_is_not_a_distribution():
-    from evaluation.metrics.distributions import human_vs_model
+    from metrics.distributions import human_vs_model
 
     good = np.array([[0.5, 0.5, 0.0], [0.2, 0.3, 0.5]])
     labels = np.array(["e", "c"], dtype=object)

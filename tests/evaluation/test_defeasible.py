@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 from django.core.management.base import CommandError
 
-from evaluation.metrics.defeasible import (
+from metrics.defeasible import (
     bucket_accuracies,
     bucket_ids,
     critical_atoms,

@@ -12,9 +12,9 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from scipy.spatial.distance import jensenshannon
 
-from evaluation.metrics.agreement import split_half_jsd
-from evaluation.metrics.distributions import floor_probabilities
 from jobs.models import Job
+from metrics.agreement import split_half_jsd
+from metrics.distributions import floor_probabilities
 from tests.conftest import REPO
 from tests.evaluation.helpers import evaluate
 

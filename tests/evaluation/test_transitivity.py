@@ -2,7 +2,7 @@
 import pytest
 from django.core.management.base import CommandError
 
-from evaluation.metrics.transitivity import transitivity_scores
+from metrics.transitivity import transitivity_scores
 from tests.evaluation.helpers import evaluate, write_jsonl
 
 

@@ -82,7 +82,7 @@ def test_missing_file_is_a_command_error(gold, tmp_path):
 
 
 def test_unli_scores_refuse_what_is_not_a_probability():
-    from evaluation.metrics.regression import unli_scores
+    from metrics.regression import unli_scores
 
     assert unli_scores([0.1, 0.9, 0.5], [0.2, 0.8, 0.4])["n"] == 3
     for y_pred, message in (([0.2, np.nan, 0.4], "y_pred row 1: nan"), ([0.2, 1.5, 0.4], "y_pred row 1: 1.5"),

@@ -8,15 +8,20 @@ import numpy as np
 import pytest
 import torch
 from conftest import PAIRS
-from safetensors.torch import load_file
 from django.core.management import CommandError, call_command
+from safetensors.torch import load_file
 
+from metrics.regression import unli_scores
 from models_backend.dataio import PairRow
-from models_backend.training import auxiliary
 from models_backend.registry import ModelKind, inspect_checkpoint, load_model
 from models_backend.runner import predict_pairs
-from evaluation.metrics.regression import unli_scores
-from models_backend.training.unli import UnliSettings, in_batch_hinge, ranking_pairs, train_unli
+from models_backend.training import auxiliary
+from models_backend.training.unli import (
+    UnliSettings,
+    in_batch_hinge,
+    ranking_pairs,
+    train_unli,
+)
 
 
 def write_usnli(path, rows):

@@ -17,8 +17,8 @@ from rest_framework.response import Response
 from rest_framework.test import APIClient
 
 from annotation.services import exporters
-from annotation.services.login_limits import client_ip
 from config.urls import urlpatterns as site_urls
+from core.login_limits import client_ip
 
 pytestmark = pytest.mark.django_db
 

@@ -3,7 +3,7 @@ import json
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.services.access import ROLES, grant_role
+from core.roles import ROLES, grant_role
 
 
 class Command(BaseCommand):

@@ -14,7 +14,7 @@ from collections.abc import Callable, Hashable, Iterable
 import numpy as np
 import pandas as pd
 
-from evaluation.metrics.classification import share
+from metrics.classification import share
 
 STRENGTHENER, WEAKENER, NEUTRAL = "strengthener", "weakener", "neutral"
 

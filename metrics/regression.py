@@ -2,7 +2,7 @@
 import numpy as np
 from scipy.stats import pearsonr, spearmanr
 
-from evaluation.metrics.checks import check_probabilities, check_same_length
+from metrics.checks import check_probabilities, check_same_length
 
 
 def unli_scores(y_true, y_pred) -> dict:

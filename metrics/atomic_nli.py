@@ -5,8 +5,8 @@ the model itself judges entailed by H; their labels are the model's labels for (
 """
 import numpy as np
 
-from evaluation.metrics.checks import check_same_length
-from evaluation.metrics.classification import accuracy, share
+from metrics.checks import check_same_length
+from metrics.classification import accuracy, share
 
 ENTAILMENT, NEUTRAL, CONTRADICTION = "entailment", "neutral", "contradiction"
 

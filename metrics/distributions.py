@@ -7,8 +7,8 @@ import numpy as np
 from scipy.spatial.distance import jensenshannon
 from scipy.stats import entropy as scipy_entropy
 
-from evaluation.metrics.checks import check_distributions, check_same_length
-from evaluation.metrics.classification import accuracy
+from metrics.checks import check_distributions, check_same_length
+from metrics.classification import accuracy
 
 PROBABILITY_FLOOR = 1e-15
 

@@ -24,8 +24,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from evaluation.metrics.checks import check_reliability_data, check_value_counts
-from evaluation.metrics.distributions import js_distance
+from metrics.checks import check_reliability_data, check_value_counts
+from metrics.distributions import js_distance
 
 LEVELS = ("nominal", "ordinal", "interval", "ratio")
 

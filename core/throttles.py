@@ -9,7 +9,7 @@ from django.conf import settings
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.throttling import AnonRateThrottle, UserRateThrottle
 
-from annotation.services.login_limits import client_ip
+from core.login_limits import client_ip
 
 logger = logging.getLogger(__name__)
 WARN_EVERY_S = 60  # an outage is said once a minute per process, not once per request
