@@ -19,7 +19,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO
 
-import numpy
 from django.conf import settings
 from django.db import connection, transaction
 
@@ -428,6 +427,8 @@ class ExampleRowChecks:
         errors.sort(key=lambda error: error[0] or 0)
 
     def _repeated_ids(self, errors: list, ids_at) -> None:
+        import numpy  # here, not at the top: web processes that never import stay lean
+
         order = numpy.argsort(numpy.frombuffer(self.id_fingerprints, dtype=numpy.int64), kind="stable")
         fingerprints = numpy.frombuffer(self.id_fingerprints, dtype=numpy.int64)[order]  # equal ones in file order
         lines = numpy.frombuffer(self.id_lines, dtype=numpy.int64)[order]
@@ -561,6 +562,8 @@ def _import_examples_streamed(project: Project, stream, fmt: str, context: ReadC
     """A data import in two passes over a stream that can be read again, so memory stays flat whatever the
     file's size: check every row keeping only ids, then read again and write in batches, in one
     transaction. A bad row anywhere, the last one included, still stores nothing."""
+    import numpy  # here, not at the top: web processes that never import stay lean
+
     errors, skipped = [], Counter()
     checks = ExampleRowChecks(project)
     pool_checks = PoolChecks(project, "data")

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-HEAVY_MODULES = ("pandas", "scipy", "matplotlib", "sklearn", "torch", "transformers")
+HEAVY_MODULES = ("numpy", "pandas", "scipy", "matplotlib", "sklearn", "torch", "transformers")
 
 
 def test_setting_up_django_and_loading_the_urls_imports_no_heavy_library(tmp_path):
