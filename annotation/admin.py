@@ -105,7 +105,15 @@ class ForAdminRole:
 
 @admin.register(CrowdSession)
 class CrowdSessionAdmin(ForAdminRole, admin.ModelAdmin):
-    list_display = ("project", "platform", "participant_id", "study_id", "session_id", "completion_code", "completed_at")
+    list_display = (
+        "project",
+        "platform",
+        "participant_id",
+        "study_id",
+        "session_id",
+        "completion_code",
+        "completed_at",
+    )
     list_filter = ("platform", "project")
     search_fields = ("=participant_id", "=study_id", "=session_id")  # exact: find the one participant asked about
     actions = ["forget_participants"]
@@ -120,16 +128,27 @@ class CrowdSessionAdmin(ForAdminRole, admin.ModelAdmin):
     def forget_participants(self, request, queryset):
         people = set(queryset.values_list("platform", "participant_id"))
         if not request.POST.get("confirmed"):  # an erasure cannot be undone: the participants are listed first
-            return TemplateResponse(request, "admin/forget_participants.html", {
-                **self.admin_site.each_context(request), "people": sorted(people), "queryset": queryset,
-                "action_checkbox_name": admin.helpers.ACTION_CHECKBOX_NAME, "title": "Forget these participants?",
-                "opts": self.model._meta})
+            return TemplateResponse(
+                request,
+                "admin/forget_participants.html",
+                {
+                    **self.admin_site.each_context(request),
+                    "people": sorted(people),
+                    "queryset": queryset,
+                    "action_checkbox_name": admin.helpers.ACTION_CHECKBOX_NAME,
+                    "title": "Forget these participants?",
+                    "opts": self.model._meta,
+                },
+            )
         for platform, participant_id in sorted(people):
             try:
                 forget_participant(platform, participant_id, by=request.user)
             except ParticipantError as exc:  # erased meanwhile by another admin
                 self.message_user(request, str(exc), messages.WARNING)
-        self.message_user(request, f"Forgot {len(people)} participant{pluralize(len(people))}; their answers are kept under a pseudonym.")
+        self.message_user(
+            request,
+            f"Forgot {len(people)} participant{pluralize(len(people))}; their answers are kept under a pseudonym.",
+        )
 
 
 @admin.register(AuditEntry)

@@ -1,4 +1,5 @@
 """REST API: projects, the worker flow (claim, submit, release), import and streamed export."""
+
 from django.http import StreamingHttpResponse
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import mixins, serializers, status, viewsets
@@ -54,8 +55,10 @@ from core.login_limits import cooloff_seconds
 
 def invalid(serializer) -> Response:
     """A request body the serializer refused, in the documented error shape."""
-    errors = {name: str(messages[0]) if isinstance(messages, list) else str(messages)
-              for name, messages in serializer.errors.items()}
+    errors = {
+        name: str(messages[0]) if isinstance(messages, list) else str(messages)
+        for name, messages in serializer.errors.items()
+    }
     field, detail = next(iter(errors.items()))
     return error_response(400, detail, field, errors)
 
@@ -67,7 +70,10 @@ def setting_errors(error: SettingError) -> Response:
 
 
 class ProjectViewSet(
-    mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.CreateModelMixin, mixins.UpdateModelMixin,
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    mixins.CreateModelMixin,
+    mixins.UpdateModelMixin,
     viewsets.GenericViewSet,
 ):
     """Authors see, create and change their own projects, admins all; workers see the projects they may
@@ -84,13 +90,18 @@ class ProjectViewSet(
     def get_serializer_context(self):
         # A mixed list: the projects a user may only work on are shown as workers see them.
         user = self.request.user
-        return {**super().get_serializer_context(), "may_manage": lambda project: access.can_manage(user, project),
-                "earned_code": lambda project: crowd.earned_code(project, user)}
+        return {
+            **super().get_serializer_context(),
+            "may_manage": lambda project: access.can_manage(user, project),
+            "earned_code": lambda project: crowd.earned_code(project, user),
+        }
 
     def _project(self, action_name: str = "view"):
         return access.project_for(self.request.user, self.kwargs["slug"], action_name)
 
-    @extend_schema(request=ProjectSerializer, responses={201: ProjectSerializer, 400: ErrorSerializer, 403: ErrorSerializer})
+    @extend_schema(
+        request=ProjectSerializer, responses={201: ProjectSerializer, 400: ErrorSerializer, 403: ErrorSerializer}
+    )
     def create(self, request, *args, **kwargs):
         access.ensure_can_create_project(request.user)  # before validation: no hints to non-authors
         serializer = ProjectSerializer(data=request.data)
@@ -125,7 +136,9 @@ class ProjectViewSet(
     def _managed(self):
         return self._project("manage")
 
-    @extend_schema(request=None, responses={201: AssignmentSerializer, 204: OpenApiResponse(description="no work left")})
+    @extend_schema(
+        request=None, responses={201: AssignmentSerializer, 204: OpenApiResponse(description="no work left")}
+    )
     @action(detail=True, methods=["post"])
     def claim(self, request, slug=None):
         """Claim the next page of k items (or get back the page you hold)."""
@@ -164,8 +177,13 @@ class ProjectViewSet(
             return error_response(exc.status, exc.message, exc.field)
         return Response(AdjudicationRecordSerializer(record).data)
 
-    @extend_schema(request=None, responses={200: OpenApiResponse(description='{"validation_project", "created", '
-                                                                      '"already_sent"}'), 400: ErrorSerializer})
+    @extend_schema(
+        request=None,
+        responses={
+            200: OpenApiResponse(description='{"validation_project", "created", "already_sent"}'),
+            400: ErrorSerializer,
+        },
+    )
     @action(detail=True, methods=["post"], url_path="send-to-validation")
     def send_to_validation(self, request, slug=None):
         """Send the written pairs not sent yet to the linked validation project (created on the first send)."""
@@ -184,7 +202,11 @@ class ProjectViewSet(
         return self.get_paginated_response(ResultSerializer(page, many=True).data)
 
     @extend_schema(
-        parameters=[OpenApiParameter("bootstrap", int, description="bootstrap resamples for the intervals (default 200, at most 2000)")],
+        parameters=[
+            OpenApiParameter(
+                "bootstrap", int, description="bootstrap resamples for the intervals (default 200, at most 2000)"
+            )
+        ],
         responses={200: OpenApiResponse(description="agreement figures")},
     )
     @action(detail=True, methods=["get"])
@@ -200,12 +222,17 @@ class ProjectViewSet(
             resamples = min(max(int(request.query_params.get("bootstrap", 200)), 0), 2000)
         except ValueError:
             raise ValidationError({"bootstrap": ["must be a whole number"]}) from None
-        return Response(project_agreement(project, bootstrap=resamples, max_pair_evaluations=INTERACTIVE_PAIR_EVALUATIONS))
+        return Response(
+            project_agreement(project, bootstrap=resamples, max_pair_evaluations=INTERACTIVE_PAIR_EVALUATIONS)
+        )
 
     @extend_schema(
         request={"multipart/form-data": ImportSerializer},
-        responses={200: OpenApiResponse(description="import report"), 400: ErrorSerializer,
-                   202: OpenApiResponse(BackgroundImportSerializer, description="a large file: the background import's job")},
+        responses={
+            200: OpenApiResponse(description="import report"),
+            400: ErrorSerializer,
+            202: OpenApiResponse(BackgroundImportSerializer, description="a large file: the background import's job"),
+        },
     )
     @action(detail=True, methods=["post"], url_path="import", parser_classes=[MultiPartParser])
     def import_file(self, request, slug=None):
@@ -219,8 +246,9 @@ class ProjectViewSet(
         try:
             check_size(data["file"].size)  # before the file is read at all
             if sum(chunk.count(b"\n") for chunk in data["file"].chunks()) > background.IMPORT_JOB_LINES:
-                job = background.start_import(project, data["file"], data["format"], None, purpose, request.user,
-                                              label_map=label_map)
+                job = background.start_import(
+                    project, data["file"], data["format"], None, purpose, request.user, label_map=label_map
+                )
                 return Response({"job": job.pk, "url": f"/api/v1/jobs/{job.pk}/"}, status=status.HTTP_202_ACCEPTED)
             report = import_upload(project, data["file"], data["format"], purpose=purpose, label_map=label_map)
         except (ImportFileError, ValueError) as exc:
@@ -231,10 +259,16 @@ class ProjectViewSet(
     @extend_schema(
         parameters=[
             OpenApiParameter("as", str, enum=list(exporters.FORMATS), description="export format"),
-            OpenApiParameter("include_gold", bool, description="also write the gold checks, flagged with their "
-                             "pool and reference (default: left out)"),
-            OpenApiParameter("include_unanswered", bool, description="also write items without a label or answer "
-                             "yet, flagged (default: left out)"),
+            OpenApiParameter(
+                "include_gold",
+                bool,
+                description="also write the gold checks, flagged with their pool and reference (default: left out)",
+            ),
+            OpenApiParameter(
+                "include_unanswered",
+                bool,
+                description="also write items without a label or answer yet, flagged (default: left out)",
+            ),
         ],
         responses={200: OpenApiResponse(description="the exported file, streamed"), 400: ErrorSerializer},
     )
@@ -254,10 +288,14 @@ class ProjectViewSet(
 
     @extend_schema(
         request=None,
-        parameters=[OpenApiParameter("include_gold", bool, description="also write the gold checks, flagged"),
-                    OpenApiParameter("include_unanswered", bool, description="also write items without a label yet")],
-        responses={202: OpenApiResponse(BackgroundImportSerializer, description="the bundle's job"),
-                   400: ErrorSerializer},
+        parameters=[
+            OpenApiParameter("include_gold", bool, description="also write the gold checks, flagged"),
+            OpenApiParameter("include_unanswered", bool, description="also write items without a label yet"),
+        ],
+        responses={
+            202: OpenApiResponse(BackgroundImportSerializer, description="the bundle's job"),
+            400: ErrorSerializer,
+        },
     )
     @action(detail=True, methods=["post"])
     def bundle(self, request, slug=None):
@@ -313,8 +351,9 @@ class TokenRequestSerializer(AuthTokenSerializer):
     """DRF's token serializer with what it refuses written into the schema: neither field may be blank."""
 
     username = serializers.CharField(label="Username", write_only=True, min_length=1)
-    password = serializers.CharField(label="Password", style={"input_type": "password"}, trim_whitespace=False,
-                                     write_only=True, min_length=1)
+    password = serializers.CharField(
+        label="Password", style={"input_type": "password"}, trim_whitespace=False, write_only=True, min_length=1
+    )
 
 
 class TokenView(APIView):
@@ -323,7 +362,13 @@ class TokenView(APIView):
     permission_classes = [AllowAny]
     serializer_class = TokenRequestSerializer
 
-    @extend_schema(request=TokenRequestSerializer, responses={200: OpenApiResponse(description='{"token": "..."}'), 400: OpenApiResponse(description="wrong credentials")})
+    @extend_schema(
+        request=TokenRequestSerializer,
+        responses={
+            200: OpenApiResponse(description='{"token": "..."}'),
+            400: OpenApiResponse(description="wrong credentials"),
+        },
+    )
     def post(self, request):
         serializer = TokenRequestSerializer(data=request.data, context={"request": request})
         if not serializer.is_valid():

@@ -1,4 +1,5 @@
 """WebSocket consumer for the live project dashboard."""
+
 import asyncio
 import time
 

@@ -3,6 +3,7 @@
 Loading goes through the same project and import services as the command line, so it is idempotent:
 a second run finds the projects and examples in place and adds nothing.
 """
+
 import io
 import json
 import zlib
@@ -61,8 +62,14 @@ def _load_project(task, demo, author, simulate: bool) -> int:
     new = project is None
     if project is None:
         project = create_project(
-            demo.slug, task.name, author, title=demo.title, instructions=demo.instructions,
-            worked_examples=demo.worked_examples, status=Project.Status.PUBLISHED, **demo.options,
+            demo.slug,
+            task.name,
+            author,
+            title=demo.title,
+            instructions=demo.instructions,
+            worked_examples=demo.worked_examples,
+            status=Project.Status.PUBLISHED,
+            **demo.options,
         )
         if demo.qualification:
             import_stream(project, _jsonl(demo.qualification), "jsonl", purpose="qualification")
@@ -74,6 +81,6 @@ def _load_project(task, demo, author, simulate: bool) -> int:
         import_stream(project, _jsonl(demo.gold), "jsonl", purpose="gold")
     if new and simulate:
         data = project.items.filter(is_gold=False).order_by("-id")
-        last = list(data[:max(2, data.count() // SIMULATED_SHARE)])[::-1]
+        last = list(data[: max(2, data.count() // SIMULATED_SHARE)])[::-1]
         simulation.simulate(project, last, seed=zlib.crc32(project.slug.encode()))
     return created

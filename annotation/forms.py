@@ -1,5 +1,6 @@
 """Web forms. Project settings come from the settings schema (annotation.services.projects), so the form
 accepts and refuses exactly what the API and the command line do."""
+
 import json
 
 from django import forms
@@ -27,7 +28,9 @@ class WorkedExamplesWidget(forms.Widget):
     def get_context(self, name, value, attrs):
         context = super().get_context(name, value, attrs)
         examples = json.loads(value) if isinstance(value, str) and value.strip() else value
-        examples = [example for example in (examples if isinstance(examples, list) else []) if isinstance(example, dict)]
+        examples = [
+            example for example in (examples if isinstance(examples, list) else []) if isinstance(example, dict)
+        ]
         context["widget"]["examples"] = [
             [(field, f"{name}-{index}-{field}", str(example.get(field, ""))) for field in WORKED_EXAMPLE_FIELDS]
             for index, example in enumerate([*examples, *([{}] * self.BLANK)])
@@ -59,9 +62,14 @@ class WorkedExamplesField(forms.Field):
 
     def __init__(self, setting, **kwargs):
         self.setting = setting
-        super().__init__(required=False, label=setting.title, help_text="Shown beside the instructions. Premise, "
-                         "hypothesis and answer are needed; update and atom where the task shows them; why, "
-                         "the reason to give. Leave a fieldset empty to add nothing; empty one to remove it.", **kwargs)
+        super().__init__(
+            required=False,
+            label=setting.title,
+            help_text="Shown beside the instructions. Premise, "
+            "hypothesis and answer are needed; update and atom where the task shows them; why, "
+            "the reason to give. Leave a fieldset empty to add nothing; empty one to remove it.",
+            **kwargs,
+        )
 
     def clean(self, value):
         from common.schema import SettingError
@@ -80,9 +88,12 @@ def project_form_class(task_type: str | None, editing: bool = False):
     fields = {}
     if not editing:
         fields["slug"] = forms.SlugField(max_length=80, help_text="Short name used in links and on the command line.")
-    fields["task_type"] = forms.ChoiceField(choices=TASK_TYPE_CHOICES, initial=task.name,
-                                            help_text="Changing it shows that task type's settings.",
-                                            widget=forms.Select(attrs={"data-reload-param": "task_type"}))
+    fields["task_type"] = forms.ChoiceField(
+        choices=TASK_TYPE_CHOICES,
+        initial=task.name,
+        help_text="Changing it shows that task type's settings.",
+        widget=forms.Select(attrs={"data-reload-param": "task_type"}),
+    )
     schema = settings_schema(task)
     fields.update(schema.form_fields())
     fields["worked_examples"] = WorkedExamplesField(schema.get("worked_examples"))
@@ -105,7 +116,9 @@ def project_settings_initial(project) -> dict:
 
 class UploadForm(forms.Form):
     format = forms.ChoiceField(help_text="Only the formats that fit this study's task type are offered.")
-    file = forms.FileField(help_text="UTF-8 text: CSV or JSON Lines. You see its first rows before anything is imported.")
+    file = forms.FileField(
+        help_text="UTF-8 text: CSV or JSON Lines. You see its first rows before anything is imported."
+    )
 
     def __init__(self, *args, formats, **kwargs):
         super().__init__(*args, **kwargs)
@@ -114,13 +127,18 @@ class UploadForm(forms.Form):
 
 class ImportConfirmForm(forms.Form):
     format = forms.ChoiceField(widget=forms.Select(attrs={"data-reload-param": "format"}))
-    purpose = forms.ChoiceField(choices=[(name, PURPOSE_NAMES[name]) for name in PURPOSES], initial="data",
-                                label="The rows are")
+    purpose = forms.ChoiceField(
+        choices=[(name, PURPOSE_NAMES[name]) for name in PURPOSES], initial="data", label="The rows are"
+    )
     label_map = forms.CharField(
-        required=False, max_length=2000, label="Label mapping", widget=forms.TextInput(attrs={"size": 50}),
+        required=False,
+        max_length=2000,
+        label="Label mapping",
+        widget=forms.TextInput(attrs={"size": 50}),
         help_text="Values the file writes that are not labels of this study, each as VALUE=LABEL, separated by "
-                  "commas (e.g. 0=contradiction, 1=neutral, 2=entailment). A value that is neither a label nor "
-                  "mapped refuses the file.")
+        "commas (e.g. 0=contradiction, 1=neutral, 2=entailment). A value that is neither a label nor "
+        "mapped refuses the file.",
+    )
 
     def __init__(self, *args, formats, columns, **kwargs):
         super().__init__(*args, **kwargs)
@@ -128,7 +146,10 @@ class ImportConfirmForm(forms.Form):
         options = [("", "(none)")] + [(column, column) for column in columns]
         for name in GENERIC_FIELDS:
             self.fields[f"map_{name}"] = forms.ChoiceField(
-                choices=options, required=False, label=f"{name} column", initial=name if name in columns else "",
+                choices=options,
+                required=False,
+                label=f"{name} column",
+                initial=name if name in columns else "",
             )
 
     def label_pairs(self) -> list[str]:
@@ -138,4 +159,6 @@ class ImportConfirmForm(forms.Form):
         """Field -> column for the generic formats (fields left to "(none)" keep their own name)."""
         if self.cleaned_data["format"] not in ("jsonl", "csv"):
             return None
-        return {name: self.cleaned_data[f"map_{name}"] for name in GENERIC_FIELDS if self.cleaned_data.get(f"map_{name}")}
+        return {
+            name: self.cleaned_data[f"map_{name}"] for name in GENERIC_FIELDS if self.cleaned_data.get(f"map_{name}")
+        }

@@ -6,6 +6,7 @@ project id to the process's event loop and returns; the loop sends at most one a
 every ANNOUNCE_INTERVAL seconds (the last change always follows), as a task of its own, so a slow or
 absent channel layer (Redis down) costs the submit nothing. Outside a server (commands, plain tests) the
 announcement is sent at once. Announcing is best effort: a failure is logged, the submit stands."""
+
 from __future__ import annotations
 
 import asyncio
@@ -23,6 +24,7 @@ ANNOUNCE_INTERVAL = 0.25  # at most four announcements a second per project and 
 
 # Per event loop: when each project was last announced, and the projects with an announcement scheduled.
 _loop_state: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_sending: set[asyncio.Task] = set()
 
 
 def progress_group(project_id: int) -> str:
@@ -57,7 +59,9 @@ def _schedule(project_id: int) -> None:
     def fire():
         pending.discard(project_id)
         last_sent[project_id] = time.monotonic()
-        loop.create_task(_send(project_id))
+        sending = loop.create_task(_send(project_id))
+        _sending.add(sending)  # the loop keeps only a weak reference to a task: hold it until it is done
+        sending.add_done_callback(_sending.discard)
 
     loop.call_later(delay, fire)
 
@@ -68,5 +72,5 @@ async def _send(project_id: int) -> None:
         return
     try:
         await layer.group_send(progress_group(project_id), {"type": "progress.changed"})
-    except Exception as error:  # noqa: BLE001  (dashboards miss one update; the answers are stored)
+    except Exception as error:
         logger.warning("live progress for project %s not announced: %r", project_id, error)

@@ -4,6 +4,7 @@ Example (P, H, optional U) -> Atom (pieces of H) -> Item (what one annotator ans
 Assignment (one claimed page of k items for one worker) -> Claim (an item on that page)
 Annotation (one worker's answer to one item; imported labels have no worker)
 """
+
 import secrets
 
 from django.conf import settings
@@ -170,9 +171,7 @@ class Item(models.Model):
     class Meta:
         ordering = ["id"]
         indexes = [
-            models.Index(
-                fields=["project", "priority", "id"], condition=Q(claimable=True), name="item_claimable_idx"
-            ),
+            models.Index(fields=["project", "priority", "id"], condition=Q(claimable=True), name="item_claimable_idx"),
             models.Index(fields=["project", "status"], name="item_status_idx"),
             models.Index(fields=["project"], condition=Q(is_gold=True), name="item_gold_idx"),
         ]
@@ -268,8 +267,6 @@ class AnnotationQuerySet(models.QuerySet):
 
 
 class Annotation(models.Model):
-    objects = AnnotationQuerySet.as_manager()
-
     item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="annotations")
     # Null for labels imported with a dataset (ChaosNLI's 100 votes per item).
     worker = models.ForeignKey(
@@ -291,6 +288,8 @@ class Annotation(models.Model):
     # Left out of aggregates and agreement: its worker was blocked with their answers excluded. Kept, never
     # deleted, and counted back in when the worker is unblocked.
     excluded = models.BooleanField(default=False)
+
+    objects = AnnotationQuerySet.as_manager()
 
     class Meta:
         ordering = ["item_id", "id"]
@@ -366,7 +365,9 @@ class QualificationItem(models.Model):
 
 class QualificationAttempt(models.Model):
     test = models.ForeignKey(QualificationTest, on_delete=models.CASCADE, related_name="attempts")
-    worker = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="qualification_attempts")
+    worker = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="qualification_attempts"
+    )
     answers = models.JSONField()
     passed = models.BooleanField()
     details = models.JSONField(default=dict)
@@ -474,8 +475,9 @@ class AuditEntry(models.Model):
 
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     # The account's name is copied: the entry keeps saying who even if the account is renamed or erased.
-    actor = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
-                              related_name="+")
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
     actor_name = models.CharField(max_length=150, help_text="the account, or 'command line'")
     action = models.CharField(max_length=20, choices=Action.choices)
     project = models.ForeignKey(Project, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")

@@ -26,10 +26,10 @@ class ProjectSerializer(serializers.Serializer):
     owner = serializers.CharField(source="owner.username", read_only=True)
     created_at = serializers.DateTimeField(read_only=True)
     options = serializers.JSONField(
-        required=False, allow_null=True,
-        help_text="task-type and crowd settings: " + "; ".join(
-            f"{setting.name} ({setting.help})" for setting in SETTINGS if not setting.column
-        ),
+        required=False,
+        allow_null=True,
+        help_text="task-type and crowd settings: "
+        + "; ".join(f"{setting.name} ({setting.help})" for setting in SETTINGS if not setting.column),
     )
 
     def get_fields(self):
@@ -54,7 +54,11 @@ class ProjectSerializer(serializers.Serializer):
             # What the work is, never how it is checked or paid (completion codes); a crowd worker's own
             # code appears once they have earned it.
             data = {name: value for name, value in data.items() if name in WORKER_FIELDS}
-            shown = {setting.name for setting in settings_schema(project.task) if setting.worker_visible and not setting.column}
+            shown = {
+                setting.name
+                for setting in settings_schema(project.task)
+                if setting.worker_visible and not setting.column
+            }
             data["options"] = {name: value for name, value in project.options.items() if name in shown}
             earned_code = self.context.get("earned_code")
             code = earned_code(project) if earned_code else None
@@ -64,8 +68,14 @@ class ProjectSerializer(serializers.Serializer):
 
 
 # What a worker is shown of a project: what it is, and the settings each declares workers see.
-WORKER_FIELDS = ("slug", "task_type", "owner", "created_at", "status",
-                 *(setting.name for setting in SETTINGS if setting.column and setting.worker_visible))
+WORKER_FIELDS = (
+    "slug",
+    "task_type",
+    "owner",
+    "created_at",
+    "status",
+    *(setting.name for setting in SETTINGS if setting.column and setting.worker_visible),
+)
 
 
 # Every claim answers with these two. Plain serializers with their fields written out, not ModelSerializers:
@@ -97,7 +107,9 @@ class AssignmentSerializer(serializers.Serializer):
 
 
 class AnswerSerializer(serializers.Serializer):
-    value = serializers.JSONField(help_text="; ".join(f"{task.label}: {task.answer_help}" for task in TASK_TYPES.values()))
+    value = serializers.JSONField(
+        help_text="; ".join(f"{task.label}: {task.answer_help}" for task in TASK_TYPES.values())
+    )
     reason = serializers.CharField(required=False, allow_blank=True)
     seconds = serializers.FloatField(required=False, help_text="time spent on the item")
 
@@ -116,14 +128,23 @@ class SubmitResultSerializer(serializers.Serializer):
 
 class ImportSerializer(serializers.Serializer):
     file = UploadField()
-    format = serializers.ChoiceField(choices=list(IMPORT_FORMATS), help_text="one of the formats that fit the project's task type")
-    purpose = serializers.ChoiceField(choices=list(IMPORT_PURPOSES), required=False, default="data",
-                                      help_text="data to collect, hidden gold check items, or qualification test items")
+    format = serializers.ChoiceField(
+        choices=list(IMPORT_FORMATS), help_text="one of the formats that fit the project's task type"
+    )
+    purpose = serializers.ChoiceField(
+        choices=list(IMPORT_PURPOSES),
+        required=False,
+        default="data",
+        help_text="data to collect, hidden gold check items, or qualification test items",
+    )
     label_map = serializers.CharField(
-        required=False, allow_blank=True, max_length=2000,
+        required=False,
+        allow_blank=True,
+        max_length=2000,
         help_text="how the file's label values map onto the study's labels: VALUE=LABEL pairs separated by commas "
-                  "or new lines (e.g. 0=contradiction,1=neutral,2=entailment); a value outside the study's labels "
-                  "without a mapping refuses the file")
+        "or new lines (e.g. 0=contradiction,1=neutral,2=entailment); a value outside the study's labels "
+        "without a mapping refuses the file",
+    )
 
 
 class BackgroundImportSerializer(serializers.Serializer):
@@ -144,7 +165,18 @@ class ResultSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Item
-        fields = ["id", "example_id", "premise", "hypothesis", "atom", "status", "annotation_count", "aggregate", "adjudicated", "final"]
+        fields = [
+            "id",
+            "example_id",
+            "premise",
+            "hypothesis",
+            "atom",
+            "status",
+            "annotation_count",
+            "aggregate",
+            "adjudicated",
+            "final",
+        ]
 
     def get_example_id(self, item) -> str:
         return item.example.source_id or item.example.key
@@ -152,12 +184,14 @@ class ResultSerializer(serializers.ModelSerializer):
 
 class AdjudicationQueueItemSerializer(ResultSerializer):
     class Meta(ResultSerializer.Meta):
-        fields = ResultSerializer.Meta.fields + ["flagged"]
+        fields = [*ResultSerializer.Meta.fields, "flagged"]
 
 
 class AdjudicateSerializer(serializers.Serializer):
     item = serializers.IntegerField()
-    value = serializers.JSONField(help_text="the final label as the task type reads it (a slider's: a probability from 0 to 1)")
+    value = serializers.JSONField(
+        help_text="the final label as the task type reads it (a slider's: a probability from 0 to 1)"
+    )
     note = serializers.CharField(required=False, allow_blank=True, max_length=5000)
 
 

@@ -4,6 +4,7 @@ bulk-built projects, progress on stderr and the figures on stdout.
 Django reads DATABASE_URL and NLI_STUDIO_VAR when its settings load, so `setup_django` sets them first
 and only then imports Django.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -58,8 +59,12 @@ def django_env(database_url: str | None, var_dir: str | Path, **extra: str | Non
     """The environment a Django process of this repo needs to run against `database_url` (None: the
     embedded SQLite default). A value of None in `extra` removes that variable."""
     env = {
-        **os.environ, "DJANGO_SETTINGS_MODULE": "config.settings", "DATABASE_URL": database_url,
-        "NLI_STUDIO_VAR": str(var_dir), "PYTHONPATH": str(REPO_ROOT), **extra,
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+        "DATABASE_URL": database_url,
+        "NLI_STUDIO_VAR": str(var_dir),
+        "PYTHONPATH": str(REPO_ROOT),
+        **extra,
     }
     return {key: value for key, value in env.items() if value is not None}
 
@@ -153,17 +158,33 @@ class AppServer:
         self.processes = processes
         self.var_dir = Path(var_dir)
         self.log_path = self.var_dir / "server.log"
-        self.env = django_env(database_url, var_dir, PY=PYTHON, HOST="127.0.0.1", PORT=str(self.port),
-                              WEB_CONCURRENCY=str(processes), **env)
+        self.env = django_env(
+            database_url,
+            var_dir,
+            PY=PYTHON,
+            HOST="127.0.0.1",
+            PORT=str(self.port),
+            WEB_CONCURRENCY=str(processes),
+            **env,
+        )
         self.process: subprocess.Popen | None = None
 
     @classmethod
-    def production(cls, database_url: str, var_dir: str | Path, processes: int, **env: str | None) -> "AppServer":
+    def production(cls, database_url: str, var_dir: str | Path, processes: int, **env: str | None) -> AppServer:
         """Production mode against `database_url`: no demo, no migrate, DEBUG off."""
-        return cls(var_dir, processes, database_url, DEBUG="false", SECRET_KEY="benchmark-secret-key-not-for-production",
-                   ALLOWED_HOSTS="127.0.0.1", DEMO="0", MIGRATE="0", **env)
+        return cls(
+            var_dir,
+            processes,
+            database_url,
+            DEBUG="false",
+            SECRET_KEY="benchmark-secret-key-not-for-production",
+            ALLOWED_HOSTS="127.0.0.1",
+            DEMO="0",
+            MIGRATE="0",
+            **env,
+        )
 
-    def start(self, seconds: float = 180) -> "AppServer":
+    def start(self, seconds: float = 180) -> AppServer:
         self.launch()
         self.wait_until_serving(seconds)
         return self
@@ -173,8 +194,12 @@ class AppServer:
         self.var_dir.mkdir(parents=True, exist_ok=True)
         with open(self.log_path, "ab") as server_log:
             self.process = subprocess.Popen(
-                [str(REPO_ROOT / "bin" / "serve")], cwd=REPO_ROOT, env=self.env, stdout=server_log,
-                stderr=subprocess.STDOUT, start_new_session=True,
+                [str(REPO_ROOT / "bin" / "serve")],
+                cwd=REPO_ROOT,
+                env=self.env,
+                stdout=server_log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
             )
 
     def wait_until_serving(self, seconds: float = 180) -> None:
@@ -221,13 +246,14 @@ class AppServer:
         processes = session_processes(self.process.pid)
         commands = {pid: _command_line(pid) for pid in processes}
         supervisors = {pid for pid, command in commands.items() if "uvicorn" in command}
-        return sorted(pid for pid, fields in processes.items()
-                      if int(fields[1]) in supervisors and "spawn_main" in commands[pid])
+        return sorted(
+            pid for pid, fields in processes.items() if int(fields[1]) in supervisors and "spawn_main" in commands[pid]
+        )
 
     def log_tail(self, lines: int | None = 30) -> str:
         """The last `lines` lines of the server's log (None: all of it)."""
         with open(self.log_path, errors="replace") as server_log:
-            return "".join(server_log.readlines()[-lines if lines else 0:])
+            return "".join(server_log.readlines()[-lines if lines else 0 :])
 
 
 def _command_line(pid: int) -> str:
@@ -242,9 +268,14 @@ def _command_line(pid: int) -> str:
 def django_on_scratch_database(purpose: str, database: str = "postgres"):
     """A scratch database (PostgreSQL: see scratch_postgres; SQLite: a file in the var folder), migrated,
     with this process's Django set up on it and a temporary NLI_STUDIO_VAR folder; yields (URL, var folder)."""
-    with tempfile.TemporaryDirectory(prefix=f"nli-bench-{purpose}-") as var_dir, (
-        scratch_postgres(purpose) if database == "postgres" else nullcontext(f"sqlite:///{var_dir}/{purpose}.sqlite3")
-    ) as url:
+    with (
+        tempfile.TemporaryDirectory(prefix=f"nli-bench-{purpose}-") as var_dir,
+        (
+            scratch_postgres(purpose)
+            if database == "postgres"
+            else nullcontext(f"sqlite:///{var_dir}/{purpose}.sqlite3")
+        ) as url,
+    ):
         migrate(url, var_dir)
         setup_django(url, var_dir)
         yield url, var_dir
@@ -359,8 +390,12 @@ def bulk_items(project, count: int, **item_columns: str) -> None:
         )
         insert_select(
             Item,
-            {"project_id": str(int(project.pk)), "example_id": "e.id", "target": str(int(project.redundancy)),
-             **item_columns},
+            {
+                "project_id": str(int(project.pk)),
+                "example_id": "e.id",
+                "target": str(int(project.redundancy)),
+                **item_columns,
+            },
             f"annotation_example e WHERE e.project_id = {int(project.pk)} ORDER BY e.id",
             [],
         )

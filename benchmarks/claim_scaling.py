@@ -19,6 +19,7 @@ worker's (goal <= 1.5).
 
 Usage: python benchmarks/claim_scaling.py [--small 10000] [--large 1000000] [--cycles 200] [--json]
 """
+
 from __future__ import annotations
 
 import random
@@ -78,7 +79,7 @@ def measure(project, workers, warmup: int, cycles: int) -> dict:
             run_cycles(project, workers[index], warmup, seed=index, timings=None)
             ready.wait(timeout=600)
             run_cycles(project, workers[index], share[index], seed=1000 + index, timings=timings)
-        except Exception as exc:  # noqa: BLE001  (reported below, the benchmark fails)
+        except Exception as exc:
             errors.append(repr(exc))
             ready.abort()
         finally:
@@ -117,9 +118,15 @@ def give_history(project, worker, answered: int) -> None:
     with transaction.atomic():
         insert_select(
             Assignment,
-            {"project_id": str(int(project.pk)), "worker_id": str(int(worker.pk)), "status": "'submitted'",
-             "expires_at": f"'{earlier.isoformat()}'", "submitted_at": f"'{earlier.isoformat()}'"},
-            series_sql(), [answered],
+            {
+                "project_id": str(int(project.pk)),
+                "worker_id": str(int(worker.pk)),
+                "status": "'submitted'",
+                "expires_at": f"'{earlier.isoformat()}'",
+                "submitted_at": f"'{earlier.isoformat()}'",
+            },
+            series_sql(),
+            [answered],
         )
         with connection.cursor() as cursor:
             cursor.execute(
@@ -135,9 +142,15 @@ def give_history(project, worker, answered: int) -> None:
             )
         insert_select(
             Annotation,
-            {"item_id": "c.item_id", "worker_id": "c.worker_id", "assignment_id": "c.assignment_id",
-             "raw": "'{\"position\": 5000}'::jsonb", "value": "'0.5'::jsonb"},
-            f"annotation_claim c WHERE c.worker_id = {int(worker.pk)}", [],
+            {
+                "item_id": "c.item_id",
+                "worker_id": "c.worker_id",
+                "assignment_id": "c.assignment_id",
+                "raw": "'{\"position\": 5000}'::jsonb",
+                "value": "'0.5'::jsonb",
+            },
+            f"annotation_claim c WHERE c.worker_id = {int(worker.pk)}",
+            [],
         )
         with connection.cursor() as cursor:
             cursor.execute(
@@ -182,15 +195,17 @@ def main():
         workers = make_workers(args.threads)
         results = {}
         for name, size in (("small", args.small), ("large", args.large)):
-            project = create_project(f"scale-{name}", "unli_slider", author, redundancy=2, max_annotations=3,
-                                     status="published")
+            project = create_project(
+                f"scale-{name}", "unli_slider", author, redundancy=2, max_annotations=3, status="published"
+            )
             start = time.perf_counter()
             bulk_items(project, size)
             log(f"{name}: {size} items loaded in {time.perf_counter() - start:.1f} s; measuring")
             results[name] = measure(project, workers, args.warmup, args.cycles)
             log(f"{name}: " + ", ".join(f"{key} {value:.1f}" for key, value in results[name].items()))
-        project = create_project("scale-history", "unli_slider", author, redundancy=2, max_annotations=3,
-                                 status="published")
+        project = create_project(
+            "scale-history", "unli_slider", author, redundancy=2, max_annotations=3, status="published"
+        )
         bulk_items(project, args.history + args.small)
         veteran, newcomer = make_workers(2, prefix="history")
         give_history(project, veteran, args.history)

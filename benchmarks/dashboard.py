@@ -11,13 +11,24 @@ worker's page. Goal: every page under 300 ms at 100,000 items.
 
 Usage: python benchmarks/dashboard.py [--items 100000] [--workers 200] [--repeat 5] [--database sqlite|postgres] [--json]
 """
+
 from __future__ import annotations
 
 import argparse
 import statistics
 import time
 
-from _common import analyze, bulk_items, django_on_scratch_database, emit, insert_select, load_average, log, make_author, make_workers
+from _common import (
+    analyze,
+    bulk_items,
+    django_on_scratch_database,
+    emit,
+    insert_select,
+    load_average,
+    log,
+    make_author,
+    make_workers,
+)
 
 SLUG = "dashboard-bench"
 
@@ -32,8 +43,13 @@ def build(items: int, workers: int):
     people = make_workers(workers)
     project = create_project(SLUG, "unli_slider", author, redundancy=2, max_annotations=3, status="published")
     start = time.perf_counter()
-    bulk_items(project, items, status="CASE WHEN e.position %% 2 = 0 THEN 'done' ELSE 'open' END",
-               annotation_count="2", claimable="false")
+    bulk_items(
+        project,
+        items,
+        status="CASE WHEN e.position %% 2 = 0 THEN 'done' ELSE 'open' END",
+        annotation_count="2",
+        claimable="false",
+    )
     log(f"{items} items in {time.perf_counter() - start:.1f} s")
     postgres = connection.vendor == "postgresql"
     position = "((i.id * 7919 + w.id * 104729) %% 10001)"
@@ -45,7 +61,13 @@ def build(items: int, workers: int):
     with transaction.atomic():
         created = insert_select(
             Annotation,
-            {"item_id": "i.id", "worker_id": "w.id", "raw": raw, "value": value, "seconds_spent": "1.5 + (i.id + w.id) %% 30"},
+            {
+                "item_id": "i.id",
+                "worker_id": "w.id",
+                "raw": raw,
+                "value": value,
+                "seconds_spent": "1.5 + (i.id + w.id) %% 30",
+            },
             # Each item is answered by the two workers whose rank matches its id modulo half the workers.
             f"annotation_item i JOIN auth_user w ON w.id IN ({', '.join(map(str, ids))}) "
             f"AND (w.id - {ids[0]}) %% {half} = i.id %% {half} WHERE i.project_id = {int(project.pk)}",
@@ -69,8 +91,13 @@ def _pages(project, per_page: int = 5) -> None:
         cursor.execute("CREATE INDEX bench_pages ON annotation_assignment (worker_id, submission_digest)")
     insert_select(
         Assignment,
-        {"project_id": str(int(project.pk)), "worker_id": "w", "status": "'submitted'",
-         "submission_digest": "'b' || b", "expires_at": "CURRENT_TIMESTAMP"},
+        {
+            "project_id": str(int(project.pk)),
+            "worker_id": "w",
+            "status": "'submitted'",
+            "submission_digest": "'b' || b",
+            "expires_at": "CURRENT_TIMESTAMP",
+        },
         f"(SELECT DISTINCT worker_id AS w, item_id / {per_page} AS b FROM annotation_annotation) AS pages",
         [],
     )

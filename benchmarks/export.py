@@ -19,6 +19,7 @@ its jsonl file, and every file valid by its validation.json).
 Usage: python benchmarks/export.py [--annotations 1000000] [--per-item 5] [--database sqlite|postgres]
                                    [--what jsonl|bundle] [--json]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -30,8 +31,20 @@ import sys
 import time
 from pathlib import Path
 
-from _common import (PYTHON, analyze, argument_parser, bulk_items, django_on_scratch_database, emit,
-                     insert_select, load_average, log, make_author, make_workers, setup_django)
+from _common import (
+    PYTHON,
+    analyze,
+    argument_parser,
+    bulk_items,
+    django_on_scratch_database,
+    emit,
+    insert_select,
+    load_average,
+    log,
+    make_author,
+    make_workers,
+    setup_django,
+)
 
 SLUG = "export-bench"
 
@@ -57,7 +70,12 @@ def build_project(annotations: int, per_item: int) -> int:
         aggregate, started = "json_quote(0.5)", "datetime('now', '-40 seconds')"
     start = time.perf_counter()
     bulk_items(
-        project, items, status="'done'", claimable="false", annotation_count=str(per_item), aggregate=aggregate,
+        project,
+        items,
+        status="'done'",
+        claimable="false",
+        annotation_count=str(per_item),
+        aggregate=aggregate,
     )
     log(f"{items} items in {time.perf_counter() - start:.1f} s")
     start = time.perf_counter()
@@ -116,8 +134,17 @@ def export_child(args) -> None:
     seconds = time.perf_counter() - start
     traced = tracemalloc.get_traced_memory()[1] / 2**20 if args.trace else None
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux reports KiB
-    print(json.dumps({"records": records, "seconds": seconds, "peak_mb": peak, "rss_before_mb": before,
-                      "tracemalloc_peak_mb": traced}))
+    print(
+        json.dumps(
+            {
+                "records": records,
+                "seconds": seconds,
+                "peak_mb": peak,
+                "rss_before_mb": before,
+                "tracemalloc_peak_mb": traced,
+            }
+        )
+    )
 
 
 def run_export(out: Path, database_url: str, var_dir: str, trace: bool, what: str) -> dict:
@@ -177,7 +204,9 @@ def main():
         out = Path(var_dir) / ("export.jsonl" if args.what == "jsonl" else "bundle.zip")
         log(f"exporting ({args.what}) in a fresh process")
         figures = run_export(out, url, var_dir, trace=False, what=args.what)
-        log(f"exported {figures['records']} records in {figures['seconds']:.1f} s; peak RSS {figures['peak_mb']:.0f} MB")
+        log(
+            f"exported {figures['records']} records in {figures['seconds']:.1f} s; peak RSS {figures['peak_mb']:.0f} MB"
+        )
         traced = None
         if args.tracemalloc:
             traced = run_export(out, url, var_dir, trace=True, what=args.what)["tracemalloc_peak_mb"]

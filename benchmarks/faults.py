@@ -26,6 +26,7 @@ with no work left measured nothing after the work ran out: the script says so an
 Usage: python benchmarks/faults.py [--workers 32] [--processes 2] [--items 100000] [--seconds 30] [--json]
 With --json the last line of stdout is {"faults": {"kill_web": {...}, "pg_terminate": {...}, "redis_stop": {...}}}.
 """
+
 from __future__ import annotations
 
 import os
@@ -37,7 +38,6 @@ import time
 from collections import Counter
 
 import psycopg
-
 from _common import AppServer, django_on_scratch_database, emit, free_port, load_average, log, port_accepts
 from load import SLUG, WorkerLog, check_invariants, check_work_arguments, prepare, run_worker, work_arguments
 
@@ -62,7 +62,8 @@ class PrivateRedis:
     def start(self) -> None:
         self.process = subprocess.Popen(
             ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
         )
         if not port_accepts(self.port, 10):
             raise RuntimeError(f"redis-server did not listen on port {self.port}")
@@ -107,11 +108,15 @@ def recovery(moments: list[float], fault_at: float, end: float, baseline_rps: fl
     (None: none was); lowest_rps and lowest_at_s: the worst window after the fault and when it began."""
     starts = [fault_at + step * WINDOW_STEP_S for step in range(int((end - fault_at - WINDOW_S) / WINDOW_STEP_S) + 1)]
     rates = [rate(moments, start, start + WINDOW_S) for start in starts]
-    recovered = next((start - fault_at for start, value in zip(starts, rates)
-                      if value >= RECOVERED_FRACTION * baseline_rps), None)
+    recovered = next(
+        (start - fault_at for start, value in zip(starts, rates) if value >= RECOVERED_FRACTION * baseline_rps), None
+    )
     lowest_rps, lowest_start = min(zip(rates, starts))
-    return {"recovery_s": None if recovered is None else round(recovered, 2), "lowest_rps": round(lowest_rps, 1),
-            "lowest_at_s": round(lowest_start - fault_at, 2)}
+    return {
+        "recovery_s": None if recovered is None else round(recovered, 2),
+        "lowest_rps": round(lowest_rps, 1),
+        "lowest_at_s": round(lowest_start - fault_at, 2),
+    }
 
 
 def acknowledged_between(logs: list[WorkerLog], start: float, end: float) -> tuple[list, list[float]]:
@@ -151,13 +156,17 @@ def phase_figures(logs: list[WorkerLog], project, start: float, fault_at: float,
 
 def error_summary(server: AppServer) -> str:
     """Each distinct line of the server's log that names an exception, with how often it came."""
-    named = Counter(line.strip() for line in server.log_tail(lines=None).splitlines()
-                    if re.match(r"^[\w.]+(Error|Exception)\b", line.strip()))
+    named = Counter(
+        line.strip()
+        for line in server.log_tail(lines=None).splitlines()
+        if re.match(r"^[\w.]+(Error|Exception)\b", line.strip())
+    )
     return "\n".join(f"{count:6d}  {line[:300]}" for line, count in named.most_common(20))
 
 
-def run_phases(server: AppServer, database_url: str, redis: PrivateRedis, project, tokens: list[str],
-               seconds: float) -> tuple[dict, list[WorkerLog]]:
+def run_phases(
+    server: AppServer, database_url: str, redis: PrivateRedis, project, tokens: list[str], seconds: float
+) -> tuple[dict, list[WorkerLog]]:
     """Start the workers, then each fault on its schedule; returns the figures per fault."""
     first = time.monotonic() + WARMUP_S
     # The workers stop once every phase is over; the faults' and checks' own moments make the phases a
@@ -165,8 +174,12 @@ def run_phases(server: AppServer, database_url: str, redis: PrivateRedis, projec
     deadline = first + len(FAULTS) * 2 * seconds + REDIS_DOWN_S + SCHEDULE_SLACK_S
     logs = [WorkerLog() for _ in tokens]
     threads = [
-        threading.Thread(target=run_worker, args=(server.port, token, SLUG, index, deadline, logs[index]),
-                         kwargs={"retry_for": RETRY_FOR_S}, daemon=True)
+        threading.Thread(
+            target=run_worker,
+            args=(server.port, token, SLUG, index, deadline, logs[index]),
+            kwargs={"retry_for": RETRY_FOR_S},
+            daemon=True,
+        )
         for index, token in enumerate(tokens)
     ]
     for thread in threads:
@@ -189,8 +202,9 @@ def run_phases(server: AppServer, database_url: str, redis: PrivateRedis, projec
 
 
 def main():
-    parser = work_arguments(__doc__, "seconds of load before each fault, and again after it",
-                            default_workers=32, default_items=100_000)
+    parser = work_arguments(
+        __doc__, "seconds of load before each fault, and again after it", default_workers=32, default_items=100_000
+    )
     args = parser.parse_args()
     check_work_arguments(parser, args)
 
@@ -205,16 +219,20 @@ def main():
         server = AppServer.production(url, var_dir, args.processes, REDIS_URL=redis.url)
         try:
             server.start()
-            log(f"bin/serve ({args.processes} web processes, Redis on port {redis.port}) serves "
-                f"127.0.0.1:{server.port}; {args.workers} workers, {args.seconds:g} s before and after each fault")
+            log(
+                f"bin/serve ({args.processes} web processes, Redis on port {redis.port}) serves "
+                f"127.0.0.1:{server.port}; {args.workers} workers, {args.seconds:g} s before and after each fault"
+            )
             results, logs = run_phases(server, url, redis, project, tokens, args.seconds)
         finally:
             server.stop()
             redis.stop()
         overall = check_invariants(project, [page for record in logs for page in record.acknowledged])
         connections.close_all()
-        log(f"after the run, all submits: {overall}; transport errors "
-            f"{sum(record.transport_errors for record in logs)}; load average before {load_before}")
+        log(
+            f"after the run, all submits: {overall}; transport errors "
+            f"{sum(record.transport_errors for record in logs)}; load average before {load_before}"
+        )
         errors = [record.first_error for record in logs if record.first_error]
         if errors:
             log(f"first client error: {errors[0]}")
@@ -223,8 +241,10 @@ def main():
     emit({"faults": results}, args.json)
     ran_dry = [name for name, figures in results.items() if not figures["work_left"]]
     if ran_dry:
-        log(f"the project ran out of work by the end of {', '.join(ran_dry)}: those figures are not "
-            f"measurements of a fault; run again with more than --items {args.items}")
+        log(
+            f"the project ran out of work by the end of {', '.join(ran_dry)}: those figures are not "
+            f"measurements of a fault; run again with more than --items {args.items}"
+        )
         raise SystemExit(1)
 
 

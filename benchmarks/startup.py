@@ -21,6 +21,7 @@ Goal: import_asgi_s < 0.5 s and rss_first_request_mb < 150 MB.
 
 Usage: python benchmarks/startup.py [--repeat 5] [--json]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -32,8 +33,18 @@ import tempfile
 import time
 from pathlib import Path
 
-from _common import (PYTHON, REPO_ROOT, AppServer, django_env, emit, load_average, log, migrate, port_accepts,
-                     session_processes)
+from _common import (
+    PYTHON,
+    REPO_ROOT,
+    AppServer,
+    django_env,
+    emit,
+    load_average,
+    log,
+    migrate,
+    port_accepts,
+    session_processes,
+)
 
 GOAL_IMPORT_S = 0.5
 GOAL_RSS_MB = 150
@@ -51,8 +62,14 @@ PAGES = ("/accounts/login/", "/api/projects/")
 
 
 def import_once(var_dir: Path) -> dict:
-    probe = subprocess.run([PYTHON, "-c", IMPORT_PROBE], cwd=REPO_ROOT, env=django_env(None, var_dir),
-                           capture_output=True, text=True, check=True)
+    probe = subprocess.run(
+        [PYTHON, "-c", IMPORT_PROBE],
+        cwd=REPO_ROOT,
+        env=django_env(None, var_dir),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return json.loads(probe.stdout.strip().splitlines()[-1])
 
 
@@ -117,8 +134,10 @@ def main() -> None:
         for run in range(args.repeat):
             started = time.perf_counter()
             servers.append(serve_once(var_dir))
-            log(f"server {run + 1}: {servers[-1]['first_request']:.1f} MB after the first request "
-                f"({time.perf_counter() - started:.1f} s)")
+            log(
+                f"server {run + 1}: {servers[-1]['first_request']:.1f} MB after the first request "
+                f"({time.perf_counter() - started:.1f} s)"
+            )
     figures = {
         "repeat": args.repeat,
         "import_asgi_s": round(statistics.median(run["seconds"] for run in imports), 3),

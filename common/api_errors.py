@@ -5,6 +5,7 @@ everything else fall through to Django's HTML error page. A client generated fro
 shape, so every API error goes through `api_exception_handler` (set as DRF's EXCEPTION_HANDLER).
 The codes are listed in docs/api.md.
 """
+
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.http import Http404
 from rest_framework import exceptions, serializers
@@ -32,8 +33,11 @@ class ErrorSerializer(serializers.Serializer):
     field = serializers.CharField(required=False, help_text="what is wrong; absent when the body could not be parsed")
     detail = serializers.CharField()
     code = serializers.CharField(required=False, help_text="a fixed name for the kind of error (docs/api.md)")
-    errors = serializers.JSONField(required=False, help_text="where several things are wrong: settings as {field: "
-                                   "message}; an import's rows as [{line, field, message}]")
+    errors = serializers.JSONField(
+        required=False,
+        help_text="where several things are wrong: settings as {field: "
+        "message}; an import's rows as [{line, field, message}]",
+    )
 
 
 def first_message(value) -> str:
@@ -55,8 +59,7 @@ def error_body(status_code: int, data) -> dict:
     return {"detail": first_message(data) if data else "request refused", "code": code}
 
 
-def error_response(status_code: int, detail: str, field: str | None = None, errors: dict | list | None = None,
-                   **more):
+def error_response(status_code: int, detail: str, field: str | None = None, errors: dict | list | None = None, **more):
     """A view's own refusal in the documented shape, its code included: {"detail", "code", "field"?, "errors"?}."""
     from rest_framework.response import Response
 

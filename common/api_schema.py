@@ -1,6 +1,7 @@
 """The published API schema tells the truth about errors: every operation lists every error status the
 API can answer, each with the one error body (common.api_errors), and only the versioned /api/v1/ paths
 are published (the unversioned /api/ paths are kept as aliases of the same views)."""
+
 from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
@@ -33,10 +34,15 @@ class ErrorsDeclaredSchema(AutoSchema):
         error = self._get_response_for_code(ErrorSerializer, "400", direction=direction)
         for code, description in ERROR_STATUSES.items():
             declared = responses.get(code, {})
-            responses[code] = {**error, **declared, "content": declared.get("content", error["content"]),
-                               "description": declared.get("description") or description}
-        responses["429"]["headers"] = {"Retry-After": {
-            "schema": {"type": "integer"}, "description": "seconds to wait before the next try"}}
+            responses[code] = {
+                **error,
+                **declared,
+                "content": declared.get("content", error["content"]),
+                "description": declared.get("description") or description,
+            }
+        responses["429"]["headers"] = {
+            "Retry-After": {"schema": {"type": "integer"}, "description": "seconds to wait before the next try"}
+        }
         return responses
 
 
@@ -67,8 +73,12 @@ def declare_links(result, generator, request, public):
         response = paths[path][method]["responses"][status]
         if "content" not in response:
             raise ValueError(f"{method.upper()} {path} {status} has no body for a link to read {pointer} from")
-        targets = [operation["operationId"] for target_path, operations in paths.items()
-                   if target_path.startswith(under) for operation in operations.values()]
+        targets = [
+            operation["operationId"]
+            for target_path, operations in paths.items()
+            if target_path.startswith(under)
+            for operation in operations.values()
+        ]
         if not targets:
             raise ValueError(f"no operation under {under} for the link from {method.upper()} {path} {status}")
         links = response.setdefault("links", {})

@@ -27,6 +27,7 @@ then. The server's processes share one listening socket and a new connection goe
 accepts it first; without reconnects, the connections stay where they landed, and after a process died
 and was replaced all of them stayed on the survivor while the new process idled (docs/benchmarks.md).
 """
+
 import asyncio
 import json
 import random
@@ -107,8 +108,17 @@ async def _refuse_too_large(scope, send, size: int, limit: int) -> None:
         body, kind = json.dumps({"detail": detail, "code": "too_large"}).encode(), b"application/json"
     else:
         body, kind = detail.encode(), b"text/plain; charset=utf-8"
-    await send({"type": "http.response.start", "status": 413,
-                "headers": [(b"content-type", kind), (b"content-length", str(len(body)).encode()), (b"connection", b"close")]})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 413,
+            "headers": [
+                (b"content-type", kind),
+                (b"content-length", str(len(body)).encode()),
+                (b"connection", b"close"),
+            ],
+        }
+    )
     await send({"type": "http.response.body", "body": body})
 
 
@@ -124,13 +134,16 @@ def _cut_off_at(receive, limit: int):
             if received > limit:
                 return {"type": "http.disconnect"}
         return message
+
     return receive_within_limit
 
 
 def _closing_connection(send):
     """`send` with "Connection: close" added to the response: the server closes the connection after it."""
+
     async def send_and_close(message):
         if message["type"] == "http.response.start":
             message = {**message, "headers": [*message.get("headers", []), (b"connection", b"close")]}
         await send(message)
+
     return send_and_close

@@ -24,11 +24,13 @@ a LIMIT) and the arguments by keyword (ints and strings that Django passes as qu
 booleans), compares the arguments for equality only, and returns a queryset whose SQL depends on nothing
 else. An int argument beyond a 64-bit column's range matches no row, as Django's own lookups answer it.
 """
+
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import psycopg
 from django.db import NotSupportedError, connections, router
@@ -146,8 +148,9 @@ def _compile(build: Callable[..., QuerySet], shape: tuple, arguments: dict) -> _
     # here, not again for every call (a fifth of a replay's CPU for the submit's 65-column lock).
     converters = compiler.get_converters([column[0] for column in compiler.select[: compiler.col_count]])
     compiler.get_converters = lambda expressions: converters
-    return _Statement(compiler, sql, tuple(params), slots, queryset.model, queryset.db,
-                      bool(queryset.query.select_for_update))
+    return _Statement(
+        compiler, sql, tuple(params), slots, queryset.model, queryset.db, bool(queryset.query.select_for_update)
+    )
 
 
 def _marker(name: str, value, index: int):
@@ -195,8 +198,10 @@ def _insert_text(connection, meta, fields, rows: int, returning_pk: bool) -> str
             raise NotSupportedError(f"insert_rows: {meta.label}.{field.name} needs SQL of its own per value")
     quote = connection.ops.quote_name
     row = "(" + ", ".join(["%s"] * len(fields)) + ")"
-    sql = (f"INSERT INTO {quote(meta.db_table)} ({', '.join(quote(field.column) for field in fields)}) "
-           f"VALUES {', '.join([row] * rows)}")
+    sql = (
+        f"INSERT INTO {quote(meta.db_table)} ({', '.join(quote(field.column) for field in fields)}) "
+        f"VALUES {', '.join([row] * rows)}"
+    )
     if returning_pk:
         if not connection.features.can_return_rows_from_bulk_insert:
             raise NotSupportedError("insert_rows: this database cannot return the new rows' keys")
@@ -217,9 +222,10 @@ def update_row(instance: Model, fields: list[str]) -> int:
     if sql is None:
         quote = connection.ops.quote_name
         assignments = ", ".join(f"{quote(field.column)} = %s" for field in columns)
-        sql = _write_texts[key] = (f"UPDATE {quote(meta.db_table)} SET {assignments} "
-                                   f"WHERE {quote(meta.db_table)}.{quote(meta.pk.column)} = %s")
+        sql = _write_texts[key] = (
+            f"UPDATE {quote(meta.db_table)} SET {assignments} WHERE {quote(meta.db_table)}.{quote(meta.pk.column)} = %s"
+        )
     params = [field.get_db_prep_save(field.pre_save(instance, False), connection) for field in columns]
     with _cursor(connection) as cursor:
-        cursor.execute(sql, params + [meta.pk.get_db_prep_value(instance.pk, connection)])
+        cursor.execute(sql, [*params, meta.pk.get_db_prep_value(instance.pk, connection)])
         return cursor.rowcount

@@ -1,5 +1,6 @@
 """Request-wide safety nets: one retry after a dropped database connection, JSON errors on the API,
 and a Content-Security-Policy header on every page."""
+
 import io
 import logging
 
@@ -93,8 +94,10 @@ class ApiJsonErrorMiddleware:
         logger.error("API error on %s %s", request.method, request.path, exc_info=exception)
         unavailable = isinstance(exception, DatabaseError)
         return JsonResponse(
-            {"detail": "the database is unavailable, try again" if unavailable else "server error",
-             "code": "unavailable" if unavailable else "server_error"},
+            {
+                "detail": "the database is unavailable, try again" if unavailable else "server error",
+                "code": "unavailable" if unavailable else "server_error",
+            },
             status=503 if unavailable else 500,
         )
 
@@ -102,17 +105,19 @@ class ApiJsonErrorMiddleware:
 def content_security_policy(frame_ancestors: str, host: str = "") -> str:
     # The live dashboard's WebSocket goes to this host only (`ws:`/`wss:` alone would allow any host).
     sockets = f" ws://{host} wss://{host}" if host else ""
-    return "; ".join([
-        "default-src 'self'",
-        "script-src 'self'",
-        "style-src 'self' 'unsafe-inline'",  # htmx and a few templates set inline style attributes
-        "img-src 'self' data:",
-        f"connect-src 'self'{sockets}",
-        "object-src 'none'",
-        "base-uri 'self'",
-        "form-action 'self'",
-        f"frame-ancestors {frame_ancestors}",
-    ])
+    return "; ".join(
+        [
+            "default-src 'self'",
+            "script-src 'self'",
+            "style-src 'self' 'unsafe-inline'",  # htmx and a few templates set inline style attributes
+            "img-src 'self' data:",
+            f"connect-src 'self'{sockets}",
+            "object-src 'none'",
+            "base-uri 'self'",
+            "form-action 'self'",
+            f"frame-ancestors {frame_ancestors}",
+        ]
+    )
 
 
 CSP_FRAME_ANCESTORS_ATTRIBUTE = "csp_frame_ancestors"
@@ -120,20 +125,23 @@ CSP_FRAME_ANCESTORS_ATTRIBUTE = "csp_frame_ancestors"
 
 def allow_framing_by(*origins: str):
     """View decorator: let these origins frame the view's pages (the MTurk exception), nothing else."""
+
     def decorate(view):
         def wrapped(request, *args, **kwargs):
             response = view(request, *args, **kwargs)
             setattr(response, CSP_FRAME_ANCESTORS_ATTRIBUTE, " ".join(origins))
             return response
+
         wrapped.__name__, wrapped.__doc__, wrapped.__wrapped__ = view.__name__, view.__doc__, view
         return wrapped
+
     return decorate
 
 
 def _host(request) -> str:
     try:
         return request.get_host()
-    except Exception:  # noqa: BLE001 (a Host header Django refuses: the page says no socket host at all)
+    except Exception:
         return ""
 
 
@@ -149,8 +157,9 @@ class ContentSecurityPolicyMiddleware:
         response = self.get_response(request)
         if "Content-Security-Policy" not in response:
             ancestors = getattr(response, CSP_FRAME_ANCESTORS_ATTRIBUTE, None)
-            response["Content-Security-Policy"] = content_security_policy(ancestors or self.frame_ancestors,
-                                                                          _host(request))
+            response["Content-Security-Policy"] = content_security_policy(
+                ancestors or self.frame_ancestors, _host(request)
+            )
             if ancestors:
                 response.xframe_options_exempt = True  # X-Frame-Options cannot name origins; the CSP does
         return response

@@ -1,4 +1,5 @@
 """API pagination: DRF's page numbers, held to what the schema says `page` is (an integer)."""
+
 from rest_framework.pagination import PageNumberPagination
 
 

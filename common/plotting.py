@@ -4,6 +4,7 @@ Figures are built with matplotlib.figure.Figure, never pyplot, so no GUI backend
 involved (safe in a web server); text is written as SVG <text> elements, which matplotlib escapes. Import
 this module where a plot is drawn, not at start-up: matplotlib is heavy (web processes stay lean).
 """
+
 from __future__ import annotations
 
 import io

@@ -12,6 +12,7 @@ limit, NUL characters (PostgreSQL stores none in text or jsonb), CSV fields past
 limit, a lone carriage return inside an unquoted CSV field, and CSV rows with more or fewer fields than the
 header.
 """
+
 from __future__ import annotations
 
 import csv
@@ -98,8 +99,10 @@ def json_lines(stream: Iterable[str | bytes], file=None) -> Iterator[tuple[int, 
             # NaN and Infinity parse as floats here so that _json_problem can name the path holding them.
             record = json.loads(line, parse_constant=float)
         except json.JSONDecodeError as error:
-            yield number, RowError(JSON_LINE, f"not valid JSON: {error.msg} at column {error.colno}",
-                                   file=file, line=number)
+            yield (
+                number,
+                RowError(JSON_LINE, f"not valid JSON: {error.msg} at column {error.colno}", file=file, line=number),
+            )
             continue
         except (ValueError, RecursionError) as error:  # a number of over 4300 digits, deep nesting
             reason = "nested too deeply" if isinstance(error, RecursionError) else str(error).split(";")[0]
@@ -155,11 +158,20 @@ def csv_rows(
                 yield start, RowError(CSV_LINE, "row has more fields than the header", file=file, line=start)
             elif None in record.values():  # the csv module fills the missing fields of a short row with None
                 given = sum(value is not None for value in record.values())
-                yield start, RowError(CSV_LINE, f"row has fewer fields than the header ({given} of {len(header)})",
-                                      file=file, line=start)
+                yield (
+                    start,
+                    RowError(
+                        CSV_LINE,
+                        f"row has fewer fields than the header ({given} of {len(header)})",
+                        file=file,
+                        line=start,
+                    ),
+                )
             elif nul is not None:
-                yield start, RowError(nul.replace("\x00", "\\0") or '""', "contains a NUL character",
-                                      file=file, line=start)
+                yield (
+                    start,
+                    RowError(nul.replace("\x00", "\\0") or '""', "contains a NUL character", file=file, line=start),
+                )
             else:
                 yield start, record
             start = reader.line_num + 1
@@ -168,4 +180,3 @@ def csv_rows(
         return
     if decode_error:
         yield decode_error[0].line, decode_error[0]
-

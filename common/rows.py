@@ -6,6 +6,7 @@ on a dashboard that reads tens of thousands of rows, that costs more than the qu
 as the driver gives them, and JSON columns are decoded column by column: numbers in one vectorised pass,
 any other JSON once per distinct text (SQLite hands JSON over as text; PostgreSQL's driver decodes jsonb
 itself)."""
+
 from __future__ import annotations
 
 import json

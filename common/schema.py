@@ -4,6 +4,7 @@ declaration come the web form field, the REST serializer field, the command-line
 Project settings (per task type) and evaluation suite parameters are both schemas of settings, so the
 HTML form, the API and the CLI accept and refuse exactly the same values with the same messages.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -195,9 +196,13 @@ class Setting:
         if self.kind == "bool":
             return serializers.BooleanField(**common)
         if self.kind == "int":
-            return serializers.IntegerField(min_value=self.minimum, max_value=self.maximum, error_messages=messages, **common)
+            return serializers.IntegerField(
+                min_value=self.minimum, max_value=self.maximum, error_messages=messages, **common
+            )
         if self.kind == "float":
-            return serializers.FloatField(min_value=self.minimum, max_value=self.maximum, error_messages=messages, **common)
+            return serializers.FloatField(
+                min_value=self.minimum, max_value=self.maximum, error_messages=messages, **common
+            )
         if self.kind == "choice":
             keys = [_choice_key(value) for value, _ in self.choices]
             return serializers.JSONField(help_text=f"{self.help} One of: {'; '.join(keys)}", required=False)
@@ -206,19 +211,31 @@ class Setting:
         if self.kind == "project":  # null or "" clears the link
             return serializers.CharField(allow_blank=True, allow_null=True, **common)
         length = {"max_length": f"must be at most {self.max_length} characters"} if self.max_length else {}
-        return serializers.CharField(allow_blank=True, trim_whitespace=self.kind == "str", max_length=self.max_length,
-                                     error_messages=length, **common)
+        return serializers.CharField(
+            allow_blank=True,
+            trim_whitespace=self.kind == "str",
+            max_length=self.max_length,
+            error_messages=length,
+            **common,
+        )
 
     def add_argument(self, parser: argparse.ArgumentParser) -> None:
         if self.kind == "bool" and self.default is False:  # a flag; left out it stays None (not given)
-            parser.add_argument(self.option, dest=self.name, action="store_const", const=True, default=None,
-                                help=_argparse_text(self.help))
+            parser.add_argument(
+                self.option,
+                dest=self.name,
+                action="store_const",
+                const=True,
+                default=None,
+                help=_argparse_text(self.help),
+            )
             return
         extra = f" (default: {_choice_key(self.default) if self.default not in (None, '') else 'none'})"
         if self.kind == "choice":
             extra = f" ({' | '.join(_choice_key(c) for c, _ in self.choices)}){extra}"
-        parser.add_argument(self.option, dest=self.name, default=None, metavar=self.kind.upper(),
-                            help=_argparse_text(self.help + extra))
+        parser.add_argument(
+            self.option, dest=self.name, default=None, metavar=self.kind.upper(), help=_argparse_text(self.help + extra)
+        )
 
 
 @dataclass(frozen=True)
@@ -266,4 +283,6 @@ class Schema:
 
     def given(self, options: Mapping) -> dict:
         """The settings a command line set (argparse leaves the others None)."""
-        return {setting.name: options[setting.name] for setting in self.settings if options.get(setting.name) is not None}
+        return {
+            setting.name: options[setting.name] for setting in self.settings if options.get(setting.name) is not None
+        }

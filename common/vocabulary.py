@@ -11,6 +11,7 @@ The formats spell them otherwise: SNLI's `gold_label` and `annotator_labels` use
 them 0 = contradiction, 1 = neutral, 2 = entailment. Numbers mean different things in different releases
 (MNLI on the Hub numbers entailment 0), so a numbering applies only where the caller names the format's.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
@@ -55,7 +56,9 @@ def label_set_of(labels: Sequence[str]) -> LabelSet:
     for label_set in LABEL_SETS.values():
         if set(label_set.labels) == set(labels):
             return label_set
-    raise LabelError(f"unknown label set {list(labels)}; known: " + "; ".join(", ".join(s.labels) for s in LABEL_SETS.values()))
+    raise LabelError(
+        f"unknown label set {list(labels)}; known: " + "; ".join(", ".join(s.labels) for s in LABEL_SETS.values())
+    )
 
 
 def to_label(value, labels: Sequence[str], numbering: Mapping[str, str] | None = None) -> str:
@@ -97,7 +100,9 @@ def label_mapping(pairs, labels: Sequence[str]) -> dict[str, str]:
         try:
             mapping[value.strip()] = to_label(target.strip(), labels)
         except LabelError as error:
-            raise LabelError(f"the mapping {value.strip()}={target.strip()} names no label of this study: {error}") from None
+            raise LabelError(
+                f"the mapping {value.strip()}={target.strip()} names no label of this study: {error}"
+            ) from None
     return mapping
 
 

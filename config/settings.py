@@ -11,6 +11,7 @@ REQUESTS_PER_CONNECTION  requests a keep-alive connection serves on average befo
 NLI_STUDIO_MODELS  folder of local checkpoints for the models pages; default var/models
 NLI_STUDIO_WORDNET WordNet dict folder for the antonym pipeline; default var/wordnet/dict
 """
+
 import os
 import sys
 from pathlib import Path
@@ -164,9 +165,7 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env_str("REDIS_URL")
 if REDIS_URL:
-    CHANNEL_LAYERS = {
-        "default": {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {"hosts": [REDIS_URL]}}
-    }
+    CHANNEL_LAYERS = {"default": {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {"hosts": [REDIS_URL]}}}
 else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 
@@ -209,7 +208,8 @@ WHITENOISE_USE_FINDERS = DEBUG  # no collectstatic needed while developing
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {
-        "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage" if DEBUG
+        "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"
+        if DEBUG
         else "whitenoise.storage.CompressedStaticFilesStorage"
     },
 }
@@ -250,7 +250,11 @@ def env_list(name: str) -> list[str]:
 # MTurk ExternalQuestion: the crowd pages of an MTurk arrival may be framed by MTurk's worker sites (and only
 # those); finished HITs are posted to turkSubmitTo, which must be one of these hosts (production, sandbox).
 # MTURK_EXTRA_ORIGINS adds a local stand-in for both (tests, a rehearsal without MTurk).
-MTURK_FRAME_ANCESTORS = ["https://worker.mturk.com", "https://workersandbox.mturk.com", *env_list("MTURK_EXTRA_ORIGINS")]
+MTURK_FRAME_ANCESTORS = [
+    "https://worker.mturk.com",
+    "https://workersandbox.mturk.com",
+    *env_list("MTURK_EXTRA_ORIGINS"),
+]
 MTURK_SUBMIT_HOSTS = ["https://www.mturk.com", "https://workersandbox.mturk.com", *env_list("MTURK_EXTRA_ORIGINS")]
 PROLIFIC_COMPLETE_URL = "https://app.prolific.com/submissions/complete?cc="
 # MTurk frames the study from another site: its session cookie is only sent there with SameSite=None (HTTPS).
@@ -306,10 +310,16 @@ TRUSTED_PROXY_COUNT = env_int("TRUSTED_PROXY_COUNT", 0)
 # Pages may be framed by nobody; one view may name its own frame ancestors (common.middleware.allow_framing_by).
 CSP_FRAME_ANCESTORS = "'none'"
 
-MIDDLEWARE.insert(MIDDLEWARE.index("django.middleware.common.CommonMiddleware"), "common.middleware.ApiJsonErrorMiddleware")
-MIDDLEWARE.insert(MIDDLEWARE.index("common.middleware.ApiJsonErrorMiddleware") + 1, "common.middleware.DatabaseRetryMiddleware")
-MIDDLEWARE.insert(MIDDLEWARE.index("django.middleware.clickjacking.XFrameOptionsMiddleware") + 1,
-                  "common.middleware.ContentSecurityPolicyMiddleware")
+MIDDLEWARE.insert(
+    MIDDLEWARE.index("django.middleware.common.CommonMiddleware"), "common.middleware.ApiJsonErrorMiddleware"
+)
+MIDDLEWARE.insert(
+    MIDDLEWARE.index("common.middleware.ApiJsonErrorMiddleware") + 1, "common.middleware.DatabaseRetryMiddleware"
+)
+MIDDLEWARE.insert(
+    MIDDLEWARE.index("django.middleware.clickjacking.XFrameOptionsMiddleware") + 1,
+    "common.middleware.ContentSecurityPolicyMiddleware",
+)
 
 # Login throttling (django-axes keeps the failures): per username and address as above; against spraying
 # one password over many usernames, an address that failed on LOGIN_SPRAY_USERNAME_LIMIT usernames may log in
@@ -326,17 +336,24 @@ API_THROTTLE_RATES = {
     "anon": env_str("API_ANON_RATE", "120/minute"),
     "user": env_str("API_USER_RATE", "1200/minute"),
 }
-SPECTACULAR_SETTINGS.update({
-    "PREPROCESSING_HOOKS": ["common.api_schema.only_versioned_paths"],
-    # The default hook (enum components) stays first; links are added to the finished schema.
-    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "common.api_schema.declare_links"],
-    "VERSION": "1.0.0",
-})
-REST_FRAMEWORK.update({
-    "DEFAULT_SCHEMA_CLASS": "common.api_schema.ErrorsDeclaredSchema",
-    "EXCEPTION_HANDLER": "common.api_errors.api_exception_handler",
-    "DEFAULT_THROTTLE_CLASSES": ["core.throttles.AnonymousThrottle", "core.throttles.UserThrottle"],
-})
+SPECTACULAR_SETTINGS.update(
+    {
+        "PREPROCESSING_HOOKS": ["common.api_schema.only_versioned_paths"],
+        # The default hook (enum components) stays first; links are added to the finished schema.
+        "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "common.api_schema.declare_links"],
+        "VERSION": "1.0.0",
+    }
+)
+REST_FRAMEWORK.update(
+    {
+        "DEFAULT_SCHEMA_CLASS": "common.api_schema.ErrorsDeclaredSchema",
+        "EXCEPTION_HANDLER": "common.api_errors.api_exception_handler",
+        "DEFAULT_THROTTLE_CLASSES": ["core.throttles.AnonymousThrottle", "core.throttles.UserThrottle"],
+    }
+)
 # Throttle counts are shared by every web process when Redis is there.
-CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
-          if REDIS_URL else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
+    if REDIS_URL
+    else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+}

@@ -10,11 +10,15 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
     # The API is versioned under /api/v1/; the unversioned paths stay as aliases of the same views.
-    *[route for prefix in ("api/v1/", "api/") for route in (
-        path(f"{prefix}evaluation/", include("evaluation.api_urls")),
-        path(f"{prefix}jobs/", include("jobs.api_urls")),
-        path(prefix, include("annotation.api_urls")),
-    )],
+    *[
+        route
+        for prefix in ("api/v1/", "api/")
+        for route in (
+            path(f"{prefix}evaluation/", include("evaluation.api_urls")),
+            path(f"{prefix}jobs/", include("jobs.api_urls")),
+            path(prefix, include("annotation.api_urls")),
+        )
+    ],
     path("evaluation/", include("evaluation.urls")),
     path("models/", include("models_backend.urls")),
     path("jobs/", include("jobs.urls")),

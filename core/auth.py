@@ -1,5 +1,6 @@
 """Authentication that loads the user's roles with the user: one statement per request instead of two (the
 claim and submit hot path asks for roles on every call). The rule itself lives in core.roles."""
+
 from django.contrib.auth import get_user_model
 from django.contrib.auth.backends import ModelBackend
 from django.utils.translation import gettext_lazy as _

@@ -5,6 +5,7 @@ django-axes keeps the failures (one row per username and address) and asks this 
 the client address (AXES_CLIENT_IP_CALLABLE), whether a request is locked (AXES_HANDLER) and what a
 locked-out login page answers (AXES_LOCKOUT_CALLABLE).
 """
+
 import ipaddress
 import math
 

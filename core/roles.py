@@ -8,6 +8,7 @@ One status policy everywhere: what you may not see answers 404, as if it did not
 but not act on answers 403 with the reason. Stored runs (evaluation and model jobs) follow it here; the
 projects' rules are annotation.services.access.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable

@@ -2,6 +2,7 @@
 settings.API_THROTTLE_RATES on every request, so a deployment or a test can change it. The counts live
 in the cache (Redis when REDIS_URL is set); while that cache is unreachable requests pass unthrottled
 instead of failing."""
+
 import logging
 import time
 

@@ -1,4 +1,5 @@
 """REST API for stored evaluation runs: list and read your runs (admins: all), start one by upload."""
+
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
@@ -40,7 +41,7 @@ class EvaluationRunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, vie
         request={"multipart/form-data": RunCreateSerializer},
         responses={201: RunSerializer, 400: OpenApiResponse(description="bad suite, file or setting")},
         description="Upload the files and start the run in the background; poll the run until its status is "
-                    "done or failed. Problems in the files' content are refused with a 400 naming the line and field.",
+        "done or failed. Problems in the files' content are refused with a 400 naming the line and field.",
     )
     def create(self, request):
         serializer = RunCreateSerializer(data=request.data)
@@ -57,11 +58,16 @@ class EvaluationRunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, vie
             run = start_run(data["suite"], data["parameters"], data["files"], request.user, project=project)
         except RunError as error:
             raise ValidationError({"detail": str(error)}) from None
-        return Response(RunSerializer(run).data, status=status.HTTP_201_CREATED,
-                        headers={"Location": f"{request.path}{run.pk}/"})
+        return Response(
+            RunSerializer(run).data, status=status.HTTP_201_CREATED, headers={"Location": f"{request.path}{run.pk}/"}
+        )
 
-    @extend_schema(responses={200: OpenApiResponse(description="the suite's result object (see docs/metrics.md)"),
-                              409: OpenApiResponse(description="the run has not finished, or failed")})
+    @extend_schema(
+        responses={
+            200: OpenApiResponse(description="the suite's result object (see docs/metrics.md)"),
+            409: OpenApiResponse(description="the run has not finished, or failed"),
+        }
+    )
     @action(detail=True, methods=["get"])
     def results(self, request, pk=None):
         """The run's results alone, as the `evaluate ... --json` command prints them."""

@@ -10,11 +10,13 @@ class RunForm(forms.Form):
     the files are stored."""
 
     suite = forms.ChoiceField(choices=SUITE_CHOICES)
-    gold = forms.FileField(label="Gold / human file",
-                           help_text="For nli-atoms, defeasible, transitivity and epistemic: the input JSONL.")
+    gold = forms.FileField(
+        label="Gold / human file", help_text="For nli-atoms, defeasible, transitivity and epistemic: the input JSONL."
+    )
     predictions = forms.FileField(required=False, help_text="Needed by unli, chaos and epistemic.")
-    project = forms.ModelChoiceField(queryset=None, required=False,
-                                     help_text="The annotation project whose gold this is, if any.")
+    project = forms.ModelChoiceField(
+        queryset=None, required=False, help_text="The annotation project whose gold this is, if any."
+    )
 
     def __init__(self, *args, projects, **kwargs):
         super().__init__(*args, **kwargs)

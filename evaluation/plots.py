@@ -1,4 +1,5 @@
 """Plots of evaluation results as inline SVG, drawn on matplotlib Figure objects (no pyplot global state)."""
+
 from matplotlib import rc_context
 from matplotlib.figure import Figure
 

@@ -9,6 +9,7 @@ and the field, so the command can show the message as it is.
 
 A source is a path or an uploaded file (anything with `.chunks()`, read from its start and left open).
 """
+
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -86,6 +87,7 @@ def _starts_with_json_object(source) -> bool:
 
 # Values ------------------------------------------------------------------------------------------------
 
+
 def require(row: dict, field: str, file, line):
     """row[field], or a RowError naming the missing field."""
     if field not in row or row[field] is None:
@@ -154,7 +156,9 @@ def canonical_nli_label(value, file, line, field) -> str:
     try:
         return long_name(to_label(value, NLI.labels))
     except LabelError:
-        raise RowError(field, f"{_show(value)} is not an NLI label (e/n/c or full names)", file=file, line=line) from None
+        raise RowError(
+            field, f"{_show(value)} is not an NLI label (e/n/c or full names)", file=file, line=line
+        ) from None
 
 
 def defeasible_label(value, file, line, field, allow_neutral=True) -> str:
@@ -173,6 +177,7 @@ def _unique(seen: dict, key, file, line, field) -> None:
 
 
 # U-SNLI ------------------------------------------------------------------------------------------------
+
 
 def read_usnli_gold(source) -> pd.DataFrame:
     """U-SNLI CSV (`id,pre,hyp,nli,unli`) -> DataFrame with columns id (str), unli (float in [0, 1]) and
@@ -208,6 +213,7 @@ def read_scalar_predictions(source) -> dict[str, float]:
 
 # ChaosNLI ----------------------------------------------------------------------------------------------
 
+
 def chaos_label_names(n_classes: int) -> tuple:
     """Label order of a ChaosNLI file: [e, n, c] for NLI, [1, 2] for alphaNLI."""
     return ("e", "n", "c") if n_classes == 3 else (1, 2)
@@ -227,8 +233,10 @@ def _probability_list(value, length: int, file, line, field) -> list[float]:
     if not isinstance(value, list) or len(value) != length:
         got = f"{len(value)} values" if isinstance(value, list) else _show(value)
         raise RowError(field, f"expected a list of {length} values (one per label), got {got}", file=file, line=line)
-    return [probability(number(item, file, line, f"{field}[{index}]"), file, line, f"{field}[{index}]")
-            for index, item in enumerate(value)]
+    return [
+        probability(number(item, file, line, f"{field}[{index}]"), file, line, f"{field}[{index}]")
+        for index, item in enumerate(value)
+    ]
 
 
 def read_chaos_human(source) -> pd.DataFrame:
@@ -247,8 +255,12 @@ def read_chaos_human(source) -> pd.DataFrame:
             n_classes = len(given)  # the first item sets the label count of the file
         if n_classes is None or not isinstance(given, list) or len(given) != n_classes:
             wanted = "2 or 3" if n_classes is None else n_classes
-            raise RowError("label_count", f"expected a list of {wanted} counts (one per label), got {_show(given)}",
-                           file=name, line=line)
+            raise RowError(
+                "label_count",
+                f"expected a list of {wanted} counts (one per label), got {_show(given)}",
+                file=name,
+                line=line,
+            )
         counts = [whole_number(count, name, line, f"label_count[{index}]") for index, count in enumerate(given)]
         if sum(counts) == 0:
             raise RowError("label_count", "no votes", file=name, line=line)
@@ -259,15 +271,19 @@ def read_chaos_human(source) -> pd.DataFrame:
         entropy = number(require(row, "entropy", name, line), name, line, "entropy")
         if entropy < 0:
             raise RowError("entropy", f"{_show(entropy)} is not an entropy (negative)", file=name, line=line)
-        records.append({
-            "uid": uid,
-            "label_count": counts,
-            "label_dist": dist,
-            "entropy": entropy,
-            **{field: chaos_label(require(row, field, name, line), n_classes, name, line, field)
-               for field in ("majority_label", "old_label")},
-            "line": line,
-        })
+        records.append(
+            {
+                "uid": uid,
+                "label_count": counts,
+                "label_dist": dist,
+                "entropy": entropy,
+                **{
+                    field: chaos_label(require(row, field, name, line), n_classes, name, line, field)
+                    for field in ("majority_label", "old_label")
+                },
+                "line": line,
+            }
+        )
     return pd.DataFrame.from_records(records)
 
 
@@ -303,12 +319,14 @@ def read_chaos_predictions(
 def _chaos_format_entries(document: dict, line: int, n_classes: int, model: str | None, name) -> list:
     """(uid, probabilities, label, line, field) per entry of a {model: {uid: prediction}} object."""
     if not all(isinstance(entries, dict) for entries in document.values()):
-        raise RowError(None, "expected {model name: {uid: prediction}} or rows with 'probabilities'",
-                       file=name, line=line)
+        raise RowError(
+            None, "expected {model name: {uid: prediction}} or rows with 'probabilities'", file=name, line=line
+        )
     if model is None:
         if len(document) > 1:
-            raise RowError(None, f"holds several models ({', '.join(document)}); choose one with --model",
-                           file=name, line=line)
+            raise RowError(
+                None, f"holds several models ({', '.join(document)}); choose one with --model", file=name, line=line
+            )
         model = next(iter(document))
     if model not in document:
         raise RowError(None, f"no model named {model!r} (found {', '.join(document)})", file=name, line=line)
@@ -345,6 +363,7 @@ def _prediction_row(line: int, row: dict, n_classes: int, name) -> tuple:
 
 # Atomic NLI --------------------------------------------------------------------------------------------
 
+
 def read_nli_atoms(source) -> tuple[pd.DataFrame, list[list[str]]]:
     """Atomic NLI JSONL (format in docs/metrics.md) -> (examples, atom labels).
 
@@ -353,11 +372,15 @@ def read_nli_atoms(source) -> tuple[pd.DataFrame, list[list[str]]]:
     """
     name, records, atom_labels = source_name(source), [], []
     for line, row in jsonl_records(source):
-        records.append({
-            "id": str(first_present(row, ("id", "uid"), name, line)),
-            "gold_label": canonical_nli_label(require(row, "gold_label", name, line), name, line, "gold_label"),
-            "predicted_label": canonical_nli_label(require(row, "predicted_label", name, line), name, line, "predicted_label"),
-        })
+        records.append(
+            {
+                "id": str(first_present(row, ("id", "uid"), name, line)),
+                "gold_label": canonical_nli_label(require(row, "gold_label", name, line), name, line, "gold_label"),
+                "predicted_label": canonical_nli_label(
+                    require(row, "predicted_label", name, line), name, line, "predicted_label"
+                ),
+            }
+        )
         atoms = require(row, "atoms", name, line)
         if not isinstance(atoms, list):
             raise RowError("atoms", "expected a list", file=name, line=line)
@@ -375,19 +398,22 @@ def read_nli_atoms(source) -> tuple[pd.DataFrame, list[list[str]]]:
 
 # Defeasible NLI with atoms -----------------------------------------------------------------------------
 
+
 def read_defeasible(source) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Defeasible atoms JSONL (format in docs/metrics.md) -> (examples, atoms), the tables that
     `metrics.defeasible` documents. An atom without `bucket` is its own bucket, named by its text."""
     name, examples, atoms = source_name(source), [], []
     for line, row in jsonl_records(source):
         index = len(examples)
-        examples.append({
-            "id": str(first_present(row, ("id", "uid"), name, line)),
-            "gold_label": defeasible_label(require(row, "gold_label", name, line), name, line, "gold_label", False),
-            "predicted_label": defeasible_label(
-                require(row, "predicted_label", name, line), name, line, "predicted_label", False
-            ),
-        })
+        examples.append(
+            {
+                "id": str(first_present(row, ("id", "uid"), name, line)),
+                "gold_label": defeasible_label(require(row, "gold_label", name, line), name, line, "gold_label", False),
+                "predicted_label": defeasible_label(
+                    require(row, "predicted_label", name, line), name, line, "predicted_label", False
+                ),
+            }
+        )
         given = require(row, "atoms", name, line)
         if not isinstance(given, list):
             raise RowError("atoms", "expected a list", file=name, line=line)
@@ -407,8 +433,16 @@ def read_defeasible(source) -> tuple[pd.DataFrame, pd.DataFrame]:
                 predicted = defeasible_label(predicted, name, line, field + ".predicted_label")
             bucket = atom.get("bucket", text)
             buckets = tuple(str(b) for b in bucket) if isinstance(bucket, list) else (str(bucket),)
-            atoms.append({"example": index, "text": text, "gold": gold, "valid": valid, "predicted": predicted,
-                          "buckets": buckets})
+            atoms.append(
+                {
+                    "example": index,
+                    "text": text,
+                    "gold": gold,
+                    "valid": valid,
+                    "predicted": predicted,
+                    "buckets": buckets,
+                }
+            )
     return (
         pd.DataFrame.from_records(examples, columns=["id", "gold_label", "predicted_label"]),
         pd.DataFrame.from_records(atoms, columns=["example", "text", "gold", "valid", "predicted", "buckets"]),
@@ -433,6 +467,7 @@ def read_transitivity(source) -> pd.DataFrame:
 
 # Epistemic closure -------------------------------------------------------------------------------------
 
+
 def read_snli_pairs(source) -> list[dict]:
     """SNLI JSONL rows {"premise", "hypothesis", "label"} with canonical labels; rows whose label is not
     an NLI label (SNLI's "-" for no gold label) are skipped."""
@@ -443,8 +478,13 @@ def read_snli_pairs(source) -> list[dict]:
         except LabelError:
             label = None  # SNLI's "-" (no majority) and anything else that is no 3-way label
         if label is not None:
-            pairs.append({"premise": require(row, "premise", name, line),
-                          "hypothesis": require(row, "hypothesis", name, line), "label": label})
+            pairs.append(
+                {
+                    "premise": require(row, "premise", name, line),
+                    "hypothesis": require(row, "hypothesis", name, line),
+                    "label": label,
+                }
+            )
     return pairs
 
 
@@ -453,14 +493,18 @@ def read_epistemic_rows(source) -> pd.DataFrame:
     label, original_label and line."""
     name, records = source_name(source), []
     for index, (line, row) in enumerate(jsonl_records(source)):
-        records.append({
-            "index": index,
-            "id": str(row["id"]) if row.get("id") is not None else None,
-            "template": str(require(row, "template", name, line)),
-            "label": canonical_nli_label(require(row, "label", name, line), name, line, "label"),
-            "original_label": canonical_nli_label(require(row, "original_label", name, line), name, line, "original_label"),
-            "line": line,
-        })
+        records.append(
+            {
+                "index": index,
+                "id": str(row["id"]) if row.get("id") is not None else None,
+                "template": str(require(row, "template", name, line)),
+                "label": canonical_nli_label(require(row, "label", name, line), name, line, "label"),
+                "original_label": canonical_nli_label(
+                    require(row, "original_label", name, line), name, line, "original_label"
+                ),
+                "line": line,
+            }
+        )
     return pd.DataFrame.from_records(records, columns=["index", "id", "template", "label", "original_label", "line"])
 
 

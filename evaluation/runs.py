@@ -4,6 +4,7 @@ The suites are the `run_<suite>` functions of `evaluation.suites`; `SUITES` says
 and declares its settings once (common.schema), so the command, the web form and the API describe a run
 the same way: `start_run("chaos", {"divergence": True}, {"human": path, "predictions": path}, user)`.
 """
+
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,27 +42,40 @@ SUITES = {
     for suite in (
         Suite("unli", "U-SNLI probabilities (Pearson, Spearman, MSE)", "run_unli", ("gold", "predictions")),
         Suite(
-            "chaos", "ChaosNLI: model vs 100 human votes", "run_chaos", ("human", "predictions"),
-            Schema((
-                Setting("model", "str", None, "model name inside a prediction file with several", max_length=200),
-                Setting("divergence", "bool", False, "JS divergence instead of JS distance"),
-                Setting("seed", "int", 0, "seed of the human split-half baseline", minimum=0, maximum=2**32 - 1),
-                Setting("renormalise", "bool", False, "rescale prediction rows that do not sum to 1"),
-            )),
+            "chaos",
+            "ChaosNLI: model vs 100 human votes",
+            "run_chaos",
+            ("human", "predictions"),
+            Schema(
+                (
+                    Setting("model", "str", None, "model name inside a prediction file with several", max_length=200),
+                    Setting("divergence", "bool", False, "JS divergence instead of JS distance"),
+                    Setting("seed", "int", 0, "seed of the human split-half baseline", minimum=0, maximum=2**32 - 1),
+                    Setting("renormalise", "bool", False, "rescale prediction rows that do not sum to 1"),
+                )
+            ),
         ),
         Suite("nli-atoms", "Atomic NLI logical consistency", "run_nli_atoms", ("input",)),
         Suite(
-            "defeasible", "Defeasible atoms: critical atoms, inferential consistency", "run_defeasible",
+            "defeasible",
+            "Defeasible atoms: critical atoms, inferential consistency",
+            "run_defeasible",
             ("input",),
-            Schema((
-                Setting("weighted", "bool", False, "weight buckets by support"),
-                Setting("atom_labels", "choice", "auto", "how atom labels are scored",
-                        choices=(("auto", "auto"), ("binary", "binary"), ("ternary", "ternary"))),
-            )),
+            Schema(
+                (
+                    Setting("weighted", "bool", False, "weight buckets by support"),
+                    Setting(
+                        "atom_labels",
+                        "choice",
+                        "auto",
+                        "how atom labels are scored",
+                        choices=(("auto", "auto"), ("binary", "binary"), ("ternary", "ternary")),
+                    ),
+                )
+            ),
         ),
         Suite("transitivity", "Transitive self-consistency", "run_transitivity", ("input",)),
-        Suite("epistemic", "Epistemic closure: score predictions", "run_epistemic_score",
-              ("input", "predictions")),
+        Suite("epistemic", "Epistemic closure: score predictions", "run_epistemic_score", ("input", "predictions")),
     )
 }
 SUITE_CHOICES = [(suite.name, f"{suite.name}: {suite.title}") for suite in SUITES.values()]
@@ -120,8 +134,10 @@ def start_run(suite, params, input_paths, user, project=None, background=True) -
     missing = [role for role in spec.files if input_paths.get(role) is None]
     extra = sorted(set(input_paths) - set(spec.files))
     if missing or extra:
-        raise RunError(f"suite {suite} takes the files {' and '.join(spec.files)}"
-                       f" ({'missing ' + ', '.join(missing) if missing else 'not ' + ', '.join(extra)})")
+        raise RunError(
+            f"suite {suite} takes the files {' and '.join(spec.files)}"
+            f" ({'missing ' + ', '.join(missing) if missing else 'not ' + ', '.join(extra)})"
+        )
     for role in spec.files:
         if not hasattr(input_paths[role], "chunks") and not Path(input_paths[role]).is_file():
             raise RunError(f"{input_paths[role]}: no such file ({role})")
@@ -131,8 +147,14 @@ def start_run(suite, params, input_paths, user, project=None, background=True) -
         suites.check_inputs(suite, input_paths, params)
     except RowError as error:
         raise RunError(str(error)) from None
-    return start_job(KIND, {"suite": suite, "parameters": params}, user, project=project,
-                     inputs={role: input_paths[role] for role in spec.files}, background=background)
+    return start_job(
+        KIND,
+        {"suite": suite, "parameters": params},
+        user,
+        project=project,
+        inputs={role: input_paths[role] for role in spec.files},
+        background=background,
+    )
 
 
 def _run(job: Job, progress) -> dict:
@@ -154,13 +176,23 @@ def _present(job: Job) -> dict:
     }
     if job.params["suite"] == "chaos" and job.result.get("bins"):
         context["plot"] = safe_svg(entropy_bins_svg(job.result["bins"], job.result.get("jsd_measure", "distance")))
-        context["plot_caption"] = (f"Accuracy and JS {job.result.get('jsd_measure', 'distance')} to the human "
-                                   "distribution per bin of human label entropy (5 quantile bins).")
+        context["plot_caption"] = (
+            f"Accuracy and JS {job.result.get('jsd_measure', 'distance')} to the human "
+            "distribution per bin of human label entropy (5 quantile bins)."
+        )
     return context
 
 
-register(JobKind(KIND, "Evaluation", _run, group="evaluation",
-                 describe_job=lambda job: f"Evaluation: {job.params.get('suite')}", present=_present))
+register(
+    JobKind(
+        KIND,
+        "Evaluation",
+        _run,
+        group="evaluation",
+        describe_job=lambda job: f"Evaluation: {job.params.get('suite')}",
+        present=_present,
+    )
+)
 
 
 def visible_runs(user):

@@ -26,8 +26,19 @@ class RunSummarySerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Job
-        fields = ["id", "suite", "status", "parameters", "inputs", "error", "created_by", "project",
-                  "created_at", "started_at", "finished_at"]
+        fields = [
+            "id",
+            "suite",
+            "status",
+            "parameters",
+            "inputs",
+            "error",
+            "created_by",
+            "project",
+            "created_at",
+            "started_at",
+            "finished_at",
+        ]
         read_only_fields = fields
 
 
@@ -35,7 +46,7 @@ class RunSerializer(RunSummarySerializer):
     results = serializers.JSONField(source="result")
 
     class Meta(RunSummarySerializer.Meta):
-        fields = RunSummarySerializer.Meta.fields + ["results"]
+        fields = [*RunSummarySerializer.Meta.fields, "results"]
         read_only_fields = fields
 
 

@@ -7,6 +7,7 @@ value and raises `RowError` naming the file, line and field of the first bad one
 the two in a row. `check_inputs` is the first step alone: `evaluation.runs.start_run` calls it before it
 stores a run, so bad input stores nothing. Floats that are not finite come back as None.
 """
+
 import json
 import math
 from pathlib import Path
@@ -79,6 +80,7 @@ def check_inputs(suite_name: str, paths: dict, params: dict | None = None) -> No
 
 # U-SNLI ------------------------------------------------------------------------------------------------
 
+
 class UnliInputs(NamedTuple):
     y_true: np.ndarray  # (n,) gold probabilities, n >= 2
     y_pred: np.ndarray  # (n,) predictions in the same order
@@ -92,11 +94,19 @@ def load_unli(gold, predictions) -> UnliInputs:
     missing = truth[~truth["id"].isin(list(predicted))]
     if len(missing):
         first = missing.iloc[0]
-        raise RowError("id", f"no prediction for id {first['id']!r} in {source_name(predictions)} "
-                       f"({len(missing)} gold ids missing)", file=source_name(gold), line=int(first["line"]))
+        raise RowError(
+            "id",
+            f"no prediction for id {first['id']!r} in {source_name(predictions)} ({len(missing)} gold ids missing)",
+            file=source_name(gold),
+            line=int(first["line"]),
+        )
     if len(truth) < 2:
-        raise RowError("unli", "only 1 item; Pearson and Spearman need at least 2",
-                       file=source_name(gold), line=int(truth["line"].iloc[-1]))
+        raise RowError(
+            "unli",
+            "only 1 item; Pearson and Spearman need at least 2",
+            file=source_name(gold),
+            line=int(truth["line"].iloc[-1]),
+        )
     return UnliInputs(truth["unli"].to_numpy(), np.array([predicted[item_id] for item_id in truth["id"]]))
 
 
@@ -110,6 +120,7 @@ def run_unli(gold, predictions) -> dict:
 
 
 # ChaosNLI ----------------------------------------------------------------------------------------------
+
 
 class ChaosInputs(NamedTuple):
     label_count: np.ndarray  # (n, k) human votes, label order of chaos_label_names(k)
@@ -131,8 +142,12 @@ def load_chaos(human, predictions, model: str | None = None, renormalise: bool =
     missing = items[~items["uid"].isin(list(predicted))]
     if len(missing):
         first = missing.iloc[0]
-        raise RowError("uid", f"no prediction for uid {first['uid']!r} in {source_name(predictions)} "
-                       f"({len(missing)} items missing)", file=source_name(human), line=int(first["line"]))
+        raise RowError(
+            "uid",
+            f"no prediction for uid {first['uid']!r} in {source_name(predictions)} ({len(missing)} items missing)",
+            file=source_name(human),
+            line=int(first["line"]),
+        )
     entries = [predicted[uid] for uid in items["uid"]]
     names = chaos_label_names(n_classes)
     return ChaosInputs(
@@ -143,8 +158,10 @@ def load_chaos(human, predictions, model: str | None = None, renormalise: bool =
         old_label=items["old_label"].to_numpy(dtype=object),
         model=np.array([entry["probabilities"] for entry in entries]),
         predicted_label=np.array(
-            [entry["label"] if entry["label"] is not None else names[int(np.argmax(entry["probabilities"]))]
-             for entry in entries],
+            [
+                entry["label"] if entry["label"] is not None else names[int(np.argmax(entry["probabilities"]))]
+                for entry in entries
+            ],
             dtype=object,
         ),
         renormalised_rows=renormalised,
@@ -155,8 +172,13 @@ def score_chaos(inputs: ChaosInputs, divergence: bool = False, seed: int = 0) ->
     """The ChaosNLI scores, the 5 entropy bins and the human split-half baseline (items with 2 or more
     votes; the others are counted). `divergence` reports the squared JS distance (the divergence)."""
     scores = human_vs_model(
-        inputs.human, inputs.model, inputs.entropy, inputs.majority_label, inputs.old_label,
-        inputs.predicted_label, squared=divergence,
+        inputs.human,
+        inputs.model,
+        inputs.entropy,
+        inputs.majority_label,
+        inputs.old_label,
+        inputs.predicted_label,
+        squared=divergence,
     )
     pairable = pairable_units(inputs.label_count)
     scores["human_split_jsd"] = (
@@ -169,12 +191,14 @@ def score_chaos(inputs: ChaosInputs, divergence: bool = False, seed: int = 0) ->
     return json_ready(scores)
 
 
-def run_chaos(human, predictions, model: str | None = None, divergence: bool = False, seed: int = 0,
-              renormalise: bool = False) -> dict:
+def run_chaos(
+    human, predictions, model: str | None = None, divergence: bool = False, seed: int = 0, renormalise: bool = False
+) -> dict:
     return score_chaos(load_chaos(human, predictions, model, renormalise), divergence, seed)
 
 
 # Atomic NLI, defeasible atoms, transitivity ------------------------------------------------------------
+
 
 def run_nli_atoms(path) -> dict:
     """Atomic NLI JSONL -> logical consistency report."""
@@ -211,6 +235,7 @@ def run_transitivity(path) -> dict:
 
 # Epistemic closure -------------------------------------------------------------------------------------
 
+
 def run_epistemic_generate(snli, per_template: int, seed: int, output) -> dict:
     """Write the epistemic closure data set (JSONL) built from SNLI pairs; returns counts per cell."""
     pairs = read_snli_pairs(snli)
@@ -231,7 +256,10 @@ def run_epistemic_generate(snli, per_template: int, seed: int, output) -> dict:
         "n": len(rows),
         "output": str(output),
         "seed": seed,
-        "cells": [{"template": t, "original_label": o, "label": l, "n": n} for (t, o, l), n in cells.items()],
+        "cells": [
+            {"template": template, "original_label": original, "label": label, "n": n}
+            for (template, original, label), n in cells.items()
+        ],
     }
 
 
@@ -248,8 +276,12 @@ def load_epistemic(path, predictions) -> EpistemicInputs:
     for row in rows.itertuples():
         key = row.id if row.id in predicted else row.index
         if key not in predicted:
-            raise RowError("id", f"no prediction for id {row.id!r} (index {row.index}) in {source_name(predictions)}",
-                           file=source_name(path), line=row.line)
+            raise RowError(
+                "id",
+                f"no prediction for id {row.id!r} (index {row.index}) in {source_name(predictions)}",
+                file=source_name(path),
+                line=row.line,
+            )
         labels.append(predicted[key])
     return EpistemicInputs(rows, labels)
 
@@ -257,15 +289,18 @@ def load_epistemic(path, predictions) -> EpistemicInputs:
 def score_epistemic(inputs: EpistemicInputs) -> dict:
     """Accuracy overall, per template and per cell (template x original label)."""
     rows, labels = inputs
-    return json_ready({
-        "n": int(len(rows)),
-        "accuracy": accuracy(rows["label"].to_numpy(dtype=object), np.array(labels, dtype=object)),
-        "by_template": accuracy_by_group(rows["label"], labels, {"template": rows["template"].tolist()}),
-        "cells": accuracy_by_group(
-            rows["label"], labels,
-            {"template": rows["template"].tolist(), "original_label": rows["original_label"].tolist()},
-        ),
-    })
+    return json_ready(
+        {
+            "n": len(rows),
+            "accuracy": accuracy(rows["label"].to_numpy(dtype=object), np.array(labels, dtype=object)),
+            "by_template": accuracy_by_group(rows["label"], labels, {"template": rows["template"].tolist()}),
+            "cells": accuracy_by_group(
+                rows["label"],
+                labels,
+                {"template": rows["template"].tolist(), "original_label": rows["original_label"].tolist()},
+            ),
+        }
+    )
 
 
 def run_epistemic_score(path, predictions) -> dict:

@@ -1,5 +1,6 @@
 """Pages for evaluation runs: the list and the form to start one (authors and admins). A run's own page is
 the job page (jobs.views), as for every background job."""
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
@@ -30,13 +31,15 @@ def run_new(request):
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
-            run = start_run(data["suite"], data["parameters"], form.input_files(), request.user,
-                            project=data.get("project"))
+            run = start_run(
+                data["suite"], data["parameters"], form.input_files(), request.user, project=data.get("project")
+            )
         except RunError as error:
             form.add_error(None, str(error))
         else:
             messages.success(request, f"Run {run.pk} ({data['suite']}) started.")
             return redirect("jobs:detail", job_id=run.pk)
     suites = [(suite.name, suite.files, [s.name for s in suite.settings]) for suite in SUITES.values()]
-    return render(request, "evaluation/run_form.html", {"form": form, "suites": suites},
-                  status=400 if form.errors else 200)
+    return render(
+        request, "evaluation/run_form.html", {"form": form, "suites": suites}, status=400 if form.errors else 200
+    )

@@ -1,4 +1,5 @@
 """REST API of jobs: list and read your jobs (admins: all), follow their progress, cancel them."""
+
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, serializers, viewsets
 from rest_framework.decorators import action
@@ -27,8 +28,26 @@ class JobSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Job
-        fields = ["id", "kind", "title", "status", "done", "total", "percent", "params", "inputs", "result", "error",
-                  "cancel_requested", "created_by", "project", "created_at", "started_at", "finished_at", "output_url"]
+        fields = [
+            "id",
+            "kind",
+            "title",
+            "status",
+            "done",
+            "total",
+            "percent",
+            "params",
+            "inputs",
+            "result",
+            "error",
+            "cancel_requested",
+            "created_by",
+            "project",
+            "created_at",
+            "started_at",
+            "finished_at",
+            "output_url",
+        ]
         read_only_fields = fields
 
     def get_output_url(self, job) -> str | None:

@@ -1,6 +1,7 @@
 """The registry of job kinds. Each app registers its own (evaluation: "evaluate"; models_backend:
 "predict", "train_unli", ...; annotation: "import", "export") from its AppConfig.ready, so a task worker
 knows every kind and this module knows none by name."""
+
 from __future__ import annotations
 
 from collections.abc import Callable

@@ -1,5 +1,6 @@
 """A stored background run: what was asked (kind, settings, input files with checksums), how far it got,
 and how it ended (result, output file, or the error)."""
+
 import shutil
 from pathlib import Path
 
@@ -73,7 +74,7 @@ class Job(models.Model):
         """The last lines of the job's log (jobs.services.log writes it)."""
         try:
             with (self.folder / self.LOG_NAME).open(encoding="utf-8") as handle:
-                return [line.rstrip("\n") for line in handle.readlines()[-self.LOG_LINES:]]
+                return [line.rstrip("\n") for line in handle.readlines()[-self.LOG_LINES :]]
         except FileNotFoundError:
             return []
 
@@ -83,7 +84,11 @@ class Job(models.Model):
 
     @property
     def percent(self) -> float:
-        return round(100.0 * self.done / self.total, 1) if self.total else (100.0 if self.status == self.Status.DONE else 0.0)
+        return (
+            round(100.0 * self.done / self.total, 1)
+            if self.total
+            else (100.0 if self.status == self.Status.DONE else 0.0)
+        )
 
     @property
     def seconds(self) -> float | None:

@@ -7,6 +7,7 @@ execute     what a task worker does: claim the job atomically (a job delivered t
 cancel      a queued job never starts; a running one stops at its next progress step
 log         a line in the job's log (its page shows the log as the job runs)
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -34,16 +35,29 @@ class JobError(ValueError):
     raises for bad input, whose message is shown to the job's owner as it is."""
 
 
-def start_job(kind: str, params: dict, user=None, *, project=None, inputs: dict | None = None,
-              queue: str = "default", background: bool = True) -> Job:
+def start_job(
+    kind: str,
+    params: dict,
+    user=None,
+    *,
+    project=None,
+    inputs: dict | None = None,
+    queue: str = "default",
+    background: bool = True,
+) -> Job:
     """Store a job and queue it. inputs: role -> a path on disk or an uploaded file (anything with `.name`
     and `.chunks()`); each is copied into the job's folder, so the job can be checked and run again later."""
     get_kind(kind)
     for role, source in (inputs or {}).items():
         if not hasattr(source, "chunks") and not Path(source).is_file():
             raise JobError(f"{source}: no such file ({role})")
-    job = Job.objects.create(kind=kind, params=params, queue=queue, project=project,
-                             created_by=user if user is not None and user.is_authenticated else None)
+    job = Job.objects.create(
+        kind=kind,
+        params=params,
+        queue=queue,
+        project=project,
+        created_by=user if user is not None and user.is_authenticated else None,
+    )
     # Copied outside a transaction: a large upload must not hold the database's write lock.
     try:
         job.inputs = [store_input(job, role, source) for role, source in (inputs or {}).items()]
@@ -72,8 +86,13 @@ def store_input(job: Job, role: str, source) -> dict:
             digest.update(chunk)
             size += len(chunk)
             out.write(chunk)
-    return {"role": role, "name": name, "size": size, "sha256": digest.hexdigest(),
-            "path": str(target.relative_to(Path(settings.MEDIA_ROOT)))}
+    return {
+        "role": role,
+        "name": name,
+        "size": size,
+        "sha256": digest.hexdigest(),
+        "path": str(target.relative_to(Path(settings.MEDIA_ROOT))),
+    }
 
 
 def _chunks(source):
@@ -119,7 +138,7 @@ def log(job: Job, message: str) -> None:
 
 def zipped(folder: Path):
     """A folder as a zip archive in an anonymous temporary file (gone once closed), opened for reading."""
-    archive = tempfile.TemporaryFile()
+    archive = tempfile.TemporaryFile()  # noqa: SIM115 - returned open: the caller streams and closes it
     with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zipped_folder:
         for path in sorted(folder.rglob("*")):
             if path.is_file():
@@ -167,7 +186,7 @@ def execute(job_id: int) -> Job:
         result = get_kind(job.kind).run(job, progress_recorder(job))
     except Cancelled:
         return _finish(job, Job.Status.CANCELLED)
-    except Exception as error:  # noqa: BLE001  a failing job is a failed job, never a crashed worker
+    except Exception as error:
         if not isinstance(error, (JobError, OSError)):
             logger.exception("job %s (%s) failed", job.pk, job.kind)
         return _finish(job, Job.Status.FAILED, error=describe_error(error, job))

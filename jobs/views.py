@@ -1,5 +1,6 @@
 """A job's pages, whatever its kind: its detail (settings, inputs, progress, result), the status fragment
 the page polls, cancel, and the output download. Only its owner and admins see a job (404 for others)."""
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import FileResponse, Http404
@@ -51,7 +52,9 @@ def job_status(request, job_id):
 @require_POST
 def job_cancel(request, job_id):
     job = services.cancel(_job(request, job_id))
-    messages.info(request, "Cancelling: the job stops at its next step." if not job.finished else "The job had already ended.")
+    messages.info(
+        request, "Cancelling: the job stops at its next step." if not job.finished else "The job had already ended."
+    )
     return redirect("jobs:detail", job_id=job.pk)
 
 

@@ -54,9 +54,7 @@ class ConfidenceInterval(NamedTuple):
 # --------------------------------------------------------------------------------------------------------
 
 
-def reliability_matrix(
-    rows: Iterable[Sequence[Any]], categories: Sequence[Any] | None = None
-) -> pd.DataFrame:
+def reliability_matrix(rows: Iterable[Sequence[Any]], categories: Sequence[Any] | None = None) -> pd.DataFrame:
     """Pivot long crowdworker rows into a reliability matrix.
 
     Args:
@@ -103,9 +101,7 @@ def reliability_matrix(
     worker_codes, worker_ids = pd.factorize(frame["worker"])
     matrix = np.full((len(worker_ids), len(item_ids)), np.nan)
     matrix[worker_codes, item_codes] = values
-    return pd.DataFrame(
-        matrix, index=pd.Index(worker_ids, name="worker"), columns=pd.Index(item_ids, name="item")
-    )
+    return pd.DataFrame(matrix, index=pd.Index(worker_ids, name="worker"), columns=pd.Index(item_ids, name="item"))
 
 
 def _annotations_by_unit(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
@@ -209,9 +205,7 @@ def _nominal_disagreements(units, codes, weights, unit_sizes, n_categories):
     cell_counts = np.bincount(cell_index, weights=weights)
     equal_pairs_by_unit = np.bincount(cell_keys // n_categories, weights=cell_counts**2, minlength=len(unit_sizes))
     in_use = unit_sizes >= 2
-    observed = np.sum(
-        (unit_sizes[in_use] ** 2 - equal_pairs_by_unit[in_use]) / (unit_sizes[in_use] - 1)
-    )
+    observed = np.sum((unit_sizes[in_use] ** 2 - equal_pairs_by_unit[in_use]) / (unit_sizes[in_use] - 1))
     category_totals = np.bincount(codes, weights=weights, minlength=n_categories)
     total = category_totals.sum()
     expected = (total**2 - np.sum(category_totals**2)) / (total - 1)
@@ -268,9 +262,7 @@ def _ratio_disagreements(units, codes, weights, unit_sizes, domain):
     offset = np.arange(len(left)) - np.repeat(np.cumsum(partners) - partners, partners)
     right = np.repeat(first_cell_of_unit[cell_units], partners) + offset
     pair_distances = _ratio_distance(domain[cell_codes[left]], domain[cell_codes[right]])
-    observed = np.sum(
-        cell_counts[left] * cell_counts[right] * pair_distances / (unit_sizes[cell_units[left]] - 1)
-    )
+    observed = np.sum(cell_counts[left] * cell_counts[right] * pair_distances / (unit_sizes[cell_units[left]] - 1))
 
     category_totals = np.bincount(codes, weights=weights, minlength=n_categories)
     used = category_totals > 0

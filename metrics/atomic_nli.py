@@ -3,6 +3,7 @@
 Labels are the strings "entailment", "neutral", "contradiction". The atoms of an example are the ones
 the model itself judges entailed by H; their labels are the model's labels for (P, atom).
 """
+
 import numpy as np
 
 from metrics.checks import check_same_length

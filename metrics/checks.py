@@ -5,6 +5,7 @@ probability or a row that is not a distribution is a ValueError instead of a qui
 readers call the `*_problem` functions, which say which row is wrong and why, to report the file, line and
 field of the first bad value.
 """
+
 from __future__ import annotations
 
 from typing import Any

@@ -1,4 +1,5 @@
 """Accuracy: y_true, y_pred and each grouping column are (n,) arrays of comparable labels."""
+
 import numpy as np
 import pandas as pd
 

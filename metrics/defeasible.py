@@ -9,6 +9,7 @@ Tables used below:
   atoms: one row per atom, columns example (example index), gold (int), valid (bool), predicted (str),
          buckets (tuple of bucket ids; only read for critical atoms).
 """
+
 from collections.abc import Callable, Hashable, Iterable
 
 import numpy as np
@@ -58,10 +59,12 @@ def bucket_accuracies(correct, example_buckets: list[Iterable[Hashable]]) -> pd.
     table = pd.DataFrame(rows, columns=["bucket", "weight", "correct"])
     table["weighted_correct"] = table["weight"] * table["correct"]
     grouped = table.groupby("bucket", sort=True)
-    result = pd.DataFrame({
-        "support": grouped["weight"].sum(),
-        "n_examples": grouped.size(),
-    })
+    result = pd.DataFrame(
+        {
+            "support": grouped["weight"].sum(),
+            "n_examples": grouped.size(),
+        }
+    )
     result["theta"] = grouped["weighted_correct"].sum() / result["support"]
     return result
 
@@ -107,33 +110,36 @@ def defeasible_scores(examples: pd.DataFrame, atoms: pd.DataFrame, binary_atoms:
     ]
     buckets = bucket_accuracies(full_given, example_buckets)
     return {
-        "n": int(len(examples)),
-        "n_with_critical_atoms": int(len(with_critical)),
+        "n": len(examples),
+        "n_with_critical_atoms": len(with_critical),
         "n_without_critical_atoms": int(len(examples) - len(with_critical)),
-        "n_valid_atoms": int(len(valid)),
+        "n_valid_atoms": len(valid),
         "n_scored_atoms": int(scored.sum()),
-        "n_critical_atoms": int(len(critical)),
+        "n_critical_atoms": len(critical),
         "atom_labels": "binary" if binary_atoms else "ternary",
         "full_accuracy": share(full_correct),
         "atom_accuracy": share(atom_correct[scored]),
         "critical_atom_accuracy": share(critical_correct.to_numpy(dtype=bool)),
         "p_full_correct_given_critical_correct": share(full_given[~some_wrong]),
         "p_full_correct_given_critical_wrong": share(full_given[some_wrong]),
-        "n_buckets": int(len(buckets)),
+        "n_buckets": len(buckets),
         "n_single_example_buckets": int((buckets["n_examples"] == 1).sum()),
-        "inferential_consistency": inferential_consistency(
-            buckets["theta"], buckets["support"] if weighted else None
-        ),
+        "inferential_consistency": inferential_consistency(buckets["theta"], buckets["support"] if weighted else None),
         "bucket_mean": "weighted by support" if weighted else "unweighted",
         "buckets": [
-            {"bucket": str(bucket), "support": float(row.support), "n_examples": int(row.n_examples),
-             "theta": float(row.theta)}
+            {
+                "bucket": str(bucket),
+                "support": float(row.support),
+                "n_examples": int(row.n_examples),
+                "theta": float(row.theta),
+            }
             for bucket, row in buckets.iterrows()
         ],
     }
 
 
 # Grouping equivalent atoms into buckets -----------------------------------------------------------------
+
 
 def maximal_cliques(neighbours: dict[Hashable, set]) -> list[frozenset]:
     """All maximal cliques of an undirected graph given as node -> set of neighbours.

@@ -3,6 +3,7 @@
 Shapes: `human` and `model` are (n_items, n_classes) arrays of probabilities, rows in the dataset's label
 order ([e, n, c] for NLI, [1, 2] for alphaNLI). Label arrays are (n_items,) arrays of any comparable labels.
 """
+
 import numpy as np
 from scipy.spatial.distance import jensenshannon
 from scipy.stats import entropy as scipy_entropy
@@ -75,8 +76,14 @@ def human_vs_model(
     """
     human = check_distributions(human, "human")
     model = floor_probabilities(check_distributions(model, "model"))
-    check_same_length(human=human, model=model, entropy=entropy, majority_label=majority_label,
-                      old_label=old_label, predicted_label=predicted_label)
+    check_same_length(
+        human=human,
+        model=model,
+        entropy=entropy,
+        majority_label=majority_label,
+        old_label=old_label,
+        predicted_label=predicted_label,
+    )
     jsd = js_distance(human, model, squared=squared)
     kl = kl_divergence(human, model)
     majority_label, old_label, predicted_label = (
@@ -85,16 +92,18 @@ def human_vs_model(
     bins = []
     for low, high, mask in quantile_bins(entropy, n_bins):
         count = int(mask.sum())
-        bins.append({
-            "entropy_range": [low, high],
-            "n": count,
-            "majority_acc": accuracy(majority_label[mask], predicted_label[mask]),
-            "old_acc": accuracy(old_label[mask], predicted_label[mask]),
-            "jsd": float(jsd[mask].mean()) if count else None,
-            "kl": float(kl[mask].mean()) if count else None,
-        })
+        bins.append(
+            {
+                "entropy_range": [low, high],
+                "n": count,
+                "majority_acc": accuracy(majority_label[mask], predicted_label[mask]),
+                "old_acc": accuracy(old_label[mask], predicted_label[mask]),
+                "jsd": float(jsd[mask].mean()) if count else None,
+                "kl": float(kl[mask].mean()) if count else None,
+            }
+        )
     return {
-        "n": int(len(jsd)),
+        "n": len(jsd),
         "jsd": float(jsd.mean()),
         "kl": float(kl.mean()),
         "old_acc": accuracy(old_label, predicted_label),

@@ -1,4 +1,5 @@
 """Scores for probability regression (UNLI): y_true and y_pred are (n,) arrays of probabilities."""
+
 import numpy as np
 from scipy.stats import pearsonr, spearmanr
 

@@ -3,6 +3,7 @@
 All labels are the model's own, as "E", "N", "C": (n,) arrays label_p_h = M(P, H), label_h_m = M(H, H'),
 label_m_h = M(H', H), label_p_m = M(P, H').
 """
+
 import numpy as np
 
 # rule -> (label of (P, H), label of (H, H'), test that (P, H') passes)
@@ -23,11 +24,14 @@ def transitivity_scores(label_p_h, label_h_m, label_m_h, label_p_m) -> dict:
     mutual_entailment = (h_m == "E") & (m_h == "E")
     mutual_contradiction = (h_m == "C") & (m_h == "C")
     kept = mutual_entailment | mutual_contradiction
-    rates, counts = {}, {
-        "kept": int(kept.sum()),
-        "mutual_entailment": int(mutual_entailment.sum()),
-        "mutual_contradiction": int(mutual_contradiction.sum()),
-    }
+    rates, counts = (
+        {},
+        {
+            "kept": int(kept.sum()),
+            "mutual_entailment": int(mutual_entailment.sum()),
+            "mutual_contradiction": int(mutual_contradiction.sum()),
+        },
+    )
     for name, (first, second, holds) in RULES.items():
         applies = kept & (p_h == first) & (h_m == second)
         violations = applies & ~np.array([holds(label) for label in p_m], dtype=bool)

@@ -1,6 +1,7 @@
 """Score a checkpoint against a gold file: a UNLI regressor against U-SNLI probabilities (Pearson r, Spearman
 rho, MSE), a 3-way NLI classifier against SNLI-style gold labels (accuracy). The per-pair predictions are
 written beside the gold, so a study's author can see where the model and the study part ways."""
+
 from __future__ import annotations
 
 import csv
@@ -51,14 +52,23 @@ def trained_length(model_dir: Path) -> int | None:
         return None
 
 
-def evaluate_against_gold(model_dir: str | Path, gold_path: str | Path, output_path: str | Path, *,
-                          batch_size: int = 64, precision: str = "auto", device: str | None = None,
-                          progress: Progress | None = None) -> dict:
+def evaluate_against_gold(
+    model_dir: str | Path,
+    gold_path: str | Path,
+    output_path: str | Path,
+    *,
+    batch_size: int = 64,
+    precision: str = "auto",
+    device: str | None = None,
+    progress: Progress | None = None,
+) -> dict:
     started = time.perf_counter()
     spec = inspect_checkpoint(model_dir)
     if spec.kind.value not in SCORED_KINDS:
-        raise ModelError(f"model folder {spec.path.name}: a {spec.kind.value} model has no gold to be scored "
-                         "against here (UNLI regressors and 3-way NLI classifiers do)")
+        raise ModelError(
+            f"model folder {spec.path.name}: a {spec.kind.value} model has no gold to be scored "
+            "against here (UNLI regressors and 3-way NLI classifiers do)"
+        )
     gold_path, output_path = Path(gold_path), Path(output_path)
     if spec.kind is ModelKind.UNLI:
         rows, targets = read_usnli(gold_path)
@@ -67,8 +77,16 @@ def evaluate_against_gold(model_dir: str | Path, gold_path: str | Path, output_p
         rows, labels = read_pairs(gold_path), gold_labels(gold_path)
     torch_device = pick_device(device)
     model, tokenizer = load_model(spec, torch_device, pick_precision(torch_device, precision))
-    outputs = predict_pairs(spec, model, tokenizer, [r.premise for r in rows], [r.hypothesis for r in rows],
-                            batch_size=batch_size, max_length=trained_length(spec.path), progress=progress)
+    outputs = predict_pairs(
+        spec,
+        model,
+        tokenizer,
+        [r.premise for r in rows],
+        [r.hypothesis for r in rows],
+        batch_size=batch_size,
+        max_length=trained_length(spec.path),
+        progress=progress,
+    )
     output_path.parent.mkdir(parents=True, exist_ok=True)
     with output_path.open("w", encoding="utf-8", newline="") as handle:
         writer = csv.writer(handle, lineterminator="\n")
@@ -80,12 +98,22 @@ def evaluate_against_gold(model_dir: str | Path, gold_path: str | Path, output_p
         else:
             predicted = [NLI.labels[order.index(i)] for i in outputs.argmax(axis=1)]  # NLI.labels are in ENC order
             writer.writerow(["id", "premise", "hypothesis", "gold", "prediction"])
-            writer.writerows([r.id, r.premise, r.hypothesis, long_name(g) if g else NO_GOLD, long_name(p)]
-                             for r, g, p in zip(rows, labels, predicted))
+            writer.writerows(
+                [r.id, r.premise, r.hypothesis, long_name(g) if g else NO_GOLD, long_name(p)]
+                for r, g, p in zip(rows, labels, predicted)
+            )
             scored = [(g, p) for g, p in zip(labels, predicted) if g is not None]
             if not scored:
                 raise InputError(f"{gold_path.name}: no row has a gold label")
-            result = {"accuracy": accuracy([g for g, _ in scored], [p for _, p in scored]), "n": len(scored),
-                      "without_gold": len(rows) - len(scored)}
-    return {**result, "model_kind": spec.kind.value, "seconds": round(time.perf_counter() - started, 3),
-            "device": str(torch_device), "output": str(output_path)}
+            result = {
+                "accuracy": accuracy([g for g, _ in scored], [p for _, p in scored]),
+                "n": len(scored),
+                "without_gold": len(rows) - len(scored),
+            }
+    return {
+        **result,
+        "model_kind": spec.kind.value,
+        "seconds": round(time.perf_counter() - started, 3),
+        "device": str(torch_device),
+        "output": str(output_path),
+    }

@@ -2,6 +2,7 @@
 MiniLM encoder, and the models their own UNLI training jobs wrote. Pages and forms name a checkpoint by its
 key ("shared/<folder>", "packaged/minilm", "job/<id>"), never by a server path.
 """
+
 from __future__ import annotations
 
 import json
@@ -49,14 +50,21 @@ def describe(key: str, path: Path, origin: str, job_id: int | None = None) -> Ch
         inspect_checkpoint,
     )
 
-    common = {"key": key, "name": path.name if job_id is None else f"job {job_id}: {path.name}", "path": path,
-              "origin": origin, "job_id": job_id, "size": folder_size(path)}
+    common = {
+        "key": key,
+        "name": path.name if job_id is None else f"job {job_id}: {path.name}",
+        "path": path,
+        "origin": origin,
+        "job_id": job_id,
+        "size": folder_size(path),
+    }
     try:
         spec = inspect_checkpoint(path)
     except ModelError as error:
         architectures = _architectures(path)
-        if architectures and not any(a.endswith(("ForSequenceClassification", "ForCausalLM", "LMHeadModel"))
-                                     for a in architectures):
+        if architectures and not any(
+            a.endswith(("ForSequenceClassification", "ForCausalLM", "LMHeadModel")) for a in architectures
+        ):
             return Checkpoint(kind=ENCODER, **common)
         return Checkpoint(kind="", problem=str(error).replace(str(path), path.name), **common)
     return Checkpoint(kind=spec.kind.value, labels=dict(enumerate(spec.label_names)), **common)
@@ -82,8 +90,11 @@ def _shared() -> list[Checkpoint]:
     folder = Path(settings.MODELS_DIR)
     if not folder.is_dir():
         return []
-    return [describe(f"shared/{entry.name}", entry, "shared models folder")
-            for entry in sorted(folder.iterdir()) if (entry / "config.json").is_file()]
+    return [
+        describe(f"shared/{entry.name}", entry, "shared models folder")
+        for entry in sorted(folder.iterdir())
+        if (entry / "config.json").is_file()
+    ]
 
 
 def trained_by(user):
@@ -98,7 +109,9 @@ def checkpoints(user) -> list[Checkpoint]:
     packaged = _packaged()
     if packaged:
         found.append(packaged)
-    found += [describe(f"job/{job.pk}", job.output_path, f"trained by job {job.pk}", job.pk) for job in trained_by(user)]
+    found += [
+        describe(f"job/{job.pk}", job.output_path, f"trained by job {job.pk}", job.pk) for job in trained_by(user)
+    ]
     return found
 
 

@@ -1,5 +1,6 @@
 """Reading premise/hypothesis rows from JSONL or CSV, with errors that name the file, line and field. The
 files are read by the project's one JSONL and one CSV reader (common.readers)."""
+
 import hashlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -58,12 +59,14 @@ def read_pairs(path: str | Path) -> list[PairRow]:
     rows = []
     for line_no, record in iter_records(path):
         source = record["example"] if isinstance(record.get("example"), dict) else record
-        rows.append(PairRow(
-            id=_first_field(source, ID_FIELDS, path, line_no),
-            premise=_first_field(source, PREMISE_FIELDS, path, line_no),
-            hypothesis=_first_field(source, HYPOTHESIS_FIELDS, path, line_no),
-            record=record,
-        ))
+        rows.append(
+            PairRow(
+                id=_first_field(source, ID_FIELDS, path, line_no),
+                premise=_first_field(source, PREMISE_FIELDS, path, line_no),
+                hypothesis=_first_field(source, HYPOTHESIS_FIELDS, path, line_no),
+                record=record,
+            )
+        )
     if not rows:
         raise InputError(f"{path}: no rows")
     return rows

@@ -10,14 +10,20 @@ On a CPU, an fp32 classifier's linear layers run on oneDNN's inner product (``on
 float32 products, 1.6-1.8 times as fast as PyTorch's default matrix product on this project's AMD EPYC
 development machine (docs/models.md, "Benchmark").
 """
+
 import warnings
 
 import torch
 
 from .model_kinds import PRECISIONS
 
-_DTYPES = {"fp32": torch.float32, "bf16-linear": torch.float32, "int8": torch.float32, "fp16": torch.float16,
-           "bf16": torch.bfloat16}
+_DTYPES = {
+    "fp32": torch.float32,
+    "bf16-linear": torch.float32,
+    "int8": torch.float32,
+    "fp16": torch.float16,
+    "bf16": torch.bfloat16,
+}
 
 
 def pick_device(requested: str | None = None) -> torch.device:
@@ -43,11 +49,12 @@ def pick_precision(device: torch.device, requested: str = "auto") -> str:
     if requested in ("int8", "bf16-linear") and device.type != "cpu":
         raise ValueError(f"precision {requested!r} runs on the CPU only; use fp16 or bf16 on a GPU")
     if requested == "bf16-linear" and not cpu_has_bf16():
-        raise ValueError("precision 'bf16-linear' needs a CPU with bfloat16 units (AVX512-BF16 or AMX), which "
-                         "this one lacks; use int8 for a faster CPU path")
+        raise ValueError(
+            "precision 'bf16-linear' needs a CPU with bfloat16 units (AVX512-BF16 or AMX), which "
+            "this one lacks; use int8 for a faster CPU path"
+        )
     if requested in ("fp16", "bf16") and device.type != "cuda":
-        raise ValueError(f"precision {requested!r} needs a CUDA device; "
-                         "use bf16-linear or int8 for a faster CPU path")
+        raise ValueError(f"precision {requested!r} needs a CUDA device; use bf16-linear or int8 for a faster CPU path")
     return requested
 
 
@@ -83,8 +90,11 @@ class Bf16Linear(torch.nn.Module):
     def __init__(self, linear: torch.nn.Linear):
         super().__init__()
         self.weight = torch.nn.Parameter(linear.weight.detach().to(torch.bfloat16), requires_grad=False)
-        self.bias = (None if linear.bias is None
-                     else torch.nn.Parameter(linear.bias.detach().to(torch.bfloat16), requires_grad=False))
+        self.bias = (
+            None
+            if linear.bias is None
+            else torch.nn.Parameter(linear.bias.detach().to(torch.bfloat16), requires_grad=False)
+        )
 
     def forward(self, hidden: torch.Tensor) -> torch.Tensor:
         return torch.nn.functional.linear(hidden.to(torch.bfloat16), self.weight, self.bias).to(hidden.dtype)
@@ -121,8 +131,11 @@ def bf16_linear(model):
 
 def _replace_linears(root: torch.nn.Module, wrap, keep) -> None:
     """Replace each torch.nn.Linear under ``root`` by ``wrap(linear)``, except where ``keep(name, linear)``."""
-    linears = [(name, module) for name, module in root.named_modules()
-               if isinstance(module, torch.nn.Linear) and not keep(name, module)]
+    linears = [
+        (name, module)
+        for name, module in root.named_modules()
+        if isinstance(module, torch.nn.Linear) and not keep(name, module)
+    ]
     for name, linear in linears:
         parent_name, _, child = name.rpartition(".")
         setattr(root.get_submodule(parent_name), child, wrap(linear))

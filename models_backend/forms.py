@@ -1,6 +1,7 @@
 """The web form of a model job, built from its declaration (models_backend.runs.FORMS): a select of registry
 checkpoints per model it takes, a study select and an upload per input file (one of the two), its settings'
 fields (common.schema), and the queue."""
+
 from django import forms
 
 from annotation.formats import get_format
@@ -27,8 +28,11 @@ def studies_taking_atoms(user):
 
 
 class ModelJobForm(forms.Form):
-    queue = forms.ChoiceField(choices=[("default", "default"), ("gpu", "gpu workers")], initial="default",
-                              help_text="gpu: run on a task worker started for the gpu queue")
+    queue = forms.ChoiceField(
+        choices=[("default", "default"), ("gpu", "gpu workers")],
+        initial="default",
+        help_text="gpu: run on a task worker started for the gpu queue",
+    )
 
     def __init__(self, spec: ModelForm, user, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -36,23 +40,41 @@ class ModelJobForm(forms.Form):
         for slot in spec.models:
             options = catalog.choices(user, slot.kinds)
             self.fields[slot.param] = forms.ChoiceField(
-                label=slot.label, required=slot.required, help_text=slot.help or f"Kinds: {', '.join(slot.kinds)}.",
-                choices=([] if slot.required and options else [("", "—")]) + options)
+                label=slot.label,
+                required=slot.required,
+                help_text=slot.help or f"Kinds: {', '.join(slot.kinds)}.",
+                choices=([] if slot.required and options else [("", "—")]) + options,
+            )
         for slot in spec.files:
             self.fields[f"{slot.role}_study"] = forms.ModelChoiceField(
-                queryset=studies_exporting(user, slot.formats), required=False, label=f"{slot.label}: a study",
-                to_field_name="slug", help_text=f"Its export ({' or '.join(slot.formats)}) becomes the input.")
+                queryset=studies_exporting(user, slot.formats),
+                required=False,
+                label=f"{slot.label}: a study",
+                to_field_name="slug",
+                help_text=f"Its export ({' or '.join(slot.formats)}) becomes the input.",
+            )
             self.fields[f"{slot.role}_file"] = forms.FileField(
-                required=False, label=f"{slot.label}: or a file", help_text=slot.help)
+                required=False, label=f"{slot.label}: or a file", help_text=slot.help
+            )
         if spec.into_study:
             self.fields["into_study"] = forms.ModelChoiceField(
-                queryset=studies_taking_atoms(user), required=False, to_field_name="slug",
-                label="Import into study", help_text="An atom validity study of yours; left empty: only the file.")
+                queryset=studies_taking_atoms(user),
+                required=False,
+                to_field_name="slug",
+                label="Import into study",
+                help_text="An atom validity study of yours; left empty: only the file.",
+            )
         self.settings_fields = list(spec.settings.form_fields())
         self.fields.update(spec.settings.form_fields())
-        self.order_fields([*(s.param for s in spec.models),
-                           *(f"{s.role}_{end}" for s in spec.files for end in ("study", "file")),
-                           *(["into_study"] if spec.into_study else []), *self.settings_fields, "queue"])
+        self.order_fields(
+            [
+                *(s.param for s in spec.models),
+                *(f"{s.role}_{end}" for s in spec.files for end in ("study", "file")),
+                *(["into_study"] if spec.into_study else []),
+                *self.settings_fields,
+                "queue",
+            ]
+        )
         for name, field in self.fields.items():  # the help under each field is read out with it
             if field.help_text:
                 field.widget.attrs["aria-describedby"] = f"id_{name}-help"
@@ -77,9 +99,13 @@ class ModelJobForm(forms.Form):
 
     def sources(self) -> dict:
         """role -> the picked study or the upload."""
-        return {slot.role: self.cleaned_data.get(f"{slot.role}_study") or self.cleaned_data[f"{slot.role}_file"]
-                for slot in self.spec.files}
+        return {
+            slot.role: self.cleaned_data.get(f"{slot.role}_study") or self.cleaned_data[f"{slot.role}_file"]
+            for slot in self.spec.files
+        }
 
     def checkpoints(self) -> dict:
         """param -> picked checkpoint key (optional ones left out when empty)."""
-        return {slot.param: self.cleaned_data[slot.param] for slot in self.spec.models if self.cleaned_data.get(slot.param)}
+        return {
+            slot.param: self.cleaned_data[slot.param] for slot in self.spec.models if self.cleaned_data.get(slot.param)
+        }

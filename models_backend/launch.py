@@ -1,6 +1,7 @@
 """Start a model job as the browser describes it: checkpoints by registry key, input files from the user's
 studies (exported) or uploads, settings from the form. Every input is read and checked before the job is
 stored, so a bad row is refused with its line and field and nothing is stored."""
+
 from __future__ import annotations
 
 import tempfile
@@ -36,8 +37,17 @@ def _save_upload(upload, folder: Path) -> Path:
     return path
 
 
-def start_model_job(form_name: str, user, checkpoints: dict, sources: dict, settings: dict, *,
-                    into_study: Project | None = None, queue: str = "default", background: bool = True) -> Job:
+def start_model_job(
+    form_name: str,
+    user,
+    checkpoints: dict,
+    sources: dict,
+    settings: dict,
+    *,
+    into_study: Project | None = None,
+    queue: str = "default",
+    background: bool = True,
+) -> Job:
     """checkpoints: slot param -> registry key; sources: file role -> a Project or an uploaded file."""
     spec = FORMS[form_name]
     folders = {}
@@ -67,8 +77,11 @@ def start_model_job(form_name: str, user, checkpoints: dict, sources: dict, sett
             folder = Path(scratch) / slot.role
             folder.mkdir()
             source = sources[slot.role]
-            path = (export_study(source, slot.formats, folder, gold=slot.gold) if isinstance(source, Project)
-                    else _save_upload(source, folder))
+            path = (
+                export_study(source, slot.formats, folder, gold=slot.gold)
+                if isinstance(source, Project)
+                else _save_upload(source, folder)
+            )
             _check(path, slot.formats)
             inputs[slot.role] = path
         project = into_study or next(iter(studies.values()), None)

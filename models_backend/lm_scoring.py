@@ -4,6 +4,7 @@ The chosen option is the one whose continuation has the lowest negative log-like
 the options' log-likelihoods is the model's distribution over the options (compared with human label
 distributions, e.g. by JS distance on ChaosNLI).
 """
+
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -23,12 +24,21 @@ DEFAULT_TEMPLATE = (
 )
 
 DEFAULT_EXEMPLARS = (
-    {"premise": "A woman in a green coat is feeding pigeons in a square.",
-     "hypothesis": "Someone is giving food to birds.", "label": "entailment"},
-    {"premise": "Two boys are kicking a ball across a muddy field.",
-     "hypothesis": "The boys are on the same football team.", "label": "neutral"},
-    {"premise": "An old man sleeps on a bench beside the river.",
-     "hypothesis": "The man is running a marathon.", "label": "contradiction"},
+    {
+        "premise": "A woman in a green coat is feeding pigeons in a square.",
+        "hypothesis": "Someone is giving food to birds.",
+        "label": "entailment",
+    },
+    {
+        "premise": "Two boys are kicking a ball across a muddy field.",
+        "hypothesis": "The boys are on the same football team.",
+        "label": "neutral",
+    },
+    {
+        "premise": "An old man sleeps on a bench beside the river.",
+        "hypothesis": "The man is running a marathon.",
+        "label": "contradiction",
+    },
 )
 
 
@@ -80,7 +90,12 @@ class ChoiceScores:
 
 
 def continuation_log_likelihoods(
-    model, tokenizer, contexts: Sequence[str], continuations: Sequence[str], *, batch_size: int = 8,
+    model,
+    tokenizer,
+    contexts: Sequence[str],
+    continuations: Sequence[str],
+    *,
+    batch_size: int = 8,
     progress: Progress | None = None,
 ) -> np.ndarray:
     """log P(continuation | context) for each (context, continuation) pair, shape (n,).
@@ -115,7 +130,11 @@ def _pad_id(tokenizer) -> int:
 
 
 def token_log_likelihoods(
-    model, pad_id: int, sequences: Sequence[tuple[list[int], list[int]]], *, batch_size: int = 8,
+    model,
+    pad_id: int,
+    sequences: Sequence[tuple[list[int], list[int]]],
+    *,
+    batch_size: int = 8,
     progress: Progress | None = None,
 ) -> np.ndarray:
     """Summed log-probability of each sequence's second part given its first, shape (n,).
@@ -130,14 +149,14 @@ def token_log_likelihoods(
     done = 0
     with torch.inference_mode():
         for start in range(0, len(order), batch_size):
-            rows = order[start:start + batch_size]
+            rows = order[start : start + batch_size]
             full = [sequences[i][0] + sequences[i][1] for i in rows]
             width = max(len(ids) for ids in full)
             input_ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
             mask = torch.zeros((len(rows), width), dtype=torch.long)
             for r, ids in enumerate(full):
-                input_ids[r, :len(ids)] = torch.tensor(ids)
-                mask[r, :len(ids)] = 1
+                input_ids[r, : len(ids)] = torch.tensor(ids)
+                mask[r, : len(ids)] = 1
             logits = model(input_ids=input_ids.to(device), attention_mask=mask.to(device)).logits.float()
             log_probs = torch.log_softmax(logits, dim=-1).cpu()
             for r, i in enumerate(rows):
@@ -152,8 +171,14 @@ def token_log_likelihoods(
 
 
 def score_choices(
-    model, tokenizer, premises: Sequence[str], hypotheses: Sequence[str], prompt: ChoicePrompt | None = None,
-    *, batch_size: int = 8, progress: Progress | None = None,
+    model,
+    tokenizer,
+    premises: Sequence[str],
+    hypotheses: Sequence[str],
+    prompt: ChoicePrompt | None = None,
+    *,
+    batch_size: int = 8,
+    progress: Progress | None = None,
 ) -> ChoiceScores:
     """Score every option of ``prompt`` for each pair; see ChoiceScores for the shapes."""
     prompt = prompt or ChoicePrompt()
@@ -165,7 +190,12 @@ def score_choices(
             contexts.append(context)
             continuations.append(prompt.continuation(option))
     log_likelihoods = continuation_log_likelihoods(
-        model, tokenizer, contexts, continuations, batch_size=batch_size, progress=progress,
+        model,
+        tokenizer,
+        contexts,
+        continuations,
+        batch_size=batch_size,
+        progress=progress,
     ).reshape(-1, k)
     shifted = log_likelihoods - log_likelihoods.max(axis=1, keepdims=True)
     distributions = np.exp(shifted) / np.exp(shifted).sum(axis=1, keepdims=True)

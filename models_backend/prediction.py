@@ -1,4 +1,5 @@
 """The ``predict`` service: a checkpoint, a file of pairs, an output file of predictions."""
+
 import csv
 import json
 import time
@@ -101,11 +102,20 @@ def predict_file(
     model, tokenizer = load_model(spec, torch_device, precision)
     started = time.perf_counter()
     if spec.kind is ModelKind.CAUSAL_LM:
-        outputs = score_choices(model, tokenizer, premises, hypotheses, prompt,
-                                batch_size=batch_size, progress=progress).distributions
+        outputs = score_choices(
+            model, tokenizer, premises, hypotheses, prompt, batch_size=batch_size, progress=progress
+        ).distributions
     else:
-        outputs = predict_pairs(spec, model, tokenizer, premises, hypotheses,
-                                batch_size=batch_size, max_length=max_length, progress=progress)
+        outputs = predict_pairs(
+            spec,
+            model,
+            tokenizer,
+            premises,
+            hypotheses,
+            batch_size=batch_size,
+            max_length=max_length,
+            progress=progress,
+        )
     ids = [r.id for r in rows]
     output_path = Path(output_path)
     output_path.parent.mkdir(parents=True, exist_ok=True)

@@ -1,4 +1,5 @@
 """Progress reporting shared by commands (a tqdm bar on stderr) and background tasks."""
+
 import sys
 from contextlib import contextmanager
 

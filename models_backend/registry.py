@@ -8,6 +8,7 @@ Kinds:
 - ``acceptability``: sentence classifier (CoLA-style) with a label named ``acceptable`` (else label 1).
 - ``causal_lm``: a causal language model, for choice scoring, generation and perplexity.
 """
+
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -49,7 +50,7 @@ def _architecture_family(architectures: list[str]) -> str | None:
     for arch in architectures:
         if arch.endswith("ForSequenceClassification"):
             return "sequence_classification"
-        if arch.endswith("ForCausalLM") or arch.endswith("LMHeadModel"):
+        if arch.endswith(("ForCausalLM", "LMHeadModel")):
             return "causal_lm"
     return None
 
@@ -80,9 +81,7 @@ def inspect_checkpoint(path: str | Path, kind: str | ModelKind | None = None) ->
             kind = ModelKind.CAUSAL_LM
         elif family == "sequence_classification" and config.num_labels == 1:
             kind = ModelKind.UNLI
-        elif family == "sequence_classification" and any(
-            name.startswith(("strengthen", "weaken")) for name in lowered
-        ):
+        elif family == "sequence_classification" and any(name.startswith(("strengthen", "weaken")) for name in lowered):
             kind = ModelKind.DEFEASIBLE
         elif family == "sequence_classification" and "acceptable" in lowered:
             kind = ModelKind.ACCEPTABILITY
@@ -104,9 +103,12 @@ def inspect_checkpoint(path: str | Path, kind: str | ModelKind | None = None) ->
                 f"model folder {path}: architectures {architectures or 'none'} have no sequence "
                 f"classification head, so it cannot serve as a {kind.value} model"
             )
-        expected = {ModelKind.NLI: config.num_labels == 3, ModelKind.UNLI: config.num_labels == 1,
-                    ModelKind.DEFEASIBLE: config.num_labels >= 2,
-                    ModelKind.ACCEPTABILITY: config.num_labels >= 2}[kind]
+        expected = {
+            ModelKind.NLI: config.num_labels == 3,
+            ModelKind.UNLI: config.num_labels == 1,
+            ModelKind.DEFEASIBLE: config.num_labels >= 2,
+            ModelKind.ACCEPTABILITY: config.num_labels >= 2,
+        }[kind]
         if not expected:
             raise ModelError(
                 f"model folder {path}: {config.num_labels} output labels do not fit a {kind.value} model "

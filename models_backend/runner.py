@@ -3,6 +3,7 @@
 Pairs are tokenised once, sorted by length, and cut into batches padded only to their own longest row
 (dynamic padding), so short pairs never pay for long ones; outputs are put back in input order.
 """
+
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -25,7 +26,7 @@ def encode_pairs(tokenizer, premises: Sequence[str] | None, hypotheses: Sequence
 def length_sorted_batches(lengths: Sequence[int], batch_size: int) -> list[np.ndarray]:
     """Row indices grouped into batches of similar length, longest first (memory errors show up at once)."""
     order = np.argsort(-np.asarray(lengths), kind="stable")
-    return [order[start:start + batch_size] for start in range(0, len(order), batch_size)]
+    return [order[start : start + batch_size] for start in range(0, len(order), batch_size)]
 
 
 def pad_batch(encoded, rows: np.ndarray, pad_token_id: int, device: torch.device) -> dict[str, torch.Tensor]:
@@ -39,7 +40,7 @@ def pad_batch(encoded, rows: np.ndarray, pad_token_id: int, device: torch.device
         array = np.full((len(rows), width), fill, dtype=np.int64)
         for out_row, i in enumerate(rows):
             values = encoded[key][i]
-            array[out_row, :len(values)] = values
+            array[out_row, : len(values)] = values
         batch[key] = torch.from_numpy(array).to(device)
     return batch
 
@@ -94,7 +95,12 @@ def predict_pairs(
 ) -> np.ndarray:
     """Model outputs for (premise, hypothesis) pairs; a hypothesis-only checkpoint never sees the premise."""
     logits = pair_logits(
-        model, tokenizer, None if spec.hypothesis_only else premises, hypotheses,
-        batch_size=batch_size, max_length=max_length, progress=progress,
+        model,
+        tokenizer,
+        None if spec.hypothesis_only else premises,
+        hypotheses,
+        batch_size=batch_size,
+        max_length=max_length,
+        progress=progress,
     )
     return logits_to_outputs(spec, logits)

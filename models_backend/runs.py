@@ -6,6 +6,7 @@ The command line calls the same job functions directly, with a progress bar inst
 A job's files are its inputs (copied in with checksums: role "input", "gold", or "train" and "eval") and what
 it writes goes into its own folder, unless its settings name paths on the server (the command line's way).
 """
+
 from __future__ import annotations
 
 import json
@@ -49,10 +50,14 @@ def _predict(job, progress):
     output_format = params.get("output_format", "jsonl")
     log(job, f"predicting with {Path(params['model_dir']).name} at precision {params.get('precision', 'auto')}")
     return predict_file(
-        params["model_dir"], _input(job, "input", "input_path"),
+        params["model_dir"],
+        _input(job, "input", "input_path"),
         _output(job, "output_path", f"predictions.{OUTPUT_EXTENSIONS.get(output_format, 'jsonl')}"),
-        output_format=output_format, batch_size=int(params.get("batch_size", 64)), device=params.get("device"),
-        precision=params.get("precision", "auto"), progress=progress,
+        output_format=output_format,
+        batch_size=int(params.get("batch_size", 64)),
+        device=params.get("device"),
+        precision=params.get("precision", "auto"),
+        progress=progress,
         max_length=params.get("max_length") or trained_length(Path(params["model_dir"])),
     )
 
@@ -61,11 +66,18 @@ def _evaluate_model(job, progress):
     from models_backend.against_gold import evaluate_against_gold
 
     params = job.params
-    log(job, f"scoring {Path(params['model_dir']).name} against {job.inputs[0]['name'] if job.inputs else 'the gold file'}")
+    log(
+        job,
+        f"scoring {Path(params['model_dir']).name} against {job.inputs[0]['name'] if job.inputs else 'the gold file'}",
+    )
     return evaluate_against_gold(
-        params["model_dir"], _input(job, "gold", "gold_path"), _output(job, "output_path", "predictions_vs_gold.csv"),
-        batch_size=int(params.get("batch_size", 64)), precision=params.get("precision", "auto"),
-        device=params.get("device"), progress=progress,
+        params["model_dir"],
+        _input(job, "gold", "gold_path"),
+        _output(job, "output_path", "predictions_vs_gold.csv"),
+        batch_size=int(params.get("batch_size", 64)),
+        precision=params.get("precision", "auto"),
+        device=params.get("device"),
+        progress=progress,
     )
 
 
@@ -75,12 +87,20 @@ def _train_unli(job, progress):
     params = job.params
     output_dir = params.get("output_dir") or output_file(job, "model")
     recipe = UnliSettings(**params.get("settings", {}))
-    log(job, f"training from {Path(params['base']).name if params.get('base') else 'the packaged MiniLM'}; "
-             f"surrogate pre-training: {'yes' if recipe.pretrain_snli or recipe.pretrain_chaosnli else 'no'}")
+    log(
+        job,
+        f"training from {Path(params['base']).name if params.get('base') else 'the packaged MiniLM'}; "
+        f"surrogate pre-training: {'yes' if recipe.pretrain_snli or recipe.pretrain_chaosnli else 'no'}",
+    )
     result = train_unli(
-        output_dir, _input(job, "train", "train_path"), _input(job, "eval", "eval_path"),
-        recipe, base=params.get("base"), device=params.get("device"),
-        progress=progress, baseline=bool(params.get("with_baseline")),
+        output_dir,
+        _input(job, "train", "train_path"),
+        _input(job, "eval", "eval_path"),
+        recipe,
+        base=params.get("base"),
+        device=params.get("device"),
+        progress=progress,
+        baseline=bool(params.get("with_baseline")),
     )
     log(job, f"eval Pearson r {result['pearson']:.4f}, Spearman rho {result['spearman']:.4f}")
     return result
@@ -92,9 +112,14 @@ def _generate_atoms(job, progress):
     params = job.params
     input_path = _input(job, "input", "input_path")
     result = generate_atoms_file(
-        params["lm_dir"], params["nli_dir"], input_path, _output(job, "output_path", "atoms.jsonl"),
-        defeasible=bool(params.get("defeasible")), max_new_tokens=int(params.get("max_new_tokens", 80)),
-        device=params.get("device"), progress=progress,
+        params["lm_dir"],
+        params["nli_dir"],
+        input_path,
+        _output(job, "output_path", "atoms.jsonl"),
+        defeasible=bool(params.get("defeasible")),
+        max_new_tokens=int(params.get("max_new_tokens", 80)),
+        device=params.get("device"),
+        progress=progress,
     )
     if job.project is not None and params.get("into_study"):
         result["imported"] = _import_atoms(job, input_path, Path(result["output"]))
@@ -110,8 +135,11 @@ def _import_atoms(job, pairs_path, atoms_path) -> dict:
         for row in read_pairs(pairs_path):
             handle.write(json.dumps({"id": row.id, "premise": row.premise, "hypothesis": row.hypothesis}) + "\n")
     added = import_file(job.project, examples, "jsonl")
-    atoms = import_file(job.project, atoms_path, "atoms") if any(
-        json.loads(line)["atoms"] for line in atoms_path.open(encoding="utf-8")) else None
+    atoms = (
+        import_file(job.project, atoms_path, "atoms")
+        if any(json.loads(line)["atoms"] for line in atoms_path.open(encoding="utf-8"))
+        else None
+    )
     log(job, f"imported into study {job.project.slug}: {added.created} examples, {atoms.created if atoms else 0} atoms")
     return {"study": job.project.slug, "examples": added.created, "atoms": atoms.created if atoms else 0}
 
@@ -121,10 +149,15 @@ def _make_antonym_pairs(job, progress):
 
     params = job.params
     return make_antonym_pairs_file(
-        _input(job, "input", "input_path"), params["nli_dir"], _output(job, "output_path", "antonym_pairs.jsonl"),
-        params.get("wordnet_dir") or django_settings.WORDNET_DIR, embedder_dir=params.get("embedder_dir"),
-        scorer_dir=params.get("scorer_dir"), max_perplexity_ratio=float(params.get("max_perplexity_ratio", 2.0)),
-        device=params.get("device"), progress=progress,
+        _input(job, "input", "input_path"),
+        params["nli_dir"],
+        _output(job, "output_path", "antonym_pairs.jsonl"),
+        params.get("wordnet_dir") or django_settings.WORDNET_DIR,
+        embedder_dir=params.get("embedder_dir"),
+        scorer_dir=params.get("scorer_dir"),
+        max_perplexity_ratio=float(params.get("max_perplexity_ratio", 2.0)),
+        device=params.get("device"),
+        progress=progress,
     )
 
 
@@ -188,9 +221,13 @@ class ModelForm:
 
 
 BATCH = Setting("batch_size", "int", 64, "pairs per forward pass", minimum=1, maximum=1024)
-PRECISION = Setting("precision", "choice", "auto", "auto: fp16 on a GPU, fp32 on a CPU; bf16-linear (CPUs with "
-                    "bfloat16 units) and int8 are the CPU fast paths",
-                    choices=tuple((p, p) for p in PRECISIONS))
+PRECISION = Setting(
+    "precision",
+    "choice",
+    "auto",
+    "auto: fp16 on a GPU, fp32 on a CPU; bf16-linear (CPUs with bfloat16 units) and int8 are the CPU fast paths",
+    choices=tuple((p, p) for p in PRECISIONS),
+)
 RECIPE = UnliSettings()
 
 
@@ -204,90 +241,188 @@ def _training_params(values: dict, models: dict) -> dict:
     return {"settings": recipe, "with_baseline": baseline, **({"base": models["base"]} if models.get("base") else {})}
 
 
-FORMS = {form.name: form for form in (
-    ModelForm(
-        "predict", PREDICT, "Predict", "Run a classifier or regressor over a study's pairs or an uploaded file.",
-        (ModelSlot("model_dir", "Model", CLASSIFIERS),),
-        (FileSlot("input", "Pairs", PAIR_FORMATS, "JSONL or CSV with id, premise, hypothesis (U-SNLI CSV works too).", gold=False),),
-        Schema((
-            Setting("output_format", "choice", "jsonl", "chaosnli: 3-way NLI models only",
-                    choices=(("jsonl", "jsonl"), ("csv", "csv"), ("chaosnli", "chaosnli"))),
-            BATCH, PRECISION,
-        )),
-    ),
-    ModelForm(
-        "evaluate", EVALUATE_MODEL, "Evaluate against gold",
-        "Score a UNLI regressor against a slider study's probabilities, or an NLI classifier against a label "
-        "study's gold labels.",
-        (ModelSlot("model_dir", "Model", (ModelKind.UNLI.value, ModelKind.NLI.value)),),
-        (FileSlot("gold", "Gold", ("usnli", "snli"), "U-SNLI CSV (unli column) or SNLI JSONL (gold_label)."),),
-        Schema((BATCH, PRECISION)),
-    ),
-    ModelForm(
-        "train_unli", TRAIN_UNLI, "Train a UNLI model",
-        "Fine-tune an encoder on a slider study's gold probabilities (its U-SNLI export) and score it on another "
-        "file. The defaults are the best recipe measured (docs/models.md).",
-        (ModelSlot("base", "Base encoder", ("encoder",), required=False,
-                   help="Left empty: the packaged MiniLM."),),
-        (FileSlot("train", "Training data", ("usnli",), "U-SNLI CSV: id, pre, hyp, unli."),
-         FileSlot("eval", "Evaluation data", ("usnli",), "U-SNLI CSV the reported scores come from.")),
-        Schema((
-            Setting("epochs", "int", RECIPE.epochs, "passes over the training data", minimum=1, maximum=50),
-            Setting("batch_size", "int", RECIPE.batch_size, "pairs per step", minimum=1, maximum=512),
-            Setting("lr", "float", RECIPE.lr, "peak learning rate", label="Learning rate", minimum=1e-7, maximum=1e-2),
-            Setting("max_length", "int", RECIPE.max_length, "tokens per pair", minimum=8, maximum=512),
-            Setting("loss", "choice", RECIPE.loss, "bce: regression; rank: margin ranking",
-                    choices=tuple((loss, loss) for loss in LOSSES)),
-            Setting("rank_weight", "float", RECIPE.rank_weight, "weight of a ranking hinge beside BCE",
-                    minimum=0, maximum=10),
-            Setting("seed", "int", RECIPE.seed, "random seed", minimum=0, maximum=2**31 - 1),
-            Setting("seeds", "int", RECIPE.seeds, "fine-tunings with consecutive seeds, averaged into one model",
-                    label="Seeds averaged", minimum=1, maximum=8),
-            Setting("max_train", "int", None, "use only the first N training rows", minimum=2),
-            Setting("pretrain", "bool", True, "surrogate pre-training on the shared SNLI file first (when present)",
-                    label="Surrogate pre-training"),
-            Setting("max_pretrain", "int", None, "use only the first N SNLI rows", minimum=1),
-            Setting("pretrain_epochs", "int", RECIPE.pretrain_epochs, "pre-training passes", minimum=1, maximum=10),
-            Setting("hypothesis_only", "bool", False, "train and predict on hypotheses alone"),
-            Setting("with_baseline", "bool", False, "also train on hypotheses alone and report its scores"),
-        )),
-        params=_training_params,
-    ),
-    ModelForm(
-        "generate_atoms", GENERATE_ATOMS, "Generate atoms",
-        "Decompose each hypothesis with a causal LM, keep the atoms the NLI model says it entails, and import "
-        "them into an atom validity study of yours for people to judge.",
-        (ModelSlot("lm_dir", "Language model", (ModelKind.CAUSAL_LM.value,)),
-         ModelSlot("nli_dir", "NLI model (pruning)", (ModelKind.NLI.value,))),
-        (FileSlot("input", "Pairs", PAIR_FORMATS, "JSONL or CSV with id, premise, hypothesis.", gold=False),),
-        Schema((
-            Setting("defeasible", "bool", False, "also drop atoms the premise already entails"),
-            Setting("max_new_tokens", "int", 80, "tokens generated per hypothesis", minimum=8, maximum=512),
-        )),
-        into_study=True,
-    ),
-    ModelForm(
-        "antonyms", MAKE_ANTONYM_PAIRS, "Antonym pairs",
-        "Replace a word of each hypothesis by a WordNet antonym, keep the most fitting, label the four pairs "
-        "with an NLI model.",
-        (ModelSlot("nli_dir", "NLI model", (ModelKind.NLI.value,)),
-         ModelSlot("embedder_dir", "Embedder", ("encoder",), required=False, help="Left empty: the packaged MiniLM."),
-         ModelSlot("scorer_dir", "Acceptability scorer", (ModelKind.CAUSAL_LM.value, ModelKind.ACCEPTABILITY.value),
-                   required=False, help="Left empty: no acceptability filter.")),
-        (FileSlot("input", "Pairs", PAIR_FORMATS, gold=False),),
-        Schema((Setting("max_perplexity_ratio", "float", 2.0, "a causal LM scorer keeps H' up to this times H's "
-                        "perplexity", minimum=1.0, maximum=100.0),)),
-    ),
-    ModelForm(
-        "score_choices", PREDICT, "LM choice scoring",
-        "Ask a causal LM a few-shot multiple-choice question per pair (entailment, neutral, contradiction) and "
-        "write its distribution over the options.",
-        (ModelSlot("model_dir", "Language model", (ModelKind.CAUSAL_LM.value,)),),
-        (FileSlot("input", "Pairs", PAIR_FORMATS, gold=False),),
-        Schema((
-            Setting("output_format", "choice", "jsonl", "",
-                    choices=(("jsonl", "jsonl"), ("csv", "csv"), ("chaosnli", "chaosnli"))),
-            Setting("batch_size", "int", 8, "prompts per forward pass", minimum=1, maximum=256),
-        )),
-    ),
-)}
+FORMS = {
+    form.name: form
+    for form in (
+        ModelForm(
+            "predict",
+            PREDICT,
+            "Predict",
+            "Run a classifier or regressor over a study's pairs or an uploaded file.",
+            (ModelSlot("model_dir", "Model", CLASSIFIERS),),
+            (
+                FileSlot(
+                    "input",
+                    "Pairs",
+                    PAIR_FORMATS,
+                    "JSONL or CSV with id, premise, hypothesis (U-SNLI CSV works too).",
+                    gold=False,
+                ),
+            ),
+            Schema(
+                (
+                    Setting(
+                        "output_format",
+                        "choice",
+                        "jsonl",
+                        "chaosnli: 3-way NLI models only",
+                        choices=(("jsonl", "jsonl"), ("csv", "csv"), ("chaosnli", "chaosnli")),
+                    ),
+                    BATCH,
+                    PRECISION,
+                )
+            ),
+        ),
+        ModelForm(
+            "evaluate",
+            EVALUATE_MODEL,
+            "Evaluate against gold",
+            "Score a UNLI regressor against a slider study's probabilities, or an NLI classifier against a label "
+            "study's gold labels.",
+            (ModelSlot("model_dir", "Model", (ModelKind.UNLI.value, ModelKind.NLI.value)),),
+            (FileSlot("gold", "Gold", ("usnli", "snli"), "U-SNLI CSV (unli column) or SNLI JSONL (gold_label)."),),
+            Schema((BATCH, PRECISION)),
+        ),
+        ModelForm(
+            "train_unli",
+            TRAIN_UNLI,
+            "Train a UNLI model",
+            "Fine-tune an encoder on a slider study's gold probabilities (its U-SNLI export) and score it on another "
+            "file. The defaults are the best recipe measured (docs/models.md).",
+            (ModelSlot("base", "Base encoder", ("encoder",), required=False, help="Left empty: the packaged MiniLM."),),
+            (
+                FileSlot("train", "Training data", ("usnli",), "U-SNLI CSV: id, pre, hyp, unli."),
+                FileSlot("eval", "Evaluation data", ("usnli",), "U-SNLI CSV the reported scores come from."),
+            ),
+            Schema(
+                (
+                    Setting("epochs", "int", RECIPE.epochs, "passes over the training data", minimum=1, maximum=50),
+                    Setting("batch_size", "int", RECIPE.batch_size, "pairs per step", minimum=1, maximum=512),
+                    Setting(
+                        "lr",
+                        "float",
+                        RECIPE.lr,
+                        "peak learning rate",
+                        label="Learning rate",
+                        minimum=1e-7,
+                        maximum=1e-2,
+                    ),
+                    Setting("max_length", "int", RECIPE.max_length, "tokens per pair", minimum=8, maximum=512),
+                    Setting(
+                        "loss",
+                        "choice",
+                        RECIPE.loss,
+                        "bce: regression; rank: margin ranking",
+                        choices=tuple((loss, loss) for loss in LOSSES),
+                    ),
+                    Setting(
+                        "rank_weight",
+                        "float",
+                        RECIPE.rank_weight,
+                        "weight of a ranking hinge beside BCE",
+                        minimum=0,
+                        maximum=10,
+                    ),
+                    Setting("seed", "int", RECIPE.seed, "random seed", minimum=0, maximum=2**31 - 1),
+                    Setting(
+                        "seeds",
+                        "int",
+                        RECIPE.seeds,
+                        "fine-tunings with consecutive seeds, averaged into one model",
+                        label="Seeds averaged",
+                        minimum=1,
+                        maximum=8,
+                    ),
+                    Setting("max_train", "int", None, "use only the first N training rows", minimum=2),
+                    Setting(
+                        "pretrain",
+                        "bool",
+                        True,
+                        "surrogate pre-training on the shared SNLI file first (when present)",
+                        label="Surrogate pre-training",
+                    ),
+                    Setting("max_pretrain", "int", None, "use only the first N SNLI rows", minimum=1),
+                    Setting(
+                        "pretrain_epochs", "int", RECIPE.pretrain_epochs, "pre-training passes", minimum=1, maximum=10
+                    ),
+                    Setting("hypothesis_only", "bool", False, "train and predict on hypotheses alone"),
+                    Setting("with_baseline", "bool", False, "also train on hypotheses alone and report its scores"),
+                )
+            ),
+            params=_training_params,
+        ),
+        ModelForm(
+            "generate_atoms",
+            GENERATE_ATOMS,
+            "Generate atoms",
+            "Decompose each hypothesis with a causal LM, keep the atoms the NLI model says it entails, and import "
+            "them into an atom validity study of yours for people to judge.",
+            (
+                ModelSlot("lm_dir", "Language model", (ModelKind.CAUSAL_LM.value,)),
+                ModelSlot("nli_dir", "NLI model (pruning)", (ModelKind.NLI.value,)),
+            ),
+            (FileSlot("input", "Pairs", PAIR_FORMATS, "JSONL or CSV with id, premise, hypothesis.", gold=False),),
+            Schema(
+                (
+                    Setting("defeasible", "bool", False, "also drop atoms the premise already entails"),
+                    Setting("max_new_tokens", "int", 80, "tokens generated per hypothesis", minimum=8, maximum=512),
+                )
+            ),
+            into_study=True,
+        ),
+        ModelForm(
+            "antonyms",
+            MAKE_ANTONYM_PAIRS,
+            "Antonym pairs",
+            "Replace a word of each hypothesis by a WordNet antonym, keep the most fitting, label the four pairs "
+            "with an NLI model.",
+            (
+                ModelSlot("nli_dir", "NLI model", (ModelKind.NLI.value,)),
+                ModelSlot(
+                    "embedder_dir", "Embedder", ("encoder",), required=False, help="Left empty: the packaged MiniLM."
+                ),
+                ModelSlot(
+                    "scorer_dir",
+                    "Acceptability scorer",
+                    (ModelKind.CAUSAL_LM.value, ModelKind.ACCEPTABILITY.value),
+                    required=False,
+                    help="Left empty: no acceptability filter.",
+                ),
+            ),
+            (FileSlot("input", "Pairs", PAIR_FORMATS, gold=False),),
+            Schema(
+                (
+                    Setting(
+                        "max_perplexity_ratio",
+                        "float",
+                        2.0,
+                        "a causal LM scorer keeps H' up to this times H's perplexity",
+                        minimum=1.0,
+                        maximum=100.0,
+                    ),
+                )
+            ),
+        ),
+        ModelForm(
+            "score_choices",
+            PREDICT,
+            "LM choice scoring",
+            "Ask a causal LM a few-shot multiple-choice question per pair (entailment, neutral, contradiction) and "
+            "write its distribution over the options.",
+            (ModelSlot("model_dir", "Language model", (ModelKind.CAUSAL_LM.value,)),),
+            (FileSlot("input", "Pairs", PAIR_FORMATS, gold=False),),
+            Schema(
+                (
+                    Setting(
+                        "output_format",
+                        "choice",
+                        "jsonl",
+                        "",
+                        choices=(("jsonl", "jsonl"), ("csv", "csv"), ("chaosnli", "chaosnli")),
+                    ),
+                    Setting("batch_size", "int", 8, "prompts per forward pass", minimum=1, maximum=256),
+                )
+            ),
+        ),
+    )
+}

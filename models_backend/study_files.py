@@ -1,5 +1,6 @@
 """A study's data as a model job's input file: written by the study's own exporter (the first of the formats
 the job accepts that fits the study's task type), then copied into the job like an upload."""
+
 from __future__ import annotations
 
 import csv
@@ -27,15 +28,18 @@ def export_study(project, formats: tuple[str, ...], folder: Path, gold: bool = T
     pair); JobError when none fits or the export holds no usable row."""
     fmt = fitting_format(project, formats)
     if fmt is None:
-        raise JobError(f"study {project.slug} ({project.task.label}) exports none of {', '.join(formats)}, "
-                       "which this job reads")
+        raise JobError(
+            f"study {project.slug} ({project.task.label}) exports none of {', '.join(formats)}, which this job reads"
+        )
     path = Path(folder) / exporters.file_name(project, fmt)
     written = exporters.write_export(project, fmt, path, options=STUDY_GOLD if gold else STUDY_PAIRS)
     if fmt == PROBABILITY_FORMAT and gold:
         written = keep_rows_with_probability(path)
     if written == 0:
-        raise JobError(f"study {project.slug} has no rows to use yet"
-                       + (" (no item has a final probability)" if fmt == PROBABILITY_FORMAT else ""))
+        raise JobError(
+            f"study {project.slug} has no rows to use yet"
+            + (" (no item has a final probability)" if fmt == PROBABILITY_FORMAT else "")
+        )
     return path
 
 
@@ -48,8 +52,9 @@ def keep_rows_with_probability(path: Path) -> int:
     if rows and len(kept) == len(rows):
         return len(kept)
     with path.open("w", encoding="utf-8", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(rows[0]) if rows else ["id", "pre", "hyp", "nli", "unli"],
-                                lineterminator="\n")
+        writer = csv.DictWriter(
+            handle, fieldnames=list(rows[0]) if rows else ["id", "pre", "hyp", "nli", "unli"], lineterminator="\n"
+        )
         writer.writeheader()
         writer.writerows(kept)
     return len(kept)

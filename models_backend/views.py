@@ -1,6 +1,7 @@
 """The models pages: start any model job (its form built from its declaration in models_backend.runs), the
 list of model jobs, and the registry of local checkpoints with a one-click evaluation against a study's gold.
 A job's own page is the job page (jobs.views), as for every background job."""
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
@@ -37,17 +38,34 @@ def run_list(request):
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
-            job = start_model_job(chosen, request.user, form.checkpoints(), form.sources(), data["settings"],
-                                  into_study=data.get("into_study"), queue=data["queue"])
+            job = start_model_job(
+                chosen,
+                request.user,
+                form.checkpoints(),
+                form.sources(),
+                data["settings"],
+                into_study=data.get("into_study"),
+                queue=data["queue"],
+            )
         except JobError as error:
             form.add_error(None, str(error))
         else:
             messages.success(request, f"Job {job.pk} started.")
             return redirect("jobs:detail", job_id=job.pk)
-    jobs = roles.visible_runs(request.user, Job.objects.filter(kind__in=kinds_of("models")).select_related("created_by", "project"))
-    return render(request, "models_backend/run_list.html", {
-        "runs": Paginator(jobs, 25).get_page(request.GET.get("page")), "form": form, "spec": spec, "forms": FORMS.values(),
-    }, status=400 if form.errors else 200)
+    jobs = roles.visible_runs(
+        request.user, Job.objects.filter(kind__in=kinds_of("models")).select_related("created_by", "project")
+    )
+    return render(
+        request,
+        "models_backend/run_list.html",
+        {
+            "runs": Paginator(jobs, 25).get_page(request.GET.get("page")),
+            "form": form,
+            "spec": spec,
+            "forms": FORMS.values(),
+        },
+        status=400 if form.errors else 200,
+    )
 
 
 @login_required
@@ -55,9 +73,16 @@ def checkpoint_list(request):
     _require_author(request.user)
     listed = catalog.checkpoints(request.user)
     used = catalog.runs_using(request.user, listed)
-    rows = [{"checkpoint": c, "runs": used[c.key],
-             "studies": studies_exporting(request.user, EVALUATE_FORMATS[c.kind]) if c.kind in EVALUATE_FORMATS else None}
-            for c in listed]
+    rows = [
+        {
+            "checkpoint": c,
+            "runs": used[c.key],
+            "studies": studies_exporting(request.user, EVALUATE_FORMATS[c.kind])
+            if c.kind in EVALUATE_FORMATS
+            else None,
+        }
+        for c in listed
+    ]
     return render(request, "models_backend/checkpoint_list.html", {"rows": rows})
 
 
@@ -70,8 +95,9 @@ def checkpoint_evaluate(request):
     try:
         if study is None:
             raise JobError("pick one of your studies")
-        job = start_model_job("evaluate", request.user, {"model_dir": request.POST.get("checkpoint", "")},
-                              {"gold": study}, {})
+        job = start_model_job(
+            "evaluate", request.user, {"model_dir": request.POST.get("checkpoint", "")}, {"gold": study}, {}
+        )
     except JobError as error:
         messages.error(request, str(error))
         return redirect("models_backend:checkpoint_list")

@@ -1,5 +1,6 @@
 """Shared fixtures. Service-backed tests: when CI=true an unreachable service fails them; elsewhere they
 are skipped with a line in the summary that says which service was missing."""
+
 import os
 import socket
 from pathlib import Path

@@ -1,6 +1,7 @@
 """Registry of dataset formats: one module each (reader, writer, validator, field docs), like task types.
 Adding a format means adding its module and naming it here; docs/formats.md is written from the registry's
 field docs (tests/design checks it is current)."""
+
 from annotation.formats import annotations, atoms, chaosnli, dnli, jsonl, snli, spreadsheet, usnli
 from annotation.formats.base import ExportOptions, Format, ReadContext
 
@@ -39,12 +40,19 @@ def fields_markdown() -> str:
     for name, fmt in FORMATS.items():
         taken = [task.name for task in TASK_TYPES.values() if any(fmt.importable(task, o) for o in variants(task))]
         given = [task.name for task in TASK_TYPES.values() if any(fmt.exportable(task, o) for o in variants(task))]
-        lines += [f"### `{name}`: {fmt.title}", "",
-                  f"One record: {fmt.summary}. Imported by {', '.join(taken) or 'no task type'}; exported by "
-                  f"{', '.join(given) or 'no task type'}{'' if fmt.round_trips else '; does not round-trip'}.", "",
-                  "| field | type | meaning |", "|---|---|---|"]
-        lines += [f"| `{field.name}`{' *(added)*' if field.added else ''} | {field.type} | {field.meaning} |"
-                  for field in fmt.fields]
+        lines += [
+            f"### `{name}`: {fmt.title}",
+            "",
+            f"One record: {fmt.summary}. Imported by {', '.join(taken) or 'no task type'}; exported by "
+            f"{', '.join(given) or 'no task type'}{'' if fmt.round_trips else '; does not round-trip'}.",
+            "",
+            "| field | type | meaning |",
+            "|---|---|---|",
+        ]
+        lines += [
+            f"| `{field.name}`{' *(added)*' if field.added else ''} | {field.type} | {field.meaning} |"
+            for field in fmt.fields
+        ]
         lines.append("")
     return "\n".join(lines)
 

@@ -1,5 +1,6 @@
 """One answer per line, with its provenance: the per-annotation file (for perspectivist work, annotator
 models, or checking who answered what). Export only."""
+
 from __future__ import annotations
 
 from annotation.formats.base import ExportOptions, FieldDoc, Format, checked_records, json_line, schema_errors
@@ -16,8 +17,11 @@ class Annotations(Format):
     summary = "one answer per line with its provenance (imported votes as one line per label with its count)"
     round_trips = False  # answers belong to workers of this study: they are not imported
     fields = (
-        FieldDoc("item, id, atom", "whole number, text, text or null", "the study's item id, the example's id "
-                 "and, in per-atom studies, the atom"),
+        FieldDoc(
+            "item, id, atom",
+            "whole number, text, text or null",
+            "the study's item id, the example's id and, in per-atom studies, the atom",
+        ),
         FieldDoc("pool", "data or gold", "gold check answers appear only when gold checks are asked for"),
         *ANNOTATION_FIELDS,
     )
@@ -31,10 +35,16 @@ class Annotations(Format):
             lines = []
             for record in records:
                 item, example = record.item, record.item.example
-                head = {"item": item.id, "id": example.source_id or example.key,
-                        "atom": item.atom.text if item.atom else None, "pool": record.pool}
-                lines += [json_line({**head, **annotation_record(task, project.options, vote, provenance)})
-                          for vote in record.votes]
+                head = {
+                    "item": item.id,
+                    "id": example.source_id or example.key,
+                    "atom": item.atom.text if item.atom else None,
+                    "pool": record.pool,
+                }
+                lines += [
+                    json_line({**head, **annotation_record(task, project.options, vote, provenance)})
+                    for vote in record.votes
+                ]
             yield "".join(lines)
 
     def validate(self, stream):
@@ -43,15 +53,37 @@ class Annotations(Format):
 
 SCHEMA = {
     "type": "object",
-    "required": ["item", "id", "pool", "annotator", "imported", "count", "value", "submitted_at", "seconds_spent",
-                 "page", "instrument_version", "qualification_score", "excluded", "excluded_reason", "excluded_by"],
+    "required": [
+        "item",
+        "id",
+        "pool",
+        "annotator",
+        "imported",
+        "count",
+        "value",
+        "submitted_at",
+        "seconds_spent",
+        "page",
+        "instrument_version",
+        "qualification_score",
+        "excluded",
+        "excluded_reason",
+        "excluded_by",
+    ],
     "properties": {
-        "item": {"type": "integer"}, "id": {"type": "string"}, "pool": {"enum": ["data", "gold"]},
-        "annotator": {"type": ["string", "null"]}, "imported": {"type": "boolean"},
-        "count": {"type": "integer", "minimum": 1}, "seconds_spent": {"type": ["number", "null"], "minimum": 0},
-        "page": {"type": ["integer", "null"]}, "instrument_version": {"type": ["string", "null"]},
-        "qualification_score": {"type": ["number", "null"]}, "excluded": {"type": "boolean"},
-        "excluded_reason": {"type": ["string", "null"]}, "excluded_by": {"type": ["string", "null"]},
+        "item": {"type": "integer"},
+        "id": {"type": "string"},
+        "pool": {"enum": ["data", "gold"]},
+        "annotator": {"type": ["string", "null"]},
+        "imported": {"type": "boolean"},
+        "count": {"type": "integer", "minimum": 1},
+        "seconds_spent": {"type": ["number", "null"], "minimum": 0},
+        "page": {"type": ["integer", "null"]},
+        "instrument_version": {"type": ["string", "null"]},
+        "qualification_score": {"type": ["number", "null"]},
+        "excluded": {"type": "boolean"},
+        "excluded_reason": {"type": ["string", "null"]},
+        "excluded_by": {"type": ["string", "null"]},
         "worker_status": {"enum": ["active", "blocked", "suspended", None]},
     },
 }

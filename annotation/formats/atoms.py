@@ -3,11 +3,22 @@
 A line names its example by id (`example_id` or `id`), or by its hypothesis text alone (every example with
 that hypothesis gets the atoms); a line that also carries the example's premise and hypothesis makes the
 example when the study does not have it, so a study's own export imports into a new study unchanged."""
+
 from __future__ import annotations
 
 from annotation.formats.base import (
-    POOLS, STUDIO_KEY, AtomRow, ExampleRow, ExportOptions, FieldDoc, Format, ReadContext, checked_records, content_key,
-    json_line, schema_errors,
+    POOLS,
+    STUDIO_KEY,
+    AtomRow,
+    ExampleRow,
+    ExportOptions,
+    FieldDoc,
+    Format,
+    ReadContext,
+    checked_records,
+    content_key,
+    json_line,
+    schema_errors,
 )
 from annotation.models import Atom, Example
 from annotation.services.records import keyset_batches, with_votes
@@ -22,21 +33,38 @@ class Atoms(Format):
     extension = "jsonl"
     summary = "one example per line with its atoms"
     fields = (
-        FieldDoc("id", "text", "the example's id: the one it was imported with, unless other lines shared it (delta-NLI's "
-                 "pair ids), else the study's key for it"),
+        FieldDoc(
+            "id",
+            "text",
+            "the example's id: the one it was imported with, unless other lines shared it (delta-NLI's "
+            "pair ids), else the study's key for it",
+        ),
         FieldDoc("premise, hypothesis, update, update_type", "text", "the example's texts, exactly as stored"),
         FieldDoc("label", "label or empty", "the example's imported label (an NLI relation or the update's type)"),
         FieldDoc("(other fields)", "any", "fields the imported example row had beyond these, unchanged"),
-        FieldDoc("nli_studio.key, source_id, source_format", "text", "the study's key for the example, the id it "
-                 "was imported with, and the format it came in", added=True),
+        FieldDoc(
+            "nli_studio.key, source_id, source_format",
+            "text",
+            "the study's key for the example, the id it was imported with, and the format it came in",
+            added=True,
+        ),
         FieldDoc("atoms[].text, order", "text, whole number", "the atom and its place in the hypothesis"),
         FieldDoc("atoms[].validity", "valid, invalid or unknown", "the imported validity"),
         FieldDoc("atoms[].effect", "-2..2 or null", "the imported gold effect of the update on the atom"),
-        FieldDoc("atoms[].collected", "label or null", "the atom's collected label: adjudicated, else the aggregate "
-                 "of the answers that count; null while unsettled or tied"),
-        FieldDoc("atoms[].nli_studio", "object", "the atom's item id, its declared aggregate (value, method, "
-                 "settled, tie, adjudicated, answers, excluded), and with gold checks asked for its pool and "
-                 "reference", added=True),
+        FieldDoc(
+            "atoms[].collected",
+            "label or null",
+            "the atom's collected label: adjudicated, else the aggregate "
+            "of the answers that count; null while unsettled or tied",
+        ),
+        FieldDoc(
+            "atoms[].nli_studio",
+            "object",
+            "the atom's item id, its declared aggregate (value, method, "
+            "settled, tie, adjudicated, answers, excluded), and with gold checks asked for its pool and "
+            "reference",
+            added=True,
+        ),
     )
 
     def importable(self, task, options):
@@ -65,8 +93,13 @@ class Atoms(Format):
             if not isinstance(own, dict):
                 raise RowError(STUDIO_KEY, "must be an object (this app's fields of an exported line)")
             example = ExampleRow(
-                line=line, key=own.get("key") or (f"id:{example_ref}" if example_ref else content_key(premise, hypothesis, update)),
-                source_id=str(own.get("source_id", example_ref)), premise=premise, hypothesis=hypothesis, update=update,
+                line=line,
+                key=own.get("key")
+                or (f"id:{example_ref}" if example_ref else content_key(premise, hypothesis, update)),
+                source_id=str(own.get("source_id", example_ref)),
+                premise=premise,
+                hypothesis=hypothesis,
+                update=update,
                 source_format=str(own.get("source_format") or ""),
                 update_type=str(record.get("update_type") or ""),
                 source_label=context.label(label, "label") if label not in (None, "") else "",
@@ -75,8 +108,13 @@ class Atoms(Format):
         atoms = record.get("atoms")
         if not isinstance(atoms, list) or (not atoms and example is None):
             raise RowError("atoms", "must be a non-empty list")
-        return AtomRow(line=line, example_ref=example_ref, hypothesis=hypothesis,
-                       atoms=[parse_atom(atom, f"atoms[{index}]") for index, atom in enumerate(atoms)], example=example)
+        return AtomRow(
+            line=line,
+            example_ref=example_ref,
+            hypothesis=hypothesis,
+            atoms=[parse_atom(atom, f"atoms[{index}]") for index, atom in enumerate(atoms)],
+            example=example,
+        )
 
     def write(self, project, options: ExportOptions):
         task = project.task
@@ -95,21 +133,35 @@ class Atoms(Format):
                 studio = {"item": record.item.id, "aggregate": aggregate}
                 if options.include_gold:
                     studio.update(pool=record.pool, gold=record.item.gold)
-                by_example.setdefault(atom.example_id, []).append({
-                    "text": atom.text, "order": atom.order, "validity": atom.validity, "effect": atom.effect,
-                    "collected": aggregate["value"], STUDIO_KEY: studio,
-                })
+                by_example.setdefault(atom.example_id, []).append(
+                    {
+                        "text": atom.text,
+                        "order": atom.order,
+                        "validity": atom.validity,
+                        "effect": atom.effect,
+                        "collected": aggregate["value"],
+                        STUDIO_KEY: studio,
+                    }
+                )
             lines = []
             for example in batch:
                 # An id the example was imported with names it; otherwise (several lines shared one) its key does.
                 named = example.source_id if example.key == f"id:{example.source_id}" else example.key
-                row = {"id": named, "premise": example.premise,
-                       "hypothesis": example.hypothesis, "update": example.update, "update_type": example.update_type,
-                       "label": example.source_label}
+                row = {
+                    "id": named,
+                    "premise": example.premise,
+                    "hypothesis": example.hypothesis,
+                    "update": example.update,
+                    "update_type": example.update_type,
+                    "label": example.source_label,
+                }
                 row.update({name: value for name, value in example.source_data.items() if name not in row})
                 row["atoms"] = by_example.get(example.id, [])
-                row[STUDIO_KEY] = {"key": example.key, "source_id": example.source_id,
-                                   "source_format": example.source_format}
+                row[STUDIO_KEY] = {
+                    "key": example.key,
+                    "source_id": example.source_id,
+                    "source_format": example.source_format,
+                }
                 lines.append(json_line(row))
             yield "".join(lines)
 
@@ -138,15 +190,22 @@ def parse_atom(atom, where: str) -> dict:
     if not isinstance(studio, dict) or studio.get("pool", "data") not in POOLS:
         raise RowError(f"{where}.{STUDIO_KEY}.pool", f"must be one of {', '.join(POOLS)}")
     order = atom.get("order")
-    return {"text": text.strip(), "validity": validity, "effect": effect, "pool": studio.get("pool", ""),
-            "gold": studio.get("gold"), "order": order if isinstance(order, int) and not isinstance(order, bool) else None}
+    return {
+        "text": text.strip(),
+        "validity": validity,
+        "effect": effect,
+        "pool": studio.get("pool", ""),
+        "gold": studio.get("gold"),
+        "order": order if isinstance(order, int) and not isinstance(order, bool) else None,
+    }
 
 
 ATOM = {
     "type": ["object", "string"],
     "required": ["text"],
     "properties": {
-        "text": {"type": "string", "minLength": 1}, "order": {"type": "integer", "minimum": 0},
+        "text": {"type": "string", "minLength": 1},
+        "order": {"type": "integer", "minimum": 0},
         "validity": {"enum": list(Atom.Validity.values)},
         "effect": {"enum": [-2, -1, 0, 1, 2, None]},
         STUDIO_KEY: {"type": "object", "properties": {"pool": {"enum": list(POOLS)}}},
@@ -156,8 +215,12 @@ SCHEMA = {
     "type": "object",
     "required": ["atoms"],
     "properties": {
-        "id": {"type": "string"}, "example_id": {"type": "string"}, "premise": {"type": "string", "minLength": 1},
-        "hypothesis": {"type": "string"}, "update": {"type": "string"}, "label": {"type": "string"},
+        "id": {"type": "string"},
+        "example_id": {"type": "string"},
+        "premise": {"type": "string", "minLength": 1},
+        "hypothesis": {"type": "string"},
+        "update": {"type": "string"},
+        "label": {"type": "string"},
         "atoms": {"type": "array", "items": ATOM},
     },
 }

@@ -6,6 +6,7 @@ type's flags, never of its name), a reader that turns one record of a file into 
 against the format's published shape, and the documentation of every field it writes. The registry in
 `annotation.formats` lists them; importers, exporters, the validator command and docs/formats.md ask it.
 """
+
 from __future__ import annotations
 
 import csv
@@ -250,7 +251,9 @@ def csv_line(values) -> str:
     buffer = io.StringIO()
     # The csv module quotes only around the line terminator ("\n"): a bare "\r" in a text needs quotes too.
     carriage_return = any(isinstance(value, str) and "\r" in value for value in values)
-    csv.writer(buffer, lineterminator="\n", quoting=csv.QUOTE_ALL if carriage_return else csv.QUOTE_MINIMAL).writerow(values)
+    csv.writer(buffer, lineterminator="\n", quoting=csv.QUOTE_ALL if carriage_return else csv.QUOTE_MINIMAL).writerow(
+        values
+    )
     return buffer.getvalue()
 
 

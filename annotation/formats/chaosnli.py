@@ -3,13 +3,23 @@
 Fields of the release: uid, label_counter, majority_label, label_dist and label_count (in the order
 [e, n, c]; alphaNLI: [1, 2], its labels written as numbers), entropy (base 2), example, old_label, old_labels.
 """
+
 from __future__ import annotations
 
 import math
 
 from annotation.formats.base import (
-    STUDIO_KEY, ExampleRow, ExportOptions, FieldDoc, Format, ReadContext, checked_records, json_line, schema_errors,
-    studio_fields, text,
+    STUDIO_KEY,
+    ExampleRow,
+    ExportOptions,
+    FieldDoc,
+    Format,
+    ReadContext,
+    checked_records,
+    json_line,
+    schema_errors,
+    studio_fields,
+    text,
 )
 from annotation.services.records import collected_summary, item_batches, vote_counts
 from annotation.tasktypes.base import majority
@@ -28,29 +38,57 @@ class ChaosNLI(Format):
     summary = "one item per line with the distribution of its labels"
     fields = (
         FieldDoc("uid", "text", "the item's id"),
-        FieldDoc("label_counter", "object", "votes per label, most common first: the imported votes where the item "
-                 "has any (never mixed with collected ones), else the collected answers that count"),
-        FieldDoc("majority_label", "label or null", "imported items: the file's own majority label; collected items: "
-                 "the adjudicated label, else the label with most votes; null on a tie (nli_studio.tie)"),
-        FieldDoc("label_dist", "list of numbers", "label_count divided by the votes, in the order [e, n, c] "
-                 "(alphaNLI [1, 2]); null on an unanswered item asked for"),
+        FieldDoc(
+            "label_counter",
+            "object",
+            "votes per label, most common first: the imported votes where the item "
+            "has any (never mixed with collected ones), else the collected answers that count",
+        ),
+        FieldDoc(
+            "majority_label",
+            "label or null",
+            "imported items: the file's own majority label; collected items: "
+            "the adjudicated label, else the label with most votes; null on a tie (nli_studio.tie)",
+        ),
+        FieldDoc(
+            "label_dist",
+            "list of numbers",
+            "label_count divided by the votes, in the order [e, n, c] "
+            "(alphaNLI [1, 2]); null on an unanswered item asked for",
+        ),
         FieldDoc("label_count", "list of whole numbers", "votes per label in the same order"),
         FieldDoc("entropy", "number", "Shannon entropy of label_dist in bits; null on an unanswered item"),
         FieldDoc("example", "object", "the imported example object unchanged, else {uid, premise, hypothesis}"),
-        FieldDoc("old_label", "label or null", "the imported original label (ChaosNLI: the source dataset's), else "
-                 "the row's own label, else null"),
+        FieldDoc(
+            "old_label",
+            "label or null",
+            "the imported original label (ChaosNLI: the source dataset's), else the row's own label, else null",
+        ),
         FieldDoc("old_labels", "list", "as imported, where the file had it"),
         FieldDoc("(other fields)", "any", "fields the imported record had beyond these, unchanged"),
         FieldDoc("nli_studio.label_source", "imported or collected", "what label_counter counts", added=True),
-        FieldDoc("nli_studio.tie", "true or false", "majority_label is null because labels tie for the most votes",
-                 added=True),
+        FieldDoc(
+            "nli_studio.tie",
+            "true or false",
+            "majority_label is null because labels tie for the most votes",
+            added=True,
+        ),
         FieldDoc("nli_studio.adjudicated", "true or false", "an author set majority_label", added=True),
-        FieldDoc("nli_studio.collected", "object", "the collected answers that count: label_counter, label_count, "
-                 "majority_label (null on a tie), tie, answers", added=True),
+        FieldDoc(
+            "nli_studio.collected",
+            "object",
+            "the collected answers that count: label_counter, label_count, "
+            "majority_label (null on a tie), tie, answers",
+            added=True,
+        ),
         FieldDoc("nli_studio.excluded", "whole number", "answers of workers the author excluded", added=True),
-        FieldDoc("nli_studio.item, pool, gold, unanswered", "", "the study's item id; data or gold (and a gold "
-                 "check's reference) when gold checks are asked for; true on an item without votes asked for",
-                 added=True),
+        FieldDoc(
+            "nli_studio.item, pool, gold, unanswered",
+            "",
+            "the study's item id; data or gold (and a gold "
+            "check's reference) when gold checks are asked for; true on an item without votes asked for",
+            added=True,
+        ),
     )
 
     def importable(self, task, options):
@@ -91,9 +129,17 @@ class ChaosNLI(Format):
         if "majority_label" in kept and str(kept["majority_label"]) == str(majority(labels, list(label_set)).value):
             del kept["majority_label"]
         return ExampleRow(
-            line=line, key=f"id:{uid}", source_id=uid, premise=premise, hypothesis=hypothesis,
-            source_label=source_label, source_data=kept,
-            imported_labels=labels, label_set=label_set, pool=studio.get("pool", ""), gold=studio.get("gold"),
+            line=line,
+            key=f"id:{uid}",
+            source_id=uid,
+            premise=premise,
+            hypothesis=hypothesis,
+            source_label=source_label,
+            source_data=kept,
+            imported_labels=labels,
+            label_set=label_set,
+            pool=studio.get("pool", ""),
+            gold=studio.get("gold"),
         )
 
     def write(self, project, options: ExportOptions):
@@ -132,9 +178,13 @@ class ChaosNLI(Format):
                     "label_source": "imported" if imported else "collected",
                     "tie": tie,
                     "adjudicated": aggregate["adjudicated"] and (options.study_gold or not imported),
-                    "collected": {"label_counter": {str(out(k)): v for k, v in vote_counts(collected, labels)[0].items()},
-                                  "label_count": vote_counts(collected, labels)[1],
-                                  "majority_label": out(mine["value"]), "tie": mine["tie"], "answers": mine["answers"]},
+                    "collected": {
+                        "label_counter": {str(out(k)): v for k, v in vote_counts(collected, labels)[0].items()},
+                        "label_count": vote_counts(collected, labels)[1],
+                        "majority_label": out(mine["value"]),
+                        "tie": mine["tie"],
+                        "answers": mine["answers"],
+                    },
                     "excluded": record.excluded,
                 }
                 if not total:
@@ -148,11 +198,19 @@ class ChaosNLI(Format):
                     "label_dist": dist,
                     "label_count": counts,
                     "entropy": -sum(p * math.log2(p) for p in dist if p > 0) if dist else None,
-                    "example": source.get("example", {"uid": example.source_id or example.key,
-                                                      "premise": example.premise, "hypothesis": example.hypothesis}),
+                    "example": source.get(
+                        "example",
+                        {
+                            "uid": example.source_id or example.key,
+                            "premise": example.premise,
+                            "hypothesis": example.hypothesis,
+                        },
+                    ),
                     "old_label": source["old_label"] if "old_label" in source else out(example.source_label or None),
                 }
-                row.update({name: value for name, value in source.items() if name not in row and name != "majority_label"})
+                row.update(
+                    {name: value for name, value in source.items() if name not in row and name != "majority_label"}
+                )
                 row[STUDIO_KEY] = studio
                 lines.append(json_line(row))
             yield "".join(lines)
@@ -164,7 +222,16 @@ class ChaosNLI(Format):
 LABEL = {"type": ["string", "integer"]}
 SCHEMA = {
     "type": "object",
-    "required": ["uid", "label_counter", "majority_label", "label_dist", "label_count", "entropy", "example", "old_label"],
+    "required": [
+        "uid",
+        "label_counter",
+        "majority_label",
+        "label_dist",
+        "label_count",
+        "entropy",
+        "example",
+        "old_label",
+    ],
     "properties": {
         "uid": {"type": "string", "minLength": 1},
         "label_counter": {"type": "object", "additionalProperties": {"type": "integer", "minimum": 0}},
@@ -175,11 +242,18 @@ SCHEMA = {
         "example": {"type": "object"},
         "old_label": {"type": ["string", "integer", "null"]},
         "old_labels": {"type": "array", "items": {"type": "string"}},
-        STUDIO_KEY: {"type": "object", "properties": {
-            "label_source": {"enum": ["imported", "collected"]}, "tie": {"type": "boolean"},
-            "adjudicated": {"type": "boolean"}, "excluded": {"type": "integer", "minimum": 0},
-            "unanswered": {"type": "boolean"}, "pool": {"enum": ["data", "gold"]}, "collected": {"type": "object"},
-        }},
+        STUDIO_KEY: {
+            "type": "object",
+            "properties": {
+                "label_source": {"enum": ["imported", "collected"]},
+                "tie": {"type": "boolean"},
+                "adjudicated": {"type": "boolean"},
+                "excluded": {"type": "integer", "minimum": 0},
+                "unanswered": {"type": "boolean"},
+                "pool": {"enum": ["data", "gold"]},
+                "collected": {"type": "object"},
+            },
+        },
     },
 }
 EXAMPLE_FIELDS = {NLI.labels: ("premise", "hypothesis"), ALPHA_NLI.labels: ("obs1", "obs2", "hyp1", "hyp2")}

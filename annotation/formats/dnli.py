@@ -3,11 +3,22 @@
 Imported by studies that annotate an example's atoms or write about its texts (the update and its type are
 kept); exported by writing studies whose workers write updates, one written update per line with its
 validation."""
+
 from __future__ import annotations
 
 from annotation.formats.base import (
-    STUDIO_KEY, ExampleRow, ExportOptions, FieldDoc, Format, ReadContext, Skipped, checked_records, content_key,
-    json_line, schema_errors, text,
+    STUDIO_KEY,
+    ExampleRow,
+    ExportOptions,
+    FieldDoc,
+    Format,
+    ReadContext,
+    Skipped,
+    checked_records,
+    content_key,
+    json_line,
+    schema_errors,
+    text,
 )
 from annotation.services.provenance import Provenance
 from annotation.services.records import Vote, annotation_record
@@ -54,9 +65,13 @@ class DeltaNLI(Format):
         if update_type not in UPDATE.labels:
             raise RowError("UpdateType", f"must be strengthener or weakener, got {update_type[:20]!r}")
         return ExampleRow(
-            line=line, key=content_key(premise, hypothesis, update, update_type),
+            line=line,
+            key=content_key(premise, hypothesis, update, update_type),
             source_id=str(record.get("SNLIPairId") or record.get("AtomicEventRelationId") or ""),
-            premise=premise, hypothesis=hypothesis, update=update, update_type=update_type,
+            premise=premise,
+            hypothesis=hypothesis,
+            update=update,
+            update_type=update_type,
             source_label=context.label(update_type, "UpdateType") if context.labels else update_type,
             source_data={k: v for k, v in record.items() if k not in TEXTS},
         )
@@ -69,25 +84,41 @@ class DeltaNLI(Format):
         for record in written_records(project):
             pair, answer = record.pair, record.answer
             example = answer.item.example
-            vote = Vote(answer.worker_id, False, 1, answer.raw, answer.value, answer.reason, answer.seconds_spent,
-                        answer.started_at, answer.submitted_at, answer.late, answer.excluded, answer.assignment_id,
-                        answer.assignment.instrument.digest if answer.assignment and answer.assignment.instrument else None)
+            vote = Vote(
+                answer.worker_id,
+                False,
+                1,
+                answer.raw,
+                answer.value,
+                answer.reason,
+                answer.seconds_spent,
+                answer.started_at,
+                answer.submitted_at,
+                answer.late,
+                answer.excluded,
+                answer.assignment_id,
+                answer.assignment.instrument.digest if answer.assignment and answer.assignment.instrument else None,
+            )
             studio = annotation_record(task, project.options, vote, provenance)
             for name in ("value", "raw", "count", "imported"):  # the update is the record itself
                 studio.pop(name)
-            lines.append(json_line({
-                "Premise": pair.premise,
-                "Hypothesis": pair.hypothesis,
-                "Update": pair.update,
-                "UpdateType": pair.update_type,
-                "UpdateTypeImpossible": False,
-                "SourceId": example.source_id or example.key,
-                "WorkerIdAnon": provenance.annotator(answer.worker_id),
-                "ValidationPairId": record.validation_pair_id,
-                "ValidationVotes": record.votes,
-                "ValidationVerdict": record.verdict,
-                STUDIO_KEY: {"item": answer.item_id, **studio},
-            }))
+            lines.append(
+                json_line(
+                    {
+                        "Premise": pair.premise,
+                        "Hypothesis": pair.hypothesis,
+                        "Update": pair.update,
+                        "UpdateType": pair.update_type,
+                        "UpdateTypeImpossible": False,
+                        "SourceId": example.source_id or example.key,
+                        "WorkerIdAnon": provenance.annotator(answer.worker_id),
+                        "ValidationPairId": record.validation_pair_id,
+                        "ValidationVotes": record.votes,
+                        "ValidationVerdict": record.verdict,
+                        STUDIO_KEY: {"item": answer.item_id, **studio},
+                    }
+                )
+            )
             if len(lines) == 500:
                 yield "".join(lines)
                 lines = []
@@ -101,11 +132,15 @@ SCHEMA = {
     "type": "object",
     "required": ["Premise", "Hypothesis", "Update", "UpdateType", "UpdateTypeImpossible"],
     "properties": {
-        "Premise": {"type": "string", "minLength": 1}, "Hypothesis": {"type": "string", "minLength": 1},
-        "Update": {"type": "string"}, "UpdateType": {"enum": list(UPDATE.labels)},
-        "UpdateTypeImpossible": {"type": "boolean"}, "WorkerIdAnon": {"type": ["integer", "string"]},
+        "Premise": {"type": "string", "minLength": 1},
+        "Hypothesis": {"type": "string", "minLength": 1},
+        "Update": {"type": "string"},
+        "UpdateType": {"enum": list(UPDATE.labels)},
+        "UpdateTypeImpossible": {"type": "boolean"},
+        "WorkerIdAnon": {"type": ["integer", "string"]},
         "ValidationVotes": {"type": "array", "items": {"type": "integer", "minimum": -2, "maximum": 2}},
-        "ValidationVerdict": {"enum": [*VERDICTS, None]}, "ValidationPairId": {"type": ["string", "null"]},
+        "ValidationVerdict": {"enum": [*VERDICTS, None]},
+        "ValidationPairId": {"type": ["string", "null"]},
     },
 }
 

@@ -5,6 +5,7 @@ or the import's label mapping), probability (a reference probability, U-SNLI's u
 group). A mapping names the column of each field; a field left out is read from the column of its own name.
 Every other column is kept unchanged and written back by the study's jsonl export.
 """
+
 from __future__ import annotations
 
 from annotation.formats.atoms import parse_atom
@@ -18,7 +19,9 @@ def full_mapping(mapping: dict[str, str] | None) -> dict[str, str]:
     """{field: column} for every field; ValueError naming a field that does not exist."""
     unknown = set(mapping or {}) - set(FIELDS)
     if unknown:
-        raise ValueError(f"mapping names unknown field(s) {', '.join(sorted(unknown))}; the fields are {', '.join(FIELDS)}")
+        raise ValueError(
+            f"mapping names unknown field(s) {', '.join(sorted(unknown))}; the fields are {', '.join(FIELDS)}"
+        )
     return {**{name: name for name in FIELDS}, **(mapping or {})}
 
 
@@ -45,7 +48,10 @@ def parse_row(line: int, record: dict, context: ReadContext) -> ExampleRow:
     row = ExampleRow(
         line=line,
         key=key or (f"id:{source_id}" if source_id else content_key(premise, hypothesis, update)),
-        source_id=source_id, premise=premise, hypothesis=hypothesis, update=update,
+        source_id=source_id,
+        premise=premise,
+        hypothesis=hypothesis,
+        update=update,
         update_type=str(studio.get("update_type") or ""),
         source_label=context.label(label, mapping["label"]) if label else "",
         source_probability=probability_text(probability, mapping["probability"]) if probability else "",
@@ -54,8 +60,13 @@ def parse_row(line: int, record: dict, context: ReadContext) -> ExampleRow:
         source_format=str(studio.get("source_format") or ""),
         pool="" if atom else studio.get("pool", ""),
         gold=None if atom else studio.get("gold"),
-        atoms=[parse_atom({**atom, "nli_studio": {k: studio[k] for k in ("pool", "gold") if k in studio}},
-                          "nli_studio.atom")] if atom else [],
+        atoms=[
+            parse_atom(
+                {**atom, "nli_studio": {k: studio[k] for k in ("pool", "gold") if k in studio}}, "nli_studio.atom"
+            )
+        ]
+        if atom
+        else [],
     )
     votes = studio.get("imported_votes")
     if votes:

@@ -3,35 +3,62 @@ probability and group), and every task type's complete export: one item per line
 the columns its row had, and under `nli_studio` the item's pool, status, declared aggregate, imported votes and
 every answer with its provenance. Importing the export into a new study gives back its examples, items,
 imported votes and (asked for) gold checks."""
+
 from __future__ import annotations
 
 from annotation.formats import generic
 from annotation.formats.base import (
-    STUDIO_KEY, ExportOptions, FieldDoc, Format, ReadContext, checked_records, json_line, schema_errors,
+    STUDIO_KEY,
+    ExportOptions,
+    FieldDoc,
+    Format,
+    ReadContext,
+    checked_records,
+    json_line,
+    schema_errors,
 )
 from annotation.services.provenance import Provenance
 from annotation.services.records import annotation_record, item_batches
 from common.readers import RowError
 
 ANNOTATION_FIELDS = (
-    FieldDoc("annotator", "text or null", "the anonymised annotator id (a keyed hash, the same in every export of "
-             "the study; null for imported votes)"),
-    FieldDoc("imported, count", "true or false, whole number", "an imported vote, and how many votes the row stands for"),
-    FieldDoc("value, raw", "any", "the normalised answer and the answer as submitted (task types add fields such as "
-             "a slider's position and probability)"),
+    FieldDoc(
+        "annotator",
+        "text or null",
+        "the anonymised annotator id (a keyed hash, the same in every export of the study; null for imported votes)",
+    ),
+    FieldDoc(
+        "imported, count", "true or false, whole number", "an imported vote, and how many votes the row stands for"
+    ),
+    FieldDoc(
+        "value, raw",
+        "any",
+        "the normalised answer and the answer as submitted (task types add fields such as "
+        "a slider's position and probability)",
+    ),
     FieldDoc("reason", "text", "the worker's optional reason"),
     FieldDoc("submitted_at, started_at", "ISO 8601 time or null", "when the page was submitted and handed out"),
     FieldDoc("seconds_spent", "number or null", "seconds on the item while its page was visible"),
     FieldDoc("page", "whole number or null", "the page (assignment) the answer came on"),
     FieldDoc("late", "true or false", "submitted after the page expired (kept)"),
-    FieldDoc("instrument_version", "text or null", "the first 16 hex digits of the SHA-256 of the instructions and "
-             "settings the page was shown with (listed in the bundle's instrument_versions.json)"),
+    FieldDoc(
+        "instrument_version",
+        "text or null",
+        "the first 16 hex digits of the SHA-256 of the instructions and "
+        "settings the page was shown with (listed in the bundle's instrument_versions.json)",
+    ),
     FieldDoc("qualification_score", "number or null", "the worker's score on the study's qualification test"),
     FieldDoc("worker_status", "active, blocked, suspended or null", "the worker's standing in the study now"),
-    FieldDoc("simulated", "true or false", "given by a simulated worker (the demo studies' answers that show every "
-             "page filled in), not by a person"),
-    FieldDoc("excluded, excluded_reason, excluded_by", "true or false, text, text", "left out of every aggregate, "
-             "agreement figure and report, why, and the author who decided"),
+    FieldDoc(
+        "simulated",
+        "true or false",
+        "given by a simulated worker (the demo studies' answers that show every page filled in), not by a person",
+    ),
+    FieldDoc(
+        "excluded, excluded_reason, excluded_by",
+        "true or false, text, text",
+        "left out of every aggregate, agreement figure and report, why, and the author who decided",
+    ),
 )
 
 
@@ -41,27 +68,56 @@ class JSONLines(Format):
     extension = "jsonl"
     summary = "one item per line with its example, declared aggregate and every answer with its provenance"
     fields = (
-        FieldDoc("id, premise, hypothesis, update", "text", "the example's id (the imported id, else the study's "
-                 "key for it) and texts, exactly as stored"),
+        FieldDoc(
+            "id, premise, hypothesis, update",
+            "text",
+            "the example's id (the imported id, else the study's key for it) and texts, exactly as stored",
+        ),
         FieldDoc("label, probability", "text or null", "the row's imported label and probability"),
         FieldDoc("group", "text or null", "the coherence group"),
-        FieldDoc("(other fields)", "any", "the columns the imported row had beyond the mapped ones, unchanged (one "
-                 "whose name is taken by a field above goes to nli_studio.source_columns)"),
+        FieldDoc(
+            "(other fields)",
+            "any",
+            "the columns the imported row had beyond the mapped ones, unchanged (one "
+            "whose name is taken by a field above goes to nli_studio.source_columns)",
+        ),
         FieldDoc("nli_studio.item, pool, gold", "", "the item id; data or gold; a gold check's reference", added=True),
-        FieldDoc("nli_studio.key, source_format", "text", "the study's key for the example (what makes a row without "
-                 "an id, or with an id shared by several rows, one example) and the format it was imported in",
-                 added=True),
-        FieldDoc("nli_studio.atom", "object or null", "per-atom studies: the atom's text, order, validity, effect",
-                 added=True),
+        FieldDoc(
+            "nli_studio.key, source_format",
+            "text",
+            "the study's key for the example (what makes a row without "
+            "an id, or with an id shared by several rows, one example) and the format it was imported in",
+            added=True,
+        ),
+        FieldDoc(
+            "nli_studio.atom",
+            "object or null",
+            "per-atom studies: the atom's text, order, validity, effect",
+            added=True,
+        ),
         FieldDoc("nli_studio.update_type, status", "text", "the example's update type; the item's status", added=True),
-        FieldDoc("nli_studio.aggregate", "object", "the item's label and how it was made: value, method (majority, "
-                 "median, adjudicated), settled, tie (value null), adjudicated, answers that count, excluded",
-                 added=True),
-        FieldDoc("nli_studio.imported_votes", "list", "the imported votes as [label, count] pairs, in order", added=True),
-        FieldDoc("nli_studio.annotations", "list", "every collected answer (excluded ones flagged) with the fields of "
-                 "the annotations format", added=True),
-        FieldDoc("nli_studio.unanswered", "true", "on an item without any label or answer, written when asked for",
-                 added=True),
+        FieldDoc(
+            "nli_studio.aggregate",
+            "object",
+            "the item's label and how it was made: value, method (majority, "
+            "median, adjudicated), settled, tie (value null), adjudicated, answers that count, excluded",
+            added=True,
+        ),
+        FieldDoc(
+            "nli_studio.imported_votes", "list", "the imported votes as [label, count] pairs, in order", added=True
+        ),
+        FieldDoc(
+            "nli_studio.annotations",
+            "list",
+            "every collected answer (excluded ones flagged) with the fields of the annotations format",
+            added=True,
+        ),
+        FieldDoc(
+            "nli_studio.unanswered",
+            "true",
+            "on an item without any label or answer, written when asked for",
+            added=True,
+        ),
     )
 
     def importable(self, task, options):
@@ -79,15 +135,26 @@ class JSONLines(Format):
             lines = []
             for record in records:
                 item, example, atom = record.item, record.item.example, record.item.atom
-                known = (record.answered or example.source_label or example.source_probability
-                         or (atom is not None and (atom.validity != atom.Validity.UNKNOWN or atom.effect is not None)))
+                known = (
+                    record.answered
+                    or example.source_label
+                    or example.source_probability
+                    or (atom is not None and (atom.validity != atom.Validity.UNKNOWN or atom.effect is not None))
+                )
                 if not (known or options.include_unanswered or item.is_gold):
                     continue
-                row = {"id": example.source_id or example.key, "premise": example.premise,
-                       "hypothesis": example.hypothesis, "update": example.update,
-                       "label": example.source_label or None, "probability": example.source_probability or None,
-                       "group": item.coherence_group or None}
-                clashes = {name: value for name, value in example.source_data.items() if name in row or name == STUDIO_KEY}
+                row = {
+                    "id": example.source_id or example.key,
+                    "premise": example.premise,
+                    "hypothesis": example.hypothesis,
+                    "update": example.update,
+                    "label": example.source_label or None,
+                    "probability": example.source_probability or None,
+                    "group": item.coherence_group or None,
+                }
+                clashes = {
+                    name: value for name, value in example.source_data.items() if name in row or name == STUDIO_KEY
+                }
                 row.update({name: value for name, value in example.source_data.items() if name not in clashes})
                 studio = {
                     "item": item.id,
@@ -95,13 +162,19 @@ class JSONLines(Format):
                     "source_format": example.source_format,
                     "pool": record.pool,
                     "update_type": example.update_type,
-                    "atom": ({"text": atom.text, "order": atom.order, "validity": atom.validity, "effect": atom.effect}
-                             if atom else None),
+                    "atom": (
+                        {"text": atom.text, "order": atom.order, "validity": atom.validity, "effect": atom.effect}
+                        if atom
+                        else None
+                    ),
                     "status": item.status,
                     "aggregate": record.aggregate(task),
                     "imported_votes": [[vote.value, vote.count] for vote in record.votes if vote.imported],
-                    "annotations": [annotation_record(task, project.options, vote, provenance)
-                                    for vote in record.votes if not vote.imported],
+                    "annotations": [
+                        annotation_record(task, project.options, vote, provenance)
+                        for vote in record.votes
+                        if not vote.imported
+                    ],
                 }
                 if item.is_gold:
                     studio["gold"] = item.gold
@@ -122,18 +195,36 @@ SCHEMA = {
     "required": ["premise"],
     "properties": {
         "premise": {"type": "string", "minLength": 1},
-        STUDIO_KEY: {"type": "object", "properties": {
-            "pool": {"enum": ["data", "gold"]}, "item": {"type": "integer"},
-            "aggregate": {"type": "object", "required": ["value", "tie", "adjudicated", "answers", "excluded"],
-                          "properties": {"tie": {"type": "boolean"}, "adjudicated": {"type": "boolean"},
-                                         "answers": {"type": "integer", "minimum": 0},
-                                         "excluded": {"type": "integer", "minimum": 0}}},
-            "annotations": {"type": "array", "items": {
-                "type": "object", "required": ["annotator", "excluded", "submitted_at", "instrument_version"],
-                "properties": {"excluded": {"type": "boolean"}, "annotator": {"type": ["string", "null"]},
-                               "seconds_spent": {"type": ["number", "null"], "minimum": 0}}}},
-            "imported_votes": {"type": "array", "items": {"type": "array", "minItems": 2, "maxItems": 2}},
-        }},
+        STUDIO_KEY: {
+            "type": "object",
+            "properties": {
+                "pool": {"enum": ["data", "gold"]},
+                "item": {"type": "integer"},
+                "aggregate": {
+                    "type": "object",
+                    "required": ["value", "tie", "adjudicated", "answers", "excluded"],
+                    "properties": {
+                        "tie": {"type": "boolean"},
+                        "adjudicated": {"type": "boolean"},
+                        "answers": {"type": "integer", "minimum": 0},
+                        "excluded": {"type": "integer", "minimum": 0},
+                    },
+                },
+                "annotations": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "required": ["annotator", "excluded", "submitted_at", "instrument_version"],
+                        "properties": {
+                            "excluded": {"type": "boolean"},
+                            "annotator": {"type": ["string", "null"]},
+                            "seconds_spent": {"type": ["number", "null"], "minimum": 0},
+                        },
+                    },
+                },
+                "imported_votes": {"type": "array", "items": {"type": "array", "minItems": 2, "maxItems": 2}},
+            },
+        },
     },
 }
 

@@ -1,10 +1,21 @@
 """SNLI's JSON Lines, in its original shape (sentence1, sentence2, gold_label, annotator_labels, pairID,
 captionID, parses) or as premise / hypothesis / label rows. Exports write the original shape."""
+
 from __future__ import annotations
 
 from annotation.formats.base import (
-    STUDIO_KEY, ExampleRow, ExportOptions, FieldDoc, Format, ReadContext, checked_records, content_key, json_line,
-    schema_errors, studio_fields, text,
+    STUDIO_KEY,
+    ExampleRow,
+    ExportOptions,
+    FieldDoc,
+    Format,
+    ReadContext,
+    checked_records,
+    content_key,
+    json_line,
+    schema_errors,
+    studio_fields,
+    text,
 )
 from annotation.services.provenance import Provenance
 from annotation.services.records import item_batches
@@ -23,23 +34,46 @@ class SNLI(Format):
     summary = "one premise-hypothesis pair per line with its annotators' labels and SNLI's gold label"
     fields = (
         FieldDoc("sentence1, sentence2", "text", "the premise and the hypothesis, exactly as stored"),
-        FieldDoc("annotator_labels", "list of labels", "the imported votes in their order where the pair had any "
-                 "(never mixed with collected ones), else the collected answers that count, in the order given "
-                 "(a validation study's: the writer's label first); long names"),
-        FieldDoc("gold_label", "label or -", "the imported gold label where the pair had one, else SNLI's rule over "
-                 "annotator_labels (a label 3 annotators gave with none as many, else -) unless an author adjudicated"),
+        FieldDoc(
+            "annotator_labels",
+            "list of labels",
+            "the imported votes in their order where the pair had any "
+            "(never mixed with collected ones), else the collected answers that count, in the order given "
+            "(a validation study's: the writer's label first); long names",
+        ),
+        FieldDoc(
+            "gold_label",
+            "label or -",
+            "the imported gold label where the pair had one, else SNLI's rule over "
+            "annotator_labels (a label 3 annotators gave with none as many, else -) unless an author adjudicated",
+        ),
         FieldDoc("pairID", "text", "the imported id, else the study's key for the pair"),
         FieldDoc("captionID, (other fields)", "any", "fields the imported record had beyond these, unchanged"),
-        FieldDoc("nli_studio.label_source", "imported or collected", "what annotator_labels and gold_label hold",
-                 added=True),
-        FieldDoc("nli_studio.annotators", "list", "the anonymised annotator of each of annotator_labels (null for "
-                 "imported votes)", added=True),
+        FieldDoc(
+            "nli_studio.label_source", "imported or collected", "what annotator_labels and gold_label hold", added=True
+        ),
+        FieldDoc(
+            "nli_studio.annotators",
+            "list",
+            "the anonymised annotator of each of annotator_labels (null for imported votes)",
+            added=True,
+        ),
         FieldDoc("nli_studio.adjudicated", "true or false", "an author set gold_label", added=True),
-        FieldDoc("nli_studio.collected", "object", "where the pair had imported labels too: the collected answers "
-                 "that count (annotator_labels, annotators, gold_label by SNLI's rule)", added=True),
-        FieldDoc("nli_studio.excluded, item, pool, gold, unanswered", "", "answers of excluded workers; the study's "
-                 "item id; the pool and a gold check's reference when asked for; true on an item asked for without any "
-                 "label", added=True),
+        FieldDoc(
+            "nli_studio.collected",
+            "object",
+            "where the pair had imported labels too: the collected answers "
+            "that count (annotator_labels, annotators, gold_label by SNLI's rule)",
+            added=True,
+        ),
+        FieldDoc(
+            "nli_studio.excluded, item, pool, gold, unanswered",
+            "",
+            "answers of excluded workers; the study's "
+            "item id; the pool and a gold check's reference when asked for; true on an item asked for without any "
+            "label",
+            added=True,
+        ),
     )
 
     def importable(self, task, options):
@@ -62,11 +96,18 @@ class SNLI(Format):
         studio = studio_fields(record)
         kept = ORIGINAL if original else SIMPLE
         return ExampleRow(
-            line=line, key=f"id:{pair_id}" if pair_id else content_key(premise, hypothesis), source_id=pair_id, premise=premise,
-            hypothesis=hypothesis, source_label=label,
+            line=line,
+            key=f"id:{pair_id}" if pair_id else content_key(premise, hypothesis),
+            source_id=pair_id,
+            premise=premise,
+            hypothesis=hypothesis,
+            source_label=label,
             source_data={name: value for name, value in record.items() if name not in kept and name != STUDIO_KEY},
-            imported_labels=[vote for vote in votes if vote != NO_GOLD], label_set=NLI.labels, ordered_votes=True,
-            pool=studio.get("pool", ""), gold=studio.get("gold"),
+            imported_labels=[vote for vote in votes if vote != NO_GOLD],
+            label_set=NLI.labels,
+            ordered_votes=True,
+            pool=studio.get("pool", ""),
+            gold=studio.get("gold"),
         )
 
     def write(self, project, options: ExportOptions):
@@ -85,8 +126,11 @@ class SNLI(Format):
                     labels, gold = record.imported, imported_gold or snli_gold_label(record.imported)
                     studio.update(label_source="imported", annotators=[None] * len(labels))
                     if collected or item.adjudicated is not None:
-                        studio["collected"] = {"annotator_labels": [long_name(v) for v in collected],
-                                               "annotators": annotators, "gold_label": long_name(collected_gold)}
+                        studio["collected"] = {
+                            "annotator_labels": [long_name(v) for v in collected],
+                            "annotators": annotators,
+                            "gold_label": long_name(collected_gold),
+                        }
                     studio["adjudicated"] = False  # an imported gold label is never replaced
                 elif collected or item.adjudicated is not None or options.include_unanswered or item.is_gold:
                     labels, gold = collected, collected_gold
@@ -126,21 +170,33 @@ ORIGINAL_SCHEMA = {
     "type": "object",
     "required": ["sentence1", "sentence2", "gold_label", "annotator_labels", "pairID"],
     "properties": {
-        "sentence1": {"type": "string", "minLength": 1}, "sentence2": {"type": "string", "minLength": 1},
-        "gold_label": GOLD, "annotator_labels": {"type": "array", "items": {"enum": list(LONG_LABELS)}},
-        "pairID": {"type": "string", "minLength": 1}, "captionID": {"type": "string"},
-        STUDIO_KEY: {"type": "object", "properties": {
-            "label_source": {"enum": ["imported", "collected"]}, "adjudicated": {"type": "boolean"},
-            "annotators": {"type": "array"}, "excluded": {"type": "integer", "minimum": 0},
-            "pool": {"enum": ["data", "gold"]}, "unanswered": {"type": "boolean"},
-        }},
+        "sentence1": {"type": "string", "minLength": 1},
+        "sentence2": {"type": "string", "minLength": 1},
+        "gold_label": GOLD,
+        "annotator_labels": {"type": "array", "items": {"enum": list(LONG_LABELS)}},
+        "pairID": {"type": "string", "minLength": 1},
+        "captionID": {"type": "string"},
+        STUDIO_KEY: {
+            "type": "object",
+            "properties": {
+                "label_source": {"enum": ["imported", "collected"]},
+                "adjudicated": {"type": "boolean"},
+                "annotators": {"type": "array"},
+                "excluded": {"type": "integer", "minimum": 0},
+                "pool": {"enum": ["data", "gold"]},
+                "unanswered": {"type": "boolean"},
+            },
+        },
     },
 }
 SIMPLE_SCHEMA = {
     "type": "object",
     "required": ["premise", "hypothesis", "label"],
-    "properties": {"premise": {"type": "string", "minLength": 1}, "hypothesis": {"type": "string", "minLength": 1},
-                   "label": GOLD},
+    "properties": {
+        "premise": {"type": "string", "minLength": 1},
+        "hypothesis": {"type": "string", "minLength": 1},
+        "label": GOLD,
+    },
 }
 
 

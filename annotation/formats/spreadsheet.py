@@ -3,17 +3,39 @@ line with its final label and how it was made.
 
 The export neutralises cells a spreadsheet would run as formulas (OWASP's rule: a text cell starting with
 =, +, -, @, a tab or a carriage return gets a leading '), so it is for reading, not for importing again."""
+
 from __future__ import annotations
 
 from annotation.formats import generic
 from annotation.formats.base import (
-    ExportOptions, FieldDoc, Format, ReadContext, checked_records, csv_cell, csv_line,
+    ExportOptions,
+    FieldDoc,
+    Format,
+    ReadContext,
+    checked_records,
+    csv_cell,
+    csv_line,
 )
 from annotation.services.records import item_batches
 from common.readers import RowError
 
-COLUMNS = ("item", "id", "premise", "hypothesis", "update", "atom", "label", "probability", "status", "answers",
-           "excluded_answers", "final", "method", "tie", "adjudicated")
+COLUMNS = (
+    "item",
+    "id",
+    "premise",
+    "hypothesis",
+    "update",
+    "atom",
+    "label",
+    "probability",
+    "status",
+    "answers",
+    "excluded_answers",
+    "final",
+    "method",
+    "tie",
+    "adjudicated",
+)
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
@@ -32,14 +54,24 @@ class Spreadsheet(Format):
     round_trips = False
     fields = (
         FieldDoc("item, id", "whole number, text", "the study's item id and the example's id"),
-        FieldDoc("premise, hypothesis, update, atom", "text", "the texts (a cell a spreadsheet would run as a "
-                 "formula starts with ')"),
+        FieldDoc(
+            "premise, hypothesis, update, atom",
+            "text",
+            "the texts (a cell a spreadsheet would run as a formula starts with ')",
+        ),
         FieldDoc("label, probability", "text", "the row's imported label and probability"),
         FieldDoc("status", "open, done or adjudication", "the item's status"),
-        FieldDoc("answers, excluded_answers", "whole number", "answers that count (imported votes included), and "
-                 "answers of excluded workers"),
-        FieldDoc("final, method, tie, adjudicated", "", "the item's label (adjudicated, else the aggregate; empty "
-                 "while unsettled or tied), how it was made, whether labels tied, whether an author set it"),
+        FieldDoc(
+            "answers, excluded_answers",
+            "whole number",
+            "answers that count (imported votes included), and answers of excluded workers",
+        ),
+        FieldDoc(
+            "final, method, tie, adjudicated",
+            "",
+            "the item's label (adjudicated, else the aggregate; empty "
+            "while unsettled or tied), how it was made, whether labels tied, whether an author set it",
+        ),
         FieldDoc("pool", "data or gold", "only when gold checks are asked for", added=True),
     )
 
@@ -68,10 +100,23 @@ class Spreadsheet(Format):
                 if not (record.answered or options.include_unanswered or item.is_gold):
                     continue
                 aggregate = record.aggregate(task)
-                row = [item.id, example.source_id or example.key, example.premise, example.hypothesis, example.update,
-                       item.atom.text if item.atom else "", example.source_label, example.source_probability,
-                       item.status, aggregate["answers"], aggregate["excluded"], csv_cell(aggregate["value"]),
-                       aggregate["method"] or "", csv_cell(aggregate["tie"]), csv_cell(aggregate["adjudicated"])]
+                row = [
+                    item.id,
+                    example.source_id or example.key,
+                    example.premise,
+                    example.hypothesis,
+                    example.update,
+                    item.atom.text if item.atom else "",
+                    example.source_label,
+                    example.source_probability,
+                    item.status,
+                    aggregate["answers"],
+                    aggregate["excluded"],
+                    csv_cell(aggregate["value"]),
+                    aggregate["method"] or "",
+                    csv_cell(aggregate["tie"]),
+                    csv_cell(aggregate["adjudicated"]),
+                ]
                 if options.include_gold:
                     row.append(record.pool)
                 lines.append(csv_line([spreadsheet_safe(value) for value in row]))

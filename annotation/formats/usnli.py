@@ -1,11 +1,22 @@
 """U-SNLI's CSV: `id,pre,hyp,nli,unli` (nli numbers the NLI label 0 = contradiction, 1 = neutral,
 2 = entailment; unli is a probability). Imported by slider studies (the probability is the item's reference)
 and 3-way label studies (the label is); exported by slider studies."""
+
 from __future__ import annotations
 
 from annotation.formats.base import (
-    POOLS, ExampleRow, ExportOptions, FieldDoc, Format, ReadContext, checked_records, csv_cell, csv_line,
-    extra_columns, probability_text, text,
+    POOLS,
+    ExampleRow,
+    ExportOptions,
+    FieldDoc,
+    Format,
+    ReadContext,
+    checked_records,
+    csv_cell,
+    csv_line,
+    extra_columns,
+    probability_text,
+    text,
 )
 from annotation.services.records import item_batches
 from common.readers import RowError
@@ -28,26 +39,47 @@ class USNLI(Format):
         FieldDoc("id", "text", "the pair's id (the imported id, else the study's key for it)"),
         FieldDoc("pre", "text", "the premise, exactly as stored"),
         FieldDoc("hyp", "text", "the hypothesis, exactly as stored"),
-        FieldDoc("nli", "0, 1 or 2", "the imported NLI label in U-SNLI's numbering (0 contradiction, 1 neutral, "
-                 "2 entailment); empty where the row had none"),
-        FieldDoc("unli", "probability", "the imported probability where the row had one (never overwritten), "
-                 "else the collected one; empty only on an unanswered row asked for"),
+        FieldDoc(
+            "nli",
+            "0, 1 or 2",
+            "the imported NLI label in U-SNLI's numbering (0 contradiction, 1 neutral, "
+            "2 entailment); empty where the row had none",
+        ),
+        FieldDoc(
+            "unli",
+            "probability",
+            "the imported probability where the row had one (never overwritten), "
+            "else the collected one; empty only on an unanswered row asked for",
+        ),
         FieldDoc("(other columns)", "text", "columns the imported file had beyond these, unchanged"),
         FieldDoc("unli_source", "imported, collected or none", "what `unli` holds", added=True),
-        FieldDoc("collected_unli", "probability", "the collected probability: the adjudicated one, else the median "
-                 "of the answers that count; empty while none", added=True),
-        FieldDoc("collected_answers", "whole number", "answers that count (excluded workers' answers left out)",
-                 added=True),
+        FieldDoc(
+            "collected_unli",
+            "probability",
+            "the collected probability: the adjudicated one, else the median "
+            "of the answers that count; empty while none",
+            added=True,
+        ),
+        FieldDoc(
+            "collected_answers", "whole number", "answers that count (excluded workers' answers left out)", added=True
+        ),
         FieldDoc("excluded_answers", "whole number", "answers of workers the author excluded", added=True),
         FieldDoc("adjudicated", "true or false", "an author set `collected_unli`", added=True),
         FieldDoc("item", "whole number", "the study's item id", added=True),
-        FieldDoc("pool, gold", "data or gold; probability", "only when gold checks are asked for: the row's "
-                 "pool, and a gold check's reference", added=True),
+        FieldDoc(
+            "pool, gold",
+            "data or gold; probability",
+            "only when gold checks are asked for: the row's pool, and a gold check's reference",
+            added=True,
+        ),
     )
 
     def importable(self, task, options):
-        return (not task.per_atom and task.source_fields(options) is None
-                and (task.probability_answers or set(NLI.labels) <= set(task.example_labels(options))))
+        return (
+            not task.per_atom
+            and task.source_fields(options) is None
+            and (task.probability_answers or set(NLI.labels) <= set(task.example_labels(options)))
+        )
 
     def exportable(self, task, options):
         return task.probability_answers and not task.per_atom
@@ -64,10 +96,16 @@ class USNLI(Format):
         if pool and pool not in POOLS:
             raise RowError("pool", f"must be one of {', '.join(POOLS)}, got {pool[:20]!r}")
         return ExampleRow(
-            line=line, key=f"id:{source_id}", source_id=source_id, premise=text(record, "pre"),
-            hypothesis=text(record, "hyp"), source_label=label, source_probability=probability,
+            line=line,
+            key=f"id:{source_id}",
+            source_id=source_id,
+            premise=text(record, "pre"),
+            hypothesis=text(record, "hyp"),
+            source_label=label,
+            source_probability=probability,
             source_data={k: v for k, v in record.items() if k not in COLUMNS + ADDED + GOLD_COLUMNS},
-            pool=pool, gold=(record.get("gold") or None) if pool == "gold" else None,
+            pool=pool,
+            gold=(record.get("gold") or None) if pool == "gold" else None,
         )
 
     def write(self, project, options: ExportOptions):
@@ -87,12 +125,23 @@ class USNLI(Format):
                     unli, source = "", "none"
                 else:
                     continue  # nothing to say about this pair yet
-                row = [example.source_id or example.key, example.premise, example.hypothesis,
-                       USNLI_CODES.get(example.source_label, ""), unli]
+                row = [
+                    example.source_id or example.key,
+                    example.premise,
+                    example.hypothesis,
+                    USNLI_CODES.get(example.source_label, ""),
+                    unli,
+                ]
                 own = example.source_data if example.source_format == self.name else {}
                 row += [csv_cell(own.get(column)) for column in extra]
-                row += [source, "" if collected is None else repr(float(collected)), len(record.collected),
-                        record.excluded, csv_cell(aggregate["adjudicated"]), record.item.id]
+                row += [
+                    source,
+                    "" if collected is None else repr(float(collected)),
+                    len(record.collected),
+                    record.excluded,
+                    csv_cell(aggregate["adjudicated"]),
+                    record.item.id,
+                ]
                 if options.include_gold:
                     row += [record.pool, csv_cell(record.item.gold)]
                 lines.append(csv_line(row))

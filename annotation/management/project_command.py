@@ -1,7 +1,8 @@
 """The shape every command about one project shares: SLUG first, --json for one JSON object, and the
 services' ValueErrors (no such project, bad settings, bad file) as a one-line CommandError."""
-from abc import ABCMeta, abstractmethod
+
 import json
+from abc import ABCMeta, abstractmethod
 
 from django.core.management.base import BaseCommand, CommandError
 

@@ -11,6 +11,7 @@ see but not act on answers 403 with the reason. `project_for(user, slug, action)
     manage  its owner (an author) and admins
     export  who may manage it, and holders of the `export_any_project` permission
 """
+
 from __future__ import annotations
 
 from django.core.exceptions import PermissionDenied
@@ -42,7 +43,9 @@ def crowd_study(user) -> int | None:
 
     study = getattr(user, "_crowd_study", UNREAD)  # getattr: request.user is a lazy wrapper around the user
     if study is UNREAD:
-        study = user._crowd_study = CrowdSession.objects.filter(worker=user.pk).values_list("project_id", flat=True).first()
+        study = user._crowd_study = (
+            CrowdSession.objects.filter(worker=user.pk).values_list("project_id", flat=True).first()
+        )
     return study
 
 
@@ -51,8 +54,6 @@ def crowd_study_of(user_id: OuterRef) -> Subquery:
     from annotation.models import CrowdSession
 
     return Subquery(CrowdSession.objects.filter(worker=user_id).values("project_id")[:1])
-
-
 
 
 def managed_projects(user) -> QuerySet:
@@ -108,7 +109,9 @@ def visible_projects(user) -> QuerySet:
         return Project.objects.none()
     if is_admin(user):
         return Project.objects.all()
-    return Project.objects.filter(Q(pk__in=managed_projects(user).values("pk")) | Q(pk__in=workable_projects(user).values("pk")))
+    return Project.objects.filter(
+        Q(pk__in=managed_projects(user).values("pk")) | Q(pk__in=workable_projects(user).values("pk"))
+    )
 
 
 def can_manage(user, project) -> bool:
@@ -156,11 +159,14 @@ def with_work_state(rows: QuerySet, worker_id: int, project_field: str = "pk", o
     from annotation.models import Assignment, WorkerStatus
 
     standing = WorkerStatus.objects.filter(project=OuterRef(project_field), worker=worker_id)
-    rows = rows.annotate(_standing_suspended=Subquery(standing.values("suspended")[:1]),
-                         _standing_blocked=Subquery(standing.values("blocked")[:1]))
+    rows = rows.annotate(
+        _standing_suspended=Subquery(standing.values("suspended")[:1]),
+        _standing_blocked=Subquery(standing.values("blocked")[:1]),
+    )
     if open_page:
-        held = Assignment.objects.filter(project=OuterRef(project_field), worker=worker_id,
-                                         status=Assignment.Status.OPEN, expires_at__gt=Now())
+        held = Assignment.objects.filter(
+            project=OuterRef(project_field), worker=worker_id, status=Assignment.Status.OPEN, expires_at__gt=Now()
+        )
         rows = rows.annotate(_open_page=Subquery(held.order_by("created_at").values("pk")[:1]))
     return rows
 
@@ -191,7 +197,8 @@ def _audience_admits_project(user, project) -> bool:
         return True
     return project.audience == Project.Audience.MEMBERS and (
         project.members.filter(pk=user.pk).exists()
-        or project.member_groups.filter(pk__in=user.groups.values("pk")).exists())
+        or project.member_groups.filter(pk__in=user.groups.values("pk")).exists()
+    )
 
 
 def work_refusal(user, project, new_page: bool = True) -> PermissionDenied | None:
@@ -253,8 +260,11 @@ def project_for(user, slug: str, action: str = "view"):
     if action not in ACTIONS:
         raise ValueError(f"unknown action {action!r}")
     working = action in ("view", "work", "submit") and has_role(user, WORKER)
-    project = (compiled_first(_project_with_work_state, action != "submit", slug=slug, worker_id=user.pk)
-               if working else compiled_first(_project_named, slug=slug))
+    project = (
+        compiled_first(_project_with_work_state, action != "submit", slug=slug, worker_id=user.pk)
+        if working
+        else compiled_first(_project_named, slug=slug)
+    )
     if project is not None and working:
         remember_work_state(project, user, project)
     if project is None or not can_view(user, project):

@@ -1,5 +1,6 @@
 """Adjudication: authors settle the items the redundancy policy could not (or picked ones), with an
 audit trail. Exports and evaluation read Item.final_value, which prefers the adjudicated label."""
+
 from __future__ import annotations
 
 import json
@@ -39,7 +40,9 @@ def adjudicate(item_id: int, user, value, note: str = "") -> AdjudicationRecord:
         final = parse_reference(item.project.task, item.project.options, value)
         if not isinstance(note, str) or len(note) > 5000:
             raise SubmissionError("note", "must be text of at most 5000 characters")
-        record = AdjudicationRecord.objects.create(item=item, author=user, before=item.final_value, after=final, note=note)
+        record = AdjudicationRecord.objects.create(
+            item=item, author=user, before=item.final_value, after=final, note=note
+        )
         item.adjudicated = final
         item.flagged = False
         item.status = Item.Status.DONE
@@ -56,7 +59,9 @@ def anonymised_annotations(item: Item) -> list[dict]:
         if annotation.worker_id is None:
             who = "imported"
         else:
-            who = letters.setdefault(annotation.worker_id, f"Annotator {chr(ord('A') + len(letters) % 26)}{len(letters) // 26 or ''}")
+            who = letters.setdefault(
+                annotation.worker_id, f"Annotator {chr(ord('A') + len(letters) % 26)}{len(letters) // 26 or ''}"
+            )
         rows.append(
             {
                 "annotator": who,

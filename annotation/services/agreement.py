@@ -12,11 +12,11 @@ ids. They enter every figure that needs only each item's multiset of values: Kri
 value counts and the split-half JSD. Figures between annotator pairs, and the held-out human baseline, use
 worker annotations only.
 """
+
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 import pandas as pd
@@ -83,12 +83,14 @@ class AnnotationTable:
 # this many calls the report page and the API leave it out rather than keep the author waiting.
 INTERACTIVE_PAIR_EVALUATIONS = 5000
 
+
 def load_annotations(project: Project) -> AnnotationTable:
     """Stream the project's annotations into an AnnotationTable (no per-row ORM objects)."""
     categories = project.task.categories(project.options)
     worker_rows, imported_rows = [], []
     stream = (
-        Annotation.objects.counted().filter(item__project=project)
+        Annotation.objects.counted()
+        .filter(item__project=project)
         .order_by("item_id", "id")  # items in import order: seeded figures do not depend on the database
         .values_list("item_id", "worker_id", "value", "count")
         .iterator(chunk_size=STREAM_CHUNK)
@@ -174,15 +176,18 @@ def agreement_figures(
     unavailable: dict[str, str] = {}
     packed = table.values_by_item()
     worker_matrix = table.workers.to_numpy()
-    if table.counts is not None:
-        sizes = table.counts.sum(axis=1)
-    else:
-        sizes = (~np.isnan(worker_matrix)).sum(axis=0)
+    sizes = table.counts.sum(axis=1) if table.counts is not None else (~np.isnan(worker_matrix)).sum(axis=0)
     pairable = sizes >= 2
 
     figures = _counts_only(
-        level, len(table.item_ids), pairable.sum(), table.n_annotations, table.n_imported, len(table.workers.index),
-        bootstrap, seed,
+        level,
+        len(table.item_ids),
+        pairable.sum(),
+        table.n_annotations,
+        table.n_imported,
+        len(table.workers.index),
+        bootstrap,
+        seed,
     )
 
     # Krippendorff's alpha: from value counts on categorical scales (imported votes included), from the
@@ -307,8 +312,11 @@ def project_agreement(
 
 def _project_figures(project, table, bootstrap, seed, max_pair_evaluations) -> dict:
     figures = agreement_figures(
-        table, bootstrap, seed, label_distributions=project.task.label_distributions,
-        max_pair_evaluations=max_pair_evaluations
+        table,
+        bootstrap,
+        seed,
+        label_distributions=project.task.label_distributions,
+        max_pair_evaluations=max_pair_evaluations,
     )
     return {"project": project.slug, "task_type": project.task_type, **figures}
 
@@ -342,7 +350,8 @@ def _no_figures(project, bootstrap, seed) -> dict:
         annotations.aggregate(votes=Sum("count"))["votes"] or 0,
         annotations.filter(worker=None).aggregate(votes=Sum("count"))["votes"] or 0,
         annotations.exclude(worker=None).order_by().values("worker").distinct().count(),
-        bootstrap, seed,
+        bootstrap,
+        seed,
     )
     unavailable = {"agreement": project.task.agreement_unavailable}
     return {"project": project.slug, "task_type": project.task_type, **figures, "unavailable": unavailable}
@@ -398,7 +407,11 @@ def project_report(
         figures = _project_figures(project, table, bootstrap, seed, max_pair_evaluations)
         agreement_plot = _agreement_plot(table, project)
     report_plots = [plot for plot in (task_plot, agreement_plot) if plot is not None]
-    return {"figures": figures, "plots": report_plots, "tables": task.report_tables(project) + linking.report_tables(project)}
+    return {
+        "figures": figures,
+        "plots": report_plots,
+        "tables": task.report_tables(project) + linking.report_tables(project),
+    }
 
 
 def agreement_histogram_svg(

@@ -1,4 +1,5 @@
 """Validating a page of answers: one rule for the HTML form, the API and qualification tests."""
+
 from annotation.tasktypes import AnswerError, TaskType
 
 

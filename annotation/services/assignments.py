@@ -7,6 +7,7 @@ Invariants (checked by the concurrency tests on PostgreSQL):
 On PostgreSQL the claim locks candidate items with FOR UPDATE SKIP LOCKED, so concurrent claimers take
 different rows without waiting; SQLite runs each write transaction alone (BEGIN IMMEDIATE).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -24,9 +25,9 @@ from django.utils import timezone
 from annotation.live import announce_progress
 from annotation.models import Annotation, Assignment, Claim, Item, PageDraft, Project
 from annotation.services import access, instrument, linking, pools
+from annotation.services.answers import SubmissionError, check_against_items, parse_answers
 from annotation.services.quality import is_gold_correct, record_gold_answers
 from annotation.services.redundancy import settle_item
-from annotation.services.answers import SubmissionError, check_against_items, parse_answers
 from annotation.services.study_settings import settings_schema
 from common.compiled_queries import compiled_rows, insert_rows, update_row
 
@@ -57,8 +58,9 @@ def open_assignment(project: Project, worker) -> Assignment | None:
     known, page_id = access.known_open_page(project, worker)
     if known and page_id is None:  # read with the project for this request: the worker holds no page
         return None
-    held = Assignment.objects.filter(project=project, worker=worker, status=Assignment.Status.OPEN,
-                                     expires_at__gt=timezone.now())
+    held = Assignment.objects.filter(
+        project=project, worker=worker, status=Assignment.Status.OPEN, expires_at__gt=timezone.now()
+    )
     return held.filter(pk=page_id).first() if known else held.order_by("created_at").first()
 
 
@@ -104,8 +106,12 @@ def _try_claim(project: Project, worker) -> Assignment | None:
             instrument_id=instrument.current_id(project),
         )
         insert_rows([assignment], returning_pk=True)
-        insert_rows([Claim(assignment=assignment, item=item, worker=worker, position=position)
-                     for position, item in enumerate(chosen)])
+        insert_rows(
+            [
+                Claim(assignment=assignment, item=item, worker=worker, position=position)
+                for position, item in enumerate(chosen)
+            ]
+        )
         assignment.page_items = chosen  # what the page shows, already read: no query to serialise it
         taken = [item for item in chosen if not item.is_gold]
         for item in taken:  # the rows are locked: their counters are current
@@ -130,8 +136,9 @@ def _lock_page(project: Project, worker) -> list[Item]:
     for _ in range(MAX_LOCK_ROUNDS):
         wanted = project.items_per_page - len(chosen)
         if considered:  # a later round (rare): skips the rows already looked at
-            batch = list(_free_items(sources[0], project_id=project.pk, worker_id=worker.pk)
-                         .exclude(id__in=considered)[:wanted])
+            batch = list(
+                _free_items(sources[0], project_id=project.pk, worker_id=worker.pk).exclude(id__in=considered)[:wanted]
+            )
         else:
             batch = compiled_rows(_free_page, sources[0], wanted, project_id=project.pk, worker_id=worker.pk)
         if not batch and len(sources) > 1:
@@ -166,8 +173,19 @@ def _free_items(after_last_claim: bool, *, project_id: int, worker_id: int):
         .order_by("priority", "id")
         # The page's texts come with the lock (joined, not locked), so answering the claim reads nothing more.
         .select_related("example", "atom")
-        .only("id", "status", "coherence_group", "annotation_count", "active_claims", "target", "is_gold",
-              "example__premise", "example__hypothesis", "example__update", "atom__text")
+        .only(
+            "id",
+            "status",
+            "coherence_group",
+            "annotation_count",
+            "active_claims",
+            "target",
+            "is_gold",
+            "example__premise",
+            "example__hypothesis",
+            "example__update",
+            "atom__text",
+        )
     )
     if after_last_claim:
         last_claimed = Claim.objects.filter(worker=worker_id, item__project=project_id).order_by("-item_id")
@@ -266,8 +284,10 @@ def submit_page(assignment_id: int, worker, answers: dict) -> SubmitResult:
                 settle_item(project, item, just_given=parsed[item.id][:2])
         if gold_results:
             record_gold_answers(project, worker, gold_results)
-        _store_counters(list(items.values()),
-                        ["annotation_count", "active_claims", "target", "status", "aggregate", "claimable", "priority"])
+        _store_counters(
+            list(items.values()),
+            ["annotation_count", "active_claims", "target", "status", "aggregate", "claimable", "priority"],
+        )
         assignment.status = Assignment.Status.SUBMITTED
         assignment.submitted_at = now
         assignment.late = late
@@ -286,7 +306,9 @@ def _page_to_submit(*, assignment_id: int, worker_id: int):
     expiry and release lock them in too, so no two of them deadlock. Every page has at least one claim."""
     claims = (
         Claim.objects.select_for_update(of=("assignment", "item"))
-        .select_related("assignment__project", "item__example")  # some task types check an answer against the example's texts
+        .select_related(
+            "assignment__project", "item__example"
+        )  # some task types check an answer against the example's texts
         .filter(assignment=assignment_id)
         .order_by("item_id")
     )
@@ -347,14 +369,15 @@ def _delete_draft(assignment: Assignment) -> None:
         PageDraft.objects.filter(assignment=assignment).delete()
 
 
-
 def extend_page(assignment_id: int, worker, now=None) -> Assignment:
     """Give an open page more time, once per page: its deadline moves on by the project's page timeout."""
     now = now or timezone.now()
     with transaction.atomic():
         assignment = (
-            Assignment.objects.select_for_update(of=("self",)).select_related("project")
-            .filter(pk=assignment_id, worker=worker).first()
+            Assignment.objects.select_for_update(of=("self",))
+            .select_related("project")
+            .filter(pk=assignment_id, worker=worker)
+            .first()
         )
         if assignment is None:
             raise SubmissionError("assignment", "no such page", status=404)
@@ -371,7 +394,10 @@ def extend_page(assignment_id: int, worker, now=None) -> Assignment:
 
 
 def abandon_minutes(project: Project) -> int:
-    return project.options.get("abandon_after_minutes") or settings_schema(project.task).get("abandon_after_minutes").default
+    return (
+        project.options.get("abandon_after_minutes")
+        or settings_schema(project.task).get("abandon_after_minutes").default
+    )
 
 
 def note_seen(assignment: Assignment, now=None) -> None:
@@ -387,14 +413,17 @@ def release_abandoned(now=None, project: Project | None = None, limit: int = EXP
     deadline. Like any expired page, one submitted later is still kept (marked late). Returns how many
     pages were released."""
     now = now or timezone.now()
-    projects = [project] if project is not None else Project.objects.filter(assignments__status=Assignment.Status.OPEN).distinct()
+    projects = (
+        [project]
+        if project is not None
+        else Project.objects.filter(assignments__status=Assignment.Status.OPEN).distinct()
+    )
     released = 0
     for each in projects:
         cutoff = now - timedelta(minutes=abandon_minutes(each))
         with transaction.atomic():
-            silent = (
-                Assignment.objects.select_for_update(skip_locked=True)
-                .filter(project=each, status=Assignment.Status.OPEN, last_seen_at__lte=cutoff)
+            silent = Assignment.objects.select_for_update(skip_locked=True).filter(
+                project=each, status=Assignment.Status.OPEN, last_seen_at__lte=cutoff
             )
             for assignment in silent.order_by("pk")[:limit]:
                 _close(assignment, Assignment.Status.EXPIRED)

@@ -1,5 +1,6 @@
 """The audit log: one row per export, block, unblock, adjudication, settings change and erasure, with who
 and when. Services call `record`; admins read the rows (Django admin, /audit/)."""
+
 from __future__ import annotations
 
 from annotation.models import AuditEntry, Project

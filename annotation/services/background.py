@@ -1,5 +1,6 @@
 """Long imports and exports run as jobs (the one jobs module): an import of many rows, or an export prepared
 as a file to download later. Each shows its progress on its job page and can be cancelled."""
+
 from __future__ import annotations
 
 from dataclasses import asdict
@@ -22,8 +23,13 @@ def start_import(project: Project, path, fmt: str, mapping: dict | None, purpose
     importers.check_format(project, fmt)
     importers.check_text(path)
     importers.read_context(project, mapping, label_map)
-    return start_job(IMPORT, {"format": fmt, "mapping": mapping or {}, "purpose": purpose,
-                              "label_map": list(label_map or [])}, user, project=project, inputs={"file": path})
+    return start_job(
+        IMPORT,
+        {"format": fmt, "mapping": mapping or {}, "purpose": purpose, "label_map": list(label_map or [])},
+        user,
+        project=project,
+        inputs={"file": path},
+    )
 
 
 def start_export(project: Project, fmt: str, user, options: ExportOptions = ExportOptions()) -> Job:
@@ -49,9 +55,15 @@ def bundle_name(project: Project) -> str:
 
 
 def _import(job: Job, progress) -> dict:
-    report = importers.import_file(job.project, job.input_path("file"), job.params["format"],
-                                   job.params["mapping"] or None, purpose=job.params["purpose"], progress=progress,
-                                   label_map=job.params.get("label_map"))
+    report = importers.import_file(
+        job.project,
+        job.input_path("file"),
+        job.params["format"],
+        job.params["mapping"] or None,
+        purpose=job.params["purpose"],
+        progress=progress,
+        label_map=job.params.get("label_map"),
+    )
     return report.as_dict()
 
 
@@ -70,13 +82,34 @@ def _bundle(job: Job, progress) -> dict:
     options = ExportOptions(**{name: job.params.get(name, False) for name in ("include_gold", "include_unanswered")})
     statement = write_bundle(job.project, path, progress=progress, options=options)
     files = statement["files"]
-    return {"file": path.name, "files": len(files), "valid": all(file["valid"] for file in files),
-            "records": sum(file["records"] for file in files)}
+    return {
+        "file": path.name,
+        "files": len(files),
+        "valid": all(file["valid"] for file in files),
+        "records": sum(file["records"] for file in files),
+    }
 
 
-register(JobKind(IMPORT, "Import", _import, group="data",
-                 describe_job=lambda job: f"Import ({job.params.get('format')}) into {job.project}"))
-register(JobKind(EXPORT, "Export", _export, group="data",
-                 describe_job=lambda job: f"Export ({job.params.get('format')}) of {job.project}"))
-register(JobKind(BUNDLE, "Dataset bundle", _bundle, group="data",
-                 describe_job=lambda job: f"Dataset bundle of {job.project}"))
+register(
+    JobKind(
+        IMPORT,
+        "Import",
+        _import,
+        group="data",
+        describe_job=lambda job: f"Import ({job.params.get('format')}) into {job.project}",
+    )
+)
+register(
+    JobKind(
+        EXPORT,
+        "Export",
+        _export,
+        group="data",
+        describe_job=lambda job: f"Export ({job.params.get('format')}) of {job.project}",
+    )
+)
+register(
+    JobKind(
+        BUNDLE, "Dataset bundle", _bundle, group="data", describe_job=lambda job: f"Dataset bundle of {job.project}"
+    )
+)

@@ -11,11 +11,12 @@ Each data file is written into the archive chunk by chunk and the figures come f
 streams of plain values, so memory does not grow with the study (the agreement figures hold one number per
 answer, as the agreement command does).
 """
+
 from __future__ import annotations
 
 import json
 import zipfile
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
@@ -63,11 +64,21 @@ def write_bundle(project: Project, path: str | Path, progress=None, options: Exp
         for fmt in formats:
             reports[fmt] = validate(lambda name=names[fmt]: archive.open(name), fmt)
             advance()
-    statement = data_statement(project, files=[
-        {"name": names[fmt], "format": fmt, "title": FORMATS[fmt].title, "records": reports[fmt].records,
-         "valid": reports[fmt].valid, "fields": [field.__dict__ for field in FORMATS[fmt].fields]}
-        for fmt in formats
-    ], options=options)
+    statement = data_statement(
+        project,
+        files=[
+            {
+                "name": names[fmt],
+                "format": fmt,
+                "title": FORMATS[fmt].title,
+                "records": reports[fmt].records,
+                "valid": reports[fmt].valid,
+                "fields": [field.__dict__ for field in FORMATS[fmt].fields],
+            }
+            for fmt in formats
+        ],
+        options=options,
+    )
     with zipfile.ZipFile(path, "a", compression=zipfile.ZIP_DEFLATED) as archive:
         archive.writestr("instrument_versions.json", _json(instrument.versions(project)))
         archive.writestr("data_statement.json", _json(statement))
@@ -88,49 +99,92 @@ def data_statement(project: Project, files: list[dict], options: ExportOptions =
     items = Item.objects.filter(project=project)
     data = items.filter(is_gold=False)
     counts = data.aggregate(
-        items=Count("id"), settled=Count("id", filter=~Q(status=Item.Status.OPEN)),
+        items=Count("id"),
+        settled=Count("id", filter=~Q(status=Item.Status.OPEN)),
         tied=Count("id", filter=Q(status=Item.Status.ADJUDICATION, adjudicated__isnull=True, aggregate__isnull=True)),
         adjudicated=Count("id", filter=Q(adjudicated__isnull=False)),
     )
     answers = Annotation.objects.filter(item__project=project, item__is_gold=False)
     collected = answers.filter(imported=False)
-    per_item = np.fromiter((count for count in data.values_list("annotation_count", flat=True).iterator(chunk_size=10_000)),
-                           dtype=np.int64)
-    seconds = np.fromiter((s for s in collected.filter(excluded=False, seconds_spent__isnull=False)
-                           .values_list("seconds_spent", flat=True).iterator(chunk_size=10_000)), dtype=float)
+    per_item = np.fromiter(
+        (count for count in data.values_list("annotation_count", flat=True).iterator(chunk_size=10_000)), dtype=np.int64
+    )
+    seconds = np.fromiter(
+        (
+            s
+            for s in collected.filter(excluded=False, seconds_spent__isnull=False)
+            .values_list("seconds_spent", flat=True)
+            .iterator(chunk_size=10_000)
+        ),
+        dtype=float,
+    )
     figures = project_agreement(project, bootstrap=1000, seed=0)
     test = project.qualification
     return {
-        "study": {"slug": project.slug, "title": project.title, "task_type": project.task_type,
-                  "task": project.task.label, "status": project.status, "created_at": project.created_at.isoformat(),
-                  "statement_written_at": datetime.now(timezone.utc).isoformat(timespec="seconds")},
-        "items": {"data": counts["items"], "settled": counts["settled"], "tied": counts["tied"],
-                  "adjudicated": counts["adjudicated"], "gold_checks": items.filter(is_gold=True).count(),
-                  "qualification": test.items.count() if test else 0},
-        "answers": {"collected": collected.filter(excluded=False).count(),
-                    "excluded": collected.filter(excluded=True).count(),
-                    "imported_votes": answers.filter(imported=True).aggregate(n=Sum("count"))["n"] or 0,
-                    "gold_check_answers": Annotation.objects.filter(item__project=project, item__is_gold=True).count()},
-        "annotators": {"with_counted_answers": collected.filter(excluded=False).values("worker").distinct().count(),
-                       "excluded": WorkerStatus.objects.filter(project=project, exclude_answers=True).count()},
+        "study": {
+            "slug": project.slug,
+            "title": project.title,
+            "task_type": project.task_type,
+            "task": project.task.label,
+            "status": project.status,
+            "created_at": project.created_at.isoformat(),
+            "statement_written_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        },
+        "items": {
+            "data": counts["items"],
+            "settled": counts["settled"],
+            "tied": counts["tied"],
+            "adjudicated": counts["adjudicated"],
+            "gold_checks": items.filter(is_gold=True).count(),
+            "qualification": test.items.count() if test else 0,
+        },
+        "answers": {
+            "collected": collected.filter(excluded=False).count(),
+            "excluded": collected.filter(excluded=True).count(),
+            "imported_votes": answers.filter(imported=True).aggregate(n=Sum("count"))["n"] or 0,
+            "gold_check_answers": Annotation.objects.filter(item__project=project, item__is_gold=True).count(),
+        },
+        "annotators": {
+            "with_counted_answers": collected.filter(excluded=False).values("worker").distinct().count(),
+            "excluded": WorkerStatus.objects.filter(project=project, exclude_answers=True).count(),
+        },
         "redundancy": {
-            "planned": project.redundancy, "most": project.max_annotations,
+            "planned": project.redundancy,
+            "most": project.max_annotations,
             "answers_per_item": _spread(per_item),
             "share_reaching_planned": float((per_item >= project.redundancy).mean()) if per_item.size else None,
         },
-        "agreement": {name: figures.get(name) for name in (
-            "level", "krippendorff_alpha", "krippendorff_alpha_ci", "pairwise", "split_half_jsd", "bootstrap",
-            "unavailable", "n_items", "n_workers")},
-        "time": {"median_seconds_per_item": float(np.median(seconds)) if seconds.size else None,
-                 "answers_timed": int(seconds.size)},
+        "agreement": {
+            name: figures.get(name)
+            for name in (
+                "level",
+                "krippendorff_alpha",
+                "krippendorff_alpha_ci",
+                "pairwise",
+                "split_half_jsd",
+                "bootstrap",
+                "unavailable",
+                "n_items",
+                "n_workers",
+            )
+        },
+        "time": {
+            "median_seconds_per_item": float(np.median(seconds)) if seconds.size else None,
+            "answers_timed": int(seconds.size),
+        },
         "exclusions": _exclusions(project),
         "qualification": _qualification(project, test),
-        "gold": {"rate": project.gold_rate, "checks_before_suspension": project.gold_min_checks,
-                 "suspend_below": project.suspend_below or None,
-                 "rule": "a gold check counts as passed when the answer matches its reference as the task type "
-                         "grades it; a reference a worker was shown is never used to check them"},
-        "instrument_versions": [{key: version[key] for key in ("number", "digest", "created_at", "pages", "current")}
-                                for version in instrument.versions(project)],
+        "gold": {
+            "rate": project.gold_rate,
+            "checks_before_suspension": project.gold_min_checks,
+            "suspend_below": project.suspend_below or None,
+            "rule": "a gold check counts as passed when the answer matches its reference as the task type "
+            "grades it; a reference a worker was shown is never used to check them",
+        },
+        "instrument_versions": [
+            {key: version[key] for key in ("number", "digest", "created_at", "pages", "current")}
+            for version in instrument.versions(project)
+        ],
         "aggregation_policy": POLICY,
         "export_options": {"include_gold": options.include_gold, "include_unanswered": options.include_unanswered},
         "files": files,
@@ -140,21 +194,29 @@ def data_statement(project: Project, files: list[dict], options: ExportOptions =
 def _spread(values: np.ndarray) -> dict | None:
     if not values.size:
         return None
-    return {"min": int(values.min()), "median": float(np.median(values)), "mean": float(values.mean()),
-            "max": int(values.max())}
+    return {
+        "min": int(values.min()),
+        "median": float(np.median(values)),
+        "mean": float(values.mean()),
+        "max": int(values.max()),
+    }
 
 
 def _exclusions(project: Project) -> list[dict]:
     rows = []
     statuses = WorkerStatus.objects.filter(project=project, exclude_answers=True).select_related("blocked_by")
     for status in statuses.order_by("blocked_at"):
-        rows.append({
-            "annotator": annotator_id(project, status.worker_id),
-            "answers": Annotation.objects.filter(item__project=project, worker_id=status.worker_id, excluded=True).count(),
-            "reason": status.block_reason or None,
-            "decided_by": status.blocked_by.username if status.blocked_by else None,
-            "at": status.blocked_at.isoformat() if status.blocked_at else None,
-        })
+        rows.append(
+            {
+                "annotator": annotator_id(project, status.worker_id),
+                "answers": Annotation.objects.filter(
+                    item__project=project, worker_id=status.worker_id, excluded=True
+                ).count(),
+                "reason": status.block_reason or None,
+                "decided_by": status.blocked_by.username if status.blocked_by else None,
+                "at": status.blocked_at.isoformat() if status.blocked_at else None,
+            }
+        )
     return rows
 
 
@@ -165,9 +227,14 @@ def _qualification(project: Project, test) -> dict | None:
     from annotation.services.qualification import RULES
 
     rules = {setting.name: getattr(test, setting.name) for setting in RULES if hasattr(test, setting.name)}
-    return {"items": test.items.count(), "rules": rules, "feedback_shown": bool(test.options.get("show_feedback")),
-            "score": project.task.qualification_score, "workers_tried": attempts.values("worker").distinct().count(),
-            "workers_passed": attempts.filter(passed=True).values("worker").distinct().count()}
+    return {
+        "items": test.items.count(),
+        "rules": rules,
+        "feedback_shown": bool(test.options.get("show_feedback")),
+        "score": project.task.qualification_score,
+        "workers_tried": attempts.values("worker").distinct().count(),
+        "workers_passed": attempts.filter(passed=True).values("worker").distinct().count(),
+    }
 
 
 def statement_markdown(statement: dict) -> str:
@@ -191,8 +258,10 @@ def statement_markdown(statement: dict) -> str:
     spread = redundancy["answers_per_item"]
     if spread:
         share = redundancy["share_reaching_planned"]
-        lines.append(f"- Answers per item: median {spread['median']:g} (from {spread['min']} to {spread['max']}); "
-                     f"planned {redundancy['planned']}, at most {redundancy['most']}; {share:.0%} of items reached the plan.")
+        lines.append(
+            f"- Answers per item: median {spread['median']:g} (from {spread['min']} to {spread['max']}); "
+            f"planned {redundancy['planned']}, at most {redundancy['most']}; {share:.0%} of items reached the plan."
+        )
     median = statement["time"]["median_seconds_per_item"]
     lines.append(f"- Median time per item: {median:.1f} s." if median is not None else "- No answer was timed.")
     lines += ["", "## Agreement", ""]
@@ -205,33 +274,54 @@ def statement_markdown(statement: dict) -> str:
     if pairwise:
         ci = pairwise.get("ci")
         interval = f" (95% interval {ci[0]:.3f} to {ci[1]:.3f})" if ci else ""
-        lines.append(f"- Mean pairwise {pairwise['statistic']} over {pairwise['pairs']} annotator pairs: "
-                     f"{pairwise['value']:.3f}{interval}.")
+        lines.append(
+            f"- Mean pairwise {pairwise['statistic']} over {pairwise['pairs']} annotator pairs: "
+            f"{pairwise['value']:.3f}{interval}."
+        )
     for name, reason in (agreement.get("unavailable") or {}).items():
         lines.append(f"- {name}: not reported ({reason}).")
     lines += ["", "## Exclusions", ""]
-    lines += [f"- {row['annotator']}: {row['answers']} answers left out by {row['decided_by'] or 'an author'}"
-              f"{': ' + row['reason'] if row['reason'] else ''}." for row in statement["exclusions"]] or ["- None."]
+    lines += [
+        f"- {row['annotator']}: {row['answers']} answers left out by {row['decided_by'] or 'an author'}"
+        f"{': ' + row['reason'] if row['reason'] else ''}."
+        for row in statement["exclusions"]
+    ] or ["- None."]
     lines += ["", "## Quality control", ""]
     qualification = statement["qualification"]
     if qualification:
-        lines.append(f"- Qualification test of {qualification['items']} items ({qualification['score']}); rules "
-                     f"{json.dumps(qualification['rules'])}; feedback shown: {'yes' if qualification['feedback_shown'] else 'no'}; "
-                     f"{qualification['workers_passed']} of {qualification['workers_tried']} workers passed.")
+        lines.append(
+            f"- Qualification test of {qualification['items']} items ({qualification['score']}); rules "
+            f"{json.dumps(qualification['rules'])}; feedback shown: {'yes' if qualification['feedback_shown'] else 'no'}; "
+            f"{qualification['workers_passed']} of {qualification['workers_tried']} workers passed."
+        )
     else:
         lines.append("- No qualification test.")
     gold = statement["gold"]
-    lines.append(f"- Gold checks on {gold['rate']:.0%} of pages; {gold['rule']}"
-                 + (f"; workers below {gold['suspend_below']:g} gold accuracy after {gold['checks_before_suspension']} "
-                    "checks are suspended." if gold["suspend_below"] else "."))
-    lines.append(f"- Instrument versions: {len(statement['instrument_versions'])} (instrument_versions.json holds "
-                 "their text; every answer names its version).")
+    lines.append(
+        f"- Gold checks on {gold['rate']:.0%} of pages; {gold['rule']}"
+        + (
+            f"; workers below {gold['suspend_below']:g} gold accuracy after {gold['checks_before_suspension']} "
+            "checks are suspended."
+            if gold["suspend_below"]
+            else "."
+        )
+    )
+    lines.append(
+        f"- Instrument versions: {len(statement['instrument_versions'])} (instrument_versions.json holds "
+        "their text; every answer names its version)."
+    )
     lines += ["", "## How labels were made", "", POLICY, "", "## Files", ""]
     for file in statement["files"]:
-        lines += [f"### {file['name']} ({file['title']}, {file['records']} records, "
-                  f"{'valid' if file['valid'] else 'NOT valid: see validation.json'})", "",
-                  "| field | type | meaning |", "|---|---|---|"]
-        lines += [f"| `{field['name']}`{' (added)' if field['added'] else ''} | {field['type']} | {field['meaning']} |"
-                  for field in file["fields"]]
+        lines += [
+            f"### {file['name']} ({file['title']}, {file['records']} records, "
+            f"{'valid' if file['valid'] else 'NOT valid: see validation.json'})",
+            "",
+            "| field | type | meaning |",
+            "|---|---|---|",
+        ]
+        lines += [
+            f"| `{field['name']}`{' (added)' if field['added'] else ''} | {field['type']} | {field['meaning']} |"
+            for field in file["fields"]
+        ]
         lines.append("")
     return "\n".join(lines) + "\n"

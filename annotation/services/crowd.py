@@ -5,6 +5,7 @@ An entry link is not a login: it logs in only the crowd account made for that pa
 found through its CrowdSession row (never by username), and only from the platform session the participant
 first arrived with, unless the link carries the signed resume token the study handed out.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -54,7 +55,7 @@ def is_mturk_preview(params) -> bool:
 def identify(params) -> Arrival:
     """Who an entry link's query parameters name; raises EntryError naming the parameter that is wrong."""
     for platform, names in PLATFORM_PARAMETERS.items():
-        participant_name, study_name, session_name = names
+        participant_name, _study_name, _session_name = names
         if not params.get(participant_name):
             continue
         values = [params.get(name, "") for name in names]
@@ -147,8 +148,13 @@ def _first_arrival(project: Project, arrival: Arrival) -> CrowdSession:
         user.save(update_fields=["password"])
         grant_role(user, WORKER)
         return CrowdSession.objects.create(
-            project=project, worker=user, platform=arrival.platform, participant_id=arrival.participant_id,
-            study_id=arrival.study_id, session_id=arrival.session_id, submit_to=arrival.submit_to,
+            project=project,
+            worker=user,
+            platform=arrival.platform,
+            participant_id=arrival.participant_id,
+            study_id=arrival.study_id,
+            session_id=arrival.session_id,
+            submit_to=arrival.submit_to,
         )
 
 
@@ -163,7 +169,9 @@ def session_of(project: Project, user) -> CrowdSession | None:
 
 
 def submitted_pages(session: CrowdSession) -> int:
-    return Assignment.objects.filter(project=session.project, worker=session.worker, status=Assignment.Status.SUBMITTED).count()
+    return Assignment.objects.filter(
+        project=session.project, worker=session.worker, status=Assignment.Status.SUBMITTED
+    ).count()
 
 
 def no_work_left(project: Project, worker) -> bool:

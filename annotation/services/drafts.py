@@ -2,6 +2,7 @@
 connection or another tab restores them). A draft is never an Annotation and is never validated as one:
 half-written answers are fine. Only its shape is checked, so a bad payload stores nothing. Saving a draft
 is also the page's heartbeat (see assignments.release_abandoned)."""
+
 from __future__ import annotations
 
 import json
@@ -63,8 +64,10 @@ def save_draft(assignment_id: int, worker, data, now=None) -> Assignment:
     now = now or timezone.now()
     with transaction.atomic():
         assignment = (
-            Assignment.objects.select_for_update(of=("self",)).select_related("project")
-            .filter(pk=assignment_id, worker=worker).first()
+            Assignment.objects.select_for_update(of=("self",))
+            .select_related("project")
+            .filter(pk=assignment_id, worker=worker)
+            .first()
         )
         if assignment is None:  # someone else's page answers as if it did not exist
             raise SubmissionError("assignment", "no such page", status=404)

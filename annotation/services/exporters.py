@@ -3,16 +3,27 @@ keyset-paginated batches, so memory stays flat whatever the study's size. This m
 API, the command line and jobs call: it checks the format fits before the first byte, names the file and
 records the export in the audit log.
 """
+
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 from annotation.formats import FORMATS, ExportOptions, exportable, get_format
 from annotation.models import AuditEntry, Project
 from annotation.services import audit
 
-__all__ = ["FORMATS", "ExportError", "ExportOptions", "check_format", "content_type", "export", "file_name",
-           "options_from", "record_export", "write_export"]
+__all__ = [
+    "FORMATS",
+    "ExportError",
+    "ExportOptions",
+    "check_format",
+    "content_type",
+    "export",
+    "file_name",
+    "options_from",
+    "record_export",
+    "write_export",
+]
 
 
 class ExportError(ValueError):
@@ -37,8 +48,9 @@ def check_format(project: Project, fmt: str) -> None:
         raise ExportError(f"unknown export format {fmt!r}; choose one of {', '.join(FORMATS)}")
     fitting = exportable(project.task, project.options)
     if fmt not in fitting:
-        raise ExportError(f"the {fmt} format does not fit this {project.task.label} project; choose one of "
-                          f"{', '.join(fitting)}")
+        raise ExportError(
+            f"the {fmt} format does not fit this {project.task.label} project; choose one of {', '.join(fitting)}"
+        )
 
 
 def export(project: Project, fmt: str, options: ExportOptions = ExportOptions()) -> Iterator[str]:
@@ -55,6 +67,7 @@ FALSE_WORDS = ("", "0", "false", "no", "off")
 def options_from(params) -> ExportOptions:
     """Export options from a query string or form (include_gold, include_unanswered: 1, true, yes or on;
     0, false, no, off or absent). Anything else is refused rather than read as "no"."""
+
     def asked(name):
         word = str(params.get(name, "")).strip().lower()
         if word not in TRUE_WORDS + FALSE_WORDS:
@@ -66,8 +79,15 @@ def options_from(params) -> ExportOptions:
 
 def record_export(project: Project, fmt: str, by, via: str, options: ExportOptions = ExportOptions()) -> None:
     """The audit log's row for an export that was allowed (by: the user, None for the command line)."""
-    audit.record(by, AuditEntry.Action.EXPORT, project, format=fmt, via=via,
-                 include_gold=options.include_gold, include_unanswered=options.include_unanswered)
+    audit.record(
+        by,
+        AuditEntry.Action.EXPORT,
+        project,
+        format=fmt,
+        via=via,
+        include_gold=options.include_gold,
+        include_unanswered=options.include_unanswered,
+    )
 
 
 def write_export(project: Project, fmt: str, path, progress=None, options: ExportOptions = ExportOptions()) -> int:

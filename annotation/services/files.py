@@ -1,5 +1,6 @@
 """Files the server keeps only for a while: staged uploads waiting for their import, and the copies and outputs
 of finished jobs. Ages from settings (STAGED_UPLOAD_MAX_AGE_HOURS, JOB_FILES_MAX_AGE_DAYS)."""
+
 from django.conf import settings
 
 from annotation.services import uploads

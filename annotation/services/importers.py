@@ -7,6 +7,7 @@ file with its line and field. Rows go to a pool (data, gold checks, the qualific
 purpose, or what an exported record says of itself; a row whose text is in another pool of the study is
 refused, naming the item and its pool (annotation.services.pools).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -40,8 +41,19 @@ IMPORT_FORMATS = tuple(name for name, fmt in FORMATS.items() if fmt.reads)
 MAX_ERRORS_REPORTED = 50
 PROGRESS_ROWS = 1000  # rows between two progress reports of a long import
 
-__all__ = ["FORMATS", "GENERIC_FIELDS", "IMPORT_FORMATS", "PURPOSES", "ImportFileError", "ImportReport", "import_file", "import_stream",
-           "import_upload", "preview", "read_rows"]
+__all__ = [
+    "FORMATS",
+    "GENERIC_FIELDS",
+    "IMPORT_FORMATS",
+    "PURPOSES",
+    "ImportFileError",
+    "ImportReport",
+    "import_file",
+    "import_stream",
+    "import_upload",
+    "preview",
+    "read_rows",
+]
 
 
 class ImportFileError(ValueError):
@@ -50,8 +62,10 @@ class ImportFileError(ValueError):
 
     def __init__(self, errors: list[tuple[int | None, str, str]]):
         self.errors = errors
-        lines = [f"{f'line {line}, ' if line else ''}field {name!r}: {message}"
-                 for line, name, message in errors[:MAX_ERRORS_REPORTED]]
+        lines = [
+            f"{f'line {line}, ' if line else ''}field {name!r}: {message}"
+            for line, name, message in errors[:MAX_ERRORS_REPORTED]
+        ]
         more = len(errors) - MAX_ERRORS_REPORTED
         if more > 0:
             lines.append(f"... and {more} more")
@@ -91,8 +105,12 @@ def read_context(project: Project, mapping: dict[str, str] | None = None, label_
         checked_map = label_mapping(label_map or {}, labels) if labels is not None else {}
     except LabelError as error:
         raise ImportFileError([(0, "label mapping", str(error))]) from None
-    return ReadContext(labels=labels, label_map=checked_map, mapping=full_mapping(mapping),
-                       hypothesis_required=kept_fields is None or "hypothesis" in kept_fields)
+    return ReadContext(
+        labels=labels,
+        label_map=checked_map,
+        mapping=full_mapping(mapping),
+        hypothesis_required=kept_fields is None or "hypothesis" in kept_fields,
+    )
 
 
 def label_map_pairs(text: str) -> list[str]:
@@ -128,7 +146,7 @@ def preview(path: str | Path, fmt: str, limit: int = PREVIEW_ROWS) -> dict:
     records, errors = [], []
     csv_file = fmt in FORMATS and FORMATS[fmt].extension == "csv"
     with open(path, "rb") as stream:
-        for line, record in (csv_rows(stream) if csv_file else json_lines(stream)):
+        for line, record in csv_rows(stream) if csv_file else json_lines(stream):
             if isinstance(record, RowError):
                 errors.append((line, record.field, record.message))
             else:
@@ -168,16 +186,19 @@ def check_format(project: Project, fmt: str) -> None:
     if not reader.importable(task, project.options):
         from annotation.formats import importable
 
-        raise ValueError(f"the {fmt} format does not fit a {task.label} project; choose one of "
-                         f"{', '.join(importable(task, project.options))}")
+        raise ValueError(
+            f"the {fmt} format does not fit a {task.label} project; choose one of "
+            f"{', '.join(importable(task, project.options))}"
+        )
 
 
 def check_size(size: int) -> None:
     """The one import size limit, for the web form, the API and the command line alike."""
     limit = settings.NLI_MAX_IMPORT_BYTES
     if size > limit:
-        raise ImportFileError([(0, "(file)", f"is {size / 2**20:.1f} MiB, over the import limit of "
-                                             f"{limit / 2**20:.0f} MiB")])
+        raise ImportFileError(
+            [(0, "(file)", f"is {size / 2**20:.1f} MiB, over the import limit of {limit / 2**20:.0f} MiB")]
+        )
 
 
 def check_text(source, sample: int = 1 << 16) -> None:
@@ -201,18 +222,33 @@ def count_lines(path: str | Path) -> int:
         return sum(chunk.count(b"\n") for chunk in iter(lambda: handle.read(1 << 20), b""))
 
 
-def import_file(project: Project, path: str | Path, fmt: str, mapping: dict[str, str] | None = None,
-                purpose: str = "data", progress=None, label_map=None) -> ImportReport:
+def import_file(
+    project: Project,
+    path: str | Path,
+    fmt: str,
+    mapping: dict[str, str] | None = None,
+    purpose: str = "data",
+    progress=None,
+    label_map=None,
+) -> ImportReport:
     """Import a file on disk. progress(lines read, lines in the file) is called as the rows are checked."""
     check_size(Path(path).stat().st_size)
     total = count_lines(path) if progress else 0
     with open(path, "rb") as stream:  # the readers decode it and name the first byte that is not UTF-8
-        return import_stream(project, stream, fmt, mapping, purpose=purpose, label_map=label_map,
-                             progress=(lambda line: progress(min(line, total), total)) if progress else None)
+        return import_stream(
+            project,
+            stream,
+            fmt,
+            mapping,
+            purpose=purpose,
+            label_map=label_map,
+            progress=(lambda line: progress(min(line, total), total)) if progress else None,
+        )
 
 
-def import_upload(project: Project, upload, fmt: str, mapping: dict[str, str] | None = None, purpose: str = "data",
-                  label_map=None) -> ImportReport:
+def import_upload(
+    project: Project, upload, fmt: str, mapping: dict[str, str] | None = None, purpose: str = "data", label_map=None
+) -> ImportReport:
     """An uploaded file (Django's UploadedFile), read as a stream from its temporary file, never whole."""
     check_size(upload.size)
     upload.seek(0)
@@ -224,8 +260,9 @@ def _rereadable(stream) -> bool:
     return bool(seekable and seekable())
 
 
-def import_stream(project: Project, stream: IO[str], fmt: str, mapping=None, purpose: str = "data",
-                  progress=None, label_map=None) -> ImportReport:
+def import_stream(
+    project: Project, stream: IO[str], fmt: str, mapping=None, purpose: str = "data", progress=None, label_map=None
+) -> ImportReport:
     """Validate the whole stream first; write nothing unless every row is good.
 
     purpose "gold" imports the rows as hidden gold checks, "qualification" as the items of the project's
@@ -292,8 +329,9 @@ class PoolChecks:
         pool = self.pool_of(row.pool, row.line, errors)
         if row.atoms:
             for index, atom in enumerate(row.atoms):
-                self.check_text(row, atom["text"], self.pool_of(atom["pool"], row.line, errors), errors,
-                                f"atoms[{index}].text")
+                self.check_text(
+                    row, atom["text"], self.pool_of(atom["pool"], row.line, errors), errors, f"atoms[{index}].text"
+                )
                 self.check_atom_gold(row.line, atom, self.pool_of(atom["pool"], row.line, errors), errors, index)
             return
         if self.project.task.per_atom:
@@ -306,14 +344,25 @@ class PoolChecks:
                 errors.append((row.line, "nli_studio.gold", error.message))
                 return
             if row.gold is None:
-                errors.append((row.line, "label", f"a {pool} item needs a reference answer for a "
-                                                  f"{self.project.task.label} project in its label"))
+                errors.append(
+                    (
+                        row.line,
+                        "label",
+                        f"a {pool} item needs a reference answer for a {self.project.task.label} project in its label",
+                    )
+                )
 
     def check_text(self, row: ExampleRow, atom: str, pool: str, errors: list, where: str) -> None:
         member = self.others(pool).get(pools.text_key(row.premise, row.hypothesis, row.update, atom))
         if member is not None:
-            errors.append((row.line, where, f"this text is the study's {member.name}, {pools.POOL_NAMES[member.pool]}; "
-                                            f"an item cannot also be {pools.POOL_NAMES[pool]}"))
+            errors.append(
+                (
+                    row.line,
+                    where,
+                    f"this text is the study's {member.name}, {pools.POOL_NAMES[member.pool]}; "
+                    f"an item cannot also be {pools.POOL_NAMES[pool]}",
+                )
+            )
 
     def check_atom_gold(self, line: int, atom: dict, pool: str, errors: list, index: int) -> None:
         if pool != pools.GOLD:
@@ -325,11 +374,17 @@ class PoolChecks:
             except SubmissionError as error:
                 errors.append((line, f"atoms[{index}].nli_studio.gold", error.message))
             return
-        atom["gold"] = task.gold_reference(None, Atom(validity=atom["validity"], effect=atom["effect"]),
-                                           self.project.options)
+        atom["gold"] = task.gold_reference(
+            None, Atom(validity=atom["validity"], effect=atom["effect"]), self.project.options
+        )
         if atom["gold"] is None:
-            errors.append((line, f"atoms[{index}].{task.atom_reference_field}",
-                           f"a gold atom needs its reference answer for a {task.label} project"))
+            errors.append(
+                (
+                    line,
+                    f"atoms[{index}].{task.atom_reference_field}",
+                    f"a gold atom needs its reference answer for a {task.label} project",
+                )
+            )
 
     def reference(self, row: ExampleRow):
         """A gold or qualification row's reference: the one its record names, else its own label."""
@@ -339,9 +394,15 @@ class PoolChecks:
 
 
 def _example_of(row: ExampleRow) -> Example:
-    return Example(premise=row.premise, hypothesis=row.hypothesis, update=row.update, update_type=row.update_type,
-                   source_label=row.source_label, source_probability=row.source_probability,
-                   source_data=row.source_data)
+    return Example(
+        premise=row.premise,
+        hypothesis=row.hypothesis,
+        update=row.update,
+        update_type=row.update_type,
+        source_label=row.source_label,
+        source_probability=row.source_probability,
+        source_data=row.source_data,
+    )
 
 
 def _keep_fields(rows: list[ExampleRow], fields: tuple[str, ...], skipped: list[Skipped]) -> list[ExampleRow]:
@@ -355,8 +416,21 @@ def _keep_fields(rows: list[ExampleRow], fields: tuple[str, ...], skipped: list[
             skipped.append(Skipped(row.line, "repeats the text of an earlier row"))
             continue
         seen.add(key)
-        kept.append(replace(row, key=key, **texts, update_type="", source_label="", source_probability="",
-                            source_data={}, imported_labels=[], label_set=None, ordered_votes=False, group=""))
+        kept.append(
+            replace(
+                row,
+                key=key,
+                **texts,
+                update_type="",
+                source_label="",
+                source_probability="",
+                source_data={},
+                imported_labels=[],
+                label_set=None,
+                ordered_votes=False,
+                group="",
+            )
+        )
     return kept
 
 
@@ -419,11 +493,20 @@ class ExampleRowChecks:
                 errors.append((self.first_voted_line, "label_counter", "the file mixes label sets"))
             else:
                 current = self.project.options
-                conflicts = {name: value for name, value in _options_changed_by(self.project, next(iter(self.label_sets))).items()
-                             if current.get(name) is not None}
+                conflicts = {
+                    name: value
+                    for name, value in _options_changed_by(self.project, next(iter(self.label_sets))).items()
+                    if current.get(name) is not None
+                }
                 if conflicts and self.project.examples.exists():
-                    errors.extend((self.first_voted_line, "label_counter", f"the project uses {name} {current[name]}, "
-                                   f"the file {value}") for name, value in conflicts.items())
+                    errors.extend(
+                        (
+                            self.first_voted_line,
+                            "label_counter",
+                            f"the project uses {name} {current[name]}, the file {value}",
+                        )
+                        for name, value in conflicts.items()
+                    )
         errors.sort(key=lambda error: error[0] or 0)
 
     def _repeated_ids(self, errors: list, ids_at) -> None:
@@ -495,10 +578,18 @@ def _write_example_batches(project: Project, batches, label_sets: set, purpose: 
         examples = Example.objects.bulk_create(
             [
                 Example(
-                    project=project, key=row.key, source_id=row.source_id, premise=row.premise,
-                    hypothesis=row.hypothesis, update=row.update, update_type=row.update_type,
-                    source_label=row.source_label, source_probability=row.source_probability,
-                    source_data=row.source_data, source_format=row.source_format, position=position + offset,
+                    project=project,
+                    key=row.key,
+                    source_id=row.source_id,
+                    premise=row.premise,
+                    hypothesis=row.hypothesis,
+                    update=row.update,
+                    update_type=row.update_type,
+                    source_label=row.source_label,
+                    source_probability=row.source_probability,
+                    source_data=row.source_data,
+                    source_format=row.source_format,
+                    position=position + offset,
                 )
                 for offset, row in enumerate(new_rows)
             ],
@@ -510,8 +601,13 @@ def _write_example_batches(project: Project, batches, label_sets: set, purpose: 
         if not task.per_atom:
             votes = [row.imported_labels if label_sets else [] for row in new_rows]
             items = [
-                _new_item(project, example, labels=labels, group=row.group,
-                          gold=row.gold if (row.pool or purpose) == pools.GOLD else None)
+                _new_item(
+                    project,
+                    example,
+                    labels=labels,
+                    group=row.group,
+                    gold=row.gold if (row.pool or purpose) == pools.GOLD else None,
+                )
                 for example, row, labels in zip(examples, new_rows, votes)
             ]
             Item.objects.bulk_create(items, batch_size=2000)
@@ -528,8 +624,9 @@ def _write_example_batches(project: Project, batches, label_sets: set, purpose: 
             _write_row_atoms(project, atom_rows, existing, purpose, report)
 
 
-def _write_row_atoms(project: Project, rows: list[ExampleRow], example_ids: dict[str, int], purpose: str,
-                     report: ImportReport) -> None:
+def _write_row_atoms(
+    project: Project, rows: list[ExampleRow], example_ids: dict[str, int], purpose: str, report: ImportReport
+) -> None:
     """The atoms that lines of a per-atom study's own export carry, one item each (atoms already there are
     counted as already present)."""
     ids = {example_ids[row.key] for row in rows}
@@ -542,13 +639,27 @@ def _write_row_atoms(project: Project, rows: list[ExampleRow], example_ids: dict
                 report.already_present += 1
                 continue
             existing.add(key)
-            atoms.append(Atom(example_id=key[0], text=atom["text"], order=atom["order"] or 0,
-                              validity=atom["validity"], effect=atom["effect"]))
+            atoms.append(
+                Atom(
+                    example_id=key[0],
+                    text=atom["text"],
+                    order=atom["order"] or 0,
+                    validity=atom["validity"],
+                    effect=atom["effect"],
+                )
+            )
             pools_of.append(atom)
     Atom.objects.bulk_create(atoms, batch_size=2000)
-    items = [_new_item(project, None, atom, gold=spec["gold"] if (spec["pool"] or purpose) == pools.GOLD else None,
-                       example_id=atom.example_id)
-             for atom, spec in zip(atoms, pools_of)]
+    items = [
+        _new_item(
+            project,
+            None,
+            atom,
+            gold=spec["gold"] if (spec["pool"] or purpose) == pools.GOLD else None,
+            example_id=atom.example_id,
+        )
+        for atom, spec in zip(atoms, pools_of)
+    ]
     Item.objects.bulk_create(items, batch_size=2000)
     report.atoms += len(atoms)
     report.items += len(items)
@@ -585,14 +696,19 @@ def _import_examples_streamed(project: Project, stream, fmt: str, context: ReadC
 
     def ids_at(lines: set[int]) -> dict[int, str]:
         stream.seek(0)
-        return {line: _identity(row) for line, row in read_rows(stream, fmt, context)
-                if line in lines and isinstance(row, ExampleRow)}
+        return {
+            line: _identity(row)
+            for line, row in read_rows(stream, fmt, context)
+            if line in lines and isinstance(row, ExampleRow)
+        }
 
     checks.finish(errors, ids_at)
     if errors:
         raise ImportFileError(sorted(errors, key=lambda error: error[0] or 0))
     distinct_hypotheses = len(numpy.unique(numpy.frombuffer(hypotheses, dtype=numpy.int64)))
-    report = ImportReport(skipped=sum(skipped.values()), skipped_reasons=dict(skipped), unique_hypotheses=distinct_hypotheses)
+    report = ImportReport(
+        skipped=sum(skipped.values()), skipped_reasons=dict(skipped), unique_hypotheses=distinct_hypotheses
+    )
     label_sets, checks = checks.label_sets, ExampleRowChecks(project)  # the second pass numbers keys alike
     del hypotheses
     stream.seek(0)
@@ -615,8 +731,15 @@ def _import_examples_streamed(project: Project, stream, fmt: str, context: ReadC
     return _explained(project, fmt, _analyzed(report))
 
 
-def _new_item(project: Project, example: Example | None, atom: Atom | None = None, labels: list[str] = (),
-              group: str = "", gold=None, example_id: int | None = None) -> Item:
+def _new_item(
+    project: Project,
+    example: Example | None,
+    atom: Atom | None = None,
+    labels: list[str] = (),
+    group: str = "",
+    gold=None,
+    example_id: int | None = None,
+) -> Item:
     """A new item; `gold` (a reference answer) makes it a hidden gold check, served only as one."""
     item = Item(project=project, example=example, atom=atom, target=project.redundancy, coherence_group=group)
     if example is None:
@@ -670,16 +793,29 @@ def _write_atoms(project: Project, rows: list[AtomRow], errors: list, skipped: l
         made = {}
         if new_examples:
             position = project.examples.count()
-            created = Example.objects.bulk_create([
-                Example(project=project, key=row.key, source_id=row.source_id, premise=row.premise,
-                        hypothesis=row.hypothesis, update=row.update, update_type=row.update_type,
-                        source_label=row.source_label, source_probability=row.source_probability,
-                        source_data=row.source_data, source_format=row.source_format, position=position + offset)
-                for offset, row in enumerate(new_examples)
-            ])
+            created = Example.objects.bulk_create(
+                [
+                    Example(
+                        project=project,
+                        key=row.key,
+                        source_id=row.source_id,
+                        premise=row.premise,
+                        hypothesis=row.hypothesis,
+                        update=row.update,
+                        update_type=row.update_type,
+                        source_label=row.source_label,
+                        source_probability=row.source_probability,
+                        source_data=row.source_data,
+                        source_format=row.source_format,
+                        position=position + offset,
+                    )
+                    for offset, row in enumerate(new_examples)
+                ]
+            )
             made = {example.key: example for example in created}
-            report.notes.append(f"{len(created)} example{'s' if len(created) != 1 else ''} made from the lines "
-                                "that carry them.")
+            report.notes.append(
+                f"{len(created)} example{'s' if len(created) != 1 else ''} made from the lines that carry them."
+            )
         existing = set(Atom.objects.filter(example__project=project).values_list("example_id", "text"))
         new_atoms, specs = [], []
         for row, found in targets:
@@ -690,15 +826,25 @@ def _write_atoms(project: Project, rows: list[AtomRow], errors: list, skipped: l
                         report.already_present += 1
                         continue
                     existing.add((example.id, atom["text"]))
-                    new_atoms.append(Atom(example=example, text=atom["text"], validity=atom["validity"],
-                                          order=order if atom["order"] is None else atom["order"], effect=atom["effect"]))
+                    new_atoms.append(
+                        Atom(
+                            example=example,
+                            text=atom["text"],
+                            validity=atom["validity"],
+                            order=order if atom["order"] is None else atom["order"],
+                            effect=atom["effect"],
+                        )
+                    )
                     specs.append(atom)
         Atom.objects.bulk_create(new_atoms, batch_size=2000)
         report.atoms = report.created = len(new_atoms)
         if project.task.per_atom:
-            items = [_new_item(project, atom.example, atom,
-                               gold=spec["gold"] if (spec["pool"] or purpose) == pools.GOLD else None)
-                     for atom, spec in zip(new_atoms, specs)]
+            items = [
+                _new_item(
+                    project, atom.example, atom, gold=spec["gold"] if (spec["pool"] or purpose) == pools.GOLD else None
+                )
+                for atom, spec in zip(new_atoms, specs)
+            ]
             Item.objects.bulk_create(items, batch_size=2000)
             report.items = len(items)
             report.gold_items = sum(item.is_gold for item in items)
@@ -726,8 +872,9 @@ def analyze_imported_tables() -> None:
     if connection.vendor != "postgresql":
         return
     with connection.cursor() as cursor:
-        cursor.execute("ANALYZE " + ", ".join(connection.ops.quote_name(model._meta.db_table)
-                                              for model in IMPORTED_TABLES))
+        cursor.execute(
+            "ANALYZE " + ", ".join(connection.ops.quote_name(model._meta.db_table) for model in IMPORTED_TABLES)
+        )
 
 
 def _write_qualification(project: Project, rows: list[ExampleRow], skipped: list[Skipped]) -> ImportReport:
@@ -741,11 +888,19 @@ def _write_qualification(project: Project, rows: list[ExampleRow], skipped: list
         except QualificationError as error:
             raise ImportFileError([(0, "(file)", str(error))]) from None
         start = _next_order(test)
-        QualificationItem.objects.bulk_create([
-            QualificationItem(test=test, premise=row.premise, hypothesis=row.hypothesis, update=row.update,
-                              order=start + number, reference=row.gold)
-            for number, row in enumerate(rows)
-        ])
+        QualificationItem.objects.bulk_create(
+            [
+                QualificationItem(
+                    test=test,
+                    premise=row.premise,
+                    hypothesis=row.hypothesis,
+                    update=row.update,
+                    order=start + number,
+                    reference=row.gold,
+                )
+                for number, row in enumerate(rows)
+            ]
+        )
     return ImportReport(skipped=len(skipped), qualification_items=len(rows))
 
 

@@ -6,6 +6,7 @@ SHA-256 of that content as canonical JSON. Each page records the version current
 changing what workers see after pages were handed out makes a new version, and the old one stays listed
 with its text. Before any page was handed out the current version is simply rewritten.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -23,8 +24,9 @@ def content(project: Project) -> dict:
     schema = settings_schema(project.task)
     return {
         "task_type": project.task_type,
-        "settings": {setting.name: current_setting(project, schema, setting.name)
-                     for setting in schema if setting.worker_visible},
+        "settings": {
+            setting.name: current_setting(project, schema, setting.name) for setting in schema if setting.worker_visible
+        },
     }
 
 
@@ -62,5 +64,14 @@ def current_id(project: Project) -> int:
 def versions(project: Project) -> list[dict]:
     """Every version of the project, oldest first, with the pages shown with it."""
     rows = project.instrument_versions.annotate(page_count=Count("pages")).order_by("number")
-    return [{"number": v.number, "digest": v.digest, "created_at": v.created_at.isoformat(), "pages": v.page_count,
-             "current": v.pk == project.instrument_id, "content": v.content} for v in rows]
+    return [
+        {
+            "number": v.number,
+            "digest": v.digest,
+            "created_at": v.created_at.isoformat(),
+            "pages": v.page_count,
+            "current": v.pk == project.instrument_id,
+            "content": v.content,
+        }
+        for v in rows
+    ]

@@ -1,5 +1,6 @@
 """The dashboard's item table: search, filters and sort over a project's items, and turning items into hidden
 gold checks. Every filter is one indexed condition, so a page stays cheap at 100,000 items."""
+
 from __future__ import annotations
 
 from django.db import connections, transaction
@@ -19,11 +20,19 @@ FILTERS = {
     "gold": Q(is_gold=True),
 }
 FILTER_NAMES = {
-    "open": "collecting", "done": "done", "adjudication": "waiting for adjudication", "adjudicated": "adjudicated",
-    "disagreement": "annotators disagreed", "in_progress": "on a worker's page", "gold": "gold checks",
+    "open": "collecting",
+    "done": "done",
+    "adjudication": "waiting for adjudication",
+    "adjudicated": "adjudicated",
+    "disagreement": "annotators disagreed",
+    "in_progress": "on a worker's page",
+    "gold": "gold checks",
 }
 SORTS = {
-    "id": ("id",), "-id": ("-id",), "annotations": ("annotation_count", "id"), "-annotations": ("-annotation_count", "id"),
+    "id": ("id",),
+    "-id": ("-id",),
+    "annotations": ("annotation_count", "id"),
+    "-annotations": ("-annotation_count", "id"),
     "status": ("status", "id"),
 }
 
@@ -46,8 +55,10 @@ def _text_matches(project: Project, text: str, vendor: str) -> Q:
     if vendor != "postgresql":
         # SQLite scans either way, and the join lets a page stop at its 25th match.
         return (
-            Q(example__premise__icontains=text) | Q(example__hypothesis__icontains=text)
-            | Q(atom__text__icontains=text) | Q(example__source_id=text)
+            Q(example__premise__icontains=text)
+            | Q(example__hypothesis__icontains=text)
+            | Q(atom__text__icontains=text)
+            | Q(example__source_id=text)
         )
     # An OR across the joined tables makes PostgreSQL test every example of the study; one subquery per table
     # is answered from that table's indexes instead (the trigram indexes of migration 0008 serve icontains).
@@ -63,7 +74,11 @@ def make_gold(project: Project, item_id: int, reference) -> Item:
     """Move an item nobody has answered from the data pool into the gold checks, with this reference answer.
     An item whose text is in the qualification test stays where it is (services.pools)."""
     with transaction.atomic():
-        item = Item.objects.select_for_update(of=("self",)).select_related("example", "atom").get(pk=item_id, project=project)
+        item = (
+            Item.objects.select_for_update(of=("self",))
+            .select_related("example", "atom")
+            .get(pk=item_id, project=project)
+        )
         if item.is_gold:
             raise SubmissionError("item", f"item {item.pk} is a gold check already")
         if item.annotation_count or item.active_claims:

@@ -11,6 +11,7 @@ validation project with a claim on each item made from their answer (and their o
 task type has one). The claim query already skips items a worker holds a claim on, so the claim path does
 no extra work.
 """
+
 from __future__ import annotations
 
 import logging
@@ -106,10 +107,16 @@ def _create_validation_project(project: Project, setup: ValidationSetup) -> Proj
         slug = f"{stem}-{number}"
     try:
         validation = create_project(
-            slug, setup.task_type, project.owner, title=f"Validation: {project.title}"[:200],
+            slug,
+            setup.task_type,
+            project.owner,
+            title=f"Validation: {project.title}"[:200],
             instructions="Other workers wrote these sentences for the premises shown. Judge each one as it stands.",
-            redundancy=setup.redundancy, max_annotations=setup.redundancy, status=project.status,
-            audience=project.audience, **setup.options,
+            redundancy=setup.redundancy,
+            max_annotations=setup.redundancy,
+            status=project.status,
+            audience=project.audience,
+            **setup.options,
         )
     except (SettingError, PermissionDenied) as error:
         raise LinkError(f"no validation project could be created: {error}") from None
@@ -132,11 +139,20 @@ def _create_pairs(project: Project, validation: Project, pairs: list[tuple[Annot
     start = validation.examples.count()
     examples = Example.objects.bulk_create(
         Example(
-            project=validation, key=f"origin:{answer.id}:{pair.target}", source_id=pair_id(project, answer, pair.target),
-            premise=pair.premise, hypothesis=pair.hypothesis, update=pair.update, update_type=pair.update_type,
+            project=validation,
+            key=f"origin:{answer.id}:{pair.target}",
+            source_id=pair_id(project, answer, pair.target),
+            premise=pair.premise,
+            hypothesis=pair.hypothesis,
+            update=pair.update,
+            update_type=pair.update_type,
             # Written pairs take SNLI's shape: the premise's caption id, the pair's id after it.
-            source_label=pair.target, source_data={"captionID": f"{project.slug}#{answer.item_id}"}, source_format="snli",
-            position=start + offset, origin=answer, origin_target=pair.target,
+            source_label=pair.target,
+            source_data={"captionID": f"{project.slug}#{answer.item_id}"},
+            source_format="snli",
+            position=start + offset,
+            origin=answer,
+            origin_target=pair.target,
         )
         for offset, (answer, pair) in enumerate(pairs)
     )
@@ -147,8 +163,12 @@ def _create_pairs(project: Project, validation: Project, pairs: list[tuple[Annot
         )
     items = Item.objects.bulk_create(
         Item(
-            project=validation, example=example, atom=atom, target=validation.redundancy,
-            annotation_count=int(pair.vote is not None), claimable=int(pair.vote is not None) < validation.redundancy,
+            project=validation,
+            example=example,
+            atom=atom,
+            target=validation.redundancy,
+            annotation_count=int(pair.vote is not None),
+            claimable=int(pair.vote is not None) < validation.redundancy,
         )
         for example, atom, (_, pair) in zip(examples, atoms, pairs)
     )
@@ -159,8 +179,13 @@ def _create_pairs(project: Project, validation: Project, pairs: list[tuple[Annot
         by_answer.setdefault(answer.id, []).append((item, pair))
         writers[answer.id] = answer.worker_id
     pages = Assignment.objects.bulk_create(
-        Assignment(project=validation, worker_id=writers[answer_id], status=Assignment.Status.SUBMITTED,
-                   expires_at=now, submitted_at=now)
+        Assignment(
+            project=validation,
+            worker_id=writers[answer_id],
+            status=Assignment.Status.SUBMITTED,
+            expires_at=now,
+            submitted_at=now,
+        )
         for answer_id in by_answer
     )
     Claim.objects.bulk_create(
@@ -169,8 +194,14 @@ def _create_pairs(project: Project, validation: Project, pairs: list[tuple[Annot
         for position, (item, _) in enumerate(written)
     )
     Annotation.objects.bulk_create(
-        Annotation(item=item, worker_id=page.worker_id, assignment=page, raw={"value": pair.vote}, value=pair.vote,
-                   started_at=now)
+        Annotation(
+            item=item,
+            worker_id=page.worker_id,
+            assignment=page,
+            raw={"value": pair.vote},
+            value=pair.vote,
+            started_at=now,
+        )
         for page, written in zip(pages, by_answer.values())
         for item, pair in written
         if pair.vote is not None
@@ -211,7 +242,9 @@ def written_records(project: Project) -> Iterator[WrittenRecord]:
         validated = Item.objects.none()
         if project.validation_project_id is not None:
             validated = Item.objects.filter(project_id=project.validation_project_id, example__origin__in=batch)
-        items = {(item.example.origin_id, item.example.origin_target): item for item in validated.select_related("example")}
+        items = {
+            (item.example.origin_id, item.example.origin_target): item for item in validated.select_related("example")
+        }
         votes = votes_in_order([item.id for item in items.values()])
         for answer in batch:
             for pair in task.validation_pairs(answer.item.example, answer.value, options):
@@ -240,8 +273,12 @@ def writer_figures(project: Project) -> list[dict]:
             entry["validated"] += 1
             entry["confirmed"] += record.verdict == record.pair.target
     return [
-        {"writer": writer, "target": target, **entry,
-         "rate": entry["confirmed"] / entry["validated"] if entry["validated"] else None}
+        {
+            "writer": writer,
+            "target": target,
+            **entry,
+            "rate": entry["confirmed"] / entry["validated"] if entry["validated"] else None,
+        }
         for (writer, target), entry in sorted(counts.items(), key=lambda pair: (pair[0][0], target_order[pair[0][1]]))
     ]
 
@@ -253,18 +290,27 @@ def report_tables(project: Project) -> list[dict]:
     if task.validation_task(project.options) is None:
         return []
     rows = [
-        [f["writer"], task.target_name(f["target"]), f["written"], f["sent"], f["validated"], f["confirmed"],
-         "—" if f["rate"] is None else f"{f['rate']:.0%}"]
+        [
+            f["writer"],
+            task.target_name(f["target"]),
+            f["written"],
+            f["sent"],
+            f["validated"],
+            f["confirmed"],
+            "—" if f["rate"] is None else f"{f['rate']:.0%}",
+        ]
         for f in writer_figures(project)
     ]
-    return [{
-        "title": "Writers: validation rate per target",
-        "columns": ["Writer", "Target", "Written", "Sent", "Validated", "Confirmed", "Validation rate"],
-        "rows": rows,
-        "empty": "Nothing written yet.",
-        "note": f"Validated: the validation project settled the pair. Confirmed: {task.confirmation_rule(project.options)}. "
-                "Validation rate: confirmed of validated.",
-    }]
+    return [
+        {
+            "title": "Writers: validation rate per target",
+            "columns": ["Writer", "Target", "Written", "Sent", "Validated", "Confirmed", "Validation rate"],
+            "rows": rows,
+            "empty": "Nothing written yet.",
+            "note": f"Validated: the validation project settled the pair. Confirmed: {task.confirmation_rule(project.options)}. "
+            "Validation rate: confirmed of validated.",
+        }
+    ]
 
 
 def validation_status(project: Project) -> dict | None:
@@ -274,5 +320,9 @@ def validation_status(project: Project) -> dict | None:
         return None
     linked = project.validation_project
     sent = Example.objects.filter(project=linked, origin__item__project=project).count() if linked else 0
-    return {"project": linked, "answers": _written_answers(project).count(), "sent": sent,
-            "sends_on_submit": project.task.sends_on_submit(project.options)}
+    return {
+        "project": linked,
+        "answers": _written_answers(project).count(),
+        "sent": sent,
+        "sends_on_submit": project.task.sends_on_submit(project.options),
+    }

@@ -7,6 +7,7 @@ e-mail on the account, the completion code (derived from the ID) and free-text r
 answers. Their answers, timings and anonymised annotator id (a keyed hash of the account's number in every
 export) stay, so figures and datasets do not change.
 """
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
@@ -53,8 +54,11 @@ def forget_participant(platform: str, participant_id: str, by=None) -> Erasure:
     if platform not in platforms:
         raise ParticipantError(f"unknown platform {platform!r}; choose one of {', '.join(platforms)}")
     with transaction.atomic():
-        sessions = list(CrowdSession.objects.select_for_update().select_related("worker")
-                        .filter(platform=platform, participant_id=participant_id))
+        sessions = list(
+            CrowdSession.objects.select_for_update()
+            .select_related("worker")
+            .filter(platform=platform, participant_id=participant_id)
+        )
         if not sessions:
             raise ParticipantError(f"no {platform} participant with that ID (already erased, or never entered)")
         workers = {session.worker.pk: session.worker for session in sessions}
@@ -72,10 +76,16 @@ def forget_participant(platform: str, participant_id: str, by=None) -> Erasure:
             worker.save(update_fields=["username", "first_name", "last_name", "email", "is_active", "password"])
         answers = Annotation.objects.filter(worker__in=workers)
         reasons = answers.exclude(reason="").update(reason="")
-        erasure = Erasure(platform=platform, sessions=len(sessions), accounts=len(workers),
-                          answers_kept=answers.count(), reasons_erased=reasons)
+        erasure = Erasure(
+            platform=platform,
+            sessions=len(sessions),
+            accounts=len(workers),
+            answers_kept=answers.count(),
+            reasons_erased=reasons,
+        )
         projects = {session.project for session in sessions}
         for project in projects:
-            audit.record(by, AuditEntry.Action.ERASE, project, **erasure.as_dict(),
-                         workers=[f"w{pk}" for pk in sorted(workers)])
+            audit.record(
+                by, AuditEntry.Action.ERASE, project, **erasure.as_dict(), workers=[f"w{pk}" for pk in sorted(workers)]
+            )
     return erasure

@@ -9,6 +9,7 @@ And whatever a worker was shown a reference answer for (the worked examples besi
 items of a qualification test whose feedback they saw) never checks that worker: `shown_to()` lists those
 texts and the gold check draw leaves them out.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -54,7 +55,9 @@ def qualification_members(project: Project, copies: bool = False) -> dict[str, M
         items = items.filter(copied_from__isnull=True)
     return {
         text_key(premise, hypothesis, update, atom): Member(QUALIFICATION, f"item {order} of the qualification test")
-        for premise, hypothesis, update, atom, order in items.values_list("premise", "hypothesis", "update", "atom_text", "order")
+        for premise, hypothesis, update, atom, order in items.values_list(
+            "premise", "hypothesis", "update", "atom_text", "order"
+        )
     }
 
 
@@ -64,7 +67,8 @@ def item_members(project: Project, pool: str) -> dict[str, Member]:
     return {
         text_key(premise, hypothesis, update, atom or ""): Member(pool, f"item {item_id}")
         for item_id, premise, hypothesis, update, atom in items.values_list(
-            "id", "example__premise", "example__hypothesis", "example__update", "atom__text").iterator(chunk_size=5000)
+            "id", "example__premise", "example__hypothesis", "example__update", "atom__text"
+        ).iterator(chunk_size=5000)
     }
 
 
@@ -79,28 +83,39 @@ def other_pools(project: Project, pool: str) -> dict[str, Member]:
 
 
 def item_key(item: Item) -> str:
-    return text_key(item.example.premise, item.example.hypothesis, item.example.update, item.atom.text if item.atom else "")
+    return text_key(
+        item.example.premise, item.example.hypothesis, item.example.update, item.atom.text if item.atom else ""
+    )
 
 
 def ensure_not_in_qualification(project: Project, item: Item) -> None:
     """Refuse to make a study item a gold check when its text is an item of the qualification test."""
     member = qualification_members(project, copies=True).get(item_key(item))
     if member is not None:
-        raise PoolError(f"item {item.pk} cannot become a gold check: its text is {member.name} "
-                        f"(workers may have seen its reference answer)")
+        raise PoolError(
+            f"item {item.pk} cannot become a gold check: its text is {member.name} "
+            f"(workers may have seen its reference answer)"
+        )
 
 
 def shown_to(project: Project, worker) -> Q | None:
     """A condition on items matching every text this worker was shown a reference answer for in this study:
     the worked examples, and the qualification items of every attempt of theirs that showed feedback."""
-    shown = [(example.get("premise", ""), example.get("hypothesis", ""), example.get("update", ""), example.get("atom", ""))
-             for example in project.options.get("worked_examples") or [] if isinstance(example, dict)]
+    shown = [
+        (example.get("premise", ""), example.get("hypothesis", ""), example.get("update", ""), example.get("atom", ""))
+        for example in project.options.get("worked_examples") or []
+        if isinstance(example, dict)
+    ]
     # Attempts say whether they showed feedback; older attempts showed it when their test did.
-    saw_feedback = Q(details__feedback_shown=True) | (Q(details__feedback_shown__isnull=True)
-                                                      & Q(test__options__show_feedback=True))
+    saw_feedback = Q(details__feedback_shown=True) | (
+        Q(details__feedback_shown__isnull=True) & Q(test__options__show_feedback=True)
+    )
     feedback_tests = QualificationAttempt.objects.filter(saw_feedback, worker=worker).values("test_id")
-    shown += list(QualificationItem.objects.filter(test_id__in=feedback_tests)
-                  .values_list("premise", "hypothesis", "update", "atom_text"))
+    shown += list(
+        QualificationItem.objects.filter(test_id__in=feedback_tests).values_list(
+            "premise", "hypothesis", "update", "atom_text"
+        )
+    )
     if not shown:
         return None
     condition = Q()

@@ -1,5 +1,6 @@
 """Project progress counts, shown on the dashboard and pushed live: one pass over the project's items (each
 keeps its own counts), whatever the number of answers."""
+
 from django.db.models import Count, Q, Sum
 
 from annotation.models import Item, Project

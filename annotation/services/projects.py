@@ -1,5 +1,6 @@
 """Projects: creation, changes and lifecycle, members, clones. The web form, the API serializer and the
 `create_project` command all come from the settings schema (services.study_settings) and call these functions."""
+
 from __future__ import annotations
 
 import re
@@ -15,6 +16,7 @@ from annotation.services import access, audit, instrument
 from annotation.services.study_settings import current_setting, settings_schema
 from annotation.tasktypes import get_task_type
 from common.schema import Schema, Setting, SettingError
+
 
 def _apply(project: Project, schema: Schema, cleaned: dict) -> None:
     options = dict(project.options)
@@ -107,8 +109,12 @@ def update_project(project: Project, changed_by=None, **changes) -> Project:
     meaning = ["task_type", *(setting.name for setting in schema if setting.fixed_once_answered)]
     fixed = [name for name in meaning if name in changes and changes[name] != current_setting(project, schema, name)]
     if fixed and has_answers(project):
-        raise SettingError({fixed[0]: "cannot change once the project has answers: they were given on the old "
-                                      "scale (clone the study to change it)"})
+        raise SettingError(
+            {
+                fixed[0]: "cannot change once the project has answers: they were given on the old "
+                "scale (clone the study to change it)"
+            }
+        )
     if "task_type" in changes:
         project.task_type = get_task_type(changes.pop("task_type")).name
         schema = settings_schema(project.task)
@@ -177,26 +183,56 @@ def clone_project(project: Project, slug: str, owner, with_items: bool = False) 
         if with_items:
             examples = list(project.examples.order_by("id"))
             copies = Example.objects.bulk_create(
-                [Example(project=clone, key=e.key, source_id=e.source_id, premise=e.premise, hypothesis=e.hypothesis,
-                         update=e.update, update_type=e.update_type, source_label=e.source_label,
-                         source_probability=e.source_probability, source_data=e.source_data,
-                         source_format=e.source_format, position=e.position) for e in examples],
+                [
+                    Example(
+                        project=clone,
+                        key=e.key,
+                        source_id=e.source_id,
+                        premise=e.premise,
+                        hypothesis=e.hypothesis,
+                        update=e.update,
+                        update_type=e.update_type,
+                        source_label=e.source_label,
+                        source_probability=e.source_probability,
+                        source_data=e.source_data,
+                        source_format=e.source_format,
+                        position=e.position,
+                    )
+                    for e in examples
+                ],
                 batch_size=2000,
             )
             example_of = {old.id: new for old, new in zip(examples, copies)}
             atoms = list(Atom.objects.filter(example__project=project).order_by("id"))
             atom_copies = Atom.objects.bulk_create(
-                [Atom(example=example_of[a.example_id], text=a.text, order=a.order, validity=a.validity, effect=a.effect)
-                 for a in atoms],
+                [
+                    Atom(
+                        example=example_of[a.example_id],
+                        text=a.text,
+                        order=a.order,
+                        validity=a.validity,
+                        effect=a.effect,
+                    )
+                    for a in atoms
+                ],
                 batch_size=2000,
             )
             atom_of = {old.id: new for old, new in zip(atoms, atom_copies)}
             Item.objects.bulk_create(
-                [Item(project=clone, example=example_of[i.example_id], atom=atom_of.get(i.atom_id),
-                      coherence_group=i.coherence_group, is_gold=i.is_gold, gold=i.gold,
-                      target=0 if i.is_gold else clone.redundancy, claimable=not i.is_gold,
-                      status=Item.Status.DONE if i.is_gold else Item.Status.OPEN)
-                 for i in project.items.order_by("id")],
+                [
+                    Item(
+                        project=clone,
+                        example=example_of[i.example_id],
+                        atom=atom_of.get(i.atom_id),
+                        coherence_group=i.coherence_group,
+                        is_gold=i.is_gold,
+                        gold=i.gold,
+                        target=0 if i.is_gold else clone.redundancy,
+                        claimable=not i.is_gold,
+                        status=Item.Status.DONE if i.is_gold else Item.Status.OPEN,
+                    )
+                    for i in project.items.order_by("id")
+                ],
                 batch_size=2000,
             )
     return clone
@@ -213,7 +249,9 @@ def add_members(project: Project, names: str) -> list:
     known = {user.username for user in found} | {user.email for user in found if user.email}
     unknown = [name for name in wanted if name not in known]
     if unknown:
-        raise SettingError({"members": f"no user named {', '.join(unknown[:10])}" + (" …" if len(unknown) > 10 else "")})
+        raise SettingError(
+            {"members": f"no user named {', '.join(unknown[:10])}" + (" …" if len(unknown) > 10 else "")}
+        )
     project.members.add(*found)
     return found
 

@@ -4,6 +4,7 @@ on which page, with which instrument version, the worker's qualification score, 
 Annotator ids are keyed hashes (HMAC-SHA256 with the study's own key) of the worker's account id: the same
 in every export and format of a study, different between studies, never a crowd platform's ID.
 """
+
 from __future__ import annotations
 
 import hashlib

@@ -1,5 +1,8 @@
 """Qualification tests: a page of reference items; pass rules from REFERENCE.md, all configurable."""
+
 from __future__ import annotations
+
+import itertools
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
@@ -15,8 +18,9 @@ class QualificationError(ValueError):
     pass
 
 
-def create_test(slug: str, task_type: str, rows: list[dict], title: str = "", options: dict | None = None,
-                projects=(), **rules) -> QualificationTest:
+def create_test(
+    slug: str, task_type: str, rows: list[dict], title: str = "", options: dict | None = None, projects=(), **rules
+) -> QualificationTest:
     """rows: {"premise", "hypothesis", "update"?, "atom"?, "reference", "easy"?}; references read as the task
     type reads a final label (slider: a probability; nli: e/n/c; validity: valid/invalid; defeasible: -2..2).
     `options`: the task type's settings the items are answered with (e.g. a project's label set). A row whose
@@ -29,8 +33,11 @@ def create_test(slug: str, task_type: str, rows: list[dict], title: str = "", op
         if setting.fixed_once_answered and len({repr(project.options.get(setting.name)) for project in projects}) > 1:
             raise QualificationError(f"the projects differ in {setting.name}; make one test per {setting.name} value")
     items = []
-    pools_of = {(project.pk, pool): pools.item_members(project, pool) for project in projects
-                for pool in (pools.DATA, pools.GOLD)}
+    pools_of = {
+        (project.pk, pool): pools.item_members(project, pool)
+        for project in projects
+        for pool in (pools.DATA, pools.GOLD)
+    }
     for number, row in enumerate(rows, start=1):
         for field in ("premise", "hypothesis", "reference"):
             if row.get(field) in (None, ""):
@@ -41,19 +48,29 @@ def create_test(slug: str, task_type: str, rows: list[dict], title: str = "", op
             raise QualificationError(f"row {number}, field 'reference': {exc.message}") from None
         for project in projects:
             for pool in (pools.DATA, pools.GOLD):
-                member = pools_of[project.pk, pool].get(pools.text_key(
-                    row["premise"], row["hypothesis"], row.get("update", ""), row.get("atom", "")))
+                member = pools_of[project.pk, pool].get(
+                    pools.text_key(row["premise"], row["hypothesis"], row.get("update", ""), row.get("atom", ""))
+                )
                 if member is not None:
-                    raise QualificationError(f"row {number}: study {project.slug}'s {member.described()}; "
-                                             "a qualification item cannot also be one")
+                    raise QualificationError(
+                        f"row {number}: study {project.slug}'s {member.described()}; "
+                        "a qualification item cannot also be one"
+                    )
         items.append(
             QualificationItem(
-                premise=row["premise"], hypothesis=row["hypothesis"], update=row.get("update", ""),
-                atom_text=row.get("atom", ""), reference=reference, easy=bool(row.get("easy")), order=number,
+                premise=row["premise"],
+                hypothesis=row["hypothesis"],
+                update=row.get("update", ""),
+                atom_text=row.get("atom", ""),
+                reference=reference,
+                easy=bool(row.get("easy")),
+                order=number,
             )
         )
     with transaction.atomic():
-        test = QualificationTest.objects.create(slug=slug, title=title or slug, task_type=task_type, options=options, **rules)
+        test = QualificationTest.objects.create(
+            slug=slug, title=title or slug, task_type=task_type, options=options, **rules
+        )
         for item in items:
             item.test = test
         QualificationItem.objects.bulk_create(items)
@@ -71,8 +88,9 @@ def attempts_left(test: QualificationTest, worker) -> int:
 def grade(test: QualificationTest, values: dict[int, object], items: list[QualificationItem]) -> tuple[bool, dict]:
     """Apply the test's pass rules (the task type's grading) to normalised answers keyed by item id."""
     task = get_task_type(test.task_type)
-    return task.grade([values[item.id] for item in items], [item.reference for item in items],
-                      [item.easy for item in items], test)
+    return task.grade(
+        [values[item.id] for item in items], [item.reference for item in items], [item.easy for item in items], test
+    )
 
 
 def take_test(test: QualificationTest, worker, answers: dict) -> QualificationAttempt:
@@ -113,28 +131,51 @@ def feedback(test: QualificationTest, attempt: QualificationAttempt) -> dict:
     if attempt.details.get("feedback_shown", test.options.get("show_feedback")):
         for item in test.items.all():
             answer = attempt.answers.get(str(item.id))
-            result["items"].append({
-                "item": item,
-                "answer": task.display(answer, options),
-                "reference": task.display(item.reference, options),
-                "matched": task.matches_reference(answer, item.reference, test),
-            })
+            result["items"].append(
+                {
+                    "item": item,
+                    "answer": task.display(answer, options),
+                    "reference": task.display(item.reference, options),
+                    "matched": task.matches_reference(answer, item.reference, test),
+                }
+            )
     return result
 
 
 # The pass rules and attempts of a test, declared once for the qualification page and the command line.
-RULES = Schema((
-    Setting("max_attempts", "int", 2, "attempts a worker gets", minimum=1, maximum=20),
-    Setting("min_accuracy", "float", 0.8, "share of reference answers to match (categorical task types)",
-            minimum=0, maximum=1),
-    Setting("min_pearson", "float", 0.7, "slider: Pearson r the answers must exceed", minimum=-1, maximum=1),
-    Setting("min_spearman", "float", 0.4, "slider: Spearman rho the answers must exceed", minimum=-1, maximum=1),
-    Setting("delta_divisor", "float", 4.0, "slider: an easy item is passed within min(y, 1 - y) / this of y",
-            minimum=1, maximum=100),
-    Setting("min_delta", "float", 0.01, "slider: ... or within this of y, whichever is wider (a reference of 0 "
-            "or 1 would otherwise need exactly 0 or 1)", minimum=0, maximum=0.5),
-    Setting("show_feedback", "bool", False, "after an attempt, show each item's reference answer"),
-))
+RULES = Schema(
+    (
+        Setting("max_attempts", "int", 2, "attempts a worker gets", minimum=1, maximum=20),
+        Setting(
+            "min_accuracy",
+            "float",
+            0.8,
+            "share of reference answers to match (categorical task types)",
+            minimum=0,
+            maximum=1,
+        ),
+        Setting("min_pearson", "float", 0.7, "slider: Pearson r the answers must exceed", minimum=-1, maximum=1),
+        Setting("min_spearman", "float", 0.4, "slider: Spearman rho the answers must exceed", minimum=-1, maximum=1),
+        Setting(
+            "delta_divisor",
+            "float",
+            4.0,
+            "slider: an easy item is passed within min(y, 1 - y) / this of y",
+            minimum=1,
+            maximum=100,
+        ),
+        Setting(
+            "min_delta",
+            "float",
+            0.01,
+            "slider: ... or within this of y, whichever is wider (a reference of 0 "
+            "or 1 would otherwise need exactly 0 or 1)",
+            minimum=0,
+            maximum=0.5,
+        ),
+        Setting("show_feedback", "bool", False, "after an attempt, show each item's reference answer"),
+    )
+)
 
 
 def project_test(project) -> QualificationTest:
@@ -147,8 +188,11 @@ def project_test(project) -> QualificationTest:
             number += 1
             slug = f"{project.slug}-qualification-{number}"
         test = QualificationTest.objects.create(
-            slug=slug, title=f"{project.title}: qualification", task_type=project.task_type,
-            options=dict(project.options), **{k: v for k, v in RULES.defaults().items() if k != "show_feedback"},
+            slug=slug,
+            title=f"{project.title}: qualification",
+            task_type=project.task_type,
+            options=dict(project.options),
+            **{k: v for k, v in RULES.defaults().items() if k != "show_feedback"},
         )
         project.qualification = test
         project.save(update_fields=["qualification"])
@@ -174,8 +218,14 @@ def copy_item(project, item, reference, easy: bool = False) -> QualificationItem
     except SubmissionError as exc:
         raise QualificationError(f"reference: {exc.message}") from None
     return QualificationItem.objects.create(
-        test=test, premise=item.example.premise, hypothesis=item.example.hypothesis, update=item.example.update,
-        atom_text=item.atom.text if item.atom else "", reference=value, easy=easy, order=_next_order(test),
+        test=test,
+        premise=item.example.premise,
+        hypothesis=item.example.hypothesis,
+        update=item.example.update,
+        atom_text=item.atom.text if item.atom else "",
+        reference=value,
+        easy=easy,
+        order=_next_order(test),
         copied_from=item,
     )
 
@@ -223,8 +273,10 @@ def reference_bins(task, options) -> list[tuple[str, str]]:
         return [(str(value), task.display(value, options)) for value in categories]
     if task.probability_answers:
         edges = (0.0, *PROBABILITY_EDGES, 1.0)
-        return [(f"{low:g}-{high:g}", f"{low:g} to {high:g}" if high < 1 else f"{low:g} to 1")
-                for low, high in zip(edges, edges[1:])]
+        return [
+            (f"{low:g}-{high:g}", f"{low:g} to {high:g}" if high < 1 else f"{low:g} to 1")
+            for low, high in itertools.pairwise(edges)
+        ]
     return []
 
 
@@ -235,7 +287,7 @@ def bin_of(task, options, value) -> str | None:
         return str(value)
     if task.probability_answers:
         edges = (0.0, *PROBABILITY_EDGES, 1.0)
-        for low, high in zip(edges, edges[1:]):
+        for low, high in itertools.pairwise(edges):
             if low <= value < high or (high == 1.0 and value == 1.0):
                 return f"{low:g}-{high:g}"
     return None
@@ -251,10 +303,10 @@ def candidates(project, text: str = "", show: str = "", reference_bin: str = "")
     in_test = set()
     test = project.qualification
     if test is not None:
-        in_test = {item_id for item_id in test.items.exclude(copied_from=None).values_list("copied_from", flat=True)}
+        in_test = set(test.items.exclude(copied_from=None).values_list("copied_from", flat=True))
     found = search_items(project, text, show).filter(is_gold=False)
     rows, balance = [], {key: 0 for key, _ in reference_bins(task, options)}
-    read = list(found[:MAX_CANDIDATES_READ + 1])
+    read = list(found[: MAX_CANDIDATES_READ + 1])
     for item in read[:MAX_CANDIDATES_READ]:
         reference = suggested_reference(project, item)
         key = bin_of(task, options, reference)
@@ -262,15 +314,17 @@ def candidates(project, text: str = "", show: str = "", reference_bin: str = "")
             balance[key] += 1
         if item.pk not in in_test and (not reference_bin or key == reference_bin):
             rows.append((item, reference))
-    test_balance = {key: 0 for key in balance}
-    for reference in (test.items.values_list("reference", flat=True) if test else []):
+    test_balance = dict.fromkeys(balance, 0)
+    for reference in test.items.values_list("reference", flat=True) if test else []:
         key = bin_of(task, options, reference)
         if key in test_balance:
             test_balance[key] += 1
     return {
         "rows": rows,
-        "bins": [{"key": key, "name": name, "in_test": test_balance[key], "candidates": balance[key]}
-                 for key, name in reference_bins(task, options)],
+        "bins": [
+            {"key": key, "name": name, "in_test": test_balance[key], "candidates": balance[key]}
+            for key, name in reference_bins(task, options)
+        ],
         "read": min(len(read), MAX_CANDIDATES_READ),
         "more": len(read) > MAX_CANDIDATES_READ,
     }

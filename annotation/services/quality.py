@@ -1,4 +1,5 @@
 """Quality control: hidden gold checks, per-worker figures and automatic suspension."""
+
 from __future__ import annotations
 
 from django.contrib.auth import get_user_model
@@ -52,8 +53,11 @@ def worker_figures(project: Project, worker_ids=None) -> list[dict]:
     if worker_ids is not None:
         rows = rows.filter(worker_id__in=list(worker_ids))
     final_label = Coalesce("item__adjudicated", "item__aggregate", output_field=JSONField())
-    frame = plain_frame(rows.values_list("worker_id", "value", "seconds_spent", "item__is_gold", final_label),
-                        ["worker", "value", "seconds", "is_gold", "final"], json_columns=("value", "final"))
+    frame = plain_frame(
+        rows.values_list("worker_id", "value", "seconds_spent", "item__is_gold", final_label),
+        ["worker", "value", "seconds", "is_gold", "final"],
+        json_columns=("value", "final"),
+    )
     if frame.empty:
         return []
     final = frame["final"]
@@ -65,32 +69,38 @@ def worker_figures(project: Project, worker_ids=None) -> list[dict]:
     ]
     frame["compared"] = compared
     grouped = frame.groupby("worker")
-    table = pd.DataFrame({
-        "annotations": grouped.size(),
-        "median_seconds": grouped["seconds"].median(),
-        "agree": grouped["agrees"].sum(),
-        "compared": grouped["compared"].sum(),
-    })
+    table = pd.DataFrame(
+        {
+            "annotations": grouped.size(),
+            "median_seconds": grouped["seconds"].median(),
+            "agree": grouped["agrees"].sum(),
+            "compared": grouped["compared"].sum(),
+        }
+    )
     names = dict(get_user_model().objects.filter(pk__in=table.index.tolist()).values_list("pk", "username"))
-    statuses = {s.worker_id: s for s in WorkerStatus.objects.filter(project=project, worker_id__in=table.index.tolist())}
+    statuses = {
+        s.worker_id: s for s in WorkerStatus.objects.filter(project=project, worker_id__in=table.index.tolist())
+    }
     threshold = project.options.get("speeder_seconds", 0) or 0
     result = []
     for worker_id, entry in table.iterrows():
         status = statuses.get(worker_id)
         median_seconds = None if pd.isna(entry["median_seconds"]) else float(entry["median_seconds"])
-        result.append({
-            "worker_id": int(worker_id),
-            "worker": names.get(worker_id, f"#{worker_id}"),
-            "annotations": int(entry["annotations"]),
-            "median_seconds": median_seconds,
-            "gold_accuracy": status.gold_accuracy if status else None,
-            "gold_answered": status.gold_answered if status else 0,
-            "agreement": float(entry["agree"] / entry["compared"]) if entry["compared"] else None,
-            "speeder": median_seconds is not None and median_seconds < threshold,
-            "suspended": bool(status and status.suspended),
-            "blocked": bool(status and status.blocked),
-            "answers_excluded": bool(status and status.exclude_answers),
-        })
+        result.append(
+            {
+                "worker_id": int(worker_id),
+                "worker": names.get(worker_id, f"#{worker_id}"),
+                "annotations": int(entry["annotations"]),
+                "median_seconds": median_seconds,
+                "gold_accuracy": status.gold_accuracy if status else None,
+                "gold_answered": status.gold_answered if status else 0,
+                "agreement": float(entry["agree"] / entry["compared"]) if entry["compared"] else None,
+                "speeder": median_seconds is not None and median_seconds < threshold,
+                "suspended": bool(status and status.suspended),
+                "blocked": bool(status and status.blocked),
+                "answers_excluded": bool(status and status.exclude_answers),
+            }
+        )
     return sorted(result, key=lambda r: r["worker"])
 
 
@@ -118,8 +128,14 @@ def _set_blocked(project: Project, worker, by, blocked: bool, exclude_answers: b
         status.save(update_fields=["blocked", "blocked_at", "blocked_by", "exclude_answers", "block_reason"])
         _mark_excluded(project, worker, exclude_answers)
         if blocked:
-            audit.record(by, AuditEntry.Action.BLOCK, project, worker=f"w{worker.pk}", exclude_answers=exclude_answers,
-                         reason=reason)
+            audit.record(
+                by,
+                AuditEntry.Action.BLOCK,
+                project,
+                worker=f"w{worker.pk}",
+                exclude_answers=exclude_answers,
+                reason=reason,
+            )
         else:
             audit.record(by, AuditEntry.Action.UNBLOCK, project, worker=f"w{worker.pk}")
     return status
@@ -149,8 +165,12 @@ def worker_detail(project: Project, worker) -> dict:
         "answers": answers,
         # Answers per hour of work, oldest first: when they worked, and in what bursts.
         "timeline": list(
-            Annotation.objects.filter(item__project=project, worker=worker).order_by()
-            .annotate(hour=TruncHour("submitted_at")).values("hour").annotate(answers=Count("id")).order_by("hour")
+            Annotation.objects.filter(item__project=project, worker=worker)
+            .order_by()
+            .annotate(hour=TruncHour("submitted_at"))
+            .values("hour")
+            .annotate(answers=Count("id"))
+            .order_by("hour")
         ),
     }
 

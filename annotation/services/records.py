@@ -7,6 +7,7 @@ excluded (Annotation.objects.counted()); a tie is never broken (the value is nul
 author adjudicated it); items with no counted answer and no adjudicated label are left out unless the export
 asks for them; gold checks are quality control and appear only when asked for, flagged with their reference.
 """
+
 from __future__ import annotations
 
 from collections import Counter
@@ -18,8 +19,22 @@ from annotation.models import Annotation, Item, Project
 from annotation.services.provenance import Provenance
 
 BATCH = 500
-VOTE_FIELDS = ("item_id", "worker_id", "imported", "count", "raw", "value", "reason", "seconds_spent", "started_at",
-               "submitted_at", "late", "excluded", "assignment_id", "assignment__instrument__digest")
+VOTE_FIELDS = (
+    "item_id",
+    "worker_id",
+    "imported",
+    "count",
+    "raw",
+    "value",
+    "reason",
+    "seconds_spent",
+    "started_at",
+    "submitted_at",
+    "late",
+    "excluded",
+    "assignment_id",
+    "assignment__instrument__digest",
+)
 
 
 @dataclass

@@ -1,5 +1,6 @@
 """Incremental redundancy: after each annotation, decide whether an item needs one more, is done, or
 needs an author (an unresolved tie). The disagreement rule and the aggregate come from the task type."""
+
 from annotation.models import Annotation, Item, Project
 
 
@@ -35,7 +36,9 @@ def resettle(project: Project, item_ids) -> None:
 
     items = list(Item.objects.select_for_update().filter(id__in=set(item_ids), is_gold=False).order_by("id"))
     counted = dict(
-        Annotation.objects.filter(item__in=items, excluded=False).values("item_id").annotate(n=Sum("count"))
+        Annotation.objects.filter(item__in=items, excluded=False)
+        .values("item_id")
+        .annotate(n=Sum("count"))
         .values_list("item_id", "n")
     )
     for item in items:
@@ -65,7 +68,12 @@ def votes_in_order(item_ids: list[int]) -> dict[int, list]:
     """Each item's votes that count, in the order they were given (an imported row with a count stands for
     that many): SNLI's rule reads them so, the writer's intended label first."""
     votes: dict[int, list] = {item_id: [] for item_id in item_ids}
-    rows = Annotation.objects.counted().filter(item__in=item_ids).order_by("item_id", "id").values_list("item_id", "value", "count")
+    rows = (
+        Annotation.objects.counted()
+        .filter(item__in=item_ids)
+        .order_by("item_id", "id")
+        .values_list("item_id", "value", "count")
+    )
     for item_id, value, count in rows.iterator(chunk_size=5000):
         votes[item_id].extend([value] * count)
     return votes

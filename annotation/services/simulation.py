@@ -6,6 +6,7 @@ answer drawn by the task type (TaskType.simulated_answer) with a seeded random g
 study's own redundancy rule. Only the demo studies get them, and only their last items: the others stay
 open for the people trying the demo. Pages and the exports say the answers are simulated.
 """
+
 from __future__ import annotations
 
 import random
@@ -60,8 +61,13 @@ def simulate(project: Project, items: list[Item], seed: int) -> int:
     def page_of(worker) -> Assignment:  # one submitted page per worker, made when they first answer
         if worker.pk not in pages:
             pages[worker.pk] = Assignment.objects.create(
-                project=project, worker=worker, status=Assignment.Status.SUBMITTED, expires_at=now, submitted_at=now,
-                instrument_id=version)
+                project=project,
+                worker=worker,
+                status=Assignment.Status.SUBMITTED,
+                expires_at=now,
+                submitted_at=now,
+                instrument_id=version,
+            )
         return pages[worker.pk]
 
     stored = 0
@@ -73,9 +79,15 @@ def simulate(project: Project, items: list[Item], seed: int) -> int:
             raw, value = task.parse_answer({"value": task.simulated_answer(item, number, rng, options)}, options)
             page = page_of(worker)
             Claim.objects.create(assignment=page, item=item, worker=worker, position=position)
-            Annotation.objects.create(item=item, worker=worker, assignment=page, raw=raw, value=value,
-                                      seconds_spent=round(rng.uniform(3, 25), 1),
-                                      started_at=now - timedelta(minutes=rng.randint(2, 30)))
+            Annotation.objects.create(
+                item=item,
+                worker=worker,
+                assignment=page,
+                raw=raw,
+                value=value,
+                seconds_spent=round(rng.uniform(3, 25), 1),
+                started_at=now - timedelta(minutes=rng.randint(2, 30)),
+            )
             item.annotation_count += 1
             settle_item(project, item)
             stored += 1

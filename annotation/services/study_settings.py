@@ -1,6 +1,7 @@
 """A study's settings schema: the settings every study has (COMMON_SETTINGS) and its task type's own, each
 declared once (common.schema.Setting); the web form, the API serializer, the command line and the instrument
 versions all read it from here."""
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -20,7 +21,9 @@ def _check_worked_examples(value) -> None:
             raise ValueError(f"example {number} must be an object")
         unknown = sorted(set(example) - set(WORKED_EXAMPLE_FIELDS))
         if unknown:
-            raise ValueError(f"example {number} has an unknown field {unknown[0]!r} (fields: {', '.join(WORKED_EXAMPLE_FIELDS)})")
+            raise ValueError(
+                f"example {number} has an unknown field {unknown[0]!r} (fields: {', '.join(WORKED_EXAMPLE_FIELDS)})"
+            )
         for name in ("premise", "hypothesis", "answer"):
             if not isinstance(example.get(name), str) or not example[name].strip():
                 raise ValueError(f"example {number} needs the text field {name!r}")
@@ -31,44 +34,164 @@ def _check_worked_examples(value) -> None:
 # Settings every task type has. Task types add their own (TaskType.settings); defaults that depend on the
 # task type are filled in by settings_schema().
 COMMON_SETTINGS = (
-    Setting("title", "str", "", "shown to workers and in lists (default: from the slug)", max_length=200, column=True, worker_visible=True),
-    Setting("instructions", "text", "", "what workers read before they start", max_length=20000, column=True, worker_visible=True),
+    Setting(
+        "title",
+        "str",
+        "",
+        "shown to workers and in lists (default: from the slug)",
+        max_length=200,
+        column=True,
+        worker_visible=True,
+    ),
+    Setting(
+        "instructions",
+        "text",
+        "",
+        "what workers read before they start",
+        max_length=20000,
+        column=True,
+        worker_visible=True,
+    ),
     Setting("items_per_page", "int", 5, "items on one page", minimum=1, maximum=50, column=True, worker_visible=True),
-    Setting("redundancy", "int", 2, "annotations every item gets before the disagreement rule is asked",
-            minimum=1, maximum=100, column=True),
-    Setting("max_annotations", "int", 3, "the most annotations one item may get when answers disagree",
-            minimum=1, maximum=100, column=True),
-    Setting("claim_timeout_minutes", "int", 30, "minutes a worker keeps a page before it returns to the pool",
-            label="Page timeout (minutes)", minimum=1, maximum=24 * 60, column=True, worker_visible=True),
-    Setting("abandon_after_minutes", "int", 10, "a page whose browser has sent no sign of life for this many "
-            "minutes is released early, so its items return to the pool", label="Abandoned page (minutes)",
-            minimum=1, maximum=24 * 60),
-    Setting("gold_rate", "float", 0.0, "share of pages that carry one hidden gold check item", minimum=0, maximum=1,
-            column=True),
-    Setting("gold_min_checks", "int", 3, "gold answers a worker gives before suspension can apply", minimum=0,
-            maximum=10000, column=True),
-    Setting("speeder_seconds", "float", 2.0, "flag workers whose median seconds per item is below this (0: never)",
-            label="Speeder threshold (seconds per item)", minimum=0, maximum=3600),
-    Setting("suspend_below", "float", 0.0, "suspend a worker whose gold accuracy falls below this (0: never)",
-            minimum=0, maximum=1, column=True),
-    Setting("status", "choice", Project.Status.DRAFT, "draft (invisible to workers), published, paused or closed",
-            choices=tuple(Project.Status.choices), column=True),
-    Setting("audience", "choice", Project.Audience.EVERYONE, "who may work on it",
-            choices=tuple(Project.Audience.choices), column=True),
-    Setting("worked_examples", "json", [], "examples shown with the instructions: a list of objects with "
-            "premise, hypothesis, optional update and atom, answer and why", check=_check_worked_examples, worker_visible=True),
-    Setting("completion_code", "str", "", "the code crowd workers get when they finish (empty: one derived per "
-            "session)", max_length=40),
-    Setting("completion_pages", "int", 0, "pages a crowd worker submits to earn the completion code; they are "
-            "then sent back to the platform (0: they finish when they like, after one page)", minimum=0,
-            maximum=1000, worker_visible=True),
-    Setting("returned_message", "text", "Please return this study on the platform you came from, so that "
-            "someone else can take your place.", "what a crowd worker who stops without a completion code reads "
-            "(after giving back, failing the qualification, or finding no work)", max_length=2000),
-    Setting("returned_code", "str", "", "the code a crowd worker who gives back and stops gets (e.g. a Prolific "
-            "code for returned submissions; empty: none)", max_length=40),
-    Setting("coherence_exclusive_per_worker", "bool", False, "a worker never gets two items of one coherence "
-            "group, even on different pages"),
+    Setting(
+        "redundancy",
+        "int",
+        2,
+        "annotations every item gets before the disagreement rule is asked",
+        minimum=1,
+        maximum=100,
+        column=True,
+    ),
+    Setting(
+        "max_annotations",
+        "int",
+        3,
+        "the most annotations one item may get when answers disagree",
+        minimum=1,
+        maximum=100,
+        column=True,
+    ),
+    Setting(
+        "claim_timeout_minutes",
+        "int",
+        30,
+        "minutes a worker keeps a page before it returns to the pool",
+        label="Page timeout (minutes)",
+        minimum=1,
+        maximum=24 * 60,
+        column=True,
+        worker_visible=True,
+    ),
+    Setting(
+        "abandon_after_minutes",
+        "int",
+        10,
+        "a page whose browser has sent no sign of life for this many "
+        "minutes is released early, so its items return to the pool",
+        label="Abandoned page (minutes)",
+        minimum=1,
+        maximum=24 * 60,
+    ),
+    Setting(
+        "gold_rate",
+        "float",
+        0.0,
+        "share of pages that carry one hidden gold check item",
+        minimum=0,
+        maximum=1,
+        column=True,
+    ),
+    Setting(
+        "gold_min_checks",
+        "int",
+        3,
+        "gold answers a worker gives before suspension can apply",
+        minimum=0,
+        maximum=10000,
+        column=True,
+    ),
+    Setting(
+        "speeder_seconds",
+        "float",
+        2.0,
+        "flag workers whose median seconds per item is below this (0: never)",
+        label="Speeder threshold (seconds per item)",
+        minimum=0,
+        maximum=3600,
+    ),
+    Setting(
+        "suspend_below",
+        "float",
+        0.0,
+        "suspend a worker whose gold accuracy falls below this (0: never)",
+        minimum=0,
+        maximum=1,
+        column=True,
+    ),
+    Setting(
+        "status",
+        "choice",
+        Project.Status.DRAFT,
+        "draft (invisible to workers), published, paused or closed",
+        choices=tuple(Project.Status.choices),
+        column=True,
+    ),
+    Setting(
+        "audience",
+        "choice",
+        Project.Audience.EVERYONE,
+        "who may work on it",
+        choices=tuple(Project.Audience.choices),
+        column=True,
+    ),
+    Setting(
+        "worked_examples",
+        "json",
+        [],
+        "examples shown with the instructions: a list of objects with "
+        "premise, hypothesis, optional update and atom, answer and why",
+        check=_check_worked_examples,
+        worker_visible=True,
+    ),
+    Setting(
+        "completion_code",
+        "str",
+        "",
+        "the code crowd workers get when they finish (empty: one derived per session)",
+        max_length=40,
+    ),
+    Setting(
+        "completion_pages",
+        "int",
+        0,
+        "pages a crowd worker submits to earn the completion code; they are "
+        "then sent back to the platform (0: they finish when they like, after one page)",
+        minimum=0,
+        maximum=1000,
+        worker_visible=True,
+    ),
+    Setting(
+        "returned_message",
+        "text",
+        "Please return this study on the platform you came from, so that someone else can take your place.",
+        "what a crowd worker who stops without a completion code reads "
+        "(after giving back, failing the qualification, or finding no work)",
+        max_length=2000,
+    ),
+    Setting(
+        "returned_code",
+        "str",
+        "",
+        "the code a crowd worker who gives back and stops gets (e.g. a Prolific "
+        "code for returned submissions; empty: none)",
+        max_length=40,
+    ),
+    Setting(
+        "coherence_exclusive_per_worker",
+        "bool",
+        False,
+        "a worker never gets two items of one coherence group, even on different pages",
+    ),
 )
 
 

@@ -2,6 +2,7 @@
 
 A staged file lives under MEDIA_ROOT/uploads/<project id>/<token>/ and is removed once imported or
 discarded; the token is a random hex string, so one project's author cannot reach another's file."""
+
 from __future__ import annotations
 
 import re

@@ -1,5 +1,6 @@
 """Checking a dataset file against the published shape of its format (annotation.formats): what the
 validate_dataset command, the dataset bundle and the tests run on every file the app writes."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -23,8 +24,13 @@ class ValidationReport:
         return self.errors_total == 0
 
     def as_dict(self, limit: int = MAX_ERRORS_KEPT) -> dict:
-        return {"format": self.format, "valid": self.valid, "records": self.records, "errors_total": self.errors_total,
-                "errors": [{"line": e.line, "field": e.field, "message": e.message} for e in self.errors[:limit]]}
+        return {
+            "format": self.format,
+            "valid": self.valid,
+            "records": self.records,
+            "errors_total": self.errors_total,
+            "errors": [{"line": e.line, "field": e.field, "message": e.message} for e in self.errors[:limit]],
+        }
 
 
 def validate(open_stream, fmt: str) -> ValidationReport:

@@ -2,6 +2,7 @@
 and registering it here (or, from a plug-in app, calling `register` in its AppConfig.ready); the system
 checks in `checks.py` hold every registered type to the contract at `manage.py check` and server start.
 docs/task-types.md walks through it."""
+
 from annotation.tasktypes import atom_validity, defeasible_atom, hypothesis_writing, nli_label, unli_slider
 from annotation.tasktypes.base import Aggregate, AnswerError, TaskType
 
@@ -35,5 +36,13 @@ def get_task_type(name: str) -> TaskType:
 for _module in (atom_validity, defeasible_atom, unli_slider, nli_label, hypothesis_writing):
     register(_module.TASK)
 
-__all__ = ["TASK_TYPES", "TASK_TYPE_CHOICES", "register", "unregister", "get_task_type", "Aggregate", "AnswerError",
-           "TaskType"]
+__all__ = [
+    "TASK_TYPES",
+    "TASK_TYPE_CHOICES",
+    "Aggregate",
+    "AnswerError",
+    "TaskType",
+    "get_task_type",
+    "register",
+    "unregister",
+]

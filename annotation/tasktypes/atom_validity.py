@@ -1,4 +1,5 @@
 """Atom validity: is the candidate atom grammatical, entailed by H and not entailed by P?"""
+
 from annotation.tasktypes.base import AnswerError, Choice, DemoProject, NominalTaskType, parse_label
 from annotation.tasktypes.demo_text import atom_example_rows, atom_rows, worked_examples
 from common.vocabulary import NLI, UPDATE
@@ -44,8 +45,11 @@ class AtomValidity(NominalTaskType):
 
     def demo(self):
         return DemoProject(
-            "demo-atoms", "Demo: are these atoms valid?", "Check each candidate atom against the three criteria.",
-            worked_examples("demo-atoms"), [("jsonl", list(atom_example_rows())), ("atoms", list(atom_rows()))],
+            "demo-atoms",
+            "Demo: are these atoms valid?",
+            "Check each candidate atom against the three criteria.",
+            worked_examples("demo-atoms"),
+            [("jsonl", list(atom_example_rows())), ("atoms", list(atom_rows()))],
         )
 
 

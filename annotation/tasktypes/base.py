@@ -8,6 +8,7 @@ context it needs, draws its report plot and tables, lists the import and export 
 declares its own settings and writes its demo project; a task type whose answers are validated in a linked
 project (written hypotheses) also says by what, with which pairs, and how to read the verdict.
 """
+
 from __future__ import annotations
 
 import math
@@ -166,7 +167,7 @@ class TaskType(ABC):
         None when the row has none."""
         return None
 
-    def check_answer(self, item, value, options: dict) -> None:
+    def check_answer(self, item, value, options: dict) -> None:  # noqa: B027 - a hook: most types check nothing
         """Checks of one parsed answer against its item (its texts, the answers stored for it before), run
         inside the submit with the item locked; raises AnswerError."""
 
@@ -182,10 +183,22 @@ class TaskType(ABC):
         correct = sum(self.matches_reference(a, r, rules) for a, r in zip(answers, references))
         accuracy = correct / len(references)
         passed = accuracy >= rules.min_accuracy
-        unmet = [] if passed else [f"{correct} of {len(references)} answers matched the references; "
-                                   f"{rules.min_accuracy:.0%} must match."]
-        return passed, {"score": accuracy, "pass_mark": rules.min_accuracy, "accuracy": accuracy, "unmet": unmet,
-                        "min_accuracy": rules.min_accuracy, "correct": correct, "items": len(references)}
+        unmet = (
+            []
+            if passed
+            else [
+                f"{correct} of {len(references)} answers matched the references; {rules.min_accuracy:.0%} must match."
+            ]
+        )
+        return passed, {
+            "score": accuracy,
+            "pass_mark": rules.min_accuracy,
+            "accuracy": accuracy,
+            "unmet": unmet,
+            "min_accuracy": rules.min_accuracy,
+            "correct": correct,
+            "items": len(references),
+        }
 
     # ------------------------------------------------------------------ collection
 
@@ -329,8 +342,10 @@ class OrdinalTaskType(TaskType):
         return sorted(self.scale(options))
 
     def choices(self, options):
-        return [Choice(value, self.choice_name(value, name), str(number))
-                for number, (value, name) in enumerate(sorted(self.scale(options).items()), start=1)]
+        return [
+            Choice(value, self.choice_name(value, name), str(number))
+            for number, (value, name) in enumerate(sorted(self.scale(options).items()), start=1)
+        ]
 
     def choice_name(self, value: int, name: str) -> str:
         return f"{value} {name}"
@@ -394,7 +409,7 @@ def require_int(answer: dict, field: str, low: int, high: int) -> int:
     raw = answer.get("value")
     if raw is None or raw == "":
         raise AnswerError(field, "an answer is required")
-    if isinstance(raw, bool) or isinstance(raw, float):
+    if isinstance(raw, (bool, float)):
         raise AnswerError(field, f"must be a whole number from {low} to {high}")
     try:
         number = int(str(raw).strip())
@@ -420,16 +435,37 @@ def require_probability(value, field: str = "value") -> float:
 
 # Settings of task types whose answers are validated in a linked project (TaskType.validation_task).
 LINK_SETTINGS = (
-    Setting("validation_project", "project", None, "the slug of the project that validates the written pairs "
-            "(empty: the first send creates one)", column=True),
-    Setting("auto_send", "bool", False, "send each page's written pairs to validation when it is submitted",
-            label="Send to validation on submit"),
+    Setting(
+        "validation_project",
+        "project",
+        None,
+        "the slug of the project that validates the written pairs (empty: the first send creates one)",
+        column=True,
+    ),
+    Setting(
+        "auto_send",
+        "bool",
+        False,
+        "send each page's written pairs to validation when it is submitted",
+        label="Send to validation on submit",
+    ),
 )
 
 
 __all__ = [
-    "AnswerError", "Aggregate", "Choice", "DemoProject", "TaskType", "NominalTaskType", "OrdinalTaskType", "majority",
+    "LINK_SETTINGS",
+    "Aggregate",
+    "AnswerError",
+    "Choice",
+    "DemoProject",
+    "NominalTaskType",
+    "OrdinalTaskType",
+    "TaskType",
+    "ValidationSetup",
+    "WrittenPair",
+    "majority",
     "median_or_tie",
-    "ValidationSetup", "WrittenPair", "LINK_SETTINGS",
-    "parse_label", "require_int", "require_probability",
+    "parse_label",
+    "require_int",
+    "require_probability",
 ]

@@ -1,4 +1,5 @@
 """Defeasible atom effect: how does the update U change the likelihood of atom a given P? (-2..+2)"""
+
 from annotation.tasktypes.base import DemoProject, OrdinalTaskType
 from annotation.tasktypes.demo_text import atom_example_rows, atom_rows, worked_examples
 from common.vocabulary import UPDATE
@@ -59,9 +60,11 @@ class DefeasibleAtom(OrdinalTaskType):
 
     def demo(self):
         return DemoProject(
-            "demo-defeasible", "Demo: how does the update change the atom?",
+            "demo-defeasible",
+            "Demo: how does the update change the atom?",
             "Rate the effect of the update on each atom from -2 to +2.",
-            worked_examples("demo-defeasible"), [("jsonl", list(atom_example_rows())), ("atoms", list(atom_rows()))],
+            worked_examples("demo-defeasible"),
+            [("jsonl", list(atom_example_rows())), ("atoms", list(atom_rows()))],
         )
 
 

@@ -2,6 +2,7 @@
 
 The text itself lives in demo_text.json: it is data, and keeping it out of the code keeps each task type's
 demo() down to its title, instructions and which rows it imports."""
+
 import json
 from functools import cache
 from pathlib import Path
@@ -18,8 +19,9 @@ def worked_examples(slug: str) -> list[dict]:
     """The worked examples written for demo study `slug`; a demo with none passes [] itself."""
     written = demo_text()["worked_examples"]
     if slug not in written:
-        raise ValueError(f"demo_text.json has no worked examples for {slug!r}: add them, or give the demo "
-                         "study worked_examples=[]")
+        raise ValueError(
+            f"demo_text.json has no worked examples for {slug!r}: add them, or give the demo study worked_examples=[]"
+        )
     return written[slug]
 
 
@@ -27,7 +29,12 @@ def scene_rows():
     """Ten scenes, each with three hypotheses of different likelihood (slider and 3-way label projects)."""
     for scene, entry in enumerate(demo_text()["scenes"], start=1):
         for index, hypothesis in enumerate(entry["hypotheses"], start=1):
-            yield {"id": f"scene{scene}-{index}", "premise": entry["premise"], "hypothesis": hypothesis["text"], "label": hypothesis["label"]}
+            yield {
+                "id": f"scene{scene}-{index}",
+                "premise": entry["premise"],
+                "hypothesis": hypothesis["text"],
+                "label": hypothesis["label"],
+            }
 
 
 def scene_demo(slug: str, title: str, instructions: str) -> DemoProject:
@@ -38,8 +45,13 @@ def scene_demo(slug: str, title: str, instructions: str) -> DemoProject:
 def atom_example_rows():
     """Examples with updates (atom validity and defeasible projects)."""
     for number, example in enumerate(demo_text()["atom_examples"], start=1):
-        yield {"id": f"atoms{number}", "premise": example["premise"], "hypothesis": example["hypothesis"],
-               "update": example["update"], "label": example["update_type"]}
+        yield {
+            "id": f"atoms{number}",
+            "premise": example["premise"],
+            "hypothesis": example["hypothesis"],
+            "update": example["update"],
+            "label": example["update_type"],
+        }
 
 
 def atom_rows():

@@ -8,6 +8,7 @@ weakening update. The written pairs go to a linked validation project (annotatio
   - updates: a -2..+2 project in which each update is an example (P, H, U) whose one atom is H itself, so
     the validators rate the update's effect on the hypothesis.
 """
+
 from __future__ import annotations
 
 import re
@@ -15,7 +16,13 @@ import unicodedata
 from difflib import SequenceMatcher
 
 from annotation.tasktypes.base import (
-    LINK_SETTINGS, Aggregate, AnswerError, DemoProject, TaskType, ValidationSetup, WrittenPair,
+    LINK_SETTINGS,
+    Aggregate,
+    AnswerError,
+    DemoProject,
+    TaskType,
+    ValidationSetup,
+    WrittenPair,
 )
 from annotation.tasktypes.demo_text import worked_examples, writing_rows
 from common.schema import Setting
@@ -23,7 +30,13 @@ from common.vocabulary import NLI, UPDATE, snli_gold_label
 
 HYPOTHESES = list(NLI.labels)
 UPDATES = list(UPDATE.labels)
-TARGET_NAMES = {"e": "Entailed", "n": "Neutral", "c": "Contradicted", "strengthener": "Strengthener", "weakener": "Weakener"}
+TARGET_NAMES = {
+    "e": "Entailed",
+    "n": "Neutral",
+    "c": "Contradicted",
+    "strengthener": "Strengthener",
+    "weakener": "Weakener",
+}
 PROMPTS = {
     "e": "a sentence that is surely true when the premise is",
     "n": "a sentence that may or may not be true when the premise is",
@@ -58,17 +71,50 @@ class HypothesisWriting(TaskType):
     default_items_per_page = 2
     default_redundancy = 1
     default_max_annotations = 1
-    answer_help = ('one sentence per target of the project: {"e": ..., "n": ..., "c": ...}, or for updates '
-                   '{"strengthener": ..., "weakener": ...}')
+    answer_help = (
+        'one sentence per target of the project: {"e": ..., "n": ..., "c": ...}, or for updates '
+        '{"strengthener": ..., "weakener": ...}'
+    )
     settings = (
-        Setting("targets", "choice", HYPOTHESES, "what a worker writes for each item",
-                choices=((HYPOTHESES, "An entailed, a neutral and a contradicted hypothesis (SNLI, MNLI)"),
-                         (UPDATES, "A strengthening and a weakening update of the hypothesis (delta-NLI)")), worker_visible=True,
-                fixed_once_answered=True),
-        Setting("min_words", "int", 3, "the fewest words a written sentence may have", minimum=1, maximum=100, worker_visible=True),
-        Setting("max_words", "int", 30, "the most words a written sentence may have", minimum=1, maximum=200, worker_visible=True),
-        Setting("max_characters", "int", 250, "the most characters a written sentence may have", minimum=10,
-                maximum=2000, worker_visible=True),
+        Setting(
+            "targets",
+            "choice",
+            HYPOTHESES,
+            "what a worker writes for each item",
+            choices=(
+                (HYPOTHESES, "An entailed, a neutral and a contradicted hypothesis (SNLI, MNLI)"),
+                (UPDATES, "A strengthening and a weakening update of the hypothesis (delta-NLI)"),
+            ),
+            worker_visible=True,
+            fixed_once_answered=True,
+        ),
+        Setting(
+            "min_words",
+            "int",
+            3,
+            "the fewest words a written sentence may have",
+            minimum=1,
+            maximum=100,
+            worker_visible=True,
+        ),
+        Setting(
+            "max_words",
+            "int",
+            30,
+            "the most words a written sentence may have",
+            minimum=1,
+            maximum=200,
+            worker_visible=True,
+        ),
+        Setting(
+            "max_characters",
+            "int",
+            250,
+            "the most characters a written sentence may have",
+            minimum=10,
+            maximum=2000,
+            worker_visible=True,
+        ),
         *LINK_SETTINGS,
     )
 
@@ -101,25 +147,37 @@ class HypothesisWriting(TaskType):
             raise AnswerError("value", f"must give one sentence for each of {names}")
         unknown = [key for key in given if key not in targets]
         if unknown:
-            raise AnswerError(f"value.{str(unknown[0])[:20]}", f"is not a target here; the targets are {', '.join(targets)}")
+            raise AnswerError(
+                f"value.{str(unknown[0])[:20]}", f"is not a target here; the targets are {', '.join(targets)}"
+            )
         sentences: dict[str, str] = {}
         seen: dict[str, str] = {}
         for target in targets:
             sentence = self._sentence(given.get(target), target, options)
             key = normalised(sentence)
             if key in seen:
-                raise AnswerError(f"value.{target}", f"{TARGET_NAMES[target]}: the same sentence as the "
-                                                     f"{seen[key].lower()} one; write a different sentence")
+                raise AnswerError(
+                    f"value.{target}",
+                    f"{TARGET_NAMES[target]}: the same sentence as the "
+                    f"{seen[key].lower()} one; write a different sentence",
+                )
             seen[key] = TARGET_NAMES[target]
             sentences[target] = sentence
         return sentences, sentences
 
     def example_answers(self, options):
-        wordings = ("Someone is somewhere today.", "It may rain later in the day.", "Nobody is anywhere at all.",
-                    "The place looks busier than usual.", "The place is empty this morning.")
+        wordings = (
+            "Someone is somewhere today.",
+            "It may rain later in the day.",
+            "Nobody is anywhere at all.",
+            "The place looks busier than usual.",
+            "The place is empty this morning.",
+        )
         targets = self.targets(options)
-        return [{target: wordings[(index + shift) % len(wordings)] for index, target in enumerate(targets)}
-                for shift in range(2)]
+        return [
+            {target: wordings[(index + shift) % len(wordings)] for index, target in enumerate(targets)}
+            for shift in range(2)
+        ]
 
     def _sentence(self, text, target, options) -> str:
         """One written sentence, spaces tidied, within the project's limits."""
@@ -146,13 +204,13 @@ class HypothesisWriting(TaskType):
         if self.writes_updates(options):
             shown.append(("hypothesis", example.hypothesis))
         # Sentences already written for this premise, on this item or on another with the same premise.
-        stored = type(item).objects.filter(project_id=item.project_id, example__premise=example.premise,
-                                           annotations__isnull=False).values_list("annotations__value", flat=True)
+        stored = (
+            type(item)
+            .objects.filter(project_id=item.project_id, example__premise=example.premise, annotations__isnull=False)
+            .values_list("annotations__value", flat=True)
+        )
         earlier = {
-            normalised(sentence)
-            for written in stored
-            for sentence in written.values()
-            if isinstance(sentence, str)
+            normalised(sentence) for written in stored for sentence in written.values() if isinstance(sentence, str)
         }
         for target, sentence in value.items():
             name, field = TARGET_NAMES[target], f"value.{target}"
@@ -183,10 +241,17 @@ class HypothesisWriting(TaskType):
         }
 
     def simulated_answer(self, item, worker_number, rng, options):
-        wording = {"e": "surely true", "n": "perhaps true", "c": "surely false", "strengthener": "more likely",
-                   "weakener": "less likely"}
-        return {target: f"Simulated worker {worker_number} writes something {wording[target]} about item {item.pk}."
-                for target in self.targets(options)}
+        wording = {
+            "e": "surely true",
+            "n": "perhaps true",
+            "c": "surely false",
+            "strengthener": "more likely",
+            "weakener": "less likely",
+        }
+        return {
+            target: f"Simulated worker {worker_number} writes something {wording[target]} about item {item.pk}."
+            for target in self.targets(options)
+        }
 
     def display(self, value, options):
         if not isinstance(value, dict):
@@ -202,9 +267,21 @@ class HypothesisWriting(TaskType):
 
     def validation_pairs(self, example, value, options):
         if self.writes_updates(options):
-            return [WrittenPair(target, example.premise, example.hypothesis, update=value[target], update_type=target,
-                                atom=example.hypothesis) for target in UPDATES if target in value]
-        return [WrittenPair(target, example.premise, value[target], vote=target) for target in HYPOTHESES if target in value]
+            return [
+                WrittenPair(
+                    target,
+                    example.premise,
+                    example.hypothesis,
+                    update=value[target],
+                    update_type=target,
+                    atom=example.hypothesis,
+                )
+                for target in UPDATES
+                if target in value
+            ]
+        return [
+            WrittenPair(target, example.premise, value[target], vote=target) for target in HYPOTHESES if target in value
+        ]
 
     def verdict(self, item, votes, options):
         if not self.writes_updates(options):
@@ -224,10 +301,12 @@ class HypothesisWriting(TaskType):
 
     def demo(self):
         return DemoProject(
-            "demo-writing", "Demo: write three hypotheses",
+            "demo-writing",
+            "Demo: write three hypotheses",
             "For each premise, write one sentence that is surely true, one that may be true and one that cannot "
             "be true. Write full, plain sentences of your own.",
-            worked_examples("demo-writing"), [("jsonl", list(writing_rows()))],
+            worked_examples("demo-writing"),
+            [("jsonl", list(writing_rows()))],
             options={"items_per_page": 1},
         )
 

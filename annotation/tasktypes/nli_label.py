@@ -2,6 +2,7 @@
 
 Projects importing alphaNLI from ChaosNLI use the label set ["1", "2"] (which hypothesis is likelier).
 """
+
 from annotation.tasktypes.base import Choice, DemoProject, NominalTaskType
 from annotation.tasktypes.demo_text import paid_gold_rows, paid_qualification_rows, paid_rows, scene_demo
 from common.schema import Setting
@@ -15,10 +16,19 @@ class NLILabel(NominalTaskType):
     default_items_per_page = 5
     answer_help = "a label of the project (e, n, c; alpha-NLI projects 1, 2), long names accepted"
     settings = (
-        Setting("labels", "choice", list(NLI.labels), "the labels workers choose from",
-                choices=((list(NLI.labels), "Entailment / neutral / contradiction"),
-                         (list(ALPHA_NLI.labels), "Hypothesis 1 / hypothesis 2 (alpha-NLI)")), worker_visible=True,
-                fixed_once_answered=True, import_source="label_set"),
+        Setting(
+            "labels",
+            "choice",
+            list(NLI.labels),
+            "the labels workers choose from",
+            choices=(
+                (list(NLI.labels), "Entailment / neutral / contradiction"),
+                (list(ALPHA_NLI.labels), "Hypothesis 1 / hypothesis 2 (alpha-NLI)"),
+            ),
+            worker_visible=True,
+            fixed_once_answered=True,
+            import_source="label_set",
+        ),
     )
 
     def labels(self, options):
@@ -39,7 +49,8 @@ class NLILabel(NominalTaskType):
 
     def demo(self):
         return scene_demo(
-            "demo-nli", "Demo: entailment, neutral or contradiction",
+            "demo-nli",
+            "Demo: entailment, neutral or contradiction",
             "Choose the relation between the premise and the hypothesis.",
         )
 
@@ -50,7 +61,8 @@ class NLILabel(NominalTaskType):
         """A study set up as a paid crowd study is: a qualification test, hidden gold checks and a completion
         code, so a newcomer can walk the whole worker journey (e.g. from /enter/demo-paid/?PROLIFIC_PID=...)."""
         return DemoProject(
-            "demo-paid", "Demo: a paid study with qualification and gold checks",
+            "demo-paid",
+            "Demo: a paid study with qualification and gold checks",
             "Decide whether the **hypothesis** must be true, may be true, or cannot be true, given the premise.\n\n"
             "You first answer three practice items: pass two of them to start. Some items later on are checks "
             "with a known answer. When you finish, you receive a completion code for the crowd platform.",

@@ -2,6 +2,7 @@
 
 The page sends the raw position 0..10000; the server alone maps it to a probability.
 """
+
 import math
 from collections.abc import Sequence
 from statistics import median
@@ -57,8 +58,10 @@ def probability_to_position(probability: float) -> int:
 def _check_tick_labels(text: str) -> None:
     labels = [label.strip() for label in text.split(",")]
     if len(labels) != len(TICK_PROBABILITIES) or not all(labels):
-        raise ValueError(f"give {len(TICK_PROBABILITIES)} labels separated by commas, one for each of "
-                         f"{', '.join(str(p) for p in TICK_PROBABILITIES)}")
+        raise ValueError(
+            f"give {len(TICK_PROBABILITIES)} labels separated by commas, one for each of "
+            f"{', '.join(str(p) for p in TICK_PROBABILITIES)}"
+        )
     if any(len(label) > 8 for label in labels):
         raise ValueError("each label must be at most 8 characters (they sit side by side on a phone)")
 
@@ -72,15 +75,41 @@ class UNLISlider(TaskType):
     aggregation = "median"
     answer_help = "the raw slider position, a whole number from 0 to 10000"
     settings = (
-        Setting("disagreement_positions", "int", 2000, "two answers further apart than this many slider positions "
-                "(of 10,000) call for one more annotation", minimum=0, maximum=MAX_POSITION),
-        Setting("tick_labels", "str", DEFAULT_TICK_LABELS, "the short labels under the slider, one for each of the "
-                "probabilities 0, 0.01, 0.1, 0.5, 0.9, 0.99 and 1, separated by commas", max_length=80,
-                check=_check_tick_labels, worker_visible=True),
-        Setting("allow_untouched", "bool", False, "a slider the worker never moved may be submitted (as 0.5); "
-                "otherwise every slider must be set before the page can be sent", label="Allow untouched sliders", worker_visible=True),
-        Setting("adaptive", "bool", False, "EASL-style pages: after a first round, serve the items whose "
-                "probability is most uncertain first", label="Adaptive pages", column=True),
+        Setting(
+            "disagreement_positions",
+            "int",
+            2000,
+            "two answers further apart than this many slider positions (of 10,000) call for one more annotation",
+            minimum=0,
+            maximum=MAX_POSITION,
+        ),
+        Setting(
+            "tick_labels",
+            "str",
+            DEFAULT_TICK_LABELS,
+            "the short labels under the slider, one for each of the "
+            "probabilities 0, 0.01, 0.1, 0.5, 0.9, 0.99 and 1, separated by commas",
+            max_length=80,
+            check=_check_tick_labels,
+            worker_visible=True,
+        ),
+        Setting(
+            "allow_untouched",
+            "bool",
+            False,
+            "a slider the worker never moved may be submitted (as 0.5); "
+            "otherwise every slider must be set before the page can be sent",
+            label="Allow untouched sliders",
+            worker_visible=True,
+        ),
+        Setting(
+            "adaptive",
+            "bool",
+            False,
+            "EASL-style pages: after a first round, serve the items whose probability is most uncertain first",
+            label="Adaptive pages",
+            column=True,
+        ),
     )
 
     def parse_answer(self, answer, options):
@@ -129,9 +158,12 @@ class UNLISlider(TaskType):
         # Imported here, not at the top: scipy costs seconds of start-up for every command.
         from metrics.regression import unli_scores
 
-        unmet = [f"An easy item (reference {r:.3g}) needs an answer within {self.tolerance(r, rules):.3g} of it; "
-                 f"yours was {a:.3g}." for a, r, e in zip(answers, references, easy)
-                 if e and not self.matches_reference(a, r, rules)]
+        unmet = [
+            f"An easy item (reference {r:.3g}) needs an answer within {self.tolerance(r, rules):.3g} of it; "
+            f"yours was {a:.3g}."
+            for a, r, e in zip(answers, references, easy)
+            if e and not self.matches_reference(a, r, rules)
+        ]
         easy_ok = not unmet
         pearson = spearman = float("nan")
         if len(answers) >= 3 and len(set(answers)) > 1 and len(set(references)) > 1:
@@ -141,11 +173,14 @@ class UNLISlider(TaskType):
             unmet.append("Your answers must vary from item to item for their correlation to be computed.")
         else:
             if not pearson > rules.min_pearson:
-                unmet.append(f"The correlation of your answers with the references (Pearson r) is {pearson:.2f}; "
-                             f"it must be above {rules.min_pearson:.2f}.")
+                unmet.append(
+                    f"The correlation of your answers with the references (Pearson r) is {pearson:.2f}; "
+                    f"it must be above {rules.min_pearson:.2f}."
+                )
             if not spearman > rules.min_spearman:
-                unmet.append(f"The rank correlation (Spearman rho) is {spearman:.2f}; it must be above "
-                             f"{rules.min_spearman:.2f}.")
+                unmet.append(
+                    f"The rank correlation (Spearman rho) is {spearman:.2f}; it must be above {rules.min_spearman:.2f}."
+                )
         passed = not unmet
         return passed, {
             "unmet": unmet,
@@ -169,8 +204,12 @@ class UNLISlider(TaskType):
         labels = [label.strip() for label in options.get("tick_labels", DEFAULT_TICK_LABELS).split(",")]
         # Three staggered rows: 1%, 10% and 50% sit close together on the track, and so do 90%, 99% and 1.
         ticks = [
-            {"percent": round(probability_to_position(p) / MAX_POSITION * 100, 2), "label": label, "probability": p,
-             "row": index % 3}
+            {
+                "percent": round(probability_to_position(p) / MAX_POSITION * 100, 2),
+                "label": label,
+                "probability": p,
+                "row": index % 3,
+            }
             for index, (p, label) in enumerate(zip(TICK_PROBABILITIES, labels))
         ]
         return {
@@ -204,7 +243,8 @@ class UNLISlider(TaskType):
 
     def demo(self):
         return scene_demo(
-            "demo-slider", "Demo: how likely is the hypothesis?",
+            "demo-slider",
+            "Demo: how likely is the hypothesis?",
             "Use the slider to say how likely each hypothesis is, given its premise.",
         )
 

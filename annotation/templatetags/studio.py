@@ -8,8 +8,30 @@ register = template.Library()
 # What instructions may use once rendered: text formatting, lists, links, tables; no scripts, styles,
 # frames, forms or event attributes (nh3 drops everything else).
 MARKDOWN_TAGS = {
-    "p", "br", "hr", "strong", "em", "b", "i", "code", "pre", "blockquote", "ul", "ol", "li", "a",
-    "h2", "h3", "h4", "table", "thead", "tbody", "tr", "th", "td", "kbd",
+    "p",
+    "br",
+    "hr",
+    "strong",
+    "em",
+    "b",
+    "i",
+    "code",
+    "pre",
+    "blockquote",
+    "ul",
+    "ol",
+    "li",
+    "a",
+    "h2",
+    "h3",
+    "h4",
+    "table",
+    "thead",
+    "tbody",
+    "tr",
+    "th",
+    "td",
+    "kbd",
 }
 
 

@@ -1,4 +1,5 @@
 """Adjudication: the queue of items the redundancy policy could not settle, and one item's page."""
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
@@ -41,7 +42,9 @@ def adjudication_item(request, slug, item_id):
         "project": project,
         "item": item,
         "final_shown": task.display(item.final_value, project.options),
-        "aggregate_shown": task.display(item.aggregate, project.options) if item.aggregate is not None else "unresolved",
+        "aggregate_shown": task.display(item.aggregate, project.options)
+        if item.aggregate is not None
+        else "unresolved",
         "annotations": adjudication.anonymised_annotations(item),
         "history": item.adjudications.select_related("author"),
         "error": error,

@@ -1,5 +1,6 @@
 """Following a study: the dashboard (progress, items, workers, exports), one worker's page with block and
 unblock, and the exports."""
+
 from urllib.parse import urlencode
 
 from django.contrib import messages
@@ -25,17 +26,21 @@ PAGE_SIZE = 25
 @require_safe
 def project_detail(request, slug):
     project = access.project_for(request.user, slug, "manage")
-    return render(request, "annotation/project_detail.html", {
-        "project": project,
-        "progress": project_progress(project),
-        "upload_form": UploadForm(formats=importable(project.task, project.options)),
-        "export_formats": exportable(project.task, project.options),
-        "validation": linking.validation_status(project),
-        "queue_size": adjudication.queue(project).count(),
-        "simulated": simulation.has_simulated_answers(project),
-        "next_statuses": sorted(TRANSITIONS[project.status]),
-        **_item_table(request, project),
-    })
+    return render(
+        request,
+        "annotation/project_detail.html",
+        {
+            "project": project,
+            "progress": project_progress(project),
+            "upload_form": UploadForm(formats=importable(project.task, project.options)),
+            "export_formats": exportable(project.task, project.options),
+            "validation": linking.validation_status(project),
+            "queue_size": adjudication.queue(project).count(),
+            "simulated": simulation.has_simulated_answers(project),
+            "next_statuses": sorted(TRANSITIONS[project.status]),
+            **_item_table(request, project),
+        },
+    )
 
 
 def _item_table(request, project) -> dict:
@@ -46,15 +51,22 @@ def _item_table(request, project) -> dict:
         "query": query,
         "query_string": urlencode(query) + "&",  # kept by the page links
         "filters": items.FILTER_NAMES.items(),
-        "sorts": [("id", "oldest first"), ("-id", "newest first"), ("-annotations", "most annotations"),
-                  ("annotations", "fewest annotations"), ("status", "status")],
+        "sorts": [
+            ("id", "oldest first"),
+            ("-id", "newest first"),
+            ("-annotations", "most annotations"),
+            ("annotations", "fewest annotations"),
+            ("status", "status"),
+        ],
     }
 
 
 def _worker_table(request, project) -> dict:
     workers = (
         Assignment.objects.filter(project=project, status=Assignment.Status.SUBMITTED)
-        .order_by("worker__username").values_list("worker_id", flat=True).distinct()
+        .order_by("worker__username")
+        .values_list("worker_id", flat=True)
+        .distinct()
     )
     page = Paginator(workers, PAGE_SIZE).get_page(request.GET.get("workers_page"))
     return {"worker_page": page, "figures": quality.worker_figures(project, list(page))}
@@ -82,8 +94,13 @@ def worker_detail(request, slug, worker_id):
     worker = get_object_or_404(workers, pk=worker_id)
     if request.method == "POST":
         if request.POST.get("action") == "block":
-            quality.block(project, worker, request.user, exclude_answers=bool(request.POST.get("exclude_answers")),
-                          reason=request.POST.get("reason", "")[:quality.MAX_REASON])
+            quality.block(
+                project,
+                worker,
+                request.user,
+                exclude_answers=bool(request.POST.get("exclude_answers")),
+                reason=request.POST.get("reason", "")[: quality.MAX_REASON],
+            )
             messages.success(request, f"{worker.username} is blocked from this study.")
         elif request.POST.get("action") == "unblock":
             quality.unblock(project, worker, request.user)
@@ -125,8 +142,11 @@ def send_to_validation(request, slug):
     except linking.LinkError as exc:
         messages.error(request, f"Nothing was sent: {exc.message}")
     else:
-        messages.success(request, f"Sent {report.created} new pair{pluralize(report.created)} to "
-                                  f"{report.validation_project} ({report.already_sent} sent before).")
+        messages.success(
+            request,
+            f"Sent {report.created} new pair{pluralize(report.created)} to "
+            f"{report.validation_project} ({report.already_sent} sent before).",
+        )
     return redirect("project_detail", slug=slug)
 
 

@@ -1,4 +1,5 @@
 """The project agreement report page (authors of the project and admins only) and the audit log (admins)."""
+
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import render
 
@@ -25,32 +26,50 @@ def figure_rows(figures: dict) -> list[dict]:
     """The figures as table rows: name, value, interval (or None) and what the figure means."""
     rows = []
     if figures["krippendorff_alpha"] is not None:
-        rows.append({
-            "name": f"Krippendorff's alpha ({figures['level']})",
-            "value": figures["krippendorff_alpha"],
-            "ci": figures["krippendorff_alpha_ci"],
-            "note": "all annotations, imported votes included",
-        })
+        rows.append(
+            {
+                "name": f"Krippendorff's alpha ({figures['level']})",
+                "value": figures["krippendorff_alpha"],
+                "ci": figures["krippendorff_alpha_ci"],
+                "note": "all annotations, imported votes included",
+            }
+        )
     pairwise = figures["pairwise"]
     if pairwise is not None:
-        rows.append({
-            "name": PAIRWISE_NAMES[pairwise["statistic"]],
-            "value": pairwise["value"],
-            "ci": pairwise["ci"],
-            "note": f"mean over {pairwise['pairs']} pairs of workers, each on the items both annotated",
-        })
+        rows.append(
+            {
+                "name": PAIRWISE_NAMES[pairwise["statistic"]],
+                "value": pairwise["value"],
+                "ci": pairwise["ci"],
+                "note": f"mean over {pairwise['pairs']} pairs of workers, each on the items both annotated",
+            }
+        )
         if pairwise.get("spearman") is not None:
-            rows.append({"name": "Spearman rho", "value": pairwise["spearman"], "ci": None,
-                         "note": f"mean over {pairwise['pairs']} pairs of workers, each on the items both annotated"})
+            rows.append(
+                {
+                    "name": "Spearman rho",
+                    "value": pairwise["spearman"],
+                    "ci": None,
+                    "note": f"mean over {pairwise['pairs']} pairs of workers, each on the items both annotated",
+                }
+            )
     baseline = figures["human_baseline"]
     if baseline is not None:
-        held_out = f"one annotation per item against the {baseline['aggregate']} of the others ({baseline['items']} items)"
+        held_out = (
+            f"one annotation per item against the {baseline['aggregate']} of the others ({baseline['items']} items)"
+        )
         for key, name in (("pearson", "Pearson r"), ("spearman", "Spearman rho"), ("mse", "MSE")):
             if baseline[key] is not None:
                 rows.append({"name": f"Human baseline: {name}", "value": baseline[key], "ci": None, "note": held_out})
     if figures["split_half_jsd"] is not None:
-        rows.append({"name": "Split-half JSD", "value": figures["split_half_jsd"], "ci": None,
-                     "note": "JS distance between two random halves of each item's votes"})
+        rows.append(
+            {
+                "name": "Split-half JSD",
+                "value": figures["split_half_jsd"],
+                "ci": None,
+                "note": "JS distance between two random halves of each item's votes",
+            }
+        )
     return rows
 
 
@@ -82,8 +101,12 @@ def audit_log(request):
     """The latest audit entries (admins only), optionally of one kind."""
     roles.ensure_role(request.user, roles.ADMIN, "read the audit log")
     action = request.GET.get("action") if request.GET.get("action") in AuditEntry.Action.values else None
-    return render(request, "annotation/audit.html", {
-        "entries": audit.recent(limit=AUDIT_PAGE_ROWS, action=action),
-        "actions": AuditEntry.Action.choices,
-        "action": action,
-    })
+    return render(
+        request,
+        "annotation/audit.html",
+        {
+            "entries": audit.recent(limit=AUDIT_PAGE_ROWS, action=action),
+            "actions": AuditEntry.Action.choices,
+            "action": action,
+        },
+    )

@@ -1,13 +1,14 @@
 """Creating and configuring a study in the browser: its settings (one form from the settings schema), its
 lifecycle, who may work on it, its qualification test, a preview of the worker page, imports with a preview
 and column mapping, and clones."""
+
 import json
 from urllib.parse import urlencode
 
 from django.contrib import messages
-from django.core.paginator import Paginator
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import Group
+from django.core.paginator import Paginator
 from django.shortcuts import redirect, render
 from django.template.defaultfilters import pluralize
 from django.views.decorators.http import require_POST
@@ -17,14 +18,20 @@ from annotation.forms import ImportConfirmForm, UploadForm, project_form_class, 
 from annotation.models import Item
 from annotation.services import access, background, instrument, items, projects, qualification, uploads
 from annotation.services.importers import (
-    GENERIC_FIELDS, ImportFileError, count_lines, import_file, label_map_pairs, label_values, preview,
+    GENERIC_FIELDS,
+    ImportFileError,
+    count_lines,
+    import_file,
+    label_map_pairs,
+    label_values,
+    preview,
 )
 from annotation.services.progress import project_progress
 from annotation.views.work import render_items, sample_items
-
-PAGE_SIZE = 25
 from common.schema import SettingError
 from common.vocabulary import LabelError, label_mapping, label_set_names, to_label
+
+PAGE_SIZE = 25
 
 
 def _form_errors(form, error: SettingError) -> None:
@@ -47,11 +54,15 @@ def project_new(request):
             _form_errors(form, exc)
         else:
             if project.status == project.Status.DRAFT:
-                messages.success(request, f"Study {project.slug} created as a draft: import its items, then publish it.")
+                messages.success(
+                    request, f"Study {project.slug} created as a draft: import its items, then publish it."
+                )
             else:
                 messages.success(request, f"Study {project.slug} created ({project.status}).")
             return redirect("project_detail", slug=project.slug)
-    return render(request, "annotation/project_form.html", {"form": form, "new": True}, status=400 if form.errors else 200)
+    return render(
+        request, "annotation/project_form.html", {"form": form, "new": True}, status=400 if form.errors else 200
+    )
 
 
 @login_required
@@ -62,8 +73,11 @@ def project_settings(request, slug):
     form = form_class(request.POST if request.method == "POST" else None, initial=project_settings_initial(project))
     if request.method == "POST" and form.is_valid():
         # Fields the request left out keep their values (a browser omits only unticked boxes: those are False).
-        sent = {name for name in form.changed_data
-                if not form.fields[name].widget.value_omitted_from_data(request.POST, request.FILES, name)}
+        sent = {
+            name
+            for name in form.changed_data
+            if not form.fields[name].widget.value_omitted_from_data(request.POST, request.FILES, name)
+        }
         changes = {name: form.cleaned_data[name] for name in sent}
         try:
             projects.update_project(project, changed_by=request.user, **changes)
@@ -75,11 +89,19 @@ def project_settings(request, slug):
     versions = instrument.versions(project)
     for version in versions:
         version["content_json"] = json.dumps(version["content"], ensure_ascii=False, indent=1)
-    return render(request, "annotation/project_form.html", {
-        "form": form, "project": project, "groups": Group.objects.order_by("name"),
-        "members": project.members.order_by("username"), "member_groups": project.member_groups.order_by("name"),
-        "instrument_versions": versions,
-    }, status=400 if form.errors else 200)
+    return render(
+        request,
+        "annotation/project_form.html",
+        {
+            "form": form,
+            "project": project,
+            "groups": Group.objects.order_by("name"),
+            "members": project.members.order_by("username"),
+            "member_groups": project.member_groups.order_by("name"),
+            "instrument_versions": versions,
+        },
+        status=400 if form.errors else 200,
+    )
 
 
 @login_required
@@ -88,7 +110,9 @@ def project_status(request, slug):
     project = access.project_for(request.user, slug, "manage")
     if request.POST.get("status") == project.Status.CLOSED and not request.POST.get("confirm"):
         # Closing stops every worker at once: the author says so twice.
-        return render(request, "annotation/confirm_close.html", {"project": project, "progress": project_progress(project)})
+        return render(
+            request, "annotation/confirm_close.html", {"project": project, "progress": project_progress(project)}
+        )
     try:
         projects.set_status(project, request.POST.get("status", ""), changed_by=request.user)
     except SettingError as exc:
@@ -123,8 +147,9 @@ def project_clone(request, slug):
     project = access.project_for(request.user, slug, "manage")
     access.ensure_can_create_project(request.user)
     try:
-        clone = projects.clone_project(project, request.POST.get("slug", "").strip(), request.user,
-                                       with_items=bool(request.POST.get("with_items")))
+        clone = projects.clone_project(
+            project, request.POST.get("slug", "").strip(), request.user, with_items=bool(request.POST.get("with_items"))
+        )
     except (SettingError, ValueError) as exc:
         messages.error(request, f"Not cloned: {exc}")
         return redirect("project_settings", slug=slug)
@@ -147,12 +172,20 @@ def project_qualification(request, slug):
     if request.method == "POST":
         try:
             if "rules" in request.POST:
-                qualification.update_rules(project, {name: request.POST.get(name) for name in qualification.RULES.defaults()
-                                                     if name in request.POST or name == "show_feedback"})
+                qualification.update_rules(
+                    project,
+                    {
+                        name: request.POST.get(name)
+                        for name in qualification.RULES.defaults()
+                        if name in request.POST or name == "show_feedback"
+                    },
+                )
                 messages.success(request, "Rules saved.")
             elif "copy" in request.POST:
                 item = project.items.select_related("example", "atom").get(pk=request.POST["copy"])
-                qualification.copy_item(project, item, request.POST.get("reference", ""), bool(request.POST.get("easy")))
+                qualification.copy_item(
+                    project, item, request.POST.get("reference", ""), bool(request.POST.get("easy"))
+                )
                 messages.success(request, f"Item {item.pk} copied into the test.")
             elif "remove" in request.POST:
                 qualification.remove_item(project, int(request.POST["remove"]))
@@ -162,19 +195,33 @@ def project_qualification(request, slug):
     test = project.qualification
     query = {"q": request.GET.get("q", ""), "show": request.GET.get("show", ""), "range": request.GET.get("range", "")}
     found = qualification.candidates(project, query["q"], query["show"], query["range"])
-    return render(request, "annotation/qualification_setup.html", {
-        "project": project,
-        "test": test,
-        "test_items": list(test.items.all()) if test else [],
-        "rules": qualification.RULES,
-        "rule_values": {**qualification.RULES.defaults(), **({name: getattr(test, name) for name in qualification.RULES.defaults()
-                        if hasattr(test, name)} if test else {}), "show_feedback": bool(test and test.options.get("show_feedback"))},
-        "candidates": Paginator(found["rows"], PAGE_SIZE).get_page(request.GET.get("page")),
-        "bins": found["bins"], "read": found["read"], "more": found["more"],
-        "query": query, "query_string": urlencode(query) + "&",
-        "filters": [(key, name) for key, name in items.FILTER_NAMES.items() if key != "gold"],
-        "attempts": test.attempts.count() if test else 0,
-    })
+    return render(
+        request,
+        "annotation/qualification_setup.html",
+        {
+            "project": project,
+            "test": test,
+            "test_items": list(test.items.all()) if test else [],
+            "rules": qualification.RULES,
+            "rule_values": {
+                **qualification.RULES.defaults(),
+                **(
+                    {name: getattr(test, name) for name in qualification.RULES.defaults() if hasattr(test, name)}
+                    if test
+                    else {}
+                ),
+                "show_feedback": bool(test and test.options.get("show_feedback")),
+            },
+            "candidates": Paginator(found["rows"], PAGE_SIZE).get_page(request.GET.get("page")),
+            "bins": found["bins"],
+            "read": found["read"],
+            "more": found["more"],
+            "query": query,
+            "query_string": urlencode(query) + "&",
+            "filters": [(key, name) for key, name in items.FILTER_NAMES.items() if key != "gold"],
+            "attempts": test.attempts.count() if test else 0,
+        },
+    )
 
 
 @login_required
@@ -215,21 +262,30 @@ def import_preview(request, slug, token):
     offered = importable(project.task, project.options)
     fmt = request.POST.get("format") or request.GET.get("format") or offered[0]
     shown = preview(path, fmt)
-    form = ImportConfirmForm(request.POST or None, formats=offered, columns=shown["columns"],
-                             initial={"format": fmt})
+    form = ImportConfirmForm(request.POST or None, formats=offered, columns=shown["columns"], initial={"format": fmt})
     errors = []
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
             if count_lines(path) > background.IMPORT_JOB_LINES:
-                job = background.start_import(project, path, data["format"], form.mapping(), data["purpose"], request.user,
-                                              label_map=form.label_pairs())
+                job = background.start_import(
+                    project,
+                    path,
+                    data["format"],
+                    form.mapping(),
+                    data["purpose"],
+                    request.user,
+                    label_map=form.label_pairs(),
+                )
                 uploads.discard(project, token)  # the job keeps its own copy
-                messages.info(request, "A large file: it is imported in the background. Nothing is stored unless "
-                                       "every row is good.")
+                messages.info(
+                    request,
+                    "A large file: it is imported in the background. Nothing is stored unless every row is good.",
+                )
                 return redirect("jobs:detail", job_id=job.pk)
-            report = import_file(project, path, data["format"], form.mapping(), purpose=data["purpose"],
-                                 label_map=form.label_pairs())
+            report = import_file(
+                project, path, data["format"], form.mapping(), purpose=data["purpose"], label_map=form.label_pairs()
+            )
         except ImportFileError as exc:
             errors = exc.errors
         except ValueError as exc:
@@ -239,18 +295,31 @@ def import_preview(request, slug, token):
             _report_import(request, data["format"], report)
             return redirect("project_detail", slug=slug)
     generic = fmt in ("jsonl", "csv")
-    return render(request, "annotation/import_preview.html", {
-        "project": project, "form": form, "preview": shown, "file_name": path.name, "errors": errors[:50],
-        "more_errors": max(0, len(errors) - 50), "generic": generic, "mapping_fields": GENERIC_FIELDS,
-        "label_values": _label_values(project, path, fmt, form) if generic else [],
-    }, status=400 if errors or form.errors else 200)
+    return render(
+        request,
+        "annotation/import_preview.html",
+        {
+            "project": project,
+            "form": form,
+            "preview": shown,
+            "file_name": path.name,
+            "errors": errors[:50],
+            "more_errors": max(0, len(errors) - 50),
+            "generic": generic,
+            "mapping_fields": GENERIC_FIELDS,
+            "label_values": _label_values(project, path, fmt, form) if generic else [],
+        },
+        status=400 if errors or form.errors else 200,
+    )
 
 
 def _label_values(project, path, fmt, form) -> list[tuple[str, str | None]]:
     """The label column's distinct values, each with the label it reads as (None: no label of the study), so
     an author sees what needs a mapping before importing."""
     column = (form["map_label"].value() or "label") if "map_label" in form.fields else "label"
-    labels = project.task.example_labels(project.options) if project.task.source_fields(project.options) is None else None
+    labels = (
+        project.task.example_labels(project.options) if project.task.source_fields(project.options) is None else None
+    )
     if not labels:
         return []
     mapping = {}
@@ -273,9 +342,15 @@ def _report_import(request, fmt, report) -> None:
         count = report.qualification_items
         messages.success(request, f"Added {count} item{pluralize(count)} to the qualification test.")
         return
-    created = (f"{report.atoms} atom{pluralize(report.atoms)}" if fmt == "atoms"
-               else f"{report.created} example{pluralize(report.created)}")
-    messages.success(request, f"Imported {created} ({report.items} new item{pluralize(report.items)}); {report.skipped} skipped, "
-                              f"{report.already_present} already present.")
+    created = (
+        f"{report.atoms} atom{pluralize(report.atoms)}"
+        if fmt == "atoms"
+        else f"{report.created} example{pluralize(report.created)}"
+    )
+    messages.success(
+        request,
+        f"Imported {created} ({report.items} new item{pluralize(report.items)}); {report.skipped} skipped, "
+        f"{report.already_present} already present.",
+    )
     for note in report.notes:
         messages.warning(request, note)

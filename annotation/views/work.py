@@ -1,5 +1,6 @@
 """The worker's pages: the list of studies, a page of items (with its draft and its deadline), qualification,
 crowd entry and finish."""
+
 import json
 from functools import wraps
 
@@ -67,7 +68,9 @@ def crowd_frame(view):
 def _is_mturk_arrival(request, slug) -> bool:
     if not request.user.is_authenticated:
         return False
-    return CrowdSession.objects.filter(project__slug=slug, worker=request.user, platform=CrowdSession.Platform.MTURK).exists()
+    return CrowdSession.objects.filter(
+        project__slug=slug, worker=request.user, platform=CrowdSession.Platform.MTURK
+    ).exists()
 
 
 @crowd_frame
@@ -88,8 +91,9 @@ def work(request, slug):
         if session is not None and crowd.may_finish(session):
             crowd.complete(session)
             return redirect("done", slug=slug)
-        return render(request, "annotation/no_work.html", {"project": project, "session": session,
-                                                           **_returned_context(session)})
+        return render(
+            request, "annotation/no_work.html", {"project": project, "session": session, **_returned_context(session)}
+        )
     return _render_page(request, project, assignment)
 
 
@@ -122,7 +126,9 @@ def _would_switch_account(request) -> bool:
 
 def sample_items(project) -> list:
     """The study's first page of items, as the author's preview and MTurk's HIT preview show them."""
-    sample = list(project.items.filter(is_gold=False).select_related("example", "atom").order_by("id")[: project.items_per_page])
+    sample = list(
+        project.items.filter(is_gold=False).select_related("example", "atom").order_by("id")[: project.items_per_page]
+    )
     return project.task.order_page(sample)
 
 
@@ -139,7 +145,9 @@ def _returned_context(session) -> dict:
     return {
         "returned_message": crowd.study_setting(session.project, "returned_message"),
         "returned_code": returned_code,
-        "platform_url": crowd.prolific_url(returned_code) if returned_code and session.platform == CrowdSession.Platform.PROLIFIC else "",
+        "platform_url": crowd.prolific_url(returned_code)
+        if returned_code and session.platform == CrowdSession.Platform.PROLIFIC
+        else "",
         "resume_token": crowd.resume_token(session),
     }
 
@@ -163,8 +171,11 @@ def done(request, slug):
             release_page(current.pk, request.user)
         crowd.complete(session)
     if not session.completion_code:
-        return render(request, "annotation/no_work.html", {"project": project, "session": session, "stopped": True,
-                                                           **_returned_context(session)})
+        return render(
+            request,
+            "annotation/no_work.html",
+            {"project": project, "session": session, "stopped": True, **_returned_context(session)},
+        )
     context = {"project": project, "session": session, "code": session.completion_code, "finished": True}
     if session.platform == CrowdSession.Platform.PROLIFIC:
         context["platform_url"] = crowd.prolific_url(session.completion_code)
@@ -220,8 +231,15 @@ def _score_text(result: dict) -> str:
 def _render_page(request, project, assignment, error=None, values=None, status=200):
     note_seen(assignment)  # a page in a browser keeps its items only while the browser shows signs of life
     claims = assignment.claims.select_related("item__example", "item__atom").order_by("position")
-    return render_items(request, project, project.task.order_page([claim.item for claim in claims]), assignment,
-                        error=error, values=values, status=status)
+    return render_items(
+        request,
+        project,
+        project.task.order_page([claim.item for claim in claims]),
+        assignment,
+        error=error,
+        values=values,
+        status=status,
+    )
 
 
 def render_items(request, project, items, assignment=None, error=None, values=None, status=200, mturk_preview=False):

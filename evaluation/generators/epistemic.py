@@ -11,6 +11,7 @@ From an SNLI pair (X, Y, label) each filter builds a new pair and a new label:
 The paper keeps only S-rooted premises and hypotheses. SNLI's gold-only JSONL has no parses, so
 `is_full_sentence` stands in for the parser; see its docstring.
 """
+
 import random
 import re
 
@@ -23,10 +24,26 @@ NON_FACTIVE_VERBS = ("believes", "thinks", "assumes", "suspects")
 
 # 10 female and 10 male given names common in the US, each with the pronoun that refers to it.
 NAMES = {
-    "Mary": "she", "Linda": "she", "Susan": "she", "Karen": "she", "Lisa": "she",
-    "Emily": "she", "Sarah": "she", "Laura": "she", "Anna": "she", "Rachel": "she",
-    "James": "he", "John": "he", "Robert": "he", "Michael": "he", "David": "he",
-    "Daniel": "he", "Thomas": "he", "Mark": "he", "Paul": "he", "Steven": "he",
+    "Mary": "she",
+    "Linda": "she",
+    "Susan": "she",
+    "Karen": "she",
+    "Lisa": "she",
+    "Emily": "she",
+    "Sarah": "she",
+    "Laura": "she",
+    "Anna": "she",
+    "Rachel": "she",
+    "James": "he",
+    "John": "he",
+    "Robert": "he",
+    "Michael": "he",
+    "David": "he",
+    "Daniel": "he",
+    "Thomas": "he",
+    "Mark": "he",
+    "Paul": "he",
+    "Steven": "he",
 }
 
 _SAME = {label: label for label in NLI_LABELS}
@@ -40,7 +57,27 @@ LABEL_TABLE = {
 
 # Finite forms only: SNLI fragments ("Two dogs running in the snow.") use bare participles instead.
 FINITE_VERBS = frozenset(
-    "is are was were am has have had does do did can could will would should may might must".split()
+    [
+        "is",
+        "are",
+        "was",
+        "were",
+        "am",
+        "has",
+        "have",
+        "had",
+        "does",
+        "do",
+        "did",
+        "can",
+        "could",
+        "will",
+        "would",
+        "should",
+        "may",
+        "might",
+        "must",
+    ]
 )
 
 
@@ -103,12 +140,14 @@ def generate_epistemic(pairs: list[dict], per_template: int, seed: int) -> list[
         for label in NLI_LABELS:
             for number, pair in enumerate(rng.sample(pools[label], per_template)):
                 premise, hypothesis = apply_filter(template, pair["premise"].strip(), pair["hypothesis"].strip(), rng)
-                rows.append({
-                    "id": f"{template}-{label}-{number}",
-                    "premise": premise,
-                    "hypothesis": hypothesis,
-                    "label": LABEL_TABLE[template][label],
-                    "original_label": label,
-                    "template": template,
-                })
+                rows.append(
+                    {
+                        "id": f"{template}-{label}-{number}",
+                        "premise": premise,
+                        "hypothesis": hypothesis,
+                        "label": LABEL_TABLE[template][label],
+                        "original_label": label,
+                        "template": template,
+                    }
+                )
     return rows

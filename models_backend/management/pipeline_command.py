@@ -1,8 +1,9 @@
 """The shape the model commands share: run one pipeline behind a progress bar on stderr, turn its input errors
 (missing or bad files, unknown checkpoints, no WordNet) into a one-line CommandError, and print its summary as
 one JSON line with --json or as a sentence for a person."""
-from abc import ABCMeta, abstractmethod
+
 import json
+from abc import ABCMeta, abstractmethod
 
 from django.core.management.base import BaseCommand, CommandError
 

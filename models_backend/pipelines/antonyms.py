@@ -6,6 +6,7 @@ cosine similarity between the antonym and the rest of the sentence (mean-pooled 
 the best one the acceptability scorer lets through is kept. An NLI model then labels (P,H), (H,H'),
 (H',H) and (P,H'), and the rows are written in the ``evaluate transitivity`` input format.
 """
+
 import json
 import re
 import time
@@ -26,10 +27,98 @@ from .wordnet import WordNet, inflect
 
 # Function words WordNet also lists as content words ("in" as an adjective, "be" as a verb, ...).
 STOPWORDS = frozenset(
-    "a an the this that these those some any each every no not and or but if of in on at to for with by from "
-    "into onto over under up down out off about as than then there here it its he she they them his her their "
-    "we us our you your i me my is are was were be been being am do does did has have had will would can could "
-    "may might must shall should one two three four five other another very just also".split()
+    [
+        "a",
+        "an",
+        "the",
+        "this",
+        "that",
+        "these",
+        "those",
+        "some",
+        "any",
+        "each",
+        "every",
+        "no",
+        "not",
+        "and",
+        "or",
+        "but",
+        "if",
+        "of",
+        "in",
+        "on",
+        "at",
+        "to",
+        "for",
+        "with",
+        "by",
+        "from",
+        "into",
+        "onto",
+        "over",
+        "under",
+        "up",
+        "down",
+        "out",
+        "off",
+        "about",
+        "as",
+        "than",
+        "then",
+        "there",
+        "here",
+        "it",
+        "its",
+        "he",
+        "she",
+        "they",
+        "them",
+        "his",
+        "her",
+        "their",
+        "we",
+        "us",
+        "our",
+        "you",
+        "your",
+        "i",
+        "me",
+        "my",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "being",
+        "am",
+        "do",
+        "does",
+        "did",
+        "has",
+        "have",
+        "had",
+        "will",
+        "would",
+        "can",
+        "could",
+        "may",
+        "might",
+        "must",
+        "shall",
+        "should",
+        "one",
+        "two",
+        "three",
+        "four",
+        "five",
+        "other",
+        "another",
+        "very",
+        "just",
+        "also",
+    ]
 )
 WORD = re.compile(r"[A-Za-z]+")
 ARTICLE_BEFORE = re.compile(r"\b([Aa]n?) $")
@@ -52,7 +141,7 @@ def replacement_candidates(sentence: str, wordnet: WordNet) -> list[Replacement]
         word = match.group()
         if word.lower() in STOPWORDS:
             continue
-        rest = " ".join((sentence[:match.start()] + sentence[match.end():]).split())
+        rest = " ".join((sentence[: match.start()] + sentence[match.end() :]).split())
         seen = set()
         for pos in POS_ORDER:
             for lemma, inflection in wordnet.base_forms(word, pos):
@@ -65,7 +154,9 @@ def replacement_candidates(sentence: str, wordnet: WordNet) -> list[Replacement]
                     if replaced.lower() == word.lower() or replaced in seen:
                         continue
                     seen.add(replaced)
-                    new_sentence = _fix_article(sentence[:match.start()], replaced) + replaced + sentence[match.end():]
+                    new_sentence = (
+                        _fix_article(sentence[: match.start()], replaced) + replaced + sentence[match.end() :]
+                    )
                     candidates.append(Replacement(new_sentence, word, replaced, pos, rest))
     return candidates
 
@@ -78,7 +169,7 @@ def _fix_article(before: str, replaced: str) -> str:
     article = "an" if replaced[0].lower() in "aeiou" else "a"
     if found.group(1)[0] == "A":
         article = article.capitalize()
-    return before[:found.start(1)] + article + " "
+    return before[: found.start(1)] + article + " "
 
 
 class Embedder:
@@ -104,8 +195,13 @@ class Embedder:
         chunks = []
         with torch.inference_mode():
             for start in range(0, len(texts), batch_size):
-                batch = self.tokenizer(list(texts[start:start + batch_size]), padding=True, truncation=True,
-                                       max_length=128, return_tensors="pt").to(self.device)
+                batch = self.tokenizer(
+                    list(texts[start : start + batch_size]),
+                    padding=True,
+                    truncation=True,
+                    max_length=128,
+                    return_tensors="pt",
+                ).to(self.device)
                 hidden = self.model(**batch).last_hidden_state.float()
                 mask = batch["attention_mask"].unsqueeze(-1).float()
                 pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1.0)
@@ -121,12 +217,15 @@ class AcceptabilityScorer:
     H' passes when P(acceptable) >= 0.5.
     """
 
-    def __init__(self, path: str | Path, device: torch.device, kind: str | None = None,
-                 max_perplexity_ratio: float = 2.0):
+    def __init__(
+        self, path: str | Path, device: torch.device, kind: str | None = None, max_perplexity_ratio: float = 2.0
+    ):
         self.spec = inspect_checkpoint(path, kind)
         if self.spec.kind not in (ModelKind.CAUSAL_LM, ModelKind.ACCEPTABILITY):
-            raise ModelError(f"scorer folder {self.spec.path}: a {self.spec.kind.value} model cannot judge "
-                             "acceptability; use a causal LM or an acceptability classifier")
+            raise ModelError(
+                f"scorer folder {self.spec.path}: a {self.spec.kind.value} model cannot judge "
+                "acceptability; use a causal LM or an acceptability classifier"
+            )
         self.model, self.tokenizer = load_model(self.spec, device)
         self.max_perplexity_ratio = max_perplexity_ratio
         names = [n.lower() for n in self.spec.label_names]
@@ -154,9 +253,17 @@ def rank_by_similarity(candidates: Sequence[Replacement], embedder: Embedder) ->
 
 
 def make_antonym_pairs_file(
-    input_path: str | Path, nli_dir: str | Path, output_path: str | Path, wordnet_dir: str | Path, *,
-    embedder_dir: str | Path | None = None, scorer_dir: str | Path | None = None, scorer_kind: str | None = None,
-    max_perplexity_ratio: float = 2.0, batch_size: int = 64, device: str | None = None,
+    input_path: str | Path,
+    nli_dir: str | Path,
+    output_path: str | Path,
+    wordnet_dir: str | Path,
+    *,
+    embedder_dir: str | Path | None = None,
+    scorer_dir: str | Path | None = None,
+    scorer_kind: str | None = None,
+    max_perplexity_ratio: float = 2.0,
+    batch_size: int = 64,
+    device: str | None = None,
     progress: Progress | None = None,
 ) -> dict:
     """Generate one H' per hypothesis (when any candidate survives), label the four pairs, write JSONL."""
@@ -167,8 +274,7 @@ def make_antonym_pairs_file(
     rows = read_pairs(input_path)
     torch_device = pick_device(device)
     embedder = Embedder(embedder_dir, torch_device)
-    scorer = (AcceptabilityScorer(scorer_dir, torch_device, scorer_kind, max_perplexity_ratio)
-              if scorer_dir else None)
+    scorer = AcceptabilityScorer(scorer_dir, torch_device, scorer_kind, max_perplexity_ratio) if scorer_dir else None
 
     kept, with_candidates = [], 0
     for done, row in enumerate(rows, start=1):
@@ -187,23 +293,37 @@ def make_antonym_pairs_file(
         nli, nli_tokenizer = load_model(nli_spec, torch_device)
         premises, hypotheses = [], []
         for row, best in kept:
-            for first, second in ((row.premise, row.hypothesis), (row.hypothesis, best.sentence),
-                                  (best.sentence, row.hypothesis), (row.premise, best.sentence)):
+            for first, second in (
+                (row.premise, row.hypothesis),
+                (row.hypothesis, best.sentence),
+                (best.sentence, row.hypothesis),
+                (row.premise, best.sentence),
+            ):
                 premises.append(first)
                 hypotheses.append(second)
         probabilities = predict_pairs(nli_spec, nli, nli_tokenizer, premises, hypotheses, batch_size=batch_size)
         names = [ENC_LABELS[enc.index(i)] for i in probabilities.argmax(axis=1)]
-        labels = [names[4 * k: 4 * k + 4] for k in range(len(kept))]
+        labels = [names[4 * k : 4 * k + 4] for k in range(len(kept))]
 
     output_path = Path(output_path)
     output_path.parent.mkdir(parents=True, exist_ok=True)
     with output_path.open("w", encoding="utf-8") as handle:
         for (row, best), (p_h, h_m, m_h, p_m) in zip(kept, labels):
-            handle.write(json.dumps({
-                "id": row.id, "premise": row.premise, "hypothesis": row.hypothesis,
-                "modified_hypothesis": best.sentence,
-                "label_p_h": p_h, "label_h_m": h_m, "label_m_h": m_h, "label_p_m": p_m,
-            }) + "\n")
+            handle.write(
+                json.dumps(
+                    {
+                        "id": row.id,
+                        "premise": row.premise,
+                        "hypothesis": row.hypothesis,
+                        "modified_hypothesis": best.sentence,
+                        "label_p_h": p_h,
+                        "label_h_m": h_m,
+                        "label_m_h": m_h,
+                        "label_p_m": p_m,
+                    }
+                )
+                + "\n"
+            )
     mutual = [h_m for _, h_m, m_h, _ in labels if h_m == m_h]
     return {
         "rows": len(rows),

@@ -4,6 +4,7 @@ An atom survives when the NLI model says the hypothesis entails it; with ``defea
 premise already entails are dropped too (they carry nothing the hypothesis adds). Output rows follow the
 atoms import format ``{"example_id": ..., "atoms": [...]}``.
 """
+
 import json
 import re
 import time
@@ -25,12 +26,18 @@ DEFAULT_INSTRUCTION = (
 )
 
 DEFAULT_EXEMPLARS = (
-    ("A girl in a yellow raincoat is jumping into a puddle.",
-     ["A girl is wearing a raincoat.", "The raincoat is yellow.", "A girl is jumping into a puddle."]),
-    ("Three workers are repairing the roof of an old barn.",
-     ["Three workers are repairing a roof.", "The roof belongs to a barn.", "The barn is old."]),
-    ("A chef slices onions quickly in a crowded kitchen.",
-     ["A chef is slicing onions.", "The chef slices quickly.", "The kitchen is crowded."]),
+    (
+        "A girl in a yellow raincoat is jumping into a puddle.",
+        ["A girl is wearing a raincoat.", "The raincoat is yellow.", "A girl is jumping into a puddle."],
+    ),
+    (
+        "Three workers are repairing the roof of an old barn.",
+        ["Three workers are repairing a roof.", "The roof belongs to a barn.", "The barn is old."],
+    ),
+    (
+        "A chef slices onions quickly in a crowded kitchen.",
+        ["A chef is slicing onions.", "The chef slices quickly.", "The kitchen is crowded."],
+    ),
 )
 
 BULLET = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)])\s*")
@@ -73,8 +80,14 @@ def parse_atoms(generated: str) -> list[str]:
 
 
 def generate_candidates(
-    model, tokenizer, hypotheses: Sequence[str], prompt: AtomPrompt, *, max_new_tokens: int = 80,
-    batch_size: int = 8, progress: Progress | None = None,
+    model,
+    tokenizer,
+    hypotheses: Sequence[str],
+    prompt: AtomPrompt,
+    *,
+    max_new_tokens: int = 80,
+    batch_size: int = 8,
+    progress: Progress | None = None,
 ) -> list[list[str]]:
     """Greedy generation per hypothesis (left-padded batches), parsed into candidate atoms."""
     tokenizer.padding_side = "left"
@@ -84,21 +97,33 @@ def generate_candidates(
     candidates = []
     with torch.inference_mode():
         for start in range(0, len(hypotheses), batch_size):
-            prompts = [prompt.render(h) for h in hypotheses[start:start + batch_size]]
+            prompts = [prompt.render(h) for h in hypotheses[start : start + batch_size]]
             batch = tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False).to(device)
             generated = model.generate(
-                **batch, max_new_tokens=max_new_tokens, do_sample=False, pad_token_id=tokenizer.pad_token_id,
+                **batch,
+                max_new_tokens=max_new_tokens,
+                do_sample=False,
+                pad_token_id=tokenizer.pad_token_id,
             )
-            new_tokens = generated[:, batch["input_ids"].shape[1]:]
-            candidates.extend(parse_atoms(text) for text in tokenizer.batch_decode(new_tokens, skip_special_tokens=True))
+            new_tokens = generated[:, batch["input_ids"].shape[1] :]
+            candidates.extend(
+                parse_atoms(text) for text in tokenizer.batch_decode(new_tokens, skip_special_tokens=True)
+            )
             if progress:
                 progress(len(candidates), len(hypotheses))
     return candidates
 
 
 def prune_atoms(
-    spec, model, tokenizer, premises: Sequence[str], hypotheses: Sequence[str], candidates: Sequence[list[str]],
-    *, defeasible: bool = False, batch_size: int = 64,
+    spec,
+    model,
+    tokenizer,
+    premises: Sequence[str],
+    hypotheses: Sequence[str],
+    candidates: Sequence[list[str]],
+    *,
+    defeasible: bool = False,
+    batch_size: int = 64,
 ) -> list[list[str]]:
     """Keep atoms the NLI model says H entails; with ``defeasible``, also drop atoms P entails."""
     entailment = enc_indices(spec)[0]
@@ -119,9 +144,17 @@ def prune_atoms(
 
 
 def generate_atoms_file(
-    lm_dir: str | Path, nli_dir: str | Path, input_path: str | Path, output_path: str | Path, *,
-    defeasible: bool = False, prompt: AtomPrompt | None = None, max_new_tokens: int = 80, batch_size: int = 8,
-    device: str | None = None, progress: Progress | None = None,
+    lm_dir: str | Path,
+    nli_dir: str | Path,
+    input_path: str | Path,
+    output_path: str | Path,
+    *,
+    defeasible: bool = False,
+    prompt: AtomPrompt | None = None,
+    max_new_tokens: int = 80,
+    batch_size: int = 8,
+    device: str | None = None,
+    progress: Progress | None = None,
 ) -> dict:
     """Read pairs, decompose each distinct hypothesis once, prune, write one atoms row per example id."""
     started = time.perf_counter()
@@ -133,15 +166,30 @@ def generate_atoms_file(
 
     distinct = list(dict.fromkeys(row.hypothesis for row in rows))
     lm, lm_tokenizer = load_model(lm_spec, torch_device)
-    generated = dict(zip(distinct, generate_candidates(
-        lm, lm_tokenizer, distinct, prompt or AtomPrompt(), max_new_tokens=max_new_tokens,
-        batch_size=batch_size, progress=progress,
-    )))
+    generated = dict(
+        zip(
+            distinct,
+            generate_candidates(
+                lm,
+                lm_tokenizer,
+                distinct,
+                prompt or AtomPrompt(),
+                max_new_tokens=max_new_tokens,
+                batch_size=batch_size,
+                progress=progress,
+            ),
+        )
+    )
     del lm
     nli, nli_tokenizer = load_model(nli_spec, torch_device)
     survivors = prune_atoms(
-        nli_spec, nli, nli_tokenizer, [r.premise for r in rows], [r.hypothesis for r in rows],
-        [generated[r.hypothesis] for r in rows], defeasible=defeasible,
+        nli_spec,
+        nli,
+        nli_tokenizer,
+        [r.premise for r in rows],
+        [r.hypothesis for r in rows],
+        [generated[r.hypothesis] for r in rows],
+        defeasible=defeasible,
     )
     output_path = Path(output_path)
     output_path.parent.mkdir(parents=True, exist_ok=True)

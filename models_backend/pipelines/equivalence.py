@@ -1,9 +1,10 @@
 """Model-backed functions for grouping equivalent atoms (inferential consistency buckets): sentence
 embeddings for the cosine test and an NLI model for entailment both ways."""
+
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
@@ -13,12 +14,16 @@ from models_backend.registry import ModelKind, enc_indices, inspect_checkpoint, 
 from models_backend.runner import predict_pairs
 
 
-def sentence_embedder(embedder_dir: str | Path | None = None, device: str | None = None) -> Callable[[list[str]], np.ndarray]:
+def sentence_embedder(
+    embedder_dir: str | Path | None = None, device: str | None = None
+) -> Callable[[list[str]], np.ndarray]:
     """texts -> (n, d) unit embeddings (default encoder: the packaged MiniLM)."""
     return Embedder(embedder_dir, pick_device(device)).embed
 
 
-def nli_entailment(nli_dir: str | Path, device: str | None = None, batch_size: int = 64) -> Callable[[list[str], list[str]], np.ndarray]:
+def nli_entailment(
+    nli_dir: str | Path, device: str | None = None, batch_size: int = 64
+) -> Callable[[list[str], list[str]], np.ndarray]:
     """(premises, hypotheses) -> (m,) bools: does the NLI model label each pair entailment?"""
     spec = inspect_checkpoint(nli_dir, ModelKind.NLI)
     model, tokenizer = load_model(spec, pick_device(device))

@@ -4,6 +4,7 @@ Reads ``index.{noun,verb,adj,adv}`` and ``data.*`` from a WordNet dict folder (e
 ``models_backend/wordnet_install.sh`` unpacks into var/wordnet/dict). Lemmatisation uses WordNet's own
 suffix-detachment rules (morphy without the exception lists, which the npm package does not carry).
 """
+
 import re
 from collections import defaultdict
 from pathlib import Path
@@ -12,7 +13,16 @@ POS_FILES = {"n": "noun", "v": "verb", "a": "adj", "r": "adv"}
 
 # morphy's detachment rules: (inflected suffix, base suffix), tried in order.
 DETACHMENT_RULES = {
-    "n": [("s", ""), ("ses", "s"), ("xes", "x"), ("zes", "z"), ("ches", "ch"), ("shes", "sh"), ("men", "man"), ("ies", "y")],
+    "n": [
+        ("s", ""),
+        ("ses", "s"),
+        ("xes", "x"),
+        ("zes", "z"),
+        ("ches", "ch"),
+        ("shes", "sh"),
+        ("men", "man"),
+        ("ies", "y"),
+    ],
     "v": [("s", ""), ("ies", "y"), ("es", "e"), ("es", ""), ("ed", "e"), ("ed", ""), ("ing", "e"), ("ing", "")],
     "a": [("er", ""), ("est", ""), ("er", "e"), ("est", "e")],
     "r": [],
@@ -31,8 +41,12 @@ def _clean_lemma(word: str) -> str:
 class WordNet:
     def __init__(self, folder: str | Path):
         self.folder = Path(folder)
-        missing = [name for pos in POS_FILES.values() for name in (f"index.{pos}", f"data.{pos}")
-                   if not (self.folder / name).is_file()]
+        missing = [
+            name
+            for pos in POS_FILES.values()
+            for name in (f"index.{pos}", f"data.{pos}")
+            if not (self.folder / name).is_file()
+        ]
         if missing:
             raise WordNetError(
                 f"WordNet folder {self.folder} lacks {', '.join(missing)}; "
@@ -62,13 +76,15 @@ class WordNet:
                         continue
                     fields = line.split(" | ", 1)[0].split()
                     word_count = int(fields[3], 16)
-                    synset_words = [_clean_lemma(w) for w in fields[4:4 + 2 * word_count:2]]
+                    synset_words = [_clean_lemma(w) for w in fields[4 : 4 + 2 * word_count : 2]]
                     words[(pos, fields[0])] = synset_words
                     at = 4 + 2 * word_count
                     for k in range(int(fields[at])):
-                        symbol, offset, target_pos, source_target = fields[at + 1 + 4 * k: at + 5 + 4 * k]
+                        symbol, offset, target_pos, source_target = fields[at + 1 + 4 * k : at + 5 + 4 * k]
                         if symbol == "!":
-                            pointers.append((pos, synset_words, source_target, "a" if target_pos == "s" else target_pos, offset))
+                            pointers.append(
+                                (pos, synset_words, source_target, "a" if target_pos == "s" else target_pos, offset)
+                            )
         for pos, synset_words, source_target, target_pos, offset in pointers:
             source, target = int(source_target[:2], 16), int(source_target[2:], 16)
             targets = words.get((target_pos, offset))

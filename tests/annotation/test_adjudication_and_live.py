@@ -1,4 +1,5 @@
 """Adjudication with its audit trail, and live progress over Channels (in-memory layer and Redis)."""
+
 import json
 
 import pytest
@@ -37,7 +38,9 @@ def test_ties_wait_for_an_author_and_every_change_is_kept(tied, author, make_use
     adjudicate(item.id, author, "invalid", "on second reading it adds information")
     item.refresh_from_db()
     assert item.final_value == "invalid" and item.status == "done" and not queue(tied).exists()
-    history = list(AdjudicationRecord.objects.filter(item=item).order_by("id").values_list("before", "after", "author__username"))
+    history = list(
+        AdjudicationRecord.objects.filter(item=item).order_by("id").values_list("before", "after", "author__username")
+    )
     assert history == [(None, "valid", "author1"), ("valid", "invalid", "author1")]
     from annotation.services.exporters import write_export
 
@@ -60,12 +63,20 @@ def test_adjudication_pages_and_api(tied, author, client):
     page = client.get(f"/projects/{tied.slug}/adjudication/{item.id}/")
     html = page.content.decode()
     assert "Annotator A" in html and "Annotator B" in html and "worker-alpha" not in html  # anonymised
-    assert client.post(f"/projects/{tied.slug}/adjudication/{item.id}/", {"value": "valid", "note": "ok"}).status_code == 302
+    assert (
+        client.post(f"/projects/{tied.slug}/adjudication/{item.id}/", {"value": "valid", "note": "ok"}).status_code
+        == 302
+    )
     api = APIClient()
     api.force_authenticate(author)
-    response = api.post(f"/api/projects/{tied.slug}/adjudicate/", {"item": item.id, "value": "invalid", "note": "no"}, format="json")
+    response = api.post(
+        f"/api/projects/{tied.slug}/adjudicate/", {"item": item.id, "value": "invalid", "note": "no"}, format="json"
+    )
     assert response.status_code == 200 and response.json()["before"] == "valid"
-    assert api.post(f"/api/projects/{tied.slug}/adjudicate/", {"item": item.id, "value": 7}, format="json").status_code == 400
+    assert (
+        api.post(f"/api/projects/{tied.slug}/adjudicate/", {"item": item.id, "value": 7}, format="json").status_code
+        == 400
+    )
     results = api.get(f"/api/projects/{tied.slug}/results/").json()["results"]
     assert results[0]["final"] == "invalid"
 
@@ -75,7 +86,9 @@ def _watch_progress(project, user, submit):
     from config.asgi import application
 
     async def scenario():
-        communicator = WebsocketCommunicator(application, f"/ws/projects/{project.slug}/progress/", headers=[(b"origin", b"http://127.0.0.1")])
+        communicator = WebsocketCommunicator(
+            application, f"/ws/projects/{project.slug}/progress/", headers=[(b"origin", b"http://127.0.0.1")]
+        )
         communicator.scope["user"] = user
         # connect() waits 1 s by default: too little for a first Redis round trip on a loaded CI machine.
         connected, _ = await communicator.connect(timeout=10)
@@ -115,7 +128,12 @@ def test_dashboard_gets_submits_live_through_redis(make_project, import_rows, au
     require_service("Redis", "127.0.0.1", 6379)
     from channels.layers import channel_layers
 
-    settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {"hosts": ["redis://127.0.0.1:6379/0"]}}}
+    settings.CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "CONFIG": {"hosts": ["redis://127.0.0.1:6379/0"]},
+        }
+    }
     channel_layers.backends.clear()
     try:
         assert type(get_channel_layer()).__name__ == "RedisChannelLayer"
@@ -131,10 +149,12 @@ def test_workers_cannot_watch_the_dashboard(make_project, worker):
     project = make_project("nli_label")
 
     async def scenario():
-        communicator = WebsocketCommunicator(application, f"/ws/projects/{project.slug}/progress/", headers=[(b"origin", b"http://127.0.0.1")])
+        communicator = WebsocketCommunicator(
+            application, f"/ws/projects/{project.slug}/progress/", headers=[(b"origin", b"http://127.0.0.1")]
+        )
         communicator.scope["user"] = worker
         connected, code = await communicator.connect(timeout=10)
         return connected, code
 
-    connected, code = async_to_sync(scenario)()
+    connected, _code = async_to_sync(scenario)()
     assert not connected

@@ -1,4 +1,5 @@
 """Project agreement: the service, the `agreement` command, the plots and the report page."""
+
 import io
 import json
 from itertools import combinations
@@ -108,9 +109,9 @@ SLIDER_OTHER = [0.8, 0.25, 0.5, 0.35, 0.95, 0.1, 0.5, 0.4, 0.3]
 def slider(make_project, import_rows, make_user):
     """9 items; item i is annotated by workers i % 3 and (i + 1) % 3, so each pair shares 3 items."""
     project = make_project("unli_slider", slug="slider")
-    import_rows(project, [
-        {"id": str(i), "premise": f"P{i}", "hypothesis": f"H{i}", "label": "cne"[i % 3]} for i in range(9)
-    ])
+    import_rows(
+        project, [{"id": str(i), "premise": f"P{i}", "hypothesis": f"H{i}", "label": "cne"[i % 3]} for i in range(9)]
+    )
     workers = [make_user(f"w{n}") for n in range(3)]
     table = [[None] * 9 for _ in workers]
     for i in range(9):
@@ -140,11 +141,19 @@ def test_slider_figures_match_scipy_and_the_krippendorff_package(slider):
     assert baseline["items"] == 9 and baseline["aggregate"] == "median"
     assert baseline["mse"] == pytest.approx(np.mean((np.array(SLIDER_VALUES) - np.array(SLIDER_OTHER)) ** 2))
     assert result["split_half_jsd"] is None
-    assert (result["n_items"], result["n_items_pairable"], result["n_annotations"], result["n_workers"]) == (9, 9, 18, 3)
+    assert (result["n_items"], result["n_items_pairable"], result["n_annotations"], result["n_workers"]) == (
+        9,
+        9,
+        18,
+        3,
+    )
     assert project_agreement(project, bootstrap=200, seed=3) == result
 
     limited = project_agreement(project, bootstrap=200, seed=3, max_pair_evaluations=3 * 199)
-    assert limited["pairwise"]["ci"] is None and "3 annotator pairs x 200 resamples" in limited["unavailable"]["pairwise_ci"]
+    assert (
+        limited["pairwise"]["ci"] is None
+        and "3 annotator pairs x 200 resamples" in limited["unavailable"]["pairwise_ci"]
+    )
     assert limited["krippendorff_alpha_ci"] == result["krippendorff_alpha_ci"]
 
 
@@ -152,10 +161,14 @@ def test_slider_figures_match_scipy_and_the_krippendorff_package(slider):
 def defeasible(make_project, import_rows, make_user):
     """3 examples x 3 atoms, every atom labelled -2..+2 by the same 3 workers."""
     project = make_project("defeasible_atom", slug="defeasible")
-    import_rows(project, [
-        {"Premise": f"P{n}", "Hypothesis": f"H{n}", "Update": f"U{n}", "UpdateType": kind}
-        for n, kind in enumerate(["weakener", "strengthener", "weakener"])
-    ], "dnli")
+    import_rows(
+        project,
+        [
+            {"Premise": f"P{n}", "Hypothesis": f"H{n}", "Update": f"U{n}", "UpdateType": kind}
+            for n, kind in enumerate(["weakener", "strengthener", "weakener"])
+        ],
+        "dnli",
+    )
     import_rows(project, [{"hypothesis": f"H{n}", "atoms": [f"a{n}{k}" for k in range(3)]} for n in range(3)], "atoms")
     workers = [make_user(f"d{n}") for n in range(3)]
     table = [
@@ -181,9 +194,9 @@ def test_defeasible_figures_match_scipy_and_the_krippendorff_package(defeasible)
     assert result["pairwise"]["value"] == pytest.approx(expected_tau)
     # One held-out label per atom against the median of the other two: the MSE lies between the best and
     # the worst choice of held-out labels.
-    errors = np.array([
-        [(matrix[w, i] - np.median(np.delete(matrix[:, i], w))) ** 2 for w in range(3)] for i in range(9)
-    ])
+    errors = np.array(
+        [[(matrix[w, i] - np.median(np.delete(matrix[:, i], w))) ** 2 for w in range(3)] for i in range(9)]
+    )
     assert errors.min(axis=1).mean() <= result["human_baseline"]["mse"] <= errors.max(axis=1).mean()
 
 
@@ -193,7 +206,7 @@ def test_nominal_worker_labels_give_cohen_kappa(make_project, import_rows, make_
     first = list("eencnnceec")
     second = list("encccnceen")
     # The last item is a gold check: quality control, not data, so none of the figures counts it.
-    items = annotate(project, [make_user("a"), make_user("b")], [first + ["e"], second + ["c"]])
+    items = annotate(project, [make_user("a"), make_user("b")], [[*first, "e"], [*second, "c"]])
     Item.objects.filter(pk=items[-1].pk).update(is_gold=True)
     result = project_agreement(project, bootstrap=50)
     assert (result["n_items"], result["n_annotations"]) == (10, 20)
@@ -212,10 +225,14 @@ def test_nominal_worker_labels_give_cohen_kappa(make_project, import_rows, make_
 
 def test_imported_votes_and_worker_labels_share_alpha_but_not_pairs(make_project, import_rows, make_user):
     project = make_project("nli_label", slug="mixed")
-    import_rows(project, [
-        {"uid": "u1", "example": {"premise": "P", "hypothesis": "H1"}, "label_counter": {"e": 3, "n": 1}},
-        {"uid": "u2", "example": {"premise": "P", "hypothesis": "H2"}, "label_counter": {"c": 4}},
-    ], "chaosnli")
+    import_rows(
+        project,
+        [
+            {"uid": "u1", "example": {"premise": "P", "hypothesis": "H1"}, "label_counter": {"e": 3, "n": 1}},
+            {"uid": "u2", "example": {"premise": "P", "hypothesis": "H2"}, "label_counter": {"c": 4}},
+        ],
+        "chaosnli",
+    )
     import_rows(project, [{"id": f"x{i}", "premise": "P", "hypothesis": f"X{i}"} for i in range(3)])
     workers = [make_user("a"), make_user("b")]
     # The first two items hold the imported votes; workers label the other three.
@@ -257,7 +274,9 @@ def test_plots_are_svg_and_escape_text():
     from annotation.tasktypes.defeasible_atom import atom_effect_strips_svg
     from annotation.tasktypes.unli_slider import slider_by_label_svg
 
-    svg = slider_by_label_svg([0.9, 0.8, 0.1, 0.5, 0.4], ["entailment", "entailment", "contradiction", "neutral", "<script>"])
+    svg = slider_by_label_svg(
+        [0.9, 0.8, 0.1, 0.5, 0.4], ["entailment", "entailment", "contradiction", "neutral", "<script>"]
+    )
     assert svg.startswith("<svg") and "entailment" in svg and "<script>" not in svg
 
     frame = {"example": [1, 1, 2], "effect": [-2, 1, 2], "update_type": ["weakener", "weakener", "strengthener"]}

@@ -1,5 +1,6 @@
 """A worker's claims continue after the last item they claimed (so a long history costs nothing), and
 items left behind them (released or expired by others) still reach them once nothing is left ahead."""
+
 import pytest
 
 from annotation.services.assignments import claim_page, expire_stale, release_page, submit_page
@@ -15,8 +16,7 @@ def answer(page):
     return {str(first_item(page)): {"value": 5000}}
 
 
-def test_an_item_released_behind_the_worker_comes_back_to_them_at_the_end(make_project, import_rows, worker,
-                                                                          make_user):
+def test_an_item_released_behind_the_worker_comes_back_to_them_at_the_end(make_project, import_rows, worker, make_user):
     project = make_project("unli_slider", items_per_page=1, redundancy=1, max_annotations=1)
     import_rows(project, [{"id": str(i), "premise": "P", "hypothesis": f"H{i}"} for i in range(3)])
     other = make_user("worker2")
@@ -33,8 +33,9 @@ def test_an_item_released_behind_the_worker_comes_back_to_them_at_the_end(make_p
     assert claim_page(project, worker) is None  # all three answered, nothing left
 
 
-def test_an_expired_page_frees_the_last_item_for_a_claim_when_the_pool_looks_empty(make_project, import_rows,
-                                                                                 worker, make_user):
+def test_an_expired_page_frees_the_last_item_for_a_claim_when_the_pool_looks_empty(
+    make_project, import_rows, worker, make_user
+):
     from datetime import timedelta
 
     from django.utils import timezone

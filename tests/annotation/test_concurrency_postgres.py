@@ -1,4 +1,5 @@
 """Many workers claiming and submitting at once, on PostgreSQL (SQLite ignores SELECT ... FOR UPDATE)."""
+
 import random
 import threading
 from collections import Counter
@@ -19,7 +20,7 @@ def run_threads(target, count):
     def wrapped(index):
         try:
             target(index)
-        except Exception as exc:  # noqa: BLE001  (collected and asserted below)
+        except Exception as exc:
             errors.append(repr(exc))
         finally:
             connection.close()

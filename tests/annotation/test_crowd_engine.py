@@ -1,4 +1,5 @@
 """Qualification, gold checks and suspension, crowd platform entry, adaptive pages, incremental redundancy."""
+
 import random
 from statistics import median
 
@@ -14,7 +15,12 @@ from annotation.tasktypes.unli_slider import position_to_probability
 pytestmark = pytest.mark.django_db
 
 SLIDER_REFERENCES = [  # (probability, easy)
-    (0.02, True), (0.98, True), (0.5, False), (0.3, False), (0.8, False), (0.1, False),
+    (0.02, True),
+    (0.98, True),
+    (0.5, False),
+    (0.3, False),
+    (0.8, False),
+    (0.1, False),
 ]
 
 
@@ -24,7 +30,10 @@ def closest_position(probability: float) -> int:
 
 @pytest.fixture
 def slider_test():
-    rows = [{"premise": f"P{i}", "hypothesis": f"H{i}", "reference": y, "easy": easy} for i, (y, easy) in enumerate(SLIDER_REFERENCES)]
+    rows = [
+        {"premise": f"P{i}", "hypothesis": f"H{i}", "reference": y, "easy": easy}
+        for i, (y, easy) in enumerate(SLIDER_REFERENCES)
+    ]
     return create_test("slider-qual", "unli_slider", rows, max_attempts=2)
 
 
@@ -65,7 +74,9 @@ def test_attempts_are_limited(slider_test, make_user):
     assert QualificationAttempt.objects.filter(worker=worker).count() == 2
 
 
-def test_unqualified_worker_gets_403_on_claim_and_submit_whatever_the_client(gated_project, slider_test, make_user, client):
+def test_unqualified_worker_gets_403_on_claim_and_submit_whatever_the_client(
+    gated_project, slider_test, make_user, client
+):
     worker = make_user("newbie")
     api = APIClient()
     api.force_authenticate(worker)
@@ -77,7 +88,12 @@ def test_unqualified_worker_gets_403_on_claim_and_submit_whatever_the_client(gat
     answers = {str(item["id"]): {"value": 5000} for item in page["items"]}
     assert api.post(f"/api/assignments/{page['id']}/submit/", {"answers": answers}, format="json").status_code == 403
     client.force_login(worker)
-    assert client.post(f"/work/{gated_project.slug}/{page['id']}/submit/", {f"value_{k}": "5000" for k in answers}).status_code == 403
+    assert (
+        client.post(
+            f"/work/{gated_project.slug}/{page['id']}/submit/", {f"value_{k}": "5000" for k in answers}
+        ).status_code
+        == 403
+    )
     assert client.get(f"/work/{gated_project.slug}/")["Location"] == f"/qualify/{gated_project.slug}/"
     assert not Annotation.objects.filter(worker=worker).exists()
 
@@ -102,7 +118,10 @@ def test_gold_checks_are_hidden_and_suspend_inattentive_workers(make_project, im
 
     from annotation.services.importers import import_stream
 
-    gold_rows = [{"id": f"g{i}", "premise": "A dog runs.", "hypothesis": f"An animal moves {i}.", "label": "entailment"} for i in range(4)]
+    gold_rows = [
+        {"id": f"g{i}", "premise": "A dog runs.", "hypothesis": f"An animal moves {i}.", "label": "entailment"}
+        for i in range(4)
+    ]
     import_stream(project, io.StringIO("".join(json.dumps(r) + "\n" for r in gold_rows)), "jsonl", purpose="gold")
     assert Item.objects.filter(project=project, is_gold=True, gold="e").count() == 4
     worker = make_user("careless")
@@ -199,7 +218,9 @@ def test_scripted_crowd_gets_a_third_annotation_exactly_on_disagreement(make_pro
 def test_finishing_gives_back_the_open_page_and_needs_some_work(make_project, import_rows, client):
     project = make_project("nli_label", items_per_page=2)
     import_rows(project, [{"id": str(i), "premise": "P", "hypothesis": f"H{i}"} for i in range(6)])
-    first = client.get(f"/enter/{project.slug}/?PROLIFIC_PID=p1&STUDY_ID=s&SESSION_ID=x", follow=True).context["assignment"]
+    first = client.get(f"/enter/{project.slug}/?PROLIFIC_PID=p1&STUDY_ID=s&SESSION_ID=x", follow=True).context[
+        "assignment"
+    ]
     refused = client.post(f"/done/{project.slug}/")
     assert refused.status_code == 302 and not CrowdSession.objects.get().completion_code
     ids = list(first.claims.values_list("item_id", flat=True))

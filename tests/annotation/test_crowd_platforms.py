@@ -1,5 +1,6 @@
 """Crowd platforms: an entry link is not a login (attacks), the completion code stays secret until earned on
 every route a worker reaches, Prolific and MTurk round trips, giving back, qualification feedback."""
+
 from urllib.parse import parse_qs, urlparse
 
 import pytest
@@ -34,8 +35,13 @@ def logged_in_user(client):
 @pytest.fixture
 def study(make_project, import_rows):
     project = make_project("nli_label", slug="paid", items_per_page=2, completion_code=CODE, completion_pages=2)
-    import_rows(project, [{"id": str(i), "premise": "A man plays a guitar.", "hypothesis": f"Someone makes music {i}."}
-                          for i in range(10)])
+    import_rows(
+        project,
+        [
+            {"id": str(i), "premise": "A man plays a guitar.", "hypothesis": f"Someone makes music {i}."}
+            for i in range(10)
+        ],
+    )
     return project
 
 
@@ -92,7 +98,11 @@ def test_knowing_a_prolific_id_is_not_enough_to_act_as_that_worker(study, client
 def test_the_signed_token_the_study_hands_out_brings_the_participant_back(study, client):
     client.get(prolific_link(study))
     worker = logged_in_user(client)
-    stopped = client.post(f"/work/{study.slug}/{client.get(f'/work/{study.slug}/').context['assignment'].id}/release/", {"stop": "1"}, follow=True)
+    stopped = client.post(
+        f"/work/{study.slug}/{client.get(f'/work/{study.slug}/').context['assignment'].id}/release/",
+        {"stop": "1"},
+        follow=True,
+    )
     token = stopped.context["resume_token"]
     assert f"resume={token}" in stopped.content.decode().replace("%3A", ":")
     later = Client()
@@ -130,8 +140,9 @@ def progress_socket(project, user):
     from config.asgi import application
 
     async def scenario():
-        communicator = WebsocketCommunicator(application, f"/ws/projects/{project.slug}/progress/",
-                                             headers=[(b"origin", b"http://127.0.0.1")])
+        communicator = WebsocketCommunicator(
+            application, f"/ws/projects/{project.slug}/progress/", headers=[(b"origin", b"http://127.0.0.1")]
+        )
         communicator.scope["user"] = user
         connected, code = await communicator.connect()
         received = await communicator.receive_output(timeout=1) if connected else None
@@ -165,7 +176,12 @@ def test_the_completion_code_is_on_no_route_before_the_quota_and_shown_after(stu
     owner = APIClient()
     owner.force_login(study.owner)
     assert owner.get(f"/api/projects/{study.slug}/").json()["options"]["completion_code"] == CODE
-    assert owner.patch(f"/api/projects/{study.slug}/", {"options": {"completion_code": "NEW-CODE"}}, format="json").json()["options"]["completion_code"] == "NEW-CODE"
+    assert (
+        owner.patch(f"/api/projects/{study.slug}/", {"options": {"completion_code": "NEW-CODE"}}, format="json").json()[
+            "options"
+        ]["completion_code"]
+        == "NEW-CODE"
+    )
     other = Client()
     other.get(prolific_link(study, pid="someone-else"))
     other_api = APIClient()
@@ -174,10 +190,16 @@ def test_the_completion_code_is_on_no_route_before_the_quota_and_shown_after(stu
 
 
 def test_prolific_round_trip_through_qualification_ends_at_prolific_with_the_code(study, client):
-    test = qualification.create_test("paid-q", "nli_label", [
-        {"premise": "A dog runs.", "hypothesis": "An animal moves.", "reference": "e"},
-        {"premise": "A dog runs.", "hypothesis": "A cat sleeps.", "reference": "n"},
-    ], min_accuracy=1.0, max_attempts=2)
+    test = qualification.create_test(
+        "paid-q",
+        "nli_label",
+        [
+            {"premise": "A dog runs.", "hypothesis": "An animal moves.", "reference": "e"},
+            {"premise": "A dog runs.", "hypothesis": "A cat sleeps.", "reference": "n"},
+        ],
+        min_accuracy=1.0,
+        max_attempts=2,
+    )
     study.qualification = test
     study.save()
     arrival = client.get(prolific_link(study), follow=True)
@@ -187,8 +209,13 @@ def test_prolific_round_trip_through_qualification_ends_at_prolific_with_the_cod
     text = failed.content.decode()
     assert "Not passed this time." in text and "0.50" in text and "1.00" in text and "1 attempt left" in text
     assert "qualification-feedback" not in text  # the author did not enable per-item feedback
-    passed = client.post(f"/qualify/{study.slug}/", {f"value_{items[0].id}": "e", f"value_{items[1].id}": "n"}, follow=True)
-    assert passed.redirect_chain[-1][0] == f"/work/{study.slug}/" and "score of 1.00 (pass mark 1.00)" in passed.content.decode()
+    passed = client.post(
+        f"/qualify/{study.slug}/", {f"value_{items[0].id}": "e", f"value_{items[1].id}": "n"}, follow=True
+    )
+    assert (
+        passed.redirect_chain[-1][0] == f"/work/{study.slug}/"
+        and "score of 1.00 (pass mark 1.00)" in passed.content.decode()
+    )
     answer_current_page(client, study)
     answer_current_page(client, study)
     end = client.get(f"/work/{study.slug}/", follow=True)
@@ -200,7 +227,11 @@ def test_prolific_round_trip_through_qualification_ends_at_prolific_with_the_cod
 
 
 def test_giving_back_and_stopping_gives_the_returned_message_and_code(study, client):
-    study.options = {**study.options, "returned_message": "Please return the study on Prolific.", "returned_code": "RET-9"}
+    study.options = {
+        **study.options,
+        "returned_message": "Please return the study on Prolific.",
+        "returned_code": "RET-9",
+    }
     study.save()
     client.get(prolific_link(study))
     assignment = client.get(f"/work/{study.slug}/").context["assignment"]
@@ -213,8 +244,9 @@ def test_giving_back_and_stopping_gives_the_returned_message_and_code(study, cli
 
 
 def test_a_worker_who_fails_qualification_is_told_how_to_leave(study, client):
-    test = qualification.create_test("paid-q", "nli_label", [{"premise": "P", "hypothesis": "H", "reference": "e"}],
-                                     min_accuracy=1.0, max_attempts=1)
+    test = qualification.create_test(
+        "paid-q", "nli_label", [{"premise": "P", "hypothesis": "H", "reference": "e"}], min_accuracy=1.0, max_attempts=1
+    )
     test.options = {**test.options, "show_feedback": True}
     test.save()
     study.qualification = test
@@ -234,11 +266,16 @@ MTURK = "workerId=W77&hitId=HIT1&assignmentId={assignment}&turkSubmitTo={host}"
 
 
 def test_mturk_preview_is_a_read_only_sample_that_mturk_may_frame(study, client):
-    preview = client.get(f"/enter/{study.slug}/?" + MTURK.format(assignment="ASSIGNMENT_ID_NOT_AVAILABLE", host="https://workersandbox.mturk.com"))
+    preview = client.get(
+        f"/enter/{study.slug}/?"
+        + MTURK.format(assignment="ASSIGNMENT_ID_NOT_AVAILABLE", host="https://workersandbox.mturk.com")
+    )
     text = preview.content.decode()
     assert preview.status_code == 200 and 'id="mturk-preview"' in text and "Someone makes music 0." in text
     assert "disabled" in text and "/submit/" not in text and logged_in_user(client) is None
-    assert preview["Content-Security-Policy"] == "frame-ancestors https://worker.mturk.com https://workersandbox.mturk.com"
+    assert (
+        preview["Content-Security-Policy"] == "frame-ancestors https://worker.mturk.com https://workersandbox.mturk.com"
+    )
     assert "X-Frame-Options" not in preview
 
 
@@ -248,7 +285,9 @@ def test_mturk_arrival_is_framed_only_by_mturk_and_posts_the_assignment_back(stu
     entered = client.get(f"/enter/{study.slug}/?" + MTURK.format(assignment="A1", host="https://www.mturk.com"))
     assert entered.status_code == 302
     page = client.get(f"/work/{study.slug}/")
-    assert "X-Frame-Options" not in page and "frame-ancestors https://worker.mturk.com" in page["Content-Security-Policy"]
+    assert (
+        "X-Frame-Options" not in page and "frame-ancestors https://worker.mturk.com" in page["Content-Security-Policy"]
+    )
     # Other pages, and a Prolific arrival's work page, stay unframeable.
     assert client.get("/")["X-Frame-Options"] == "DENY"
     prolific = Client()
@@ -293,8 +332,8 @@ def test_counts_read_as_english_and_exports_have_one_extension(make_project, imp
     submit_page(page.pk, worker, {str(page.claims.get().item_id): {"value": "e"}})
     client.force_login(author)
     dashboard = client.get(f"/projects/{project.slug}/").content.decode()
-    assert ">1</b><span data-one=\"item\" data-many=\"items\">item</span>" in dashboard
-    assert ">1</b><span data-one=\"answer\" data-many=\"answers\">answer</span>" in dashboard
+    assert '>1</b><span data-one="item" data-many="items">item</span>' in dashboard
+    assert '>1</b><span data-one="answer" data-many="answers">answer</span>' in dashboard
     assert "1 answers" not in client.get(f"/projects/{project.slug}/workers/{worker.pk}/").content.decode()
     from annotation.models import WorkerStatus
 
@@ -302,8 +341,13 @@ def test_counts_read_as_english_and_exports_have_one_extension(make_project, imp
     for task in TASK_TYPES.values():
         for fmt in exportable(task, task.default_options()):
             name = exporters.file_name(project, fmt)
-            assert name.count(".csv") + name.count(".jsonl") == 1 and not name.endswith((".csv.csv", ".jsonl.jsonl")), name
-    assert client.get(f"/projects/{project.slug}/export/csv/")["Content-Disposition"] == 'attachment; filename="plurals.csv"'
+            assert name.count(".csv") + name.count(".jsonl") == 1 and not name.endswith((".csv.csv", ".jsonl.jsonl")), (
+                name
+            )
+    assert (
+        client.get(f"/projects/{project.slug}/export/csv/")["Content-Disposition"]
+        == 'attachment; filename="plurals.csv"'
+    )
 
 
 def test_a_crowd_account_works_on_its_own_study_and_no_other(study, make_project, import_rows, client):

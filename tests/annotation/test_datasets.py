@@ -1,5 +1,6 @@
 """The dataset a study publishes: separate pools, labels read through the vocabulary, lossless exports,
 declared aggregation, provenance, instrument versions, the format validator and the bundle."""
+
 import csv
 import io
 import json
@@ -7,14 +8,13 @@ import zipfile
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.db.models import F
 from django.test import Client
 from rest_framework.test import APIClient
 
 from annotation.formats import ExportOptions, exportable
-from django.db.models import F
-
 from annotation.models import Example, InstrumentVersion, Item, QualificationItem
-from annotation.services import exporters, items, pools, projects, qualification, quality
+from annotation.services import exporters, items, projects, qualification, quality
 from annotation.services.adjudication import adjudicate
 from annotation.services.agreement import project_agreement
 from annotation.services.answers import SubmissionError
@@ -53,25 +53,44 @@ def answer_page(project, worker, answer, seconds=2.0):
 
 def test_a_row_whose_text_is_in_another_pool_is_refused_naming_the_item(make_project):
     project = make_project("nli_label")
-    import_stream(project, jsonl([{"id": "d1", "premise": "P1", "hypothesis": "H1"},
-                                  {"id": "d2", "premise": "P2", "hypothesis": "H2"}]), "jsonl")
+    import_stream(
+        project,
+        jsonl([{"id": "d1", "premise": "P1", "hypothesis": "H1"}, {"id": "d2", "premise": "P2", "hypothesis": "H2"}]),
+        "jsonl",
+    )
     data_item = project.items.get(example__source_id="d1")
     with pytest.raises(ImportFileError) as refused:
-        import_stream(project, jsonl([{"id": "g0", "premise": "P0", "hypothesis": "H0", "label": "e"},
-                                      {"id": "g1", "premise": "P1", "hypothesis": "H1", "label": "e"}]), "jsonl",
-                      purpose="gold")
-    (line, field, message), = refused.value.errors
+        import_stream(
+            project,
+            jsonl(
+                [
+                    {"id": "g0", "premise": "P0", "hypothesis": "H0", "label": "e"},
+                    {"id": "g1", "premise": "P1", "hypothesis": "H1", "label": "e"},
+                ]
+            ),
+            "jsonl",
+            purpose="gold",
+        )
+    ((line, field, message),) = refused.value.errors
     assert (line, field) == (2, "premise") and f"item {data_item.pk}, a data item" in message
     assert "cannot also be a gold check" in message
     assert not project.items.filter(is_gold=True).exists()
 
-    import_stream(project, jsonl([{"id": "g0", "premise": "P0", "hypothesis": "H0", "label": "e"}]), "jsonl", purpose="gold")
+    import_stream(
+        project, jsonl([{"id": "g0", "premise": "P0", "hypothesis": "H0", "label": "e"}]), "jsonl", purpose="gold"
+    )
     gold = project.items.get(is_gold=True)
     with pytest.raises(ImportFileError, match=f"item {gold.pk}, a gold check"):
         import_stream(project, jsonl([{"id": "x", "premise": "P0", "hypothesis": "H0"}]), "jsonl")
-    with pytest.raises(ImportFileError, match=f"item {gold.pk}, a gold check; an item cannot also be an item of the qualification"):
-        import_stream(project, jsonl([{"premise": "P0", "hypothesis": "H0", "label": "c"}]), "jsonl", purpose="qualification")
-    import_stream(project, jsonl([{"premise": "Q", "hypothesis": "QH", "label": "c"}]), "jsonl", purpose="qualification")
+    with pytest.raises(
+        ImportFileError, match=f"item {gold.pk}, a gold check; an item cannot also be an item of the qualification"
+    ):
+        import_stream(
+            project, jsonl([{"premise": "P0", "hypothesis": "H0", "label": "c"}]), "jsonl", purpose="qualification"
+        )
+    import_stream(
+        project, jsonl([{"premise": "Q", "hypothesis": "QH", "label": "c"}]), "jsonl", purpose="qualification"
+    )
     with pytest.raises(ImportFileError, match="item 1 of the qualification test"):
         import_stream(project, jsonl([{"id": "q", "premise": "Q", "hypothesis": "QH"}]), "jsonl")
     assert project.items.count() == 3 and project.qualification.items.count() == 1
@@ -82,8 +101,11 @@ def test_a_row_whose_text_is_in_another_pool_is_refused_naming_the_item(make_pro
 @pytest.mark.parametrize("database", ["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
 def test_making_a_gold_check_refuses_a_text_of_the_qualification_test(make_project, author, database):
     project = make_project("nli_label")
-    import_stream(project, jsonl([{"id": "d1", "premise": "P1", "hypothesis": "H1"},
-                                  {"id": "d2", "premise": "P2", "hypothesis": "H2"}]), "jsonl")
+    import_stream(
+        project,
+        jsonl([{"id": "d1", "premise": "P1", "hypothesis": "H1"}, {"id": "d2", "premise": "P2", "hypothesis": "H2"}]),
+        "jsonl",
+    )
     first, second = project.items.order_by("id")
     qualification.copy_item(project, first, "e")
     with pytest.raises(SubmissionError, match="item 1 of the qualification test"):
@@ -102,9 +124,18 @@ def test_the_command_line_refuses_a_qualification_row_that_is_a_studys_data(make
     import_stream(project, jsonl([{"id": "d1", "premise": "P1", "hypothesis": "H1"}]), "jsonl")
     rows = tmp_path / "q.jsonl"
     rows.write_text(json.dumps({"premise": "P1", "hypothesis": "H1", "reference": "e"}) + "\n")
-    with pytest.raises(CommandError, match="row 1: study nli-label's item .* is a data item"):
-        call_command("create_qualification", "q", "--task-type", "nli_label", "--items", str(rows),
-                     "--project", project.slug, stdout=io.StringIO())
+    with pytest.raises(CommandError, match=r"row 1: study nli-label's item .* is a data item"):
+        call_command(
+            "create_qualification",
+            "q",
+            "--task-type",
+            "nli_label",
+            "--items",
+            str(rows),
+            "--project",
+            project.slug,
+            stdout=io.StringIO(),
+        )
     assert not QualificationItem.objects.exists()
 
 
@@ -123,12 +154,22 @@ def test_a_copy_into_the_test_is_a_new_item_and_the_data_file_imports_again(make
 def test_a_reference_a_worker_was_shown_never_checks_that_worker(make_project, import_rows, make_user):
     shown = {"premise": "A cat sleeps.", "hypothesis": "An animal rests.", "label": "e"}
     worked = {"premise": "A dog barks.", "hypothesis": "A dog is silent.", "answer": "Contradiction", "why": "-"}
-    project = make_project("nli_label", gold_rate=1.0, items_per_page=1, redundancy=3, max_annotations=3,
-                           worked_examples=[worked])
+    project = make_project(
+        "nli_label", gold_rate=1.0, items_per_page=1, redundancy=3, max_annotations=3, worked_examples=[worked]
+    )
     import_rows(project, [{"id": f"d{i}", "premise": f"P{i}", "hypothesis": "H"} for i in range(6)])
-    import_stream(project, jsonl([{"id": "g-shown", **shown}, {"id": "g-worked", **worked, "label": "c"},
-                                  {"id": "g-other", "premise": "P9", "hypothesis": "H9", "label": "n"}]), "jsonl",
-                  purpose="gold")
+    import_stream(
+        project,
+        jsonl(
+            [
+                {"id": "g-shown", **shown},
+                {"id": "g-worked", **worked, "label": "c"},
+                {"id": "g-other", "premise": "P9", "hypothesis": "H9", "label": "n"},
+            ]
+        ),
+        "jsonl",
+        purpose="gold",
+    )
     qualification.copy_item(project, project.items.get(example__source_id="g-shown"), "e")
     test = project.qualification
     qualification.update_rules(project, {"show_feedback": True, "min_accuracy": 0})
@@ -136,8 +177,11 @@ def test_a_reference_a_worker_was_shown_never_checks_that_worker(make_project, i
     def gold_served(worker):
         served = []
         while (page := answer_page(project, worker, lambda item: "e")) is not None:
-            served += [claim.item.example.source_id for claim in page.claims.select_related("item__example")
-                       if claim.item.is_gold]
+            served += [
+                claim.item.example.source_id
+                for claim in page.claims.select_related("item__example")
+                if claim.item.is_gold
+            ]
         return served
 
     saw_feedback, took_nothing = make_user("saw"), make_user("fresh")
@@ -153,11 +197,17 @@ def test_a_reference_a_worker_was_shown_never_checks_that_worker(make_project, i
 
 def test_the_qualification_builder_searches_filters_and_balances(make_project, author):
     project = make_project("unli_slider")
-    rows = [{"id": str(i), "premise": f"P{i}", "hypothesis": f"cat {i}" if i % 2 else f"dog {i}",
-             "probability": str(p)} for i, p in enumerate([0.001, 0.05, 0.3, 0.7, 0.95, 0.999, 0.5, 0.2])]
+    rows = [
+        {"id": str(i), "premise": f"P{i}", "hypothesis": f"cat {i}" if i % 2 else f"dog {i}", "probability": str(p)}
+        for i, p in enumerate([0.001, 0.05, 0.3, 0.7, 0.95, 0.999, 0.5, 0.2])
+    ]
     import_stream(project, jsonl(rows), "jsonl")
-    import_stream(project, jsonl([{"id": "g", "premise": "PG", "hypothesis": "cat G", "probability": "0.4"}]), "jsonl",
-                  purpose="gold")
+    import_stream(
+        project,
+        jsonl([{"id": "g", "premise": "PG", "hypothesis": "cat G", "probability": "0.4"}]),
+        "jsonl",
+        purpose="gold",
+    )
     client = Client()
     client.force_login(author)
     url = f"/projects/{project.slug}/qualification/"
@@ -166,7 +216,9 @@ def test_the_qualification_builder_searches_filters_and_balances(make_project, a
     assert found == ["1", "3", "5", "7"]  # data items only: the gold check "g" is a pool of its own
     page = client.get(url, {"range": "0.1-0.5"})
     assert [item.example.source_id for item, _ in page.context["candidates"]] == ["2", "7"]
-    client.post(url, {"copy": project.items.get(example__source_id="2").pk, "reference": "0.3", "query": "range=0.1-0.5"})
+    client.post(
+        url, {"copy": project.items.get(example__source_id="2").pk, "reference": "0.3", "query": "range=0.1-0.5"}
+    )
     bins = {b["key"]: (b["in_test"], b["candidates"]) for b in client.get(url).context["bins"]}
     assert bins["0.1-0.5"] == (1, 2) and bins["0-0.01"] == (0, 1) and bins["0.99-1"] == (0, 1)
     assert [item.example.source_id for item, _ in client.get(url, {"range": "0.1-0.5"}).context["candidates"]] == ["7"]
@@ -177,15 +229,22 @@ def test_the_qualification_builder_searches_filters_and_balances(make_project, a
 
 def test_a_label_outside_the_study_is_refused_unless_the_import_maps_it(make_project, tmp_path, author):
     project = make_project("nli_label")
-    rows = jsonl([{"id": "1", "premise": "P", "hypothesis": "H", "label": "entailment"},
-                  {"id": "2", "premise": "P", "hypothesis": "H2", "label": "0"}])
+    rows = jsonl(
+        [
+            {"id": "1", "premise": "P", "hypothesis": "H", "label": "entailment"},
+            {"id": "2", "premise": "P", "hypothesis": "H2", "label": "0"},
+        ]
+    )
     with pytest.raises(ImportFileError) as refused:
         import_stream(project, rows, "jsonl")
-    assert refused.value.errors == [(2, "label", "must be one of e, n, c, got '0' (or give the import a label "
-                                                 "mapping, e.g. 0=contradiction)")]
+    assert refused.value.errors == [
+        (2, "label", "must be one of e, n, c, got '0' (or give the import a label mapping, e.g. 0=contradiction)")
+    ]
     with pytest.raises(ImportFileError) as unknown:
         import_stream(project, rows, "jsonl", label_map=["0=maybe"])
-    assert unknown.value.errors[0][:2] == (0, "label mapping") and "0=maybe names no label" in unknown.value.errors[0][2]
+    assert (
+        unknown.value.errors[0][:2] == (0, "label mapping") and "0=maybe names no label" in unknown.value.errors[0][2]
+    )
     assert "line 0" not in str(unknown.value)
     assert not Example.objects.exists()
     import_stream(project, rows, "jsonl", label_map=["0=contradiction"])
@@ -194,18 +253,35 @@ def test_a_label_outside_the_study_is_refused_unless_the_import_maps_it(make_pro
     second = make_project("nli_label", slug="cli")
     path = tmp_path / "rows.csv"
     path.write_text("id,premise,hypothesis,gold\n1,P,H,2\n2,P,H2,0\n")
-    call_command("import_items", "cli", str(path), "--format", "csv", "--map", "label=gold", "--map-label", "0=c",
-                 "--map-label", "2=entailment", stdout=io.StringIO())
+    call_command(
+        "import_items",
+        "cli",
+        str(path),
+        "--format",
+        "csv",
+        "--map",
+        "label=gold",
+        "--map-label",
+        "0=c",
+        "--map-label",
+        "2=entailment",
+        stdout=io.StringIO(),
+    )
     assert list(second.examples.order_by("position").values_list("source_label", flat=True)) == ["e", "c"]
 
     third = make_project("nli_label", slug="api")
     api = APIClient()
     api.force_login(author)
     body = b"premise,hypothesis,label\nP,H,2\nP,H2,0\n"
-    refused = api.post(f"/api/projects/{third.slug}/import/", {"format": "csv", "file": io.BytesIO(body)}, format="multipart")
+    refused = api.post(
+        f"/api/projects/{third.slug}/import/", {"format": "csv", "file": io.BytesIO(body)}, format="multipart"
+    )
     assert refused.status_code == 400 and refused.json()["errors"][0]["line"] == 2
-    done = api.post(f"/api/projects/{third.slug}/import/", {"format": "csv", "file": io.BytesIO(body),
-                                                            "label_map": "2=entailment, 0=contradiction"}, format="multipart")
+    done = api.post(
+        f"/api/projects/{third.slug}/import/",
+        {"format": "csv", "file": io.BytesIO(body), "label_map": "2=entailment, 0=contradiction"},
+        format="multipart",
+    )
     assert done.status_code == 200 and third.examples.count() == 2
 
 
@@ -216,17 +292,41 @@ def test_the_import_page_shows_how_each_label_value_reads(make_project, author):
     client = Client()
     client.force_login(author)
     body = b"premise,hypothesis,label\nP,H,entailment\nP,H2,0\nP,H3,1\n"
-    staged = client.post(f"/projects/{project.slug}/import/", {"format": "csv", "file": SimpleUploadedFile("l.csv", body)})
+    staged = client.post(
+        f"/projects/{project.slug}/import/", {"format": "csv", "file": SimpleUploadedFile("l.csv", body)}
+    )
     preview = client.get(staged["Location"])
     assert preview.context["label_values"] == [("entailment", "Entailment"), ("0", None), ("1", None)]
-    refused = client.post(staged["Location"], {"format": "csv", "purpose": "data", "map_premise": "premise",
-                                               "map_hypothesis": "hypothesis", "map_label": "label", "confirm": "1"})
+    refused = client.post(
+        staged["Location"],
+        {
+            "format": "csv",
+            "purpose": "data",
+            "map_premise": "premise",
+            "map_hypothesis": "hypothesis",
+            "map_label": "label",
+            "confirm": "1",
+        },
+    )
     assert refused.status_code == 400 and "change the mapping below" in refused.content.decode()
     assert refused.context["label_values"][1] == ("0", None)
-    done = client.post(staged["Location"], {"format": "csv", "purpose": "data", "map_premise": "premise",
-                                            "map_hypothesis": "hypothesis", "map_label": "label",
-                                            "label_map": "0=contradiction, 1=neutral", "confirm": "1"})
-    assert done.status_code == 302 and sorted(project.examples.values_list("source_label", flat=True)) == ["c", "e", "n"]
+    done = client.post(
+        staged["Location"],
+        {
+            "format": "csv",
+            "purpose": "data",
+            "map_premise": "premise",
+            "map_hypothesis": "hypothesis",
+            "map_label": "label",
+            "label_map": "0=contradiction, 1=neutral",
+            "confirm": "1",
+        },
+    )
+    assert done.status_code == 302 and sorted(project.examples.values_list("source_label", flat=True)) == [
+        "c",
+        "e",
+        "n",
+    ]
 
 
 def test_usnli_numbering_is_the_one_built_in_mapping_and_probabilities_go_in_their_field(make_project):
@@ -236,7 +336,9 @@ def test_usnli_numbering_is_the_one_built_in_mapping_and_probabilities_go_in_the
     with pytest.raises(ImportFileError) as refused:
         import_stream(slider, jsonl([{"premise": "P", "hypothesis": "H2", "label": "0.93"}]), "jsonl")
     assert refused.value.errors[0][:2] == (1, "label")
-    import_stream(slider, jsonl([{"premise": "P", "hypothesis": "H2", "unli": "0.93"}]), "jsonl", {"probability": "unli"})
+    import_stream(
+        slider, jsonl([{"premise": "P", "hypothesis": "H2", "unli": "0.93"}]), "jsonl", {"probability": "unli"}
+    )
     assert slider.examples.get(hypothesis="H2").source_probability == "0.93"
 
 
@@ -246,13 +348,19 @@ def test_usnli_numbering_is_the_one_built_in_mapping_and_probabilities_go_in_the
 def test_a_slider_study_mapped_from_usnli_exports_the_imported_values(shared_data, make_project):
     project = make_project("unli_slider")
     source = shared_data / "u-snli" / "dev.csv"
-    import_file(project, source, "csv", {"premise": "pre", "hypothesis": "hyp", "probability": "unli", "label": "nli"},
-                label_map=["0=c", "1=n", "2=e"])
+    import_file(
+        project,
+        source,
+        "csv",
+        {"premise": "pre", "hypothesis": "hyp", "probability": "unli", "label": "nli"},
+        label_map=["0=c", "1=n", "2=e"],
+    )
     originals = list(csv.DictReader(source.open(encoding="utf-8")))
     exported = export_records(project, "usnli")
     assert len(exported) == len(originals) == 3040
     assert [(row["id"], row["pre"], row["nli"], row["unli"]) for row in exported] == [
-        (row["id"], row["pre"], row["nli"], row["unli"]) for row in originals]
+        (row["id"], row["pre"], row["nli"], row["unli"]) for row in originals
+    ]
     assert {row["unli_source"] for row in exported} == {"imported"}
 
 
@@ -262,17 +370,32 @@ def test_collected_answers_travel_beside_imported_values_and_never_overwrite_the
     answer_page(project, make_user("w"), lambda item: 5000)
     rows = export_records(project, "usnli")
     assert [(r["unli"], r["unli_source"], r["collected_unli"], r["source"]) for r in rows] == [
-        ("0.9", "imported", "0.5", "crowd"), ("0.01", "imported", "0.5", "crowd")]
+        ("0.9", "imported", "0.5", "crowd"),
+        ("0.01", "imported", "0.5", "crowd"),
+    ]
     gold = export_records(project, "usnli", study_gold=True)
     assert [r["unli"] for r in gold] == ["0.5", "0.5"]  # a model is scored against the study's own labels
 
     chaos = make_project("nli_label", slug="chaos")
-    import_stream(chaos, jsonl([{"uid": "u1", "label_counter": {"e": 60, "n": 40}, "majority_label": "e",
-                                 "example": {"premise": "P", "hypothesis": "H"}, "old_label": "n", "source": "x"}]),
-                  "chaosnli")
+    import_stream(
+        chaos,
+        jsonl(
+            [
+                {
+                    "uid": "u1",
+                    "label_counter": {"e": 60, "n": 40},
+                    "majority_label": "e",
+                    "example": {"premise": "P", "hypothesis": "H"},
+                    "old_label": "n",
+                    "source": "x",
+                }
+            ]
+        ),
+        "chaosnli",
+    )
     Item.objects.filter(project=chaos).update(claimable=True, status="open", target=F("annotation_count") + 1)
     answer_page(chaos, make_user("w2"), lambda item: "c")
-    record, = export_records(chaos, "chaosnli")
+    (record,) = export_records(chaos, "chaosnli")
     assert record["label_counter"] == {"e": 60, "n": 40} and record["majority_label"] == "e"
     assert record["old_label"] == "n" and record["source"] == "x"
     assert record["nli_studio"]["label_source"] == "imported"
@@ -287,8 +410,16 @@ def three_way(make_project, make_user, author):
     """Three items answered by three workers: a 1-1-1 tie, an item then adjudicated, and a clear one; a
     fourth item nobody answered. A fourth worker answered first and was blocked with their answers left out."""
     project = make_project("nli_label", items_per_page=3, redundancy=3, max_annotations=3)
-    import_stream(project, jsonl([{"id": name, "premise": f"P {name}", "hypothesis": "H"}
-                                  for name in ("tied", "adjudicated", "clear", "silent")]), "jsonl")
+    import_stream(
+        project,
+        jsonl(
+            [
+                {"id": name, "premise": f"P {name}", "hypothesis": "H"}
+                for name in ("tied", "adjudicated", "clear", "silent")
+            ]
+        ),
+        "jsonl",
+    )
     excluded = make_user("zq-worker")
     answer_page(project, excluded, lambda item: "c", seconds=0.5)
     quality.block(project, excluded, author, exclude_answers=True, reason="failed attention checks")
@@ -301,7 +432,7 @@ def three_way(make_project, make_user, author):
 
 
 def test_ties_are_null_and_flagged_and_adjudications_declared(three_way):
-    project, workers = three_way
+    project, _workers = three_way
     records = {r["uid"]: r for r in export_records(project, "chaosnli")}
     assert set(records) == {"tied", "adjudicated", "clear"}  # the unanswered item is left out
     tied, adjudicated, clear = records["tied"], records["adjudicated"], records["clear"]
@@ -321,8 +452,9 @@ def test_excluded_answers_are_flagged_with_reason_and_left_out_everywhere(three_
     rows = export_records(project, "annotations")
     flagged = [row for row in rows if row["annotator"] == excluded_id]
     assert len(flagged) == 3 and all(row["excluded"] for row in flagged)
-    assert {row["excluded_reason"] for row in flagged} == {"the author blocked this worker and left their answers out: "
-                                                          "failed attention checks"}
+    assert {row["excluded_reason"] for row in flagged} == {
+        "the author blocked this worker and left their answers out: failed attention checks"
+    }
     assert {row["excluded_by"] for row in flagged} == {author.username}
     assert not any(row["excluded"] for row in rows if row["annotator"] != excluded_id)
     for record in export_records(project, "jsonl"):
@@ -353,7 +485,9 @@ def test_every_answer_carries_its_provenance_with_a_stable_anonymous_id(three_wa
     assert row["qualification_score"] is None
 
 
-def test_changing_what_workers_see_after_pages_were_handed_out_makes_a_new_version(make_project, make_user, import_rows):
+def test_changing_what_workers_see_after_pages_were_handed_out_makes_a_new_version(
+    make_project, make_user, import_rows
+):
     project = make_project("nli_label", items_per_page=1, instructions="Version one.")
     first = project.instrument
     projects.update_project(project, instructions="Still version one: nobody worked yet.")
@@ -379,14 +513,23 @@ def test_changing_what_workers_see_after_pages_were_handed_out_makes_a_new_versi
 # ---------------------------------------------------------------- the validator and the bundle
 
 
-@pytest.mark.parametrize("path, fmt", [
-    ("chaosnli/chaosNLI_snli.jsonl", "chaosnli"), ("chaosnli/chaosNLI_mnli_m.jsonl", "chaosnli"),
-    ("chaosnli/chaosNLI_alphanli.jsonl", "chaosnli"), ("u-snli/dev.csv", "usnli"), ("u-snli/test.csv", "usnli"),
-    ("snli/snli_dev_gold_only.jsonl", "snli"), ("snli/partial_original_format/snli_1.0_dev.partial.jsonl", "snli"),
-    ("snli/partial_original_format/snli_1.0_test.partial.jsonl", "snli"),
-    ("defeasible-nli/defeasible-snli/dev.jsonl", "dnli"), ("defeasible-nli/defeasible-snli/test.jsonl", "dnli"),
-    ("defeasible-nli/defeasible-atomic/dev.jsonl", "dnli"), ("defeasible-nli/defeasible-atomic/test.jsonl", "dnli"),
-])
+@pytest.mark.parametrize(
+    "path, fmt",
+    [
+        ("chaosnli/chaosNLI_snli.jsonl", "chaosnli"),
+        ("chaosnli/chaosNLI_mnli_m.jsonl", "chaosnli"),
+        ("chaosnli/chaosNLI_alphanli.jsonl", "chaosnli"),
+        ("u-snli/dev.csv", "usnli"),
+        ("u-snli/test.csv", "usnli"),
+        ("snli/snli_dev_gold_only.jsonl", "snli"),
+        ("snli/partial_original_format/snli_1.0_dev.partial.jsonl", "snli"),
+        ("snli/partial_original_format/snli_1.0_test.partial.jsonl", "snli"),
+        ("defeasible-nli/defeasible-snli/dev.jsonl", "dnli"),
+        ("defeasible-nli/defeasible-snli/test.jsonl", "dnli"),
+        ("defeasible-nli/defeasible-atomic/dev.jsonl", "dnli"),
+        ("defeasible-nli/defeasible-atomic/test.jsonl", "dnli"),
+    ],
+)
 def test_every_real_file_validates_clean(shared_data, path, fmt):
     report = validate_file(shared_data / path, fmt)
     assert report.valid and report.records > 1000, report.as_dict(limit=5)
@@ -404,7 +547,11 @@ def test_the_validator_names_line_and_field_and_exits_1(shared_data, tmp_path, c
     result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert exit_code.value.code == 1 and result["records"] == 3 and not result["valid"]
     assert [(e["line"], e["field"]) for e in result["errors"]] == [
-        (1, "entropy"), (2, "label_count"), (2, "label_dist"), (3, "label_dist")]
+        (1, "entropy"),
+        (2, "label_count"),
+        (2, "label_dist"),
+        (3, "label_dist"),
+    ]
     good = tmp_path / "good.csv"
     good.write_text((shared_data / "u-snli" / "dev.csv").read_text())
     call_command("validate_dataset", str(good), "--format", "usnli")
@@ -422,19 +569,31 @@ def test_the_bundle_holds_every_format_its_statement_and_instrument_and_validate
     assert result["valid"] is True
     with zipfile.ZipFile(out) as archive:
         names = set(archive.namelist())
-        data = {f"data/{project.slug}-{fmt}.jsonl" if fmt != "csv" else f"data/{project.slug}.csv"
-                for fmt in exportable(project.task, project.options)}
-        assert data | {"instrument_versions.json", "data_statement.json", "DATA_STATEMENT.md", "validation.json"} == names
+        data = {
+            f"data/{project.slug}-{fmt}.jsonl" if fmt != "csv" else f"data/{project.slug}.csv"
+            for fmt in exportable(project.task, project.options)
+        }
+        assert (
+            data | {"instrument_versions.json", "data_statement.json", "DATA_STATEMENT.md", "validation.json"} == names
+        )
         statement = json.loads(archive.read("data_statement.json"))
         markdown = archive.read("DATA_STATEMENT.md").decode()
         versions = json.loads(archive.read("instrument_versions.json"))
         validation = json.loads(archive.read("validation.json"))
     assert all(report["valid"] for report in validation.values())
-    assert statement["items"]["data"] == 4 and statement["items"]["tied"] == 1 and statement["items"]["adjudicated"] == 1
+    assert (
+        statement["items"]["data"] == 4 and statement["items"]["tied"] == 1 and statement["items"]["adjudicated"] == 1
+    )
     assert statement["answers"] == {"collected": 9, "excluded": 3, "imported_votes": 0, "gold_check_answers": 0}
-    assert statement["exclusions"] == [{"annotator": annotator_id(project, workers[3].pk), "answers": 3,
-                                        "reason": "failed attention checks", "decided_by": author.username,
-                                        "at": statement["exclusions"][0]["at"]}]
+    assert statement["exclusions"] == [
+        {
+            "annotator": annotator_id(project, workers[3].pk),
+            "answers": 3,
+            "reason": "failed attention checks",
+            "decided_by": author.username,
+            "at": statement["exclusions"][0]["at"],
+        }
+    ]
     assert statement["time"]["median_seconds_per_item"] == 4.0
     assert statement["agreement"]["level"] == "nominal" and "krippendorff_alpha" in statement["agreement"]
     assert versions[0]["digest"] == project.instrument.digest and "instructions" in versions[0]["content"]["settings"]
@@ -444,7 +603,9 @@ def test_the_bundle_holds_every_format_its_statement_and_instrument_and_validate
 
 
 def test_the_bundle_is_a_background_job_from_the_page_and_the_api(three_way, author, settings, tmp_path):
-    settings.TASKS = {"default": {"BACKEND": "django_tasks.backends.immediate.ImmediateBackend", "QUEUES": ["default", "gpu"]}}
+    settings.TASKS = {
+        "default": {"BACKEND": "django_tasks.backends.immediate.ImmediateBackend", "QUEUES": ["default", "gpu"]}
+    }
     settings.MEDIA_ROOT = tmp_path / "media"
     project, _ = three_way
     client = Client()

@@ -1,5 +1,6 @@
 """Overdue pages go back to the pool through the periodic expiry loop (bin/serve runs
 `manage.py expire_claims --every N`), with no claim traffic at all to trigger it."""
+
 import os
 import subprocess
 import sys
@@ -19,8 +20,9 @@ REPO = Path(__file__).resolve().parents[2]
 PERIOD_S = 1
 
 
-def test_an_overdue_page_returns_its_items_within_one_period_without_any_claim(make_project, import_rows, worker,
-                                                                              tmp_path):
+def test_an_overdue_page_returns_its_items_within_one_period_without_any_claim(
+    make_project, import_rows, worker, tmp_path
+):
     project = make_project("nli_label", items_per_page=2, redundancy=1)
     import_rows(project, [{"id": str(i), "premise": "P", "hypothesis": f"H{i}"} for i in range(2)])
     page = claim_page(project, worker)
@@ -28,10 +30,19 @@ def test_an_overdue_page_returns_its_items_within_one_period_without_any_claim(m
     assert len(held) == 2 and not Item.objects.filter(pk__in=held, claimable=True).exists()
 
     db = connection.settings_dict
-    env = dict(os.environ, NLI_STUDIO_VAR=str(tmp_path),
-               DATABASE_URL=f"postgres://{db['USER']}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}")
-    loop = subprocess.Popen([sys.executable, "manage.py", "expire_claims", "--every", str(PERIOD_S)], cwd=REPO,
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    env = dict(
+        os.environ,
+        NLI_STUDIO_VAR=str(tmp_path),
+        DATABASE_URL=f"postgres://{db['USER']}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}",
+    )
+    loop = subprocess.Popen(
+        [sys.executable, "manage.py", "expire_claims", "--every", str(PERIOD_S)],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
         assert "every" in loop.stdout.readline()  # the loop runs (Django loaded, first pass done)
         deadline = timezone.now() + timedelta(seconds=1)

@@ -1,6 +1,7 @@
 """The failure paths a real study hits (issue 31): every author page of an empty study, finished jobs' pages,
 confirmations before what cannot be undone, qualification feedback that explains itself, the crowd worker's
 way out, the demo's simulated answers, and the API and security defects of the re-test."""
+
 import asyncio
 import io
 import json
@@ -17,7 +18,7 @@ from rest_framework.test import APIClient
 from annotation.demo import load_demo
 from annotation.formats import exportable
 from annotation.models import Annotation, CrowdSession, Item, Project
-from annotation.services import crowd, qualification, uploads
+from annotation.services import qualification, uploads
 from annotation.services.assignments import claim_page, submit_page
 from annotation.services.importers import ImportFileError, check_size, import_stream
 from annotation.tasktypes import TASK_TYPES
@@ -35,9 +36,17 @@ def signed_in(user, api=False):
 
 def author_pages(project) -> list[str]:
     slug = project.slug
-    pages = [f"/projects/{slug}/", f"/projects/{slug}/settings/", f"/projects/{slug}/qualification/",
-             f"/projects/{slug}/preview/", f"/projects/{slug}/items/", f"/projects/{slug}/workers/",
-             f"/projects/{slug}/adjudication/", f"/projects/{slug}/report/", f"/projects/{slug}/items/?show=gold"]
+    pages = [
+        f"/projects/{slug}/",
+        f"/projects/{slug}/settings/",
+        f"/projects/{slug}/qualification/",
+        f"/projects/{slug}/preview/",
+        f"/projects/{slug}/items/",
+        f"/projects/{slug}/workers/",
+        f"/projects/{slug}/adjudication/",
+        f"/projects/{slug}/report/",
+        f"/projects/{slug}/items/?show=gold",
+    ]
     return pages + [f"/projects/{slug}/export/{fmt}/" for fmt in exportable(project.task, project.options)]
 
 
@@ -58,8 +67,11 @@ def test_the_page_of_every_kind_of_finished_data_job_answers_200(make_project, a
     project = make_project("nli_label")
     path = tmp_path / "rows.jsonl"
     path.write_text(json.dumps({"id": "1", "premise": "P", "hypothesis": "H", "label": "e"}) + "\n")
-    jobs = [background.start_import(project, str(path), "jsonl", None, "data", author),
-            background.start_export(project, "jsonl", author), background.start_bundle(project, author)]
+    jobs = [
+        background.start_import(project, str(path), "jsonl", None, "data", author),
+        background.start_export(project, "jsonl", author),
+        background.start_bundle(project, author),
+    ]
     client = signed_in(author)
     for job in jobs:
         job.refresh_from_db()
@@ -95,8 +107,9 @@ def test_the_adjudication_form_has_no_label_chosen_for_the_author(make_project, 
 
 
 def test_the_new_study_form_keeps_what_was_typed_when_the_task_type_changes(author):
-    page = signed_in(author).get("/projects/new/", {"task_type": "unli_slider", "slug": "typed-slug",
-                                                    "title": "Typed title", "not_a_field": "x"})
+    page = signed_in(author).get(
+        "/projects/new/", {"task_type": "unli_slider", "slug": "typed-slug", "title": "Typed title", "not_a_field": "x"}
+    )
     html = page.content.decode()
     assert 'value="typed-slug"' in html and 'value="Typed title"' in html and "not_a_field" not in html
 
@@ -106,16 +119,31 @@ def test_worked_examples_are_edited_as_fields_not_json(make_project, author):
     client = signed_in(author)
     form = client.get(f"/projects/{project.slug}/settings/").content.decode()
     assert 'name="worked_examples-0-premise"' in form and 'name="worked_examples-1-premise"' in form
-    saved = client.post(f"/projects/{project.slug}/settings/", {
-        "task_type": "nli_label", "worked_examples-0-premise": "A cat sleeps.",
-        "worked_examples-0-hypothesis": "An animal rests.", "worked_examples-0-answer": "Entailment",
-        "worked_examples-0-why": "Sleeping is resting.", "worked_examples-1-premise": ""})
+    saved = client.post(
+        f"/projects/{project.slug}/settings/",
+        {
+            "task_type": "nli_label",
+            "worked_examples-0-premise": "A cat sleeps.",
+            "worked_examples-0-hypothesis": "An animal rests.",
+            "worked_examples-0-answer": "Entailment",
+            "worked_examples-0-why": "Sleeping is resting.",
+            "worked_examples-1-premise": "",
+        },
+    )
     assert saved.status_code == 302
     project.refresh_from_db()
-    assert project.options["worked_examples"] == [{"premise": "A cat sleeps.", "hypothesis": "An animal rests.",
-                                                   "answer": "Entailment", "why": "Sleeping is resting."}]
-    refused = client.post(f"/projects/{project.slug}/settings/", {
-        "task_type": "nli_label", "worked_examples-0-premise": "Only a premise."})
+    assert project.options["worked_examples"] == [
+        {
+            "premise": "A cat sleeps.",
+            "hypothesis": "An animal rests.",
+            "answer": "Entailment",
+            "why": "Sleeping is resting.",
+        }
+    ]
+    refused = client.post(
+        f"/projects/{project.slug}/settings/",
+        {"task_type": "nli_label", "worked_examples-0-premise": "Only a premise."},
+    )
     assert refused.status_code == 400 and "needs the text field" in refused.content.decode()
     kept = client.post(f"/projects/{project.slug}/settings/", {"task_type": "nli_label", "title": "Renamed"})
     assert kept.status_code == 302
@@ -149,12 +177,19 @@ def test_the_demo_studies_show_every_page_filled_with_simulated_answers(author):
     for project in Project.objects.all():
         simulated = Annotation.objects.filter(item__project=project, worker__username__startswith="simulated-worker-")
         assert simulated.exists(), project.slug
-        assert project.items.filter(is_gold=False, claimable=True).count() >= project.items.filter(is_gold=False).count() // 2
+        assert (
+            project.items.filter(is_gold=False, claimable=True).count()
+            >= project.items.filter(is_gold=False).count() // 2
+        )
         for url in author_pages(project):
             assert client.get(url).status_code == 200, url
         assert 'id="simulated-answers"' in client.get(f"/projects/{project.slug}/").content.decode()
-        records = [json.loads(line) for line in b"".join(
-            client.get(f"/projects/{project.slug}/export/annotations/").streaming_content).splitlines()]
+        records = [
+            json.loads(line)
+            for line in b"".join(
+                client.get(f"/projects/{project.slug}/export/annotations/").streaming_content
+            ).splitlines()
+        ]
         assert records and all(record["simulated"] for record in records if record["annotator"])
     nli = Project.objects.get(slug="demo-nli")
     report = client.get(f"/projects/{nli.slug}/report/").content.decode()
@@ -167,8 +202,10 @@ def test_the_demo_studies_show_every_page_filled_with_simulated_answers(author):
 
 
 def slider_test(project, references, easy):
-    rows = [{"premise": f"P{i}", "hypothesis": f"H{i}", "reference": r, "easy": e}
-            for i, (r, e) in enumerate(zip(references, easy))]
+    rows = [
+        {"premise": f"P{i}", "hypothesis": f"H{i}", "reference": r, "easy": e}
+        for i, (r, e) in enumerate(zip(references, easy))
+    ]
     test = qualification.create_test(f"{project.slug}-q", project.task_type, rows, max_attempts=3)
     project.qualification = test
     project.save(update_fields=["qualification"])
@@ -190,26 +227,39 @@ def test_an_easy_item_with_a_reference_of_0_is_passed_near_0_and_a_failure_says_
     failed = qualification.take_test(test, third, {str(i.pk): {"value": wrong[n]} for n, i in enumerate(items)})
     assert not failed.passed and failed.details["score"] > 0.7
     [reason] = qualification.feedback(test, failed)["unmet"]
-    assert "An easy item (reference 0) needs an answer within 0.01 of it; yours was 0.182." == reason
+    assert reason == "An easy item (reference 0) needs an answer within 0.01 of it; yours was 0.182."
 
 
 def test_the_qualification_page_has_the_instructions_and_says_what_failed(make_project, import_rows, worker):
     project = make_project("nli_label", instructions="Read the **premise** first.", title="Kites")
     import_rows(project, [{"id": "1", "premise": "P", "hypothesis": "H"}])
-    import_stream(project, io.StringIO("".join(json.dumps({"premise": f"Q{i}", "hypothesis": "H", "label": "e"}) + "\n"
-                                               for i in range(2))), "jsonl", purpose="qualification")
+    import_stream(
+        project,
+        io.StringIO(
+            "".join(json.dumps({"premise": f"Q{i}", "hypothesis": "H", "label": "e"}) + "\n" for i in range(2))
+        ),
+        "jsonl",
+        purpose="qualification",
+    )
     client = signed_in(worker)
     page = client.get(f"/qualify/{project.slug}/").content.decode()
-    assert "<strong>premise</strong>" in page and "<h1>Qualification test</h1>" in page and "Kites: qualification" not in page
+    assert (
+        "<strong>premise</strong>" in page
+        and "<h1>Qualification test</h1>" in page
+        and "Kites: qualification" not in page
+    )
     items = list(project.qualification.items.all())
     answered = client.post(f"/qualify/{project.slug}/", {f"value_{item.pk}": "c" for item in items}).content.decode()
-    assert 'id="qualification-unmet"' in answered and "0 of 2 answers matched the references; 80% must match." in answered
+    assert (
+        'id="qualification-unmet"' in answered and "0 of 2 answers matched the references; 80% must match." in answered
+    )
 
 
 @pytest.fixture
 def crowd_study(make_project, import_rows):
-    project = make_project("nli_label", slug="paid", items_per_page=2, completion_code="PAID-1", completion_pages=2,
-                           audience="platform")
+    project = make_project(
+        "nli_label", slug="paid", items_per_page=2, completion_code="PAID-1", completion_pages=2, audience="platform"
+    )
     import_rows(project, [{"id": str(i), "premise": f"P{i}", "hypothesis": "H"} for i in range(8)])
     return project
 
@@ -226,8 +276,11 @@ def test_finishing_is_offered_only_once_it_gives_the_code_and_the_end_says_no_ne
     for _ in range(2):
         page = client.get(f"/work/{crowd_study.slug}/")
         items = [item.pk for item in page.context["items"]]
-        after = client.post(f"/work/{crowd_study.slug}/{page.context['assignment'].pk}/submit/",
-                            {f"value_{item}": "e" for item in items}, follow=True)
+        after = client.post(
+            f"/work/{crowd_study.slug}/{page.context['assignment'].pk}/submit/",
+            {f"value_{item}": "e" for item in items},
+            follow=True,
+        )
     html = after.content.decode()
     assert "PAID-1" in html and "next page" not in html and "Saved 2 answers." in html
 
@@ -254,8 +307,16 @@ def test_forgetting_a_participant_erases_the_login_records_holding_their_id(crow
 
     settings.AXES_ENABLED = True
     enter(Client(), crowd_study, pid="PID42")
-    AccessAttempt.objects.create(username="x", ip_address="127.0.0.1", user_agent="", http_accept="", path_info="/",
-                                 get_data="PROLIFIC_PID=PID42", post_data="", failures_since_start=1)
+    AccessAttempt.objects.create(
+        username="x",
+        ip_address="127.0.0.1",
+        user_agent="",
+        http_accept="",
+        path_info="/",
+        get_data="PROLIFIC_PID=PID42",
+        post_data="",
+        failures_since_start=1,
+    )
     assert AccessLog.objects.filter(username__contains="PID42").exists()
     call_command("forget_participant", "prolific", "PID42", stdout=io.StringIO())
     assert not AccessLog.objects.filter(username__contains="PID42").exists()
@@ -277,9 +338,11 @@ def test_spraying_locks_new_usernames_at_an_address_not_its_known_users(settings
     assert client.post("/accounts/login/", {"username": "guess9", "password": "x"}).status_code == 429
     known = Client(REMOTE_ADDR="10.9.9.9").post("/accounts/login/", {"username": "regular", "password": "regular-pass"})
     assert known.status_code == 302  # one person's spraying does not lock out everyone behind the address
-    for n in range(12):
+    for _ in range(12):
         Client(REMOTE_ADDR="10.9.9.9").post("/accounts/login/", {"username": "guess0", "password": "again"})
-    capped = Client(REMOTE_ADDR="10.9.9.9").post("/accounts/login/", {"username": "regular", "password": "regular-pass"})
+    capped = Client(REMOTE_ADDR="10.9.9.9").post(
+        "/accounts/login/", {"username": "regular", "password": "regular-pass"}
+    )
     assert capped.status_code == 429  # past the address's cap nobody logs in from it until the cool-off ends
 
 
@@ -295,11 +358,14 @@ def test_the_anonymous_rate_counts_calls_to_endpoints_that_need_a_login(settings
 
 def test_the_websocket_may_reach_this_host_only(client, author):
     client.force_login(author)
-    policy = client.get("/", HTTP_HOST="nli.testserver").get("Content-Security-Policy") or \
-        client.get("/").get("Content-Security-Policy")
+    policy = client.get("/", HTTP_HOST="nli.testserver").get("Content-Security-Policy") or client.get("/").get(
+        "Content-Security-Policy"
+    )
     sources = next(part for part in policy.split("; ") if part.startswith("connect-src")).split()
     assert "ws:" not in sources and "wss:" not in sources
-    assert any(source.startswith("ws://") for source in sources) and any(source.startswith("wss://") for source in sources)
+    assert any(source.startswith("ws://") for source in sources) and any(
+        source.startswith("wss://") for source in sources
+    )
 
 
 def call_asgi(headers: list[tuple[bytes, bytes]], path: str = "/api/v1/token/"):
@@ -317,8 +383,17 @@ def call_asgi(headers: list[tuple[bytes, bytes]], path: str = "/api/v1/token/"):
     async def send(message):
         sent.append(message)
 
-    scope = {"type": "http", "method": "POST", "path": path, "headers": headers, "query_string": b"",
-             "server": ("testserver", 80), "client": ("127.0.0.1", 1), "scheme": "http", "root_path": ""}
+    scope = {
+        "type": "http",
+        "method": "POST",
+        "path": path,
+        "headers": headers,
+        "query_string": b"",
+        "server": ("testserver", 80),
+        "client": ("127.0.0.1", 1),
+        "scheme": "http",
+        "root_path": "",
+    }
     asyncio.run(BoundedASGIHandler(slots=1)(scope, receive, send))
     start = next(message for message in sent if message["type"] == "http.response.start")
     body = b"".join(message.get("body", b"") for message in sent if message["type"] == "http.response.body")
@@ -375,18 +450,30 @@ def test_schema_valid_requests_are_accepted_and_every_refusal_has_a_code(make_pr
     assert blank.status_code == 400 and blank.json()["code"] == "invalid"
     created = api.post("/api/projects/", {"slug": "nulled", "task_type": "nli_label", "options": None}, format="json")
     assert created.status_code == 201, created.content
-    setting = api.post("/api/projects/", {"slug": "bad", "task_type": "nli_label", "options": {"redundancy": 0}},
-                       format="json")
-    assert setting.status_code == 400 and setting.json()["code"] == "invalid" and setting.json()["field"] == "redundancy"
-    content = api.post("/api/projects/nulled/import/", {"format": "jsonl", "file": SimpleUploadedFile(
-        "x.jsonl", b'{"premise": "P", "hypothesis": "H", "label": "maybe"}\n')}, format="multipart")
+    setting = api.post(
+        "/api/projects/", {"slug": "bad", "task_type": "nli_label", "options": {"redundancy": 0}}, format="json"
+    )
+    assert (
+        setting.status_code == 400 and setting.json()["code"] == "invalid" and setting.json()["field"] == "redundancy"
+    )
+    content = api.post(
+        "/api/projects/nulled/import/",
+        {
+            "format": "jsonl",
+            "file": SimpleUploadedFile("x.jsonl", b'{"premise": "P", "hypothesis": "H", "label": "maybe"}\n'),
+        },
+        format="multipart",
+    )
     assert content.status_code == 400 and content.json()["code"] == "invalid"
-    assert content.json()["errors"] == [{"line": 1, "field": "label", "message": content.json()["errors"][0]["message"]}]
+    assert content.json()["errors"] == [
+        {"line": 1, "field": "label", "message": content.json()["errors"][0]["message"]}
+    ]
     project = make_project("nli_label", slug="to-submit")
     import_rows(project, [{"id": "1", "premise": "P", "hypothesis": "H"}])
     page = claim_page(project, worker)
-    empty = signed_in(worker, api=True).generic("POST", f"/api/v1/assignments/{page.pk}/submit/", b"",
-                                                content_type="multipart/form-data; boundary=xyz")
+    empty = signed_in(worker, api=True).generic(
+        "POST", f"/api/v1/assignments/{page.pk}/submit/", b"", content_type="multipart/form-data; boundary=xyz"
+    )
     assert empty.status_code == 400 and empty["Content-Type"] == "application/json"
     assert empty.json() == {"detail": "is required", "code": "invalid", "field": "answers"}
 
@@ -394,8 +481,10 @@ def test_schema_valid_requests_are_accepted_and_every_refusal_has_a_code(make_pr
 def test_export_flags_that_are_not_true_or_false_are_refused_not_read_as_no(make_project, author):
     project = make_project("nli_label", slug="flags")
     api = signed_in(author, api=True)
-    for path, method in ((f"/api/v1/projects/{project.slug}/bundle/", api.post),
-                         (f"/api/v1/projects/{project.slug}/export/", api.get)):
+    for path, method in (
+        (f"/api/v1/projects/{project.slug}/bundle/", api.post),
+        (f"/api/v1/projects/{project.slug}/export/", api.get),
+    ):
         refused = method(f"{path}?as=jsonl&include_unanswered=true&include_gold=628")
         assert refused.status_code == 400, path
         assert refused.json()["field"] == "include_gold" and "true or false" in refused.json()["detail"]

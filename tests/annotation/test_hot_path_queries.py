@@ -1,6 +1,7 @@
 """The SQL statements of one claim and one submit, authentication included, pinned per task type: a change
 that adds a query to the hot path fails here. Counted through the API with session authentication (what
 the worker's page uses), for a one-item page."""
+
 import json
 
 import pytest
@@ -56,7 +57,8 @@ def claim_and_submit(worker_client, project, task_type):
         answers = {str(item["id"]): {"value": ANSWERS[task_type]} for item in page["items"]}
         with CaptureQueriesContext(connection) as submit_sql:
             submitted = worker_client.post(
-                f"/api/assignments/{page['id']}/submit/", json.dumps({"answers": answers}),
+                f"/api/assignments/{page['id']}/submit/",
+                json.dumps({"answers": answers}),
                 content_type="application/json",
             )
         assert submitted.status_code == 200, submitted.content
@@ -74,7 +76,9 @@ def test_claim_and_submit_stay_within_their_sql_budget(make_project, import_rows
     claim_sql, submit_sql = claim_and_submit(worker_client, project, task_type)
     claim, submit = statements(claim_sql), statements(submit_sql)
     assert len(claim) <= MAX_CLAIM_QUERIES, "\n".join(sql[:160] for sql in claim)
-    assert len(submit) <= MAX_SUBMIT_QUERIES + EXTRA_SUBMIT_QUERIES.get(task_type, 0), "\n".join(sql[:160] for sql in submit)
+    assert len(submit) <= MAX_SUBMIT_QUERIES + EXTRA_SUBMIT_QUERIES.get(task_type, 0), "\n".join(
+        sql[:160] for sql in submit
+    )
 
 
 def test_token_authentication_costs_no_more_than_a_session(make_project, import_rows, worker, client):

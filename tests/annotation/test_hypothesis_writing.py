@@ -1,5 +1,6 @@
 """Hypothesis writing: answer validation, imports of premises, sending to a linked validation project, the
 writer kept from validating their own sentences, SNLI's 3-of-5 verdicts, the writer report and exports."""
+
 import io
 import json
 
@@ -8,7 +9,7 @@ from django.core.management import CommandError, call_command
 from django.test import Client
 from rest_framework.test import APIClient
 
-from annotation.models import Annotation, Example, Item, Project
+from annotation.models import Annotation, Example, Project
 from annotation.services import exporters
 from annotation.services.agreement import project_agreement, project_report
 from annotation.services.answers import SubmissionError
@@ -118,7 +119,9 @@ def test_a_sentence_already_written_for_the_premise_is_refused(writing, make_use
     with pytest.raises(SubmissionError) as error:
         write(writing, second, {**GOOD, "e": "A child is outdoors!", "n": "It is a warm day."})
     assert error.value.field.endswith(".value.e") and "already written for this premise" in error.value.message
-    result = write(writing, second, {"e": "Someone holds a string.", "n": "It is a warm day.", "c": "The beach is empty."})
+    result = write(
+        writing, second, {"e": "Someone holds a string.", "n": "It is a warm day.", "c": "The beach is empty."}
+    )
     assert result.created == 1
 
 
@@ -133,11 +136,17 @@ def test_a_premise_is_done_with_its_redundancy_of_written_sets(writing, worker):
 
 def test_snli_rows_import_one_premise_each(make_project, shared_data):
     project = make_project("hypothesis_writing")
-    lines = (shared_data / "snli" / "partial_original_format" / "snli_1.0_dev.partial.jsonl").read_text().splitlines(True)[:30]
+    lines = (
+        (shared_data / "snli" / "partial_original_format" / "snli_1.0_dev.partial.jsonl")
+        .read_text()
+        .splitlines(True)[:30]
+    )
     premises = list(dict.fromkeys(json.loads(line)["sentence1"] for line in lines))
     report = import_stream(project, io.StringIO("".join(lines)), "snli")
     assert report.created == len(premises) and report.skipped == 30 - len(premises)
-    assert [(e.premise, e.hypothesis, e.source_label) for e in project.examples.all()] == [(p, "", "") for p in premises]
+    assert [(e.premise, e.hypothesis, e.source_label) for e in project.examples.all()] == [
+        (p, "", "") for p in premises
+    ]
     assert not Annotation.objects.exists()  # SNLI's labels belong to its hypotheses, not to the premise
     again = import_stream(project, io.StringIO("".join(lines)), "snli")
     assert (again.created, again.already_present) == (0, len(premises))
@@ -164,7 +173,11 @@ def test_sending_creates_the_validation_project_once_and_pairs_once(writing, wor
     validation = writing.validation_project
     assert (report.validation_project, report.created, report.already_sent) == ("writing-validation", 3, 0)
     assert (validation.task_type, validation.options["labels"], validation.redundancy, validation.owner) == (
-        "nli_label", ["e", "n", "c"], 5, author)
+        "nli_label",
+        ["e", "n", "c"],
+        5,
+        author,
+    )
     assert validation.status == writing.status
     answer = Annotation.objects.get(item__project=writing)
     examples = list(validation.examples.order_by("position"))
@@ -190,9 +203,13 @@ def test_a_linked_project_must_fit_and_be_managed_by_the_owner(writing, make_pro
     foreign = make_project("nli_label", slug="foreign", owner=make_user("author2", "author"))
     slider = make_project("unli_slider", slug="slider")
     alpha = make_project("nli_label", slug="alpha", labels="1,2")
-    for slug, message in (("foreign", "names no project you manage"), ("nowhere", "names no project you manage"),
-                          ("writing", "names no project you manage"), ("slider", "is not a Three-way NLI label"),
-                          ("alpha", "is not a Three-way NLI label")):
+    for slug, message in (
+        ("foreign", "names no project you manage"),
+        ("nowhere", "names no project you manage"),
+        ("writing", "names no project you manage"),
+        ("slider", "is not a Three-way NLI label"),
+        ("alpha", "is not a Three-way NLI label"),
+    ):
         with pytest.raises(SettingError) as error:
             update_project(writing, validation_project=slug)
         assert message in error.value.errors["validation_project"], slug
@@ -237,7 +254,10 @@ def validate(validation, workers_labels):
     """Each (worker, {target: label}) submits one page of the validation project."""
     for worker, labels in workers_labels:
         page = claim_page(validation, worker)
-        answers = {str(c.item_id): {"value": labels[c.item.example.origin_target]} for c in page.claims.select_related("item__example")}
+        answers = {
+            str(c.item_id): {"value": labels[c.item.example.origin_target]}
+            for c in page.claims.select_related("item__example")
+        }
         submit_page(page.pk, worker, answers)
 
 
@@ -247,12 +267,18 @@ def validated(writing, make_user):
     writer = make_user("writer", "worker")
     validation = written_and_sent(writing, writer, items_per_page=3)
     validators = [make_user(f"validator{n}", "worker") for n in range(4)]
-    validate(validation, zip(validators, [
-        {"e": "e", "n": "e", "c": "c"},
-        {"e": "e", "n": "e", "c": "c"},
-        {"e": "n", "n": "n", "c": "c"},
-        {"e": "c", "n": "c", "c": "n"},
-    ]))
+    validate(
+        validation,
+        zip(
+            validators,
+            [
+                {"e": "e", "n": "e", "c": "c"},
+                {"e": "e", "n": "e", "c": "c"},
+                {"e": "n", "n": "n", "c": "c"},
+                {"e": "c", "n": "c", "c": "n"},
+            ],
+        ),
+    )
     return writing, validation, writer
 
 
@@ -273,7 +299,9 @@ def test_the_snli_export_gives_gold_by_three_of_five_with_the_writer_first(valid
 
 def test_the_writer_report_gives_the_validation_rate_per_target(validated):
     figures = writer_figures(validated[0])
-    assert [(f["writer"], f["target"], f["written"], f["sent"], f["validated"], f["confirmed"], f["rate"]) for f in figures] == [
+    assert [
+        (f["writer"], f["target"], f["written"], f["sent"], f["validated"], f["confirmed"], f["rate"]) for f in figures
+    ] == [
         ("writer", "e", 1, 1, 1, 1, 1.0),
         ("writer", "n", 1, 1, 1, 0, 0.0),
         ("writer", "c", 1, 1, 1, 1, 1.0),
@@ -316,7 +344,15 @@ def test_updates_go_to_a_defeasible_project_with_the_hypothesis_as_the_atom(make
     page = claim_page(project, writer)
     item_id = page.claims.get().item_id
     with pytest.raises(SubmissionError, match="repeats the hypothesis"):
-        submit_page(page.pk, writer, {str(item_id): {"value": {"strengthener": "The man is going to work.", "weakener": "It is Sunday morning."}}})
+        submit_page(
+            page.pk,
+            writer,
+            {
+                str(item_id): {
+                    "value": {"strengthener": "The man is going to work.", "weakener": "It is Sunday morning."}
+                }
+            },
+        )
     updates = {"strengthener": "He holds a briefcase with his company's logo.", "weakener": "It is Sunday morning."}
     submit_page(page.pk, writer, {str(item_id): {"value": updates}})
     send_to_validation(project)
@@ -324,19 +360,36 @@ def test_updates_go_to_a_defeasible_project_with_the_hypothesis_as_the_atom(make
     assert (validation.task_type, validation.redundancy) == ("defeasible_atom", 3)
     items = list(validation.items.select_related("example", "atom").order_by("id"))
     assert [(i.example.update, i.example.update_type, i.atom.text, i.annotation_count) for i in items] == [
-        (updates["strengthener"], "strengthener", hypothesis, 0), (updates["weakener"], "weakener", hypothesis, 0)]
+        (updates["strengthener"], "strengthener", hypothesis, 0),
+        (updates["weakener"], "weakener", hypothesis, 0),
+    ]
     assert claim_page(validation, writer) is None
     validators = [make_user(f"v{n}", "worker") for n in range(3)]
     update_project(validation, items_per_page=2)
     for worker, (strong, weak) in zip(validators, [(2, -1), (1, 0), (2, 1)]):
         page = claim_page(validation, worker)
         effects = {"strengthener": strong, "weakener": weak}
-        submit_page(page.pk, worker, {str(c.item_id): {"value": effects[c.item.example.update_type]} for c in page.claims.select_related("item__example")})
+        submit_page(
+            page.pk,
+            worker,
+            {
+                str(c.item_id): {"value": effects[c.item.example.update_type]}
+                for c in page.claims.select_related("item__example")
+            },
+        )
     records = [json.loads(line) for line in "".join(exporters.export(project, "dnli")).splitlines()]
     assert [(r["Premise"], r["Hypothesis"], r["Update"], r["UpdateType"]) for r in records] == [
-        (premise, hypothesis, updates["strengthener"], "strengthener"), (premise, hypothesis, updates["weakener"], "weakener")]
-    assert [(r["ValidationVotes"], r["ValidationVerdict"]) for r in records] == [([2, 1, 2], "strengthener"), ([-1, 0, 1], "no effect")]
-    assert [(f["target"], f["confirmed"], f["validated"]) for f in writer_figures(project)] == [("strengthener", 1, 1), ("weakener", 0, 1)]
+        (premise, hypothesis, updates["strengthener"], "strengthener"),
+        (premise, hypothesis, updates["weakener"], "weakener"),
+    ]
+    assert [(r["ValidationVotes"], r["ValidationVerdict"]) for r in records] == [
+        ([2, 1, 2], "strengthener"),
+        ([-1, 0, 1], "no effect"),
+    ]
+    assert [(f["target"], f["confirmed"], f["validated"]) for f in writer_figures(project)] == [
+        ("strengthener", 1, 1),
+        ("weakener", 0, 1),
+    ]
 
 
 def test_the_dnli_export_is_refused_for_hypothesis_writing(writing):
@@ -375,15 +428,38 @@ def test_the_link_is_a_setting_of_the_api_and_the_command_line(author, make_user
     body = {"slug": "w1", "task_type": "hypothesis_writing", "validation_project": "theirs"}
     refused = api.post("/api/projects/", body, format="json")
     assert refused.status_code == 400 and refused.json()["field"] == "validation_project"
-    created = api.post("/api/projects/", {**body, "validation_project": "labels", "options": {"min_words": 4}}, format="json")
+    created = api.post(
+        "/api/projects/", {**body, "validation_project": "labels", "options": {"min_words": 4}}, format="json"
+    )
     assert created.status_code == 201 and created.json()["validation_project"] == "labels"
-    assert api.patch("/api/projects/w1/", {"validation_project": None}, format="json").json()["validation_project"] is None
-    call_command("create_project", "w2", "--task-type", "hypothesis_writing", "--owner", author.username,
-                 "--validation-project", "labels", stdout=io.StringIO())
+    assert (
+        api.patch("/api/projects/w1/", {"validation_project": None}, format="json").json()["validation_project"] is None
+    )
+    call_command(
+        "create_project",
+        "w2",
+        "--task-type",
+        "hypothesis_writing",
+        "--owner",
+        author.username,
+        "--validation-project",
+        "labels",
+        stdout=io.StringIO(),
+    )
     assert Project.objects.get(slug="w2").validation_project.slug == "labels"
     with pytest.raises(CommandError, match="is not a Defeasible atom effect"):  # updates need a -2..+2 project
-        call_command("create_project", "w3", "--task-type", "hypothesis_writing", "--owner", author.username,
-                     "--validation-project", "labels", "--targets", "strengthener,weakener")
+        call_command(
+            "create_project",
+            "w3",
+            "--task-type",
+            "hypothesis_writing",
+            "--owner",
+            author.username,
+            "--validation-project",
+            "labels",
+            "--targets",
+            "strengthener,weakener",
+        )
     update_project(Project.objects.get(slug="w1"), status="published")
     api.force_login(worker)
     seen = api.get("/api/projects/w1/").json()

@@ -1,5 +1,6 @@
 """On PostgreSQL an import ends with ANALYZE of the tables it filled, so the first claims after it read
 the claimable-items index instead of guessing from statistics of empty tables."""
+
 import pytest
 from django.db import connection
 

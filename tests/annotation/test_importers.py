@@ -73,7 +73,9 @@ def test_chaosnli_votes_settle_items(shared_data, make_project):
 
 def test_snli_both_forms(shared_data, make_project):
     project = make_project("nli_label")
-    original = import_file(project, shared_data / "snli" / "partial_original_format" / "snli_1.0_dev.partial.jsonl", "snli")
+    original = import_file(
+        project, shared_data / "snli" / "partial_original_format" / "snli_1.0_dev.partial.jsonl", "snli"
+    )
     assert original.created == 1289
     example = Example.objects.filter(project=project).first()
     assert example.source_id.endswith(("e", "n", "c")) and example.source_data["sentence1_parse"]
@@ -85,11 +87,16 @@ def test_snli_both_forms(shared_data, make_project):
 
 def test_atoms_attach_to_examples_and_make_items(make_project, import_rows):
     project = make_project("defeasible_atom")
-    import_rows(project, [
-        {"id": "a", "premise": "P1", "hypothesis": "H", "update": "U1", "label": "weakener"},
-        {"id": "b", "premise": "P1", "hypothesis": "H", "update": "U2", "label": "strengthener"},
-    ])
-    report = import_rows(project, [{"hypothesis": "H", "atoms": ["x", {"text": "y", "effect": -1, "validity": "valid"}]}], "atoms")
+    import_rows(
+        project,
+        [
+            {"id": "a", "premise": "P1", "hypothesis": "H", "update": "U1", "label": "weakener"},
+            {"id": "b", "premise": "P1", "hypothesis": "H", "update": "U2", "label": "strengthener"},
+        ],
+    )
+    report = import_rows(
+        project, [{"hypothesis": "H", "atoms": ["x", {"text": "y", "effect": -1, "validity": "valid"}]}], "atoms"
+    )
     assert report.atoms == 4 and report.items == 4
     assert Atom.objects.get(example__key="id:a", text="y").effect == -1
     again = import_rows(project, [{"hypothesis": "H", "atoms": ["x", "y"]}], "atoms")
@@ -99,7 +106,9 @@ def test_atoms_attach_to_examples_and_make_items(make_project, import_rows):
 def test_generic_csv_with_mapping(make_project):
     project = make_project("nli_label")
     data = "pair,s1,s2,gold\n1,A dog runs.,An animal moves.,entailment\n2,A cat sleeps.,A cat runs.,contradiction\n"
-    report = import_stream(project, io.StringIO(data), "csv", {"id": "pair", "premise": "s1", "hypothesis": "s2", "label": "gold"})
+    report = import_stream(
+        project, io.StringIO(data), "csv", {"id": "pair", "premise": "s1", "hypothesis": "s2", "label": "gold"}
+    )
     assert report.created == 2
     assert Example.objects.get(project=project, source_id="2").source_label == "c"  # through the vocabulary
 
@@ -110,12 +119,32 @@ BAD_FILES = [
     ("usnli", "id,pre,hyp,nli\n1,P,H,0\n", 1, "unli"),
     ("usnli", "id,pre,hyp,nli,unli\n1,P,,0,0.5\n", 2, "hyp"),
     ("usnli", "id,pre,hyp,nli,unli\n1,P,H,0,0.5\n1,P,H2,0,0.5\n", 3, "id"),
-    ("chaosnli", '{"uid": "u1", "label_counter": {"e": 3}, "example": {"premise": "P", "hypothesis": "H"}}\n{"uid": "u2", "label_counter": {"x": 3}, "example": {"premise": "P", "hypothesis": "H"}}\n', 2, "label_counter.x"),
+    (
+        "chaosnli",
+        '{"uid": "u1", "label_counter": {"e": 3}, "example": {"premise": "P", "hypothesis": "H"}}\n{"uid": "u2", "label_counter": {"x": 3}, "example": {"premise": "P", "hypothesis": "H"}}\n',
+        2,
+        "label_counter.x",
+    ),
     ("chaosnli", '{"uid": "u1", "label_counter": {"e": 3}, "example": {"premise": "P"}}\n', 1, "example.hypothesis"),
-    ("dnli", '{"Premise": "P", "Hypothesis": "H", "Update": "U", "UpdateType": "weakener", "UpdateTypeImpossible": false}\n{"Premise": "P", "Hypothesis": "H", "Update": "U", "UpdateType": "sideways", "UpdateTypeImpossible": false}\n', 2, "UpdateType"),
+    (
+        "dnli",
+        '{"Premise": "P", "Hypothesis": "H", "Update": "U", "UpdateType": "weakener", "UpdateTypeImpossible": false}\n{"Premise": "P", "Hypothesis": "H", "Update": "U", "UpdateType": "sideways", "UpdateTypeImpossible": false}\n',
+        2,
+        "UpdateType",
+    ),
     ("dnli", '{"Premise": "P", "Hypothesis": "H", "Update": "U", "UpdateType": "weakener"}\nnot json\n', 2, "(json)"),
-    ("snli", '{"premise": "P", "hypothesis": "H", "label": "entailment"}\n{"premise": "P", "hypothesis": "H2", "label": "maybe"}\n', 2, "label"),
-    ("snli", '{"sentence1": "P", "sentence2": "H", "gold_label": "neutral"}\n{"sentence1": "P", "gold_label": "neutral"}\n', 2, "sentence2"),
+    (
+        "snli",
+        '{"premise": "P", "hypothesis": "H", "label": "entailment"}\n{"premise": "P", "hypothesis": "H2", "label": "maybe"}\n',
+        2,
+        "label",
+    ),
+    (
+        "snli",
+        '{"sentence1": "P", "sentence2": "H", "gold_label": "neutral"}\n{"sentence1": "P", "gold_label": "neutral"}\n',
+        2,
+        "sentence2",
+    ),
     ("jsonl", '{"premise": "P", "hypothesis": "H"}\n[1, 2]\n', 2, "(json)"),
     ("csv", "premise,hypothesis\nP,H\nP2,H2,extra\n", 3, "(csv)"),
 ]

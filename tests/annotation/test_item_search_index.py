@@ -1,6 +1,7 @@
 """The dashboard's item search (annotation.services.items.search_items) and the trigram indexes that serve it on
 PostgreSQL (migration 0008): the same items as the plain joined search on both databases, a case-insensitive
 substring match in which % and _ are literal characters, and on PostgreSQL a plan that reads the indexes."""
+
 from types import SimpleNamespace
 
 import pytest
@@ -32,17 +33,27 @@ ROWS = {  # source id: premise, hypothesis, atom text (None: an item without an 
 def project(make_project):
     project = make_project("nli_label")
     for position, (source_id, (premise, hypothesis, atom_text)) in enumerate(ROWS.items()):
-        example = Example.objects.create(project=project, key=source_id, source_id=source_id, premise=premise,
-                                         hypothesis=hypothesis, position=position)
+        example = Example.objects.create(
+            project=project,
+            key=source_id,
+            source_id=source_id,
+            premise=premise,
+            hypothesis=hypothesis,
+            position=position,
+        )
         atom = Atom.objects.create(example=example, text=atom_text) if atom_text else None
         Item.objects.create(project=project, example=example, atom=atom)
     # Another study with the same texts: a search never reaches into it.
     other = make_project("nli_label", slug="other")
     for source_id, (premise, hypothesis, atom_text) in ROWS.items():
-        example = Example.objects.create(project=other, key=source_id, source_id=source_id, premise=premise,
-                                         hypothesis=hypothesis)
-        Item.objects.create(project=other, example=example,
-                            atom=Atom.objects.create(example=example, text=atom_text) if atom_text else None)
+        example = Example.objects.create(
+            project=other, key=source_id, source_id=source_id, premise=premise, hypothesis=hypothesis
+        )
+        Item.objects.create(
+            project=other,
+            example=example,
+            atom=Atom.objects.create(example=example, text=atom_text) if atom_text else None,
+        )
     return project
 
 
@@ -53,26 +64,31 @@ def found(project, text: str, show: str = "") -> list[str]:
 def joined_search(project, text: str) -> list[str]:
     """The search as it was before migration 0008: one OR over the joined example and atom."""
     items = project.items.filter(
-        Q(example__premise__icontains=text) | Q(example__hypothesis__icontains=text)
-        | Q(atom__text__icontains=text) | Q(example__source_id=text)
+        Q(example__premise__icontains=text)
+        | Q(example__hypothesis__icontains=text)
+        | Q(atom__text__icontains=text)
+        | Q(example__source_id=text)
     )
     return list(items.order_by("id").values_list("example__source_id", flat=True))
 
 
 @BOTH_DATABASES
-@pytest.mark.parametrize(("text", "expected"), [
-    ("dog", ["s1"]),  # premise, any case
-    ("  ANIMAL is ", ["s1"]),  # hypothesis, the search stripped
-    ("fur", ["s2"]),  # atom text
-    ("cat", ["s2"]),
-    ("s42", ["s42"]),  # exact source id
-    ("s4", ["s4"]),  # a source id matches whole, not as a prefix of s42
-    ("0% s", ["s3"]),  # % is a character: "1000 sure" does not match
-    ("%", ["s3"]),
-    ("e_c", ["s3"]),  # _ is a character: "snakeXcase" does not match
-    ("is", ["s1", "s2", "s3", "s4"]),
-    ("nowhere", []),
-])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("dog", ["s1"]),  # premise, any case
+        ("  ANIMAL is ", ["s1"]),  # hypothesis, the search stripped
+        ("fur", ["s2"]),  # atom text
+        ("cat", ["s2"]),
+        ("s42", ["s42"]),  # exact source id
+        ("s4", ["s4"]),  # a source id matches whole, not as a prefix of s42
+        ("0% s", ["s3"]),  # % is a character: "1000 sure" does not match
+        ("%", ["s3"]),
+        ("e_c", ["s3"]),  # _ is a character: "snakeXcase" does not match
+        ("is", ["s1", "s2", "s3", "s4"]),
+        ("nowhere", []),
+    ],
+)
 def test_search_finds_case_insensitive_substrings_and_exact_source_ids(project, database, text, expected):
     assert found(project, text) == expected
     assert found(project, text) == joined_search(project, text.strip())
@@ -108,8 +124,10 @@ def test_the_migration_runs_no_sql_outside_postgresql():
 def search_indexes() -> dict[str, str]:
     """Migration 0008's indexes that exist, with their definitions."""
     with connection.cursor() as cursor:
-        cursor.execute("SELECT indexname, indexdef FROM pg_indexes WHERE indexname = ANY(%s)",
-                       [[*TRIGRAM_INDEXES, SOURCE_ID_INDEX]])
+        cursor.execute(
+            "SELECT indexname, indexdef FROM pg_indexes WHERE indexname = ANY(%s)",
+            [[*TRIGRAM_INDEXES, SOURCE_ID_INDEX]],
+        )
         return dict(cursor.fetchall())
 
 
@@ -136,8 +154,14 @@ def test_the_search_reads_the_indexes(project):
     # prefer the trigram indexes to reading the whole study through its project index; and no sequential
     # scans, which tables this small would still get.
     examples = Example.objects.bulk_create(
-        Example(project=project, key=f"k{n}", source_id=f"k{n}", premise=f"Premise number {n}.",
-                hypothesis=f"Hypothesis number {n}.") for n in range(3000)
+        Example(
+            project=project,
+            key=f"k{n}",
+            source_id=f"k{n}",
+            premise=f"Premise number {n}.",
+            hypothesis=f"Hypothesis number {n}.",
+        )
+        for n in range(3000)
     )
     atoms = Atom.objects.bulk_create(Atom(example=example, text=f"Atom {example.key}") for example in examples)
     Item.objects.bulk_create(Item(project=project, example=atom.example, atom=atom) for atom in atoms)

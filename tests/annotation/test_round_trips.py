@@ -2,6 +2,7 @@
 their rows carried), items (atoms, coherence groups), imported votes and gold checks, for every format that
 round-trips and every task type it fits; generated data (hypothesis) and every real file in ../shared/data.
 Each export also validates against its format. On SQLite and on PostgreSQL."""
+
 import csv
 import io
 import json
@@ -22,26 +23,43 @@ from tests.security.db import rolled_back
 pytestmark = pytest.mark.django_db
 BOTH_DATABASES = pytest.mark.parametrize("database", ["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
 EVERYTHING = ExportOptions(include_gold=True, include_unanswered=True)
-EXAMPLES = settings(max_examples=15, deadline=None,
-                    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+EXAMPLES = settings(
+    max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
 
 
 def study_state(project: Project):
     """What a round trip must keep, in the study's own order. A row without an id is known by the key the
     study gave it, which its export writes as its id."""
     examples = [
-        (e.source_id or e.key, e.premise, e.hypothesis, e.update, e.update_type, e.source_label, e.source_probability,
-         e.source_format, e.source_data)
+        (
+            e.source_id or e.key,
+            e.premise,
+            e.hypothesis,
+            e.update,
+            e.update_type,
+            e.source_label,
+            e.source_probability,
+            e.source_format,
+            e.source_data,
+        )
         for e in project.examples.order_by("position", "id")
     ]
     votes: dict[int, Counter] = {}
     for item_id, value, count in Annotation.objects.filter(item__project=project, imported=True).values_list(
-            "item_id", "value", "count"):
+        "item_id", "value", "count"
+    ):
         votes.setdefault(item_id, Counter())[value] += count
     items = sorted(
-        (item.example.source_id or item.example.key, item.atom.text if item.atom else "",
-         (item.atom.order, item.atom.validity, item.atom.effect) if item.atom else None,
-         item.is_gold, json.dumps(item.gold), item.coherence_group, sorted(votes.get(item.id, Counter()).items()))
+        (
+            item.example.source_id or item.example.key,
+            item.atom.text if item.atom else "",
+            (item.atom.order, item.atom.validity, item.atom.effect) if item.atom else None,
+            item.is_gold,
+            json.dumps(item.gold),
+            item.coherence_group,
+            sorted(votes.get(item.id, Counter()).items()),
+        )
         for item in project.items.select_related("example", "atom")
     )
     return examples, items
@@ -89,8 +107,17 @@ def jsonl_text(rows: list[dict]) -> str:
 def usnli_files(draw):
     ids = draw(IDS)
     extra = draw(st.sampled_from([[], ["source"], ["source", "round"]]))
-    rows = [{"id": uid, "pre": draw(TEXT), "hyp": f"{draw(TEXT)} {uid}", "nli": draw(st.sampled_from("012")),
-             "unli": draw(PROBABILITY), **{name: draw(TEXT) for name in extra}} for uid in ids]
+    rows = [
+        {
+            "id": uid,
+            "pre": draw(TEXT),
+            "hyp": f"{draw(TEXT)} {uid}",
+            "nli": draw(st.sampled_from("012")),
+            "unli": draw(PROBABILITY),
+            **{name: draw(TEXT) for name in extra},
+        }
+        for uid in ids
+    ]
     gold = len(rows) // 2
     return [("data", csv_text(rows[gold:]))] + ([("gold", csv_text(rows[:gold]))] if gold else [])
 
@@ -100,8 +127,11 @@ def chaosnli_files(draw):
     rows = []
     for uid in draw(IDS):
         counter = draw(st.dictionaries(st.sampled_from("enc"), st.integers(1, 100), min_size=1, max_size=3))
-        row = {"uid": uid, "label_counter": counter,
-               "example": {"uid": uid, "premise": draw(TEXT), "hypothesis": f"{draw(TEXT)} {uid}", "source": "generated"}}
+        row = {
+            "uid": uid,
+            "label_counter": counter,
+            "example": {"uid": uid, "premise": draw(TEXT), "hypothesis": f"{draw(TEXT)} {uid}", "source": "generated"},
+        }
         if draw(st.booleans()):
             row["old_label"] = draw(st.sampled_from("enc"))
         if draw(st.booleans()):
@@ -111,7 +141,7 @@ def chaosnli_files(draw):
             row["old_labels"] = draw(st.lists(st.sampled_from(list(LONG_NAMES.values())), min_size=1, max_size=5))
         rows.append(row)
     gold = [dict(row, old_label=draw(st.sampled_from("enc"))) for row in rows[: len(rows) // 2]]
-    return [("data", jsonl_text(rows[len(rows) // 2:]))] + ([("gold", jsonl_text(gold))] if gold else [])
+    return [("data", jsonl_text(rows[len(rows) // 2 :]))] + ([("gold", jsonl_text(gold))] if gold else [])
 
 
 @st.composite
@@ -121,13 +151,33 @@ def snli_files(draw):
         if draw(st.booleans()):
             votes = draw(st.lists(st.sampled_from(list(LONG_NAMES.values())), min_size=1, max_size=5))
             gold = LONG_NAMES.get(snli_gold_label([vote[0] for vote in votes]), "-")
-            rows.append({"annotator_labels": votes, "gold_label": gold, "pairID": uid, "sentence1": draw(TEXT),
-                         "sentence2": f"{draw(TEXT)} {uid}", "captionID": f"{uid}#0", "sentence1_parse": "(ROOT)"})
+            rows.append(
+                {
+                    "annotator_labels": votes,
+                    "gold_label": gold,
+                    "pairID": uid,
+                    "sentence1": draw(TEXT),
+                    "sentence2": f"{draw(TEXT)} {uid}",
+                    "captionID": f"{uid}#0",
+                    "sentence1_parse": "(ROOT)",
+                }
+            )
         else:
-            rows.append({"premise": draw(TEXT), "hypothesis": f"{draw(TEXT)} {uid}",
-                         "label": draw(st.sampled_from(list(LONG_NAMES.values())))})
-    gold = [{"premise": f"gold {row.get('premise', row.get('sentence1'))}", "hypothesis": "gold hypothesis",
-             "label": draw(st.sampled_from(list(LONG_NAMES.values())))} for row in rows[:1]]
+            rows.append(
+                {
+                    "premise": draw(TEXT),
+                    "hypothesis": f"{draw(TEXT)} {uid}",
+                    "label": draw(st.sampled_from(list(LONG_NAMES.values()))),
+                }
+            )
+    gold = [
+        {
+            "premise": f"gold {row.get('premise', row.get('sentence1'))}",
+            "hypothesis": "gold hypothesis",
+            "label": draw(st.sampled_from(list(LONG_NAMES.values()))),
+        }
+        for row in rows[:1]
+    ]
     return [("data", jsonl_text(rows)), ("gold", jsonl_text(gold))]
 
 
@@ -143,8 +193,15 @@ def atoms_files(draw, task_type):
     lines, gold = [], []
     for uid in draw(IDS):
         atoms = draw(st.lists(atom_strategy(task_type), min_size=1, max_size=3, unique_by=lambda a: a["text"].strip()))
-        line = {"id": uid, "premise": draw(TEXT), "hypothesis": draw(TEXT), "update": draw(st.sampled_from(["", "U"])),
-                "label": draw(st.sampled_from(labels)), "atoms": atoms, **draw(EXTRA)}
+        line = {
+            "id": uid,
+            "premise": draw(TEXT),
+            "hypothesis": draw(TEXT),
+            "update": draw(st.sampled_from(["", "U"])),
+            "label": draw(st.sampled_from(labels)),
+            "atoms": atoms,
+            **draw(EXTRA),
+        }
         lines.append(line)
         reference = {"validity": "valid"} if task_type == "atom_validity" else {"effect": 1}
         gold.append({"example_id": uid, "atoms": [{"text": f"gold atom {uid}", **reference}]})
@@ -174,9 +231,21 @@ def generic_files(draw, task_type):
         reference = {"label": "e"} if task_type == "nli_label" else {"probability": "0.25"}
         files.append(("gold", jsonl_text([{"id": "gold-1", "premise": "gold P", "hypothesis": "gold H", **reference}])))
     if task_type in ("atom_validity", "defeasible_atom"):
-        atoms = [{"example_id": row["id"], "atoms": [a["text"] for a in draw(
-            st.lists(atom_strategy(task_type), min_size=1, max_size=2, unique_by=lambda a: a["text"].strip()))]}
-            for row in rows if "id" in row]
+        atoms = [
+            {
+                "example_id": row["id"],
+                "atoms": [
+                    a["text"]
+                    for a in draw(
+                        st.lists(
+                            atom_strategy(task_type), min_size=1, max_size=2, unique_by=lambda a: a["text"].strip()
+                        )
+                    )
+                ],
+            }
+            for row in rows
+            if "id" in row
+        ]
         if not atoms:  # rows without ids: atoms by hypothesis text
             atoms = [{"hypothesis": row["hypothesis"], "atoms": [f"atom of {row['hypothesis']}"]} for row in rows]
         files.append(("data-atoms", jsonl_text(atoms)))
@@ -189,8 +258,10 @@ CASES = {
     ("snli", "nli_label"): snli_files(),
     ("atoms", "atom_validity"): atoms_files("atom_validity"),
     ("atoms", "defeasible_atom"): atoms_files("defeasible_atom"),
-    **{("jsonl", task_type): generic_files(task_type)
-       for task_type in ("nli_label", "unli_slider", "atom_validity", "defeasible_atom", "hypothesis_writing")},
+    **{
+        ("jsonl", task_type): generic_files(task_type)
+        for task_type in ("nli_label", "unli_slider", "atom_validity", "defeasible_atom", "hypothesis_writing")
+    },
 }
 
 
@@ -209,8 +280,7 @@ def test_generated_studies_round_trip(make_project, database, fmt, task_type):
             project = make_project(task_type, slug="first")
             for purpose, text in files:
                 file_format = "atoms" if purpose == "data-atoms" else fmt
-                import_stream(project, io.StringIO(text), file_format,
-                              purpose="gold" if purpose == "gold" else "data")
+                import_stream(project, io.StringIO(text), file_format, purpose="gold" if purpose == "gold" else "data")
             project.refresh_from_db()
             assert_round_trip(project, fmt, make_project)
 
@@ -224,7 +294,8 @@ def test_generated_studies_round_trip(make_project, database, fmt, task_type):
 # export as what their study collects (dnli is a writing study's export), so they travel in the complete jsonl
 # and atoms exports.
 REAL = [
-    ("u-snli/dev.csv", "usnli", "usnli", "unli_slider"), ("u-snli/test.csv", "usnli", "usnli", "unli_slider"),
+    ("u-snli/dev.csv", "usnli", "usnli", "unli_slider"),
+    ("u-snli/test.csv", "usnli", "usnli", "unli_slider"),
     ("u-snli/dev.csv", "usnli", "jsonl", "nli_label"),
     ("chaosnli/chaosNLI_snli.jsonl", "chaosnli", "chaosnli", "nli_label"),
     ("chaosnli/chaosNLI_mnli_m.jsonl", "chaosnli", "chaosnli", "nli_label"),
@@ -245,8 +316,10 @@ def test_real_files_round_trip(shared_data, make_project, database, path, import
     project = make_project(task_type, slug="first")
     import_file(project, shared_data / path, import_format)
     if project.task.per_atom:  # atoms of every example, so that each has an item to export
-        lines = [{"example_id": e.key, "atoms": [f"{e.hypothesis} (atom)", "Something happens."]}
-                 for e in project.examples.all()]
+        lines = [
+            {"example_id": e.key, "atoms": [f"{e.hypothesis} (atom)", "Something happens."]}
+            for e in project.examples.all()
+        ]
         import_stream(project, io.StringIO(jsonl_text(lines)), "atoms")
     project.refresh_from_db()
     again = assert_round_trip(project, fmt, make_project)

@@ -1,4 +1,5 @@
 """Login throttling, API tokens that can be revoked, CSRF on forms, secure settings when DEBUG is off."""
+
 import os
 import subprocess
 import sys
@@ -53,8 +54,16 @@ def demo_free_project(make_project, import_rows):
 def test_secure_settings_when_debug_is_off():
     code = "from django.conf import settings as s; print(s.SESSION_COOKIE_SECURE, s.CSRF_COOKIE_SECURE, s.SESSION_COOKIE_HTTPONLY)"
     env = dict(os.environ, DEBUG="false", SECRET_KEY="x" * 50, DJANGO_SETTINGS_MODULE="config.settings")
-    out = subprocess.run([sys.executable, "-c", f"import django; django.setup(); {code}"], env=env, capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", f"import django; django.setup(); {code}"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert out.stdout.split() == ["True", "True", "True"]
     env.pop("SECRET_KEY")
-    failed = subprocess.run([sys.executable, "-c", "import django; django.setup()"], env=env, capture_output=True, text=True)
+    failed = subprocess.run(
+        [sys.executable, "-c", "import django; django.setup()"], env=env, capture_output=True, text=True
+    )
     assert failed.returncode != 0 and "SECRET_KEY must be set" in failed.stderr

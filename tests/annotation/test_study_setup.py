@@ -1,5 +1,6 @@
 """Running a study from the browser: lifecycle, members, clone, qualification, import with preview, exports
 that fit the task type (and never hang), large imports and exports as jobs, and the dashboard's tools."""
+
 import io
 import json
 import os
@@ -12,13 +13,13 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from annotation.demo import load_demo
-from annotation.models import Annotation, Example, Item, Project
-from annotation.services import background, projects, quality, qualification
-from annotation.services.assignments import claim_page, submit_page
 from annotation.formats import exportable
+from annotation.models import Annotation, Example, Item, Project
+from annotation.services import background, projects, qualification, quality
+from annotation.services.assignments import claim_page, submit_page
 from annotation.services.exporters import FORMATS as EXPORT_FORMATS
-from annotation.services.validation import validate_file
 from annotation.services.importers import ImportFileError, import_file, import_stream
+from annotation.services.validation import validate_file
 from annotation.tasktypes import TASK_TYPES
 from common.schema import SettingError
 from jobs.models import Job
@@ -47,15 +48,29 @@ def answer_all(project, worker, value):
 
 # Lifecycle ---------------------------------------------------------------------------------------------
 
+
 def test_new_studies_are_drafts_on_the_web_and_api_and_published_from_the_command_line(author):
     web = logged_in(author).post("/projects/new/", {"slug": "web-study", "task_type": "nli_label"})
     assert web.status_code == 302 and Project.objects.get(slug="web-study").status == "draft"
-    api = logged_in(author, api=True).post("/api/projects/", {"slug": "api-study", "task_type": "nli_label"}, format="json")
+    api = logged_in(author, api=True).post(
+        "/api/projects/", {"slug": "api-study", "task_type": "nli_label"}, format="json"
+    )
     assert api.status_code == 201 and api.json()["status"] == "draft"
-    call_command("create_project", "cli-study", "--task-type", "nli_label", "--owner", author.username, stdout=io.StringIO())
+    call_command(
+        "create_project", "cli-study", "--task-type", "nli_label", "--owner", author.username, stdout=io.StringIO()
+    )
     assert Project.objects.get(slug="cli-study").status == "published"
-    call_command("create_project", "cli-draft", "--task-type", "nli_label", "--owner", author.username,
-                 "--status", "draft", stdout=io.StringIO())
+    call_command(
+        "create_project",
+        "cli-draft",
+        "--task-type",
+        "nli_label",
+        "--owner",
+        author.username,
+        "--status",
+        "draft",
+        stdout=io.StringIO(),
+    )
     assert Project.objects.get(slug="cli-draft").status == "draft"
 
 
@@ -90,15 +105,35 @@ def test_settings_that_would_change_collected_answers_are_refused_once_answered(
 
 def test_the_settings_page_saves_through_the_schema(make_project, author):
     project = make_project("unli_slider")
-    page = logged_in(author).post(f"/projects/{project.slug}/settings/", {
-        "task_type": "unli_slider", "title": "Calibrated", "instructions": "**Read** each pair.", "items_per_page": "4",
-        "redundancy": "2", "max_annotations": "3", "claim_timeout_minutes": "45", "gold_rate": "0.2",
-        "gold_min_checks": "3", "speeder_seconds": "1.5", "suspend_below": "0", "status": "published",
-        "audience": "members", "worked_examples": "[]", "completion_code": "CODE-42", "disagreement_positions": "1500",
-    })
+    page = logged_in(author).post(
+        f"/projects/{project.slug}/settings/",
+        {
+            "task_type": "unli_slider",
+            "title": "Calibrated",
+            "instructions": "**Read** each pair.",
+            "items_per_page": "4",
+            "redundancy": "2",
+            "max_annotations": "3",
+            "claim_timeout_minutes": "45",
+            "gold_rate": "0.2",
+            "gold_min_checks": "3",
+            "speeder_seconds": "1.5",
+            "suspend_below": "0",
+            "status": "published",
+            "audience": "members",
+            "worked_examples": "[]",
+            "completion_code": "CODE-42",
+            "disagreement_positions": "1500",
+        },
+    )
     assert page.status_code == 302, page.content.decode()[:500]
     project.refresh_from_db()
-    assert (project.title, project.items_per_page, project.claim_timeout_minutes, project.audience) == ("Calibrated", 4, 45, "members")
+    assert (project.title, project.items_per_page, project.claim_timeout_minutes, project.audience) == (
+        "Calibrated",
+        4,
+        45,
+        "members",
+    )
     assert project.options["completion_code"] == "CODE-42" and project.options["disagreement_positions"] == 1500
     bad = logged_in(author).post(f"/projects/{project.slug}/settings/", {"task_type": "unli_slider", "gold_rate": "2"})
     assert bad.status_code == 400 and "must be at most 1" in bad.content.decode()
@@ -112,6 +147,7 @@ def test_instructions_are_markdown_without_scripts(make_project, import_rows, wo
 
 
 # Members and clones -------------------------------------------------------------------------------------
+
 
 def test_members_are_admitted_by_name_or_email_and_unknown_names_admit_nobody(make_project, make_user, author):
     project = make_project("nli_label", audience="members")
@@ -143,6 +179,7 @@ def test_a_clone_copies_settings_and_optionally_fresh_items(make_project, import
 
 # Qualification ------------------------------------------------------------------------------------------
 
+
 def test_a_qualification_test_is_built_from_the_study_and_fixed_once_taken(make_project, import_rows, worker, author):
     project = make_project("nli_label")
     import_rows(project, [{"id": str(i), "premise": f"P{i}", "hypothesis": "H", "label": "e"} for i in range(3)])
@@ -150,8 +187,10 @@ def test_a_qualification_test_is_built_from_the_study_and_fixed_once_taken(make_
     for item in project.items.all():
         assert qualification.suggested_reference(project, item) == "e"
         page.post(f"/projects/{project.slug}/qualification/", {"copy": item.pk, "reference": "entailment"})
-    page.post(f"/projects/{project.slug}/qualification/", {"rules": "1", "max_attempts": "1", "min_accuracy": "1",
-                                                            "show_feedback": "true"})
+    page.post(
+        f"/projects/{project.slug}/qualification/",
+        {"rules": "1", "max_attempts": "1", "min_accuracy": "1", "show_feedback": "true"},
+    )
     project.refresh_from_db()
     test = project.qualification
     assert test.items.count() == 3 and set(test.items.values_list("reference", flat=True)) == {"e"}
@@ -165,7 +204,9 @@ def test_a_qualification_test_is_built_from_the_study_and_fixed_once_taken(make_
 
 def test_rows_can_be_imported_as_qualification_items(make_project):
     project = make_project("nli_label")
-    rows = "".join(json.dumps({"premise": f"P{i}", "hypothesis": "H", "label": "contradiction"}) + "\n" for i in range(2))
+    rows = "".join(
+        json.dumps({"premise": f"P{i}", "hypothesis": "H", "label": "contradiction"}) + "\n" for i in range(2)
+    )
     report = import_stream(project, io.StringIO(rows), "jsonl", purpose="qualification")
     assert report.qualification_items == 2 and not project.items.exists()
     assert set(project.qualification.items.values_list("reference", flat=True)) == {"c"}
@@ -175,17 +216,30 @@ def test_rows_can_be_imported_as_qualification_items(make_project):
 
 # Imports ------------------------------------------------------------------------------------------------
 
+
 def test_the_preview_shows_the_first_rows_and_maps_columns(make_project, author):
     project = make_project("nli_label")
     client = logged_in(author)
     data = "pair,s1,s2,gold\n" + "".join(f"{i},A dog runs {i}.,An animal moves.,entailment\n" for i in range(30))
-    staged = client.post(f"/projects/{project.slug}/import/", {"format": "csv", "file": SimpleUploadedFile("d.csv", data.encode())})
+    staged = client.post(
+        f"/projects/{project.slug}/import/", {"format": "csv", "file": SimpleUploadedFile("d.csv", data.encode())}
+    )
     preview = client.get(staged["Location"])
     html = preview.content.decode()
     assert preview.status_code == 200 and "A dog runs 9." in html and "A dog runs 10." not in html
     assert preview.context["preview"]["columns"] == ["pair", "s1", "s2", "gold"]
-    done = client.post(staged["Location"], {"format": "csv", "purpose": "data", "map_id": "pair", "map_premise": "s1",
-                                            "map_hypothesis": "s2", "map_label": "gold", "confirm": "1"})
+    done = client.post(
+        staged["Location"],
+        {
+            "format": "csv",
+            "purpose": "data",
+            "map_id": "pair",
+            "map_premise": "s1",
+            "map_hypothesis": "s2",
+            "map_label": "gold",
+            "confirm": "1",
+        },
+    )
     assert done.status_code == 302 and project.items.count() == 30
     assert Example.objects.get(project=project, source_id="7").premise == "A dog runs 7."
     assert client.get(staged["Location"]).status_code == 302  # the staged file is gone once imported
@@ -196,8 +250,11 @@ def test_only_formats_that_fit_are_offered_and_accepted(make_project, author):
     page = logged_in(author).get(f"/projects/{project.slug}/")
     offered = [value for value, _ in page.context["upload_form"].fields["format"].choices]
     assert offered == ["dnli", "atoms", "jsonl", "csv"]
-    api = logged_in(author, api=True).post(f"/api/projects/{project.slug}/import/", {
-        "format": "usnli", "file": SimpleUploadedFile("x.csv", b"id,pre,hyp,nli,unli\n1,P,H,0,0.5\n")}, format="multipart")
+    api = logged_in(author, api=True).post(
+        f"/api/projects/{project.slug}/import/",
+        {"format": "usnli", "file": SimpleUploadedFile("x.csv", b"id,pre,hyp,nli,unli\n1,P,H,0,0.5\n")},
+        format="multipart",
+    )
     assert api.status_code == 400 and "does not fit" in api.json()["detail"]
 
 
@@ -208,11 +265,16 @@ def test_a_50_mb_binary_file_is_refused_as_not_utf8_by_web_api_and_command_line(
     path.write_bytes(junk)
     with pytest.raises(CommandError, match=r"not UTF-8 text \(byte 0\)"):
         call_command("import_items", project.slug, str(path), "--format", "jsonl", stdout=io.StringIO())
-    api = logged_in(author, api=True).post(f"/api/projects/{project.slug}/import/", {
-        "format": "jsonl", "file": SimpleUploadedFile("junk.jsonl", junk)}, format="multipart")
+    api = logged_in(author, api=True).post(
+        f"/api/projects/{project.slug}/import/",
+        {"format": "jsonl", "file": SimpleUploadedFile("junk.jsonl", junk)},
+        format="multipart",
+    )
     assert api.status_code == 400 and "not UTF-8 text (byte 0)" in json.dumps(api.json())
     client = logged_in(author)
-    staged = client.post(f"/projects/{project.slug}/import/", {"format": "jsonl", "file": SimpleUploadedFile("junk.jsonl", junk)})
+    staged = client.post(
+        f"/projects/{project.slug}/import/", {"format": "jsonl", "file": SimpleUploadedFile("junk.jsonl", junk)}
+    )
     preview = client.get(staged["Location"])
     assert "not UTF-8 text (byte 0)" in preview.content.decode()
     confirmed = client.post(staged["Location"], {"format": "jsonl", "purpose": "data", "confirm": "1"})
@@ -244,13 +306,20 @@ def test_a_large_import_runs_as_a_job_and_a_bad_one_stores_nothing(make_project,
     project = make_project("nli_label")
     client = logged_in(author)
     rows = "".join(json.dumps({"id": str(i), "premise": f"P{i}", "hypothesis": "H"}) + "\n" for i in range(20))
-    staged = client.post(f"/projects/{project.slug}/import/", {"format": "jsonl", "file": SimpleUploadedFile("r.jsonl", rows.encode())})
+    staged = client.post(
+        f"/projects/{project.slug}/import/", {"format": "jsonl", "file": SimpleUploadedFile("r.jsonl", rows.encode())}
+    )
     done = client.post(staged["Location"], {"format": "jsonl", "purpose": "data", "confirm": "1"})
     job = Job.objects.get(kind="import")
     assert done["Location"] == f"/jobs/{job.pk}/" and job.status == "done", job.error
     assert job.result["created"] == 20 and project.items.count() == 20 and (job.done, job.total) == (job.total, 20)
-    bad = rows.replace('"id": "13"', '"id": "13", "premise": null', 1).replace('"premise": "P13", ', "")
-    staged = client.post(f"/projects/{project.slug}/import/", {"format": "jsonl", "file": SimpleUploadedFile("b.jsonl", (rows.replace("P1", "Q1") + '{"id": "x"}\n').encode())})
+    staged = client.post(
+        f"/projects/{project.slug}/import/",
+        {
+            "format": "jsonl",
+            "file": SimpleUploadedFile("b.jsonl", (rows.replace("P1", "Q1") + '{"id": "x"}\n').encode()),
+        },
+    )
     client.post(staged["Location"], {"format": "jsonl", "purpose": "data", "confirm": "1"})
     failed = Job.objects.filter(kind="import").latest("id")
     assert failed.status == "failed" and "line 21, field 'premise'" in failed.error
@@ -259,8 +328,10 @@ def test_a_large_import_runs_as_a_job_and_a_bad_one_stores_nothing(make_project,
 
 # Exports ------------------------------------------------------------------------------------------------
 
+
 def _consume(response, seconds=30):
     """The streamed body, read under an alarm: an export must never hang."""
+
     def hung(signum, frame):
         raise AssertionError("the export did not finish")
 
@@ -309,10 +380,16 @@ def test_an_export_prepared_as_a_job_is_downloaded_from_its_page(make_project, i
 
 # The dashboard ------------------------------------------------------------------------------------------
 
+
 def test_items_are_searched_filtered_and_sorted(make_project, import_rows, worker, author):
     project = make_project("nli_label", items_per_page=2, redundancy=1)
-    import_rows(project, [{"id": str(i), "premise": f"Premise about {word}", "hypothesis": "H"}
-                          for i, word in enumerate(["cats", "dogs", "cats and dogs", "birds"])])
+    import_rows(
+        project,
+        [
+            {"id": str(i), "premise": f"Premise about {word}", "hypothesis": "H"}
+            for i, word in enumerate(["cats", "dogs", "cats and dogs", "birds"])
+        ],
+    )
     answer_all(project, worker, "e")
     client = logged_in(author)
 
@@ -325,7 +402,9 @@ def test_items_are_searched_filtered_and_sorted(make_project, import_rows, worke
     assert shown(q="nothing like it") == []
 
 
-def test_a_worker_page_shows_figures_and_blocking_leaves_their_answers_out(make_project, import_rows, make_user, author):
+def test_a_worker_page_shows_figures_and_blocking_leaves_their_answers_out(
+    make_project, import_rows, make_user, author
+):
     project = make_project("nli_label", items_per_page=2, redundancy=2, max_annotations=2, speeder_seconds=5)
     import_rows(project, [{"id": str(i), "premise": f"P{i}", "hypothesis": "H"} for i in range(2)])
     fast, careful = make_user("fast", "worker"), make_user("careful", "worker")

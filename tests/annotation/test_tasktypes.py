@@ -1,3 +1,5 @@
+import itertools
+
 import pytest
 
 from annotation.tasktypes import TASK_TYPES, AnswerError, get_task_type
@@ -14,7 +16,7 @@ def test_slider_mapping_matches_the_usnli_template(position, expected):
 
 def test_slider_mapping_is_monotonic():
     values = [position_to_probability(x) for x in range(0, 10001, 7)]
-    assert all(a < b for a, b in zip(values, values[1:]))
+    assert all(a < b for a, b in itertools.pairwise(values))
 
 
 @pytest.mark.parametrize(
@@ -63,7 +65,8 @@ def test_slider_disagreement_rule(positions, more):
 
 
 @pytest.mark.parametrize(
-    "values, more", [([1, 2], False), ([0, 2], True), ([-1, 1], True), ([-1, 0], False), ([2, 2], False), ([-2, 0], True)]
+    "values, more",
+    [([1, 2], False), ([0, 2], True), ([-1, 1], True), ([-1, 0], False), ([2, 2], False), ([-2, 0], True)],
 )
 def test_defeasible_disagreement_rule(values, more):
     task = get_task_type("defeasible_atom")

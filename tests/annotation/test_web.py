@@ -1,4 +1,5 @@
 """HTML pages and the REST API, through Django's test client."""
+
 import io
 import json
 
@@ -6,8 +7,8 @@ import pytest
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from annotation.models import Annotation, Item
 from annotation.demo import load_demo
+from annotation.models import Annotation, Item
 from annotation.tasktypes import TASK_TYPES
 
 pytestmark = pytest.mark.django_db
@@ -40,8 +41,11 @@ def test_worker_completes_a_page_of_each_task_type(client, demo, task_type):
     items = page.context["items"]
     project = assignment.project
     answers = project.task.example_answers(project.options)
-    form = {key: value for number, item in enumerate(items) for key, value in
-            form_fields(item.id, answers[number % len(answers)]).items()}
+    form = {
+        key: value
+        for number, item in enumerate(items)
+        for key, value in form_fields(item.id, answers[number % len(answers)]).items()
+    }
     form.update({f"seconds_{item.id}": "2.5" for item in items})
     response = client.post(f"/work/{slug}/{assignment.id}/submit/", form)
     assert response.status_code == 302
@@ -84,7 +88,9 @@ def test_author_imports_and_exports_through_the_pages(client, make_project, auth
     export = client.get(f"/projects/{project.slug}/export/usnli/")
     body = b"".join(export.streaming_content).decode()
     header, row = body.splitlines()
-    assert header.startswith("id,pre,hyp,nli,unli,unli_source,") and row.startswith("1,A man sleeps.,A person rests.,2,0.93,imported,")
+    assert header.startswith("id,pre,hyp,nli,unli,unli_source,") and row.startswith(
+        "1,A man sleeps.,A person rests.,2,0.93,imported,"
+    )
 
 
 def test_workers_cannot_open_author_pages(client, demo):

@@ -1,5 +1,6 @@
 """The worker page's server side: drafts (save, restore, refusal, deletion), more time once, and abandoned
 pages released early."""
+
 import json
 from datetime import timedelta
 
@@ -10,7 +11,12 @@ from django.utils import timezone
 from annotation.models import Annotation, Assignment, Item, PageDraft
 from annotation.services import drafts
 from annotation.services.assignments import (
-    SubmissionError, claim_page, extend_page, release_abandoned, release_page, submit_page,
+    SubmissionError,
+    claim_page,
+    extend_page,
+    release_abandoned,
+    release_page,
+    submit_page,
 )
 from annotation.services.projects import update_project
 
@@ -56,16 +62,19 @@ def test_a_saved_draft_comes_back_with_the_page_and_is_no_annotation(project, wo
     assert PageDraft.objects.get(assignment=page).data == {second: {"value": "c"}}
 
 
-@pytest.mark.parametrize("answers,field", [
-    ([1, 2], "answers"),
-    ({"999999": {"value": "e"}}, "answers[999999]"),
-    ({"{first}": "e"}, "answers[{first}]"),
-    ({"{first}": {"value": "e", "label": "x"}}, "answers[{first}].label"),
-    ({"{first}": {"value": ["e"]}}, "answers[{first}].value"),
-    ({"{first}": {"value": "x" * 6000}}, "answers[{first}].value"),
-    ({"{first}": {"value": "e", "seconds": -1}}, "answers[{first}].seconds"),
-    ({"{first}": {"value": "e", "reason": 5}}, "answers[{first}].reason"),
-])
+@pytest.mark.parametrize(
+    "answers,field",
+    [
+        ([1, 2], "answers"),
+        ({"999999": {"value": "e"}}, "answers[999999]"),
+        ({"{first}": "e"}, "answers[{first}]"),
+        ({"{first}": {"value": "e", "label": "x"}}, "answers[{first}].label"),
+        ({"{first}": {"value": ["e"]}}, "answers[{first}].value"),
+        ({"{first}": {"value": "x" * 6000}}, "answers[{first}].value"),
+        ({"{first}": {"value": "e", "seconds": -1}}, "answers[{first}].seconds"),
+        ({"{first}": {"value": "e", "reason": 5}}, "answers[{first}].reason"),
+    ],
+)
 def test_bad_drafts_are_refused_naming_the_field_and_store_nothing(project, worker, answers, field):
     page = claim_page(project, worker)
     first = item_ids(page)[0]
@@ -150,7 +159,9 @@ def test_an_abandoned_page_returns_its_items_within_the_set_minutes_plus_one(pro
     assert Item.objects.filter(id__in=held, claimable=True).count() == len(held)
     # Back in the pool: another worker's claim takes them.
     other_page = claim_page(project, make_user("worker2"))
-    assert set(other_page.claims.values_list("item_id", flat=True)) <= held | set(Item.objects.values_list("id", flat=True))
+    assert set(other_page.claims.values_list("item_id", flat=True)) <= held | set(
+        Item.objects.values_list("id", flat=True)
+    )
     assert held & set(other_page.claims.values_list("item_id", flat=True))
 
 
@@ -220,8 +231,9 @@ def test_the_slider_page_starts_unset_and_shows_the_ticks(make_project, import_r
 
 
 def test_the_expiry_command_releases_abandoned_pages(project, worker):
-    from django.core.management import call_command
     from io import StringIO
+
+    from django.core.management import call_command
 
     client_for(worker).get(f"/work/{project.slug}/")
     page = Assignment.objects.get(worker=worker)

@@ -1,5 +1,6 @@
 """A real server (bin/serve, as `make demo` runs it) on a free port with its own SQLite file, and Debian's
 chromium driven by Playwright."""
+
 import importlib.util
 import os
 import shutil
@@ -17,8 +18,13 @@ ARTIFACTS = REPO / "test-artifacts"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 DEMO_PASSWORDS = {username: password for username, _, password in DEMO_USERS}
 CHROMIUM_ARGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
 ]
 
 
@@ -40,7 +46,9 @@ def demo_server(tmp_path_factory):
     # frame crowd pages and receive finished HITs as it lets MTurk's own sites.
     mturk_port = free_port()
     server = AppServer(
-        var, DEBUG="true", MTURK_EXTRA_ORIGINS=f"http://127.0.0.1:{mturk_port}",
+        var,
+        DEBUG="true",
+        MTURK_EXTRA_ORIGINS=f"http://127.0.0.1:{mturk_port}",
         NLI_STUDIO_MODELS=str(tiny_models(var / "models")),
         # One torch thread: on a shared, loaded 2-core runner two threads spin-wait on each other
         # (a tiny training step measured 1.65 s with two threads, 0.02 s with one).
@@ -49,8 +57,14 @@ def demo_server(tmp_path_factory):
     # BROWSER_SERVER_START_S: more time on a machine that others load (migrate, demo and static files first).
     # Serving means the first request has loaded the whole app: paid here, not inside a test's timeouts.
     server.start(seconds=float(os.environ.get("BROWSER_SERVER_START_S", 240)))
-    yield {"url": f"http://127.0.0.1:{server.port}", "database": var / "nli_studio.sqlite3", "log": server.log_path,
-           "var": var, "env": server.env, "mturk_port": mturk_port}
+    yield {
+        "url": f"http://127.0.0.1:{server.port}",
+        "database": var / "nli_studio.sqlite3",
+        "log": server.log_path,
+        "var": var,
+        "env": server.env,
+        "mturk_port": mturk_port,
+    }
     server.stop()
 
 
@@ -59,7 +73,12 @@ def manage(server: dict, *commands: list[str]) -> list[str]:
     env = {key: value for key, value in server["env"].items() if key != "PORT"}
     processes = [
         subprocess.Popen(
-            [sys.executable, "manage.py", *args], cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+            [sys.executable, "manage.py", *args],
+            cwd=REPO,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
         )
         for args in commands
     ]
@@ -117,6 +136,7 @@ def open_window(browser):
 @pytest.fixture
 def sign_in(open_window, demo_server):
     """Opens a window (see open_window) signed in to the demo server; a demo account needs no password."""
+
     def sign_in_(username: str, width: int = 1200, height: int = 900, password: str | None = None):
         page = open_window(width, height)
         login(page, demo_server["url"], username, password or DEMO_PASSWORDS[username])
@@ -132,7 +152,9 @@ def login(page, base_url: str, username: str, password: str) -> None:
     page.keyboard.type(username)
     page.keyboard.press("Tab")
     page.keyboard.type(password)
-    filled = page.evaluate("() => [document.querySelector('[name=username]').value, document.querySelector('[name=password]').value.length]")
+    filled = page.evaluate(
+        "() => [document.querySelector('[name=username]').value, document.querySelector('[name=password]').value.length]"
+    )
     assert filled == [username, len(password)], filled
     page.keyboard.press("Enter")
     page.wait_for_url(f"{base_url}/")
@@ -140,7 +162,9 @@ def login(page, base_url: str, username: str, password: str) -> None:
 
 def focused_item(page) -> str:
     """The data-item of the fieldset holding keyboard focus ('' outside any item)."""
-    return page.evaluate("() => { const f = document.activeElement.closest('fieldset.item'); return f ? f.dataset.item : ''; }")
+    return page.evaluate(
+        "() => { const f = document.activeElement.closest('fieldset.item'); return f ? f.dataset.item : ''; }"
+    )
 
 
 def tab_to_item(page, current: str, backwards: bool = False) -> str:

@@ -1,10 +1,11 @@
 """A worker completes a page of each task type in headless Chromium, with the keyboard alone, on a desktop
 and on a phone-sized screen: answer (each key moves on to the next item), undo, reload mid-page (the draft
 brings the answers back), review, send. Every worker page fits a 360 px screen and passes an axe-core scan."""
+
 import json
 import re
 import sqlite3
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from axe_playwright_python.sync_playwright import Axe
@@ -35,7 +36,10 @@ def stored_values(database, username: str, slug: str) -> dict[str, str]:
         database,
         "SELECT a.item_id, a.value FROM annotation_annotation a JOIN auth_user u ON a.worker_id = u.id "
         "JOIN annotation_item i ON a.item_id = i.id JOIN annotation_project p ON i.project_id = p.id "
-        "WHERE u.username = ? AND p.slug = ?", username, slug)
+        "WHERE u.username = ? AND p.slug = ?",
+        username,
+        slug,
+    )
     return {str(item): value for item, value in rows}
 
 
@@ -49,7 +53,9 @@ def assert_fits_and_is_accessible(page, width: int, part: str | None = None) -> 
 
 
 def focus_name(page) -> str:
-    return page.evaluate("() => document.activeElement.name || document.activeElement.id || document.activeElement.tagName")
+    return page.evaluate(
+        "() => document.activeElement.name || document.activeElement.id || document.activeElement.tagName"
+    )
 
 
 def answer_by_key(page, slug: str, index: int) -> None:
@@ -165,7 +171,9 @@ def test_an_untouched_slider_is_unset_and_blocks_submit(sign_in, demo_server):
     expect(page.locator(f"#readout-{first}")).to_have_text("certain (100%)")
     page.keyboard.press("Home")
     page.keyboard.press("Shift+ArrowRight")  # a fine step from 0: rounded to what a hand can set
-    expect(page.locator(f"#readout-{first}")).to_have_text(re.compile(r"about 1 in \d{1,3}(,000)+$|about 1 in \d\d?0+$"))
+    expect(page.locator(f"#readout-{first}")).to_have_text(
+        re.compile(r"about 1 in \d{1,3}(,000)+$|about 1 in \d\d?0+$")
+    )
     page.keyboard.press("Control+Enter")
     expect(page.locator("#unanswered")).to_contain_text("4 item(s) still need an answer")
     assert focused_item(page) != first  # taken to the first unset slider
@@ -181,10 +189,14 @@ def test_the_countdown_warns_and_gives_more_time_once(sign_in, demo_server):
     page.goto(f"{base}/work/demo-defeasible/")
     expect(page.locator("#time-warning")).to_be_hidden()
     # Four minutes left on this page.
-    soon = (datetime.now(timezone.utc) + timedelta(minutes=4)).strftime("%Y-%m-%d %H:%M:%S.%f")
-    query(database, "UPDATE annotation_assignment SET expires_at = ? WHERE status = 'open' AND worker_id = "
-          "(SELECT id FROM auth_user WHERE username = 'worker3') AND project_id = "
-          "(SELECT id FROM annotation_project WHERE slug = 'demo-defeasible')", soon)
+    soon = (datetime.now(UTC) + timedelta(minutes=4)).strftime("%Y-%m-%d %H:%M:%S.%f")
+    query(
+        database,
+        "UPDATE annotation_assignment SET expires_at = ? WHERE status = 'open' AND worker_id = "
+        "(SELECT id FROM auth_user WHERE username = 'worker3') AND project_id = "
+        "(SELECT id FROM annotation_project WHERE slug = 'demo-defeasible')",
+        soon,
+    )
     page.reload()
     expect(page.locator("#time-warning")).to_be_visible()
     assert re.fullmatch(r"0[34]:\d\d", page.locator("#countdown").inner_text())
@@ -211,16 +223,21 @@ def test_answers_survive_a_lost_connection_and_a_reload(sign_in, demo_server):
     page.reload()
     assert page.evaluate(ANSWERS_JS) == answers, "the browser kept what the server never got"
     wait_saved(page)  # and hands it to the server once it can
-    (data,), = query(database, "SELECT d.data FROM annotation_pagedraft d JOIN annotation_assignment a ON "
-                     "d.assignment_id = a.id JOIN auth_user u ON a.worker_id = u.id WHERE u.username = 'worker3' "
-                     "AND a.status = 'open' AND a.project_id = (SELECT id FROM annotation_project WHERE slug = 'demo-nli')")
+    ((data,),) = query(
+        database,
+        "SELECT d.data FROM annotation_pagedraft d JOIN annotation_assignment a ON "
+        "d.assignment_id = a.id JOIN auth_user u ON a.worker_id = u.id WHERE u.username = 'worker3' "
+        "AND a.status = 'open' AND a.project_id = (SELECT id FROM annotation_project WHERE slug = 'demo-nli')",
+    )
     assert json.loads(data)[first]["value"] == "e"
 
 
 def test_time_while_the_tab_is_hidden_is_not_counted(sign_in, demo_server):
     base, database = demo_server["url"], demo_server["database"]
-    visibility = ("() => { Object.defineProperty(document, 'visibilityState', {value: '%s', configurable: true}); "
-                  "document.dispatchEvent(new Event('visibilitychange')); }")
+    visibility = (
+        "() => { Object.defineProperty(document, 'visibilityState', {value: '%s', configurable: true}); "
+        "document.dispatchEvent(new Event('visibilitychange')); }"
+    )
     page = sign_in("worker3", *DESKTOP)
     page.goto(f"{base}/work/demo-atoms/")
     first = focused_item(page)
@@ -233,8 +250,12 @@ def test_time_while_the_tab_is_hidden_is_not_counted(sign_in, demo_server):
         page.keyboard.press("i")
     with page.expect_navigation():
         page.keyboard.press("Control+Enter")
-    (seconds,), = query(database, "SELECT seconds_spent FROM annotation_annotation WHERE item_id = ? AND worker_id = "
-                        "(SELECT id FROM auth_user WHERE username = 'worker3')", int(first))
+    ((seconds,),) = query(
+        database,
+        "SELECT seconds_spent FROM annotation_annotation WHERE item_id = ? AND worker_id = "
+        "(SELECT id FROM auth_user WHERE username = 'worker3')",
+        int(first),
+    )
     assert 0 < seconds <= since_load - 2.9, (seconds, since_load)
 
 

@@ -1,5 +1,6 @@
 """The audit log page at 1280 and 360 pixels by keyboard alone, and pages whose scripts must keep working
 under the Content-Security-Policy (scripts from the site only)."""
+
 import pytest
 
 from tests.browser.conftest import manage, save_screenshot, tab_to_link

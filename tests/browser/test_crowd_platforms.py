@@ -2,6 +2,7 @@
 through qualification and work back to Prolific with the code (by keyboard, on a phone); an MTurk worker
 previews, accepts and works inside a HIT frame on a local stand-in for MTurk, and the finished HIT is posted
 to the stand-in's external-submit endpoint. The new screens have no sideways scroll at 1280 and 360 px."""
+
 import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -16,9 +17,19 @@ pytestmark = pytest.mark.browser
 
 PROLIFIC_STUDY, MTURK_STUDY = "crowd-prolific", "crowd-mturk"
 PROLIFIC_CODE, MTURK_CODE = "CC-PROLIFIC-42", "CC-MTURK-42"
-ROWS = [{"id": f"c{i}", "premise": "A woman rides a bicycle along a river.", "hypothesis": hypothesis}
-        for i, hypothesis in enumerate(["A person is outside.", "The woman is late.", "The woman is asleep.",
-                                        "Someone moves.", "The river is frozen.", "It is morning."])]
+ROWS = [
+    {"id": f"c{i}", "premise": "A woman rides a bicycle along a river.", "hypothesis": hypothesis}
+    for i, hypothesis in enumerate(
+        [
+            "A person is outside.",
+            "The woman is late.",
+            "The woman is asleep.",
+            "Someone moves.",
+            "The river is frozen.",
+            "It is morning.",
+        ]
+    )
+]
 QUALIFICATION = [
     {"premise": "A chef tastes soup.", "hypothesis": "Someone is cooking.", "reference": "e"},
     {"premise": "A chef tastes soup.", "hypothesis": "The soup is for a wedding.", "reference": "n"},
@@ -48,16 +59,61 @@ def crowd_studies(demo_server, tmp_path_factory):
     items, references = folder / "items.jsonl", folder / "qualification.jsonl"
     items.write_text("".join(json.dumps(row) + "\n" for row in ROWS))
     references.write_text("".join(json.dumps(row) + "\n" for row in QUALIFICATION))
-    manage(demo_server,
-           ["create_project", PROLIFIC_STUDY, "--task-type", "nli_label", "--owner", "author", "--items-per-page", "2",
-            "--completion-code", PROLIFIC_CODE, "--completion-pages", "1", "--title", "Crowd: Prolific"],
-           ["create_project", MTURK_STUDY, "--task-type", "nli_label", "--owner", "author", "--items-per-page", "2",
-            "--completion-code", MTURK_CODE, "--completion-pages", "1", "--title", "Crowd: MTurk"])
-    manage(demo_server,
-           ["import_items", PROLIFIC_STUDY, str(items), "--format", "jsonl"],
-           ["import_items", MTURK_STUDY, str(items), "--format", "jsonl"],
-           ["create_qualification", "qual-crowd-prolific", "--task-type", "nli_label", "--items", str(references),
-            "--project", PROLIFIC_STUDY, "--min-accuracy", "1", "--max-attempts", "2", "--show-feedback"])
+    manage(
+        demo_server,
+        [
+            "create_project",
+            PROLIFIC_STUDY,
+            "--task-type",
+            "nli_label",
+            "--owner",
+            "author",
+            "--items-per-page",
+            "2",
+            "--completion-code",
+            PROLIFIC_CODE,
+            "--completion-pages",
+            "1",
+            "--title",
+            "Crowd: Prolific",
+        ],
+        [
+            "create_project",
+            MTURK_STUDY,
+            "--task-type",
+            "nli_label",
+            "--owner",
+            "author",
+            "--items-per-page",
+            "2",
+            "--completion-code",
+            MTURK_CODE,
+            "--completion-pages",
+            "1",
+            "--title",
+            "Crowd: MTurk",
+        ],
+    )
+    manage(
+        demo_server,
+        ["import_items", PROLIFIC_STUDY, str(items), "--format", "jsonl"],
+        ["import_items", MTURK_STUDY, str(items), "--format", "jsonl"],
+        [
+            "create_qualification",
+            "qual-crowd-prolific",
+            "--task-type",
+            "nli_label",
+            "--items",
+            str(references),
+            "--project",
+            PROLIFIC_STUDY,
+            "--min-accuracy",
+            "1",
+            "--max-attempts",
+            "2",
+            "--show-feedback",
+        ],
+    )
 
 
 def answer_by_keyboard(page, keys: list[str]) -> None:
@@ -72,12 +128,16 @@ def answer_by_keyboard(page, keys: list[str]) -> None:
         page.keyboard.press("Control+Enter")
 
 
-def test_prolific_participant_qualifies_works_and_returns_to_prolific_with_the_code(open_window, demo_server, crowd_studies):
+def test_prolific_participant_qualifies_works_and_returns_to_prolific_with_the_code(
+    open_window, demo_server, crowd_studies
+):
     base = demo_server["url"]
     page = open_window(360, 740)
     # Prolific itself is not reachable from the test machine: a stand-in page answers its completion URL.
-    page.route("https://app.prolific.com/**", lambda route: route.fulfill(
-        status=200, content_type="text/html", body="<h1>Prolific stand-in</h1>"))
+    page.route(
+        "https://app.prolific.com/**",
+        lambda route: route.fulfill(status=200, content_type="text/html", body="<h1>Prolific stand-in</h1>"),
+    )
     page.goto(f"{base}/enter/{PROLIFIC_STUDY}/?PROLIFIC_PID=PP-7&STUDY_ID=ST-7&SESSION_ID=SE-7")
     page.wait_for_url(f"{base}/qualify/{PROLIFIC_STUDY}/")
     answer_by_keyboard(page, ["e", "c"])  # the second is wrong
@@ -144,7 +204,9 @@ def mturk_stand_in(demo_server):
     server.server_close()
 
 
-def test_mturk_worker_previews_accepts_works_in_the_frame_and_the_hit_is_posted(open_window, demo_server, crowd_studies, mturk_stand_in):
+def test_mturk_worker_previews_accepts_works_in_the_frame_and_the_hit_is_posted(
+    open_window, demo_server, crowd_studies, mturk_stand_in
+):
     base, host = demo_server["url"], mturk_stand_in
     page = open_window(1280, 900)
 
@@ -169,8 +231,15 @@ def test_mturk_worker_previews_accepts_works_in_the_frame_and_the_hit_is_posted(
     save_screenshot(page, "crowd-mturk-frame-end")
     frame.get_by_role("button", name="Submit the HIT to MTurk").click()
     expect(frame.locator("h1")).to_have_text("HIT submitted")
-    assert StandIn.submitted == [{"path": "/mturk/externalSubmit", "assignmentId": "ASG-9", "pages": "1",
-                                  "answers": "2", "completionCode": MTURK_CODE}]
+    assert StandIn.submitted == [
+        {
+            "path": "/mturk/externalSubmit",
+            "assignmentId": "ASG-9",
+            "pages": "1",
+            "answers": "2",
+            "completionCode": MTURK_CODE,
+        }
+    ]
 
 
 @pytest.mark.parametrize("width", [1280, 360])
@@ -192,9 +261,16 @@ def test_new_screens_and_the_dashboard_do_not_scroll_sideways(open_window, sign_
     expect(page.locator("#mturk-preview")).to_be_visible()
     assert no_sideways_scroll(page)
     # Someone with an account but no role yet is told what to do (logged in by keyboard).
-    manage(demo_server, ["shell", "-c", "from django.contrib.auth import get_user_model; U = get_user_model(); "
-                         f"U.objects.filter(username='newcomer-{width}').exists() or "
-                         f"U.objects.create_user('newcomer-{width}', password='newcomer-pass')"])
+    manage(
+        demo_server,
+        [
+            "shell",
+            "-c",
+            "from django.contrib.auth import get_user_model; U = get_user_model(); "
+            f"U.objects.filter(username='newcomer-{width}').exists() or "
+            f"U.objects.create_user('newcomer-{width}', password='newcomer-pass')",
+        ],
+    )
     page = sign_in(f"newcomer-{width}", width, 800, password="newcomer-pass")
     expect(page.locator("#no-role")).to_contain_text("Ask the researcher")
     assert no_sideways_scroll(page), too_wide(page)

@@ -3,6 +3,7 @@ refused where they repeat a data item, four workers by keyboard (one blocked wit
 item tied 1-1-1, one tie adjudicated), every fitting export and the bundle downloaded, each file validated
 with validate_dataset, and the flags, ties and provenance read back from the files. Then the qualification
 builder at 360 px by keyboard."""
+
 import json
 import zipfile
 
@@ -27,7 +28,9 @@ FORMATS = ("chaosnli", "snli", "jsonl", "csv", "annotations")
 
 
 def validated(demo_server, path, fmt) -> dict:
-    report = json.loads(manage(demo_server, ["validate_dataset", str(path), "--format", fmt, "--json"])[0].splitlines()[-1])
+    report = json.loads(
+        manage(demo_server, ["validate_dataset", str(path), "--format", fmt, "--json"])[0].splitlines()[-1]
+    )
     assert report["valid"], report
     return report
 
@@ -36,8 +39,12 @@ def test_a_study_publishes_a_dataset_with_flags_ties_and_provenance(sign_in, dem
     base = demo_server["url"]
     manage(demo_server, ["create_user", EXCLUDED, "--role", "worker", "--password", "journey-excluded-pass"])
     author = sign_in("author")
-    create_study(author, base, "nli_label", {"slug": SLUG, "title": "Journey: a dataset to publish",
-                                             "items_per_page": "3", "redundancy": "3"})
+    create_study(
+        author,
+        base,
+        "nli_label",
+        {"slug": SLUG, "title": "Journey: a dataset to publish", "items_per_page": "3", "redundancy": "3"},
+    )
 
     # The file numbers its labels: the import page shows how each value reads, refuses it unmapped, takes a mapping.
     data = tmp_path / "pairs.csv"
@@ -65,8 +72,12 @@ def test_a_study_publishes_a_dataset_with_flags_ties_and_provenance(sign_in, dem
     author.get_by_role("button", name="Import", exact=True).click()
     expect(author.locator(".error")).to_contain_text("a data item; an item cannot also be a gold check")
     author.get_by_role("button", name="Discard").click()
-    gold.write_text(json.dumps({"id": "g1", "premise": "A baby sleeps in a crib.", "hypothesis": "A child is asleep.",
-                                "label": "e"}) + "\n")
+    gold.write_text(
+        json.dumps(
+            {"id": "g1", "premise": "A baby sleeps in a crib.", "hypothesis": "A child is asleep.", "label": "e"}
+        )
+        + "\n"
+    )
     author.set_input_files("#id_file", str(gold))
     author.select_option("#id_format", "jsonl")
     author.get_by_role("button", name="Upload and preview").click()
@@ -128,8 +139,9 @@ def test_a_study_publishes_a_dataset_with_flags_ties_and_provenance(sign_in, dem
     assert len(answers) == 12
     flagged = [a for a in answers if a["excluded"]]
     assert len(flagged) == 3 and {a["worker_status"] for a in flagged} == {"blocked"}
-    assert {a["excluded_reason"] for a in flagged} == {"the author blocked this worker and left their answers out: "
-                                                      "answered without reading"}
+    assert {a["excluded_reason"] for a in flagged} == {
+        "the author blocked this worker and left their answers out: answered without reading"
+    }
     assert {a["excluded_by"] for a in flagged} == {"author"}
     annotators = {a["annotator"] for a in answers}
     assert len(annotators) == 4 and all(a.startswith("a") and len(a) == 13 for a in annotators)
@@ -172,10 +184,17 @@ def test_a_study_publishes_a_dataset_with_flags_ties_and_provenance(sign_in, dem
 def test_the_qualification_builder_by_keyboard_on_a_phone(sign_in, demo_server, tmp_path):
     base = demo_server["url"]
     rows = tmp_path / "builder.jsonl"
-    rows.write_text("".join(json.dumps({"id": f"b{i}", "premise": f"A kite flies over field {i}.", "hypothesis": hypothesis,
-                                        "label": label}) + "\n"
-                            for i, (hypothesis, label) in enumerate([("Something is in the air.", "e"),
-                                                                     ("The kite is red.", "n"), ("Nothing flies.", "c")])))
+    rows.write_text(
+        "".join(
+            json.dumps(
+                {"id": f"b{i}", "premise": f"A kite flies over field {i}.", "hypothesis": hypothesis, "label": label}
+            )
+            + "\n"
+            for i, (hypothesis, label) in enumerate(
+                [("Something is in the air.", "e"), ("The kite is red.", "n"), ("Nothing flies.", "c")]
+            )
+        )
+    )
     manage(demo_server, ["create_project", "journey-builder", "--task-type", "nli_label", "--owner", "author"])
     manage(demo_server, ["import_items", "journey-builder", str(rows), "--format", "jsonl"])
     page = sign_in("author", 360, 740)

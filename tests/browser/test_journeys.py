@@ -1,5 +1,6 @@
 """Whole journeys on the real demo server: crowd workers arriving from Prolific or MTurk who qualify and
 work by keyboard alone, an author running a project from creation to export, an admin managing users."""
+
 import csv
 import json
 import re
@@ -45,44 +46,87 @@ PARK = ("A girl sits on a bench in a park.", "A child is reading a novel outdoor
 KITCHEN = ("A man is slicing onions in a busy kitchen.", "A cook is preparing dinner for guests.")
 JOURNEYS = {
     "demo-atoms": WorkerJourney(
-        "atom_validity", "prolific",
+        "atom_validity",
+        "prolific",
         [
             {"premise": PARK[0], "hypothesis": PARK[1], "atom": "A child is reading.", "reference": "valid"},
             {"premise": PARK[0], "hypothesis": PARK[1], "atom": "The novel is very long.", "reference": "invalid"},
             {"premise": PARK[0], "hypothesis": PARK[1], "atom": "The reading happens outdoors.", "reference": "valid"},
         ],
-        ["v", "i", "v"], ["v", "i"], {"v": "valid", "i": "invalid"},
+        ["v", "i", "v"],
+        ["v", "i"],
+        {"v": "valid", "i": "invalid"},
     ),
     "demo-defeasible": WorkerJourney(
-        "defeasible_atom", "mturk",
+        "defeasible_atom",
+        "mturk",
         [
-            {"premise": KITCHEN[0], "hypothesis": KITCHEN[1], "update": "The kitchen closed a week ago.",
-             "atom": "Someone is preparing dinner.", "reference": -2},
-            {"premise": KITCHEN[0], "hypothesis": KITCHEN[1], "update": "The man wears a blue apron.",
-             "atom": "Someone is a cook.", "reference": 0},
-            {"premise": KITCHEN[0], "hypothesis": KITCHEN[1], "update": "Plates are waiting at the pass for the diners.",
-             "atom": "The dinner is for guests.", "reference": 2},
+            {
+                "premise": KITCHEN[0],
+                "hypothesis": KITCHEN[1],
+                "update": "The kitchen closed a week ago.",
+                "atom": "Someone is preparing dinner.",
+                "reference": -2,
+            },
+            {
+                "premise": KITCHEN[0],
+                "hypothesis": KITCHEN[1],
+                "update": "The man wears a blue apron.",
+                "atom": "Someone is a cook.",
+                "reference": 0,
+            },
+            {
+                "premise": KITCHEN[0],
+                "hypothesis": KITCHEN[1],
+                "update": "Plates are waiting at the pass for the diners.",
+                "atom": "The dinner is for guests.",
+                "reference": 2,
+            },
         ],
-        ["1", "3", "5"], ["2", "4", "3"], {"1": -2, "2": -1, "3": 0, "4": 1, "5": 2},
+        ["1", "3", "5"],
+        ["2", "4", "3"],
+        {"1": -2, "2": -1, "3": 0, "4": 1, "5": 2},
     ),
     "demo-nli": WorkerJourney(
-        "nli_label", "mturk",
+        "nli_label",
+        "mturk",
         [
             {"premise": "A dog runs across a beach.", "hypothesis": "An animal is outside.", "reference": "e"},
             {"premise": "A dog runs across a beach.", "hypothesis": "The dog is chasing a ball.", "reference": "n"},
-            {"premise": "A dog runs across a beach.", "hypothesis": "The dog is asleep in its basket.", "reference": "c"},
+            {
+                "premise": "A dog runs across a beach.",
+                "hypothesis": "The dog is asleep in its basket.",
+                "reference": "c",
+            },
         ],
-        ["e", "n", "c"], ["c", "e", "n"], {"e": "e", "n": "n", "c": "c"},
+        ["e", "n", "c"],
+        ["c", "e", "n"],
+        {"e": "e", "n": "n", "c": "c"},
     ),
     "demo-slider": WorkerJourney(
-        "unli_slider", "prolific",
+        "unli_slider",
+        "prolific",
         [
-            {"premise": "A boy holds a kite string on a windy hill.", "hypothesis": "The boy is underwater.", "reference": 0.0},
-            {"premise": "A boy holds a kite string on a windy hill.", "hypothesis": "Someone is outdoors.", "reference": 1.0},
-            {"premise": "A boy holds a kite string on a windy hill.", "hypothesis": "The kite is red.", "reference": 0.5},
+            {
+                "premise": "A boy holds a kite string on a windy hill.",
+                "hypothesis": "The boy is underwater.",
+                "reference": 0.0,
+            },
+            {
+                "premise": "A boy holds a kite string on a windy hill.",
+                "hypothesis": "Someone is outdoors.",
+                "reference": 1.0,
+            },
+            {
+                "premise": "A boy holds a kite string on a windy hill.",
+                "hypothesis": "The kite is red.",
+                "reference": 0.5,
+            },
         ],
         # Home / End move the slider to its ends; Enter confirms the untouched middle.
-        ["Home", "End", "Enter"], ["End", "Enter", "Home"], {"Home": 0.0, "End": 1.0, "Enter": 0.5},
+        ["Home", "End", "Enter"],
+        ["End", "Enter", "Home"],
+        {"Home": 0.0, "End": 1.0, "Enter": 0.5},
     ),
 }
 TIE_PROJECT = "journey-tie"
@@ -104,12 +148,38 @@ def prepared(demo_server, tmp_path_factory):
         items = folder / f"{slug}.jsonl"
         items.write_text("".join(json.dumps(row) + "\n" for row in journey.qualification))
         commands.append(
-            ["create_qualification", f"qual-{slug}", "--task-type", journey.task_type, "--items", str(items),
-             "--project", slug, "--min-accuracy", "1", "--json"]
+            [
+                "create_qualification",
+                f"qual-{slug}",
+                "--task-type",
+                journey.task_type,
+                "--items",
+                str(items),
+                "--project",
+                slug,
+                "--min-accuracy",
+                "1",
+                "--json",
+            ]
         )
     commands.append(
-        ["create_project", TIE_PROJECT, "--task-type", "atom_validity", "--owner", "author", "--title", "Journey: a tie",
-         "--redundancy", "2", "--max-annotations", "2", "--items-per-page", "2", "--json"]
+        [
+            "create_project",
+            TIE_PROJECT,
+            "--task-type",
+            "atom_validity",
+            "--owner",
+            "author",
+            "--title",
+            "Journey: a tie",
+            "--redundancy",
+            "2",
+            "--max-annotations",
+            "2",
+            "--items-per-page",
+            "2",
+            "--json",
+        ]
     )
     outputs = manage(demo_server, *commands)
     for slug, output in zip(JOURNEYS, outputs):
@@ -150,7 +220,8 @@ def stored_answers(database, username: str, slug: str) -> dict[str, tuple]:
         "SELECT a.item_id, a.value, a.reason FROM annotation_annotation a JOIN auth_user u ON a.worker_id = u.id "
         "JOIN annotation_item i ON a.item_id = i.id JOIN annotation_project p ON i.project_id = p.id "
         "WHERE u.username = ? AND p.slug = ?",
-        username, slug,
+        username,
+        slug,
     )
     return {str(item): (json.loads(value), reason) for item, value, reason in rows}
 
@@ -176,7 +247,8 @@ def test_crowd_worker_qualifies_and_works_by_keyboard_alone(page, demo_server, p
             previous = tab_to_item(page, last, backwards=True)
             # (Enter on a slider confirms where it stands, so it cannot change an answer.)
             changed = next(
-                key for key in journey.work_keys
+                key
+                for key in journey.work_keys
                 if key != "Enter" and journey.values[key] != journey.values[pressed[previous]]
             )
             page.keyboard.press(changed)
@@ -210,7 +282,8 @@ def test_crowd_worker_qualifies_and_works_by_keyboard_alone(page, demo_server, p
         database,
         "SELECT u.username FROM auth_user u JOIN annotation_crowdsession s ON s.worker_id = u.id "
         "JOIN annotation_project p ON s.project_id = p.id WHERE p.slug = ? AND s.participant_id = ?",
-        slug, journey.participant(slug),
+        slug,
+        journey.participant(slug),
     )
     stored = stored_answers(database, username, slug)
     assert {item: value for item, (value, _) in stored.items()} == pytest.approx(
@@ -248,9 +321,16 @@ def test_author_runs_a_project_from_creation_to_export(sign_in, demo_server, pre
     with open(usnli, "w", newline="") as handle:
         csv.writer(handle).writerows([["id", "pre", "hyp", "nli", "unli"], *USNLI_ROWS])
     examples = tmp_path / "tie.jsonl"
-    examples.write_text(json.dumps(
-        {"id": "tie-1", "premise": "Three hikers stand on a rocky peak at dawn.", "hypothesis": "The tired hikers reach a summit."}
-    ) + "\n")
+    examples.write_text(
+        json.dumps(
+            {
+                "id": "tie-1",
+                "premise": "Three hikers stand on a rocky peak at dawn.",
+                "hypothesis": "The tired hikers reach a summit.",
+            }
+        )
+        + "\n"
+    )
     atoms = tmp_path / "tie.atoms.jsonl"
     atoms.write_text(json.dumps({"example_id": "tie-1", "atoms": TIE_ATOMS}) + "\n")
 
@@ -258,8 +338,12 @@ def test_author_runs_a_project_from_creation_to_export(sign_in, demo_server, pre
 
     # A new project through the form, then a U-SNLI file through the upload form and its preview.
     page.get_by_role("link", name="New project").click()
-    create_study(page, base, "unli_slider", {"slug": "journey-usnli", "title": "Journey: U-SNLI",
-                                             "items_per_page": "2", "redundancy": "1"})
+    create_study(
+        page,
+        base,
+        "unli_slider",
+        {"slug": "journey-usnli", "title": "Journey: U-SNLI", "items_per_page": "2", "redundancy": "1"},
+    )
     expect(page.locator(".message.success")).to_contain_text("Study journey-usnli created")
     import_through_preview(page, "usnli", usnli)
     expect(page.locator(".message.success")).to_contain_text("Imported 3 examples (3 new items")
@@ -275,7 +359,10 @@ def test_author_runs_a_project_from_creation_to_export(sign_in, demo_server, pre
     # The tie project (made by create_project: the form has no max-annotations field) gets its
     # examples and atoms through the upload form too.
     page.goto(f"{base}/projects/{TIE_PROJECT}/")
-    for fmt, path, message in (("jsonl", examples, "Imported 1 example (0 new items)"), ("atoms", atoms, "Imported 2 atoms (2 new items)")):
+    for fmt, path, message in (
+        ("jsonl", examples, "Imported 1 example (0 new items)"),
+        ("atoms", atoms, "Imported 2 atoms (2 new items)"),
+    ):
         import_through_preview(page, fmt, path)
         expect(page.locator(".message.success")).to_contain_text(message)
     expect(page.locator("#live-state")).to_have_text("(live)")
@@ -330,7 +417,11 @@ def test_author_runs_a_project_from_creation_to_export(sign_in, demo_server, pre
         records = {record["nli_studio"]["atom"]["text"]: record["nli_studio"] for record in map(json.loads, handle)}
     assert set(records) == set(TIE_ATOMS)
     agreed, tied = records[TIE_ATOMS[0]], records[TIE_ATOMS[1]]
-    assert (agreed["status"], agreed["aggregate"]["value"], agreed["aggregate"]["adjudicated"]) == ("done", "valid", False)
+    assert (agreed["status"], agreed["aggregate"]["value"], agreed["aggregate"]["adjudicated"]) == (
+        "done",
+        "valid",
+        False,
+    )
     assert (tied["status"], tied["aggregate"]["value"], tied["aggregate"]["adjudicated"]) == ("done", "invalid", True)
     assert sorted(a["value"] for a in tied["annotations"]) == ["invalid", "valid"]
     assert len({a["annotator"] for a in tied["annotations"]}) == 2

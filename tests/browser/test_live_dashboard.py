@@ -1,4 +1,5 @@
 """An author's open dashboard updates when a worker submits in another window."""
+
 import pytest
 
 pytestmark = pytest.mark.browser
@@ -21,7 +22,8 @@ def test_dashboard_updates_when_a_worker_submits(sign_in, demo_server):
     worker.wait_for_selector(".message.success")
 
     dashboard.wait_for_function(
-        f"() => Number(document.querySelector('[data-key=annotations]').textContent) === {before + answered}", timeout=3000
+        f"() => Number(document.querySelector('[data-key=annotations]').textContent) === {before + answered}",
+        timeout=3000,
     )
     dashboard.wait_for_selector("#worker-figures td:has-text('worker3')", timeout=5000)
     dashboard.screenshot(path="test-artifacts/live-dashboard.png", full_page=True)

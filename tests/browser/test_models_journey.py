@@ -2,6 +2,7 @@
 the job's progress move on its page, finds the model in the checkpoint registry and evaluates it against the
 study in one click; another author sees neither job. The server's models folder holds a tiny encoder (the
 browser conftest builds it), so training takes seconds; the pages are checked at 1280 and 360 px."""
+
 import csv
 import re
 
@@ -70,7 +71,11 @@ def test_an_author_trains_a_unli_model_from_a_studys_gold_and_evaluates_it(sign_
     type_into(author, "#id_base", "tiny-encoder")
     type_into(author, "#id_train_study", SLUG)
     type_into(author, "#id_eval_study", SLUG)
-    assert [author.input_value(f"#id_{name}") for name in ("base", "train_study", "eval_study")] == ["shared/tiny-encoder", SLUG, SLUG]
+    assert [author.input_value(f"#id_{name}") for name in ("base", "train_study", "eval_study")] == [
+        "shared/tiny-encoder",
+        SLUG,
+        SLUG,
+    ]
     assert str(demo_server["var"]) not in author.content()  # checkpoints are named, never shown as server paths
     for name, value in (("epochs", "4"), ("batch_size", "4"), ("lr", "0.001"), ("max_length", "32")):
         type_into(author, f"#id_{name}", value)
@@ -87,7 +92,9 @@ def test_an_author_trains_a_unli_model_from_a_studys_gold_and_evaluates_it(sign_
     # Live: the status fragment (polled) shows the job running part of the way, then the page shows it done.
     author.wait_for_function(
         "() => { const state = document.querySelector('#job-state'), bar = document.querySelector('#job-status progress');"
-        " return state && bar && state.textContent === 'Running' && bar.value > 0 && bar.value < 100; }", timeout=60000)
+        " return state && bar && state.textContent === 'Running' && bar.value > 0 && bar.value < 100; }",
+        timeout=60000,
+    )
     expect(author.locator("#job-state")).to_have_text("Done", timeout=120000)
     expect(author.locator("main")).to_contain_text("pearson")
     expect(author.locator("main")).to_contain_text(f"study {SLUG}")
@@ -113,7 +120,9 @@ def test_an_author_trains_a_unli_model_from_a_studys_gold_and_evaluates_it(sign_
     expect(author.locator("main")).to_contain_text("Model evaluation against gold")
     results = author.locator("section[aria-labelledby=results-h]")
     expect(results).to_contain_text("pearson")
-    expect(results.locator("tr", has=author.locator("th", has_text=re.compile("^n$"))).locator("td")).to_have_text(str(ROWS))
+    expect(results.locator("tr", has=author.locator("th", has_text=re.compile("^n$"))).locator("td")).to_have_text(
+        str(ROWS)
+    )
     save_screenshot(author, "models-journey-evaluated")
     author.goto(f"{base}/models/checkpoints/")
     expect(card).to_contain_text(f"#{evaluation_url.rstrip('/').rsplit('/', 1)[-1]} Model evaluation against gold")

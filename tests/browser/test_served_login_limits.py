@@ -1,5 +1,6 @@
 """The login lockout as bin/serve serves it: a client that writes a new X-Forwarded-For on every attempt is
 still one address (TRUSTED_PROXY_COUNT=0 here, and uvicorn must not read the header either)."""
+
 import http.cookiejar
 import re
 import urllib.error
@@ -21,8 +22,11 @@ def attempt_login(base: str, password: str, forwarded_for: str) -> int:
     form = opener.open(f"{base}/accounts/login/").read().decode()
     token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', form).group(1)
     body = urllib.parse.urlencode({"csrfmiddlewaretoken": token, "username": USERNAME, "password": password}).encode()
-    request = urllib.request.Request(f"{base}/accounts/login/", data=body, headers={
-        "X-Forwarded-For": forwarded_for, "Referer": f"{base}/accounts/login/"})
+    request = urllib.request.Request(
+        f"{base}/accounts/login/",
+        data=body,
+        headers={"X-Forwarded-For": forwarded_for, "Referer": f"{base}/accounts/login/"},
+    )
     try:
         return opener.open(request).status
     except urllib.error.HTTPError as answer:

@@ -1,6 +1,7 @@
 """An author runs a paid slider study in the browser from creation to close, with no command line or admin
 step: create, import with preview, gold checks, qualification, members, publish; a worker is refused, admitted,
 qualifies and works; the dashboard follows live; the author blocks the (speeding) worker, pauses, exports, closes."""
+
 import csv
 
 import pytest
@@ -24,16 +25,28 @@ def set_sliders(page, probabilities):
         position = probability_to_position(probabilities[index % len(probabilities)])
         sliders.nth(index).evaluate(
             "(slider, value) => { slider.value = value; slider.dispatchEvent(new Event('input', {bubbles: true})); "
-            "slider.dispatchEvent(new Event('change', {bubbles: true})); }", position)
+            "slider.dispatchEvent(new Event('change', {bubbles: true})); }",
+            position,
+        )
 
 
 def test_an_author_runs_a_paid_slider_study_in_the_browser(sign_in, demo_server):
     base = demo_server["url"]
     author = sign_in("author")
-    create_study(author, base, "unli_slider", {
-        "slug": SLUG, "title": "Journey: a paid slider study", "items_per_page": "2", "redundancy": "1",
-        "speeder_seconds": "3600", "completion_code": "PAID-JOURNEY",
-    }, {"audience": "members"})
+    create_study(
+        author,
+        base,
+        "unli_slider",
+        {
+            "slug": SLUG,
+            "title": "Journey: a paid slider study",
+            "items_per_page": "2",
+            "redundancy": "1",
+            "speeder_seconds": "3600",
+            "completion_code": "PAID-JOURNEY",
+        },
+        {"audience": "members"},
+    )
     expect(author.locator("#study-status")).to_have_text("Draft")
 
     # The whole U-SNLI dev file, through its preview.

@@ -3,6 +3,7 @@ instructions, a failed attempt whose feedback fits the screen and says what fail
 of work without a premature "finish", and the end page without a stale message. No worker page scrolls
 sideways and every link is a tap target of 24 px at least. Then the slider's ticks and the sticky clock, and
 the dashboard's console."""
+
 import json
 
 import pytest
@@ -14,23 +15,38 @@ from tests.browser.test_journeys import answer_page, submit_by_keyboard
 
 pytestmark = pytest.mark.browser
 STUDY = "paths-paid"
-ROWS = [{"id": f"p{i}", "premise": "A man paints a fence on a sunny morning.", "hypothesis": hypothesis}
-        for i, hypothesis in enumerate(["Someone is outside.", "The fence is white.", "The man is asleep.",
-                                        "A person works.", "The man is a painter by trade.", "It is night."])]
+ROWS = [
+    {"id": f"p{i}", "premise": "A man paints a fence on a sunny morning.", "hypothesis": hypothesis}
+    for i, hypothesis in enumerate(
+        [
+            "Someone is outside.",
+            "The fence is white.",
+            "The man is asleep.",
+            "A person works.",
+            "The man is a painter by trade.",
+            "It is night.",
+        ]
+    )
+]
 QUALIFICATION = [
     {"premise": "A girl flies a kite on a windy beach.", "hypothesis": "Someone is outside.", "reference": "e"},
-    {"premise": "A girl flies a kite on a windy beach with her grandfather, who built the kite for her last summer.",
-     "hypothesis": "The kite is the girl's first one and she has never flown a kite before today.", "reference": "n"},
+    {
+        "premise": "A girl flies a kite on a windy beach with her grandfather, who built the kite for her last summer.",
+        "hypothesis": "The kite is the girl's first one and she has never flown a kite before today.",
+        "reference": "n",
+    },
 ]
 SMALLEST_TAP = 24  # px: WCAG 2.5.8's target size
 
 
 def fits(page, name: str) -> None:
     assert no_sideways_scroll(page), f"{name} scrolls sideways: {too_wide(page)}"
-    small = page.evaluate("""(smallest) => [...document.querySelectorAll("main a, main button")]
+    small = page.evaluate(
+        """(smallest) => [...document.querySelectorAll("main a, main button")]
         .filter(el => el.offsetParent !== null && el.getBoundingClientRect().height < smallest)
         .map(el => el.textContent.trim().slice(0, 40) + " " + Math.round(el.getBoundingClientRect().height))""",
-                          SMALLEST_TAP)
+        SMALLEST_TAP,
+    )
     assert not small, f"{name}: tap targets under {SMALLEST_TAP} px: {small}"
     save_screenshot(page, f"paths-{name}-360")
 
@@ -41,12 +57,46 @@ def paid_study(demo_server, tmp_path_factory):
     items, references = folder / "items.jsonl", folder / "qualification.jsonl"
     items.write_text("".join(json.dumps(row) + "\n" for row in ROWS))
     references.write_text("".join(json.dumps(row) + "\n" for row in QUALIFICATION))
-    manage(demo_server, ["create_project", STUDY, "--task-type", "nli_label", "--owner", "author", "--items-per-page",
-                         "2", "--completion-code", "PATHS-CODE", "--completion-pages", "2", "--title", "Paths: paid",
-                         "--instructions", "Read the **premise** before you answer; see the [guidelines](/)."])
-    manage(demo_server, ["import_items", STUDY, str(items), "--format", "jsonl"],
-           ["create_qualification", "qual-paths", "--task-type", "nli_label", "--items", str(references),
-            "--project", STUDY, "--min-accuracy", "1", "--max-attempts", "2", "--show-feedback"])
+    manage(
+        demo_server,
+        [
+            "create_project",
+            STUDY,
+            "--task-type",
+            "nli_label",
+            "--owner",
+            "author",
+            "--items-per-page",
+            "2",
+            "--completion-code",
+            "PATHS-CODE",
+            "--completion-pages",
+            "2",
+            "--title",
+            "Paths: paid",
+            "--instructions",
+            "Read the **premise** before you answer; see the [guidelines](/).",
+        ],
+    )
+    manage(
+        demo_server,
+        ["import_items", STUDY, str(items), "--format", "jsonl"],
+        [
+            "create_qualification",
+            "qual-paths",
+            "--task-type",
+            "nli_label",
+            "--items",
+            str(references),
+            "--project",
+            STUDY,
+            "--min-accuracy",
+            "1",
+            "--max-attempts",
+            "2",
+            "--show-feedback",
+        ],
+    )
     return STUDY
 
 
@@ -97,7 +147,9 @@ def test_the_slider_ticks_and_the_clock_leave_labels_readable(sign_in, demo_serv
     base = demo_server["url"]
     page = sign_in("worker3", 360, 740)
     page.goto(f"{base}/work/demo-slider/")
-    backgrounds = page.evaluate("() => [...document.querySelectorAll('.slider .tick')].map(t => getComputedStyle(t).backgroundColor)")
+    backgrounds = page.evaluate(
+        "() => [...document.querySelectorAll('.slider .tick')].map(t => getComputedStyle(t).backgroundColor)"
+    )
     assert backgrounds and "rgba(0, 0, 0, 0)" not in backgrounds, backgrounds  # a later tick's line passes behind
     # The next item, scrolled to by keyboard, is not under the sticky clock.
     page.locator("fieldset.item input[type=range]").first.focus()

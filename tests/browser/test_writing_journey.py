@@ -1,6 +1,7 @@
 """Hypothesis writing on the real demo server: an author sets up a writing project linked to a validation
 project, a worker writes three hypotheses on a phone-sized screen by keyboard, the author sends them to
 validation, two workers validate (the writer is kept out) and the SNLI export gives gold by the 3-of-5 rule."""
+
 import json
 
 import pytest
@@ -45,13 +46,27 @@ def test_written_hypotheses_are_validated_and_exported_with_snli_gold(sign_in, d
     premises.write_text(json.dumps({"id": "flowers", "premise": PREMISE}) + "\n")
     author = sign_in("author")
     # The validation project: 3-way labels, the writer's vote and two validators'.
-    create_study(author, base, "nli_label",
-                   {"slug": VALIDATION, "title": "Journey: validate", "items_per_page": "3", "redundancy": "3",
-                    "max_annotations": "3"}, {"status": "published"})
+    create_study(
+        author,
+        base,
+        "nli_label",
+        {
+            "slug": VALIDATION,
+            "title": "Journey: validate",
+            "items_per_page": "3",
+            "redundancy": "3",
+            "max_annotations": "3",
+        },
+        {"status": "published"},
+    )
     # The writing project, linked to it.
-    create_study(author, base, "hypothesis_writing",
-                   {"slug": WRITING, "title": "Journey: write", "items_per_page": "1", "validation_project": VALIDATION},
-                   {"status": "published"})
+    create_study(
+        author,
+        base,
+        "hypothesis_writing",
+        {"slug": WRITING, "title": "Journey: write", "items_per_page": "1", "validation_project": VALIDATION},
+        {"status": "published"},
+    )
     import_through_preview(author, "jsonl", premises)
     expect(author.locator(".message.success")).to_contain_text("Imported 1 example (1 new item)")
     expect(author.locator("#validation-state")).to_contain_text("0 written pairs sent so far")

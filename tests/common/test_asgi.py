@@ -1,5 +1,6 @@
 """common/asgi.py: a web process runs at most its slots of requests through Django at once, each request's
 sync code on one thread, threads reused from request to request."""
+
 import asyncio
 import threading
 import time
@@ -12,9 +13,20 @@ from common.asgi import BoundedASGIHandler
 
 
 def scope(path: str) -> dict:
-    return {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "GET", "scheme": "http",
-            "path": path, "raw_path": path.encode(), "query_string": b"", "root_path": "",
-            "headers": [(b"host", b"testserver")], "client": ("127.0.0.1", 5000), "server": ("testserver", 80)}
+    return {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "GET",
+        "scheme": "http",
+        "path": path,
+        "raw_path": path.encode(),
+        "query_string": b"",
+        "root_path": "",
+        "headers": [(b"host", b"testserver")],
+        "client": ("127.0.0.1", 5000),
+        "server": ("testserver", 80),
+    }
 
 
 async def call(handler: BoundedASGIHandler, path: str, leave: asyncio.Event | None = None) -> tuple[int, bytes]:
@@ -49,10 +61,12 @@ def in_own_loop(coroutine):
 @pytest.fixture
 def handler_with_view(monkeypatch):
     """A handler whose middleware chain and view are replaced by `view(request)`."""
+
     def make(slots: int, view):
         handler = BoundedASGIHandler(slots)
         monkeypatch.setattr(handler, "get_response", view)
         return handler
+
     return make
 
 
@@ -181,13 +195,17 @@ async def response_headers(handler: BoundedASGIHandler, path: str) -> list[tuple
     return headers
 
 
-@pytest.mark.parametrize("requests_per_connection, closed_at_least, closed_at_most", [
-    (0, 0, 0),  # never
-    (1, 400, 400),  # every response
-    (20, 5, 45),  # one in 20 on average: 20 expected of 400 (at 0.05, fewer than 5 or more than 45: < 1e-4)
-])
+@pytest.mark.parametrize(
+    "requests_per_connection, closed_at_least, closed_at_most",
+    [
+        (0, 0, 0),  # never
+        (1, 400, 400),  # every response
+        (20, 5, 45),  # one in 20 on average: 20 expected of 400 (at 0.05, fewer than 5 or more than 45: < 1e-4)
+    ],
+)
 def test_a_response_closes_its_connection_one_time_in_requests_per_connection(
-        handler_with_view, requests_per_connection, closed_at_least, closed_at_most):
+    handler_with_view, requests_per_connection, closed_at_least, closed_at_most
+):
     handler = handler_with_view(2, lambda request: HttpResponse("ok"))
     handler.requests_per_connection = requests_per_connection
 

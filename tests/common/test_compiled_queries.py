@@ -1,4 +1,5 @@
 """common/compiled_queries.py: a statement compiled once answers every later call like its queryset."""
+
 from datetime import datetime
 
 import pytest
@@ -15,8 +16,12 @@ pytestmark = pytest.mark.django_db
 
 
 def items_with_example(*, project_id: int, premise: str):
-    return (Item.objects.select_related("example").filter(project=project_id, example__premise=premise)
-            .annotate(claims_seen=Count("claims")).order_by("id"))
+    return (
+        Item.objects.select_related("example")
+        .filter(project=project_id, example__premise=premise)
+        .annotate(claims_seen=Count("claims"))
+        .order_by("id")
+    )
 
 
 def first_items(limit: int, *, project_id: int):
@@ -43,7 +48,8 @@ def test_each_call_answers_like_the_queryset_with_its_own_arguments(two_projects
             assert [row.pk for row in rows] == [row.pk for row in expected]
             # select_related and annotations come back as Django's own iteration gives them
             assert [(row.example.premise, row.example.hypothesis, row.claims_seen) for row in rows] == [
-                (row.example.premise, row.example.hypothesis, row.claims_seen) for row in expected]
+                (row.example.premise, row.example.hypothesis, row.claims_seen) for row in expected
+            ]
 
 
 def annotations_of(*, item_id: int):
@@ -54,13 +60,19 @@ def test_values_come_back_converted_as_from_the_queryset(two_projects, make_user
     """JSON and datetime columns need the database's converters (SQLite stores both as text)."""
     item = two_projects[0].items.first()
     for number, value in enumerate(({"label": "e", "weights": [0.5, None]}, 0.25, "n")):
-        Annotation.objects.create(item=item, worker=make_user(f"converted-{number}"), raw={"value": value},
-                                  value=value, started_at=timezone.now())
+        Annotation.objects.create(
+            item=item,
+            worker=make_user(f"converted-{number}"),
+            raw={"value": value},
+            value=value,
+            started_at=timezone.now(),
+        )
     for _ in range(2):  # compiled on the first call, replayed on the second
         rows = compiled_rows(annotations_of, item_id=item.pk)
         expected = list(annotations_of(item_id=item.pk))
         assert [(row.raw, row.value, row.started_at, row.submitted_at) for row in rows] == [
-            (row.raw, row.value, row.started_at, row.submitted_at) for row in expected]
+            (row.raw, row.value, row.started_at, row.submitted_at) for row in expected
+        ]
         assert isinstance(rows[0].submitted_at, datetime) and rows[0].value == {"label": "e", "weights": [0.5, None]}
 
 
@@ -123,16 +135,30 @@ def test_insert_rows_stores_what_bulk_create_stores(two_projects, make_user):
         insert_rows([page], returning_pk=True)
         assert page.pk is not None and not page._state.adding
         pages[worker] = page
-    answers = {worker: [Annotation(item=item, worker=worker, assignment=pages[worker], raw={"label": "e", "n": [1, None]},
-                                   value="e", seconds_spent=None, reason="why")]
-               for worker in (by_django, by_insert)}
+    answers = {
+        worker: [
+            Annotation(
+                item=item,
+                worker=worker,
+                assignment=pages[worker],
+                raw={"label": "e", "n": [1, None]},
+                value="e",
+                seconds_spent=None,
+                reason="why",
+            )
+        ]
+        for worker in (by_django, by_insert)
+    }
     Annotation.objects.bulk_create(answers[by_django])
     insert_rows(answers[by_insert])
-    django_row, inserted_row = (Annotation.objects.filter(worker=worker).values().get() for worker in (by_django, by_insert))
+    django_row, inserted_row = (
+        Annotation.objects.filter(worker=worker).values().get() for worker in (by_django, by_insert)
+    )
     assert inserted_row["submitted_at"] is not None  # auto_now_add, as bulk_create sets it
     different = {"id", "worker_id", "assignment_id", "submitted_at"}
     assert {k: v for k, v in inserted_row.items() if k not in different} == {
-        k: v for k, v in django_row.items() if k not in different}
+        k: v for k, v in django_row.items() if k not in different
+    }
     assert stored(Assignment, pages[by_insert].pk)["status"] == "open"
 
 

@@ -1,5 +1,6 @@
 """Every management command of the project answers --help (argparse formats help text with %, so a setting's
 default such as "99%" once crashed `create_project --help`)."""
+
 import io
 
 import pytest

@@ -1,5 +1,6 @@
 """The apps depend one way (import-linter contracts in pyproject.toml): the tree keeps them, and a reverse
 import added to a copy of the tree breaks them, so the check can fail."""
+
 import shutil
 import subprocess
 import sys
@@ -13,15 +14,23 @@ LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
 
 
 def lint_imports(root: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([str(LINT_IMPORTS), "--no-cache"], cwd=root, capture_output=True, text=True, timeout=300,
-                          env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(root)})
+    return subprocess.run(
+        [str(LINT_IMPORTS), "--no-cache"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(root)},
+    )
 
 
 @pytest.fixture
 def tree_copy(tmp_path):
     """The packages' Python files and pyproject.toml, copied (import-linter reads imports without running them)."""
     for package in PACKAGES:
-        shutil.copytree(REPO / package, tmp_path / package, ignore=shutil.ignore_patterns("__pycache__", "*.html", "*.json"))
+        shutil.copytree(
+            REPO / package, tmp_path / package, ignore=shutil.ignore_patterns("__pycache__", "*.html", "*.json")
+        )
     shutil.copy(REPO / "pyproject.toml", tmp_path)
     return tmp_path
 
@@ -32,13 +41,19 @@ def test_the_tree_keeps_every_contract():
     assert "0 broken" in result.stdout
 
 
-@pytest.mark.parametrize(("module", "reverse_import", "contract"), [
-    ("core/roles.py", "from annotation.models import Project", "Apps depend one way"),
-    ("jobs/models.py", "from evaluation import runs", "Apps depend one way"),
-    ("metrics/regression.py", "from common import readers", "Apps depend one way"),
-    ("annotation/tasktypes/nli_label.py", "from annotation.services import projects",
-     "Task types ask nothing of the models or the services"),
-])
+@pytest.mark.parametrize(
+    ("module", "reverse_import", "contract"),
+    [
+        ("core/roles.py", "from annotation.models import Project", "Apps depend one way"),
+        ("jobs/models.py", "from evaluation import runs", "Apps depend one way"),
+        ("metrics/regression.py", "from common import readers", "Apps depend one way"),
+        (
+            "annotation/tasktypes/nli_label.py",
+            "from annotation.services import projects",
+            "Task types ask nothing of the models or the services",
+        ),
+    ],
+)
 def test_a_reverse_import_breaks_a_contract(tree_copy, module, reverse_import, contract):
     path = tree_copy / module
     path.write_text(path.read_text(encoding="utf-8") + f"\n{reverse_import}\n", encoding="utf-8")

@@ -1,6 +1,7 @@
 """A web process loads no plotting, data-frame, statistics or model library at start: those cost about a
 second and 100 MB per process, and only a report, an evaluation or a job needs them (benchmarks/startup.py
 measures the time and memory)."""
+
 import json
 import os
 import subprocess
@@ -18,7 +19,8 @@ def test_setting_up_django_and_loading_the_urls_imports_no_heavy_library(tmp_pat
         f"print(json.dumps(sorted({{name.split('.')[0] for name in sys.modules}} & set({HEAVY_MODULES!r}))))"
     )
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings", "NLI_STUDIO_VAR": str(tmp_path)}
-    result = subprocess.run([sys.executable, "-c", probe], cwd=REPO, env=env, capture_output=True, text=True,
-                            timeout=120, check=False)
+    result = subprocess.run(
+        [sys.executable, "-c", probe], cwd=REPO, env=env, capture_output=True, text=True, timeout=120, check=False
+    )
     assert result.returncode == 0, result.stderr[-2000:]
     assert json.loads(result.stdout.strip().splitlines()[-1]) == []

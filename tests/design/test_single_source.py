@@ -1,5 +1,6 @@
 """One rule, one place: the checks that keep each rule in the module that owns it, and regression tests for
 the defects that copies of a rule caused."""
+
 import csv
 import io
 import json
@@ -11,11 +12,11 @@ from django.core.management import CommandError, call_command
 from django.test import Client
 from rest_framework.test import APIClient
 
+from annotation.formats import exportable, importable
 from annotation.models import Item, Project
 from annotation.services.adjudication import adjudicate
 from annotation.services.assignments import claim_page, submit_page
 from annotation.services.importers import ImportFileError, import_file, import_stream
-from annotation.formats import exportable, importable
 from annotation.tasktypes import TASK_TYPES
 
 REPO = Path(__file__).resolve().parents[2]
@@ -148,7 +149,9 @@ def test_a_bad_setting_gets_the_same_answer_from_form_api_and_command_line(autho
     api = APIClient()
     api.force_login(author)
     answer = api.post("/api/projects/", {"slug": "s2", "task_type": "nli_label", "items_per_page": 51}, format="json")
-    assert answer.status_code == 400 and answer.json()["field"] == "items_per_page" and expected in answer.json()["detail"]
+    assert (
+        answer.status_code == 400 and answer.json()["field"] == "items_per_page" and expected in answer.json()["detail"]
+    )
     with pytest.raises(CommandError, match=expected):
         call_command("create_project", "s3", "--task-type", "nli_label", "--owner", "author1", "--items-per-page", "51")
     assert not Project.objects.exists()
@@ -175,7 +178,11 @@ def test_the_import_size_limit_holds_for_web_api_and_command_line(settings, make
     assert "Not imported" in page.content.decode() and "over the import limit" in page.content.decode()
     api = APIClient()
     api.force_login(author)
-    answer = api.post(f"/api/projects/{project.slug}/import/", {"format": "jsonl", "file": SimpleUploadedFile("a.jsonl", body)}, format="multipart")
+    answer = api.post(
+        f"/api/projects/{project.slug}/import/",
+        {"format": "jsonl", "file": SimpleUploadedFile("a.jsonl", body)},
+        format="multipart",
+    )
     assert answer.status_code == 400 and "over the import limit" in answer.json()["detail"]
     path = tmp_path / "a.jsonl"
     path.write_bytes(body)

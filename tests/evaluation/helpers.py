@@ -1,4 +1,5 @@
 """Helpers shared by the evaluation tests."""
+
 import io
 import json
 

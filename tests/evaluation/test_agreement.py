@@ -160,7 +160,9 @@ def test_cohen_kappa_pairwise_skips_pairs_where_kappa_is_undefined():
 def test_kendall_and_correlations_equal_mean_of_scipy_statistics():
     data = random_reliability_data(12, annotators=4, scale=4)
     pairs = list(pairs_on_shared_units(data))
-    assert agreement.kendall_tau_pairwise(data) == pytest.approx(np.mean([stats.kendalltau(a, b).statistic for a, b in pairs]))
+    assert agreement.kendall_tau_pairwise(data) == pytest.approx(
+        np.mean([stats.kendalltau(a, b).statistic for a, b in pairs])
+    )
     result = agreement.pearson_spearman_pairwise(data)
     assert result.pairs == 6
     assert result.pearson == pytest.approx(np.mean([stats.pearsonr(a, b).statistic for a, b in pairs]))
@@ -188,9 +190,12 @@ def slow_human_baseline(data, aggregate, seed):
         rest = np.delete(column, position)
         reference.append(np.median(rest) if aggregate == "median" else np.mean(rest))
     held, reference = np.array(held), np.array(reference)
-    return stats.pearsonr(reference, held).statistic, stats.spearmanr(reference, held).statistic, np.mean(
-        (held - reference) ** 2
-    ), len(columns)
+    return (
+        stats.pearsonr(reference, held).statistic,
+        stats.spearmanr(reference, held).statistic,
+        np.mean((held - reference) ** 2),
+        len(columns),
+    )
 
 
 @pytest.mark.parametrize("aggregate", ["median", "mean"])
@@ -243,8 +248,20 @@ def test_fleiss_kappa_equals_statsmodels():
     table = np.array([rng.multinomial(7, [0.5, 0.3, 0.15, 0.05]) for _ in range(60)])
     assert agreement.fleiss_kappa(table) == pytest.approx(statsmodels_fleiss_kappa(table, method="fleiss"), abs=1e-12)
     # Fleiss' own example (1971, Table 1 as reproduced on Wikipedia): 10 units, 14 raters, kappa 0.210.
-    wikipedia = np.array([[0, 0, 0, 0, 14], [0, 2, 6, 4, 2], [0, 0, 3, 5, 6], [0, 3, 9, 2, 0], [2, 2, 8, 1, 1],
-                          [7, 7, 0, 0, 0], [3, 2, 6, 3, 0], [2, 5, 3, 2, 2], [6, 5, 2, 1, 0], [0, 2, 2, 3, 7]])
+    wikipedia = np.array(
+        [
+            [0, 0, 0, 0, 14],
+            [0, 2, 6, 4, 2],
+            [0, 0, 3, 5, 6],
+            [0, 3, 9, 2, 0],
+            [2, 2, 8, 1, 1],
+            [7, 7, 0, 0, 0],
+            [3, 2, 6, 3, 0],
+            [2, 5, 3, 2, 2],
+            [6, 5, 2, 1, 0],
+            [0, 2, 2, 3, 7],
+        ]
+    )
     assert agreement.fleiss_kappa(wikipedia) == pytest.approx(0.20993, abs=1e-5)
     assert agreement.fleiss_kappa(wikipedia) == pytest.approx(statsmodels_fleiss_kappa(wikipedia), abs=1e-12)
 
@@ -264,7 +281,9 @@ def test_fleiss_kappa_needs_the_same_number_of_raters_per_unit():
 
 
 def test_item_pair_agreement_and_mean_abs_difference():
-    np.testing.assert_allclose(agreement.item_pair_agreement([[3, 0, 0], [1, 1, 0], [0, 0, 1], [2, 1, 1]]), [1, 0, 1 / 6])
+    np.testing.assert_allclose(
+        agreement.item_pair_agreement([[3, 0, 0], [1, 1, 0], [0, 0, 1], [2, 1, 1]]), [1, 0, 1 / 6]
+    )
     values = np.array([[0.1, 0.5, NAN], [0.3, NAN, 1.0], [0.6, NAN, NAN]])
     np.testing.assert_allclose(agreement.item_mean_abs_difference(values), [(0.2 + 0.5 + 0.3) / 3])
 
@@ -321,7 +340,9 @@ def test_bootstrap_ci_resamples_paired_arrays_and_reliability_units_together():
     interval = agreement.bootstrap_ci(lambda a, b: np.mean((a - b) ** 2), (y, y), n_boot=200)
     assert interval == (0.0, 0.0, 0.0)  # pairs stay aligned, so every resample has zero error
     agreeing = np.tile(np.arange(30.0) % 4, (3, 1))
-    interval = agreement.bootstrap_ci(lambda d: agreement.krippendorff_alpha(d, level="nominal"), agreeing, n_boot=100, axis=1)
+    interval = agreement.bootstrap_ci(
+        lambda d: agreement.krippendorff_alpha(d, level="nominal"), agreeing, n_boot=100, axis=1
+    )
     assert interval == pytest.approx((1.0, 1.0, 1.0))
 
 
@@ -330,9 +351,7 @@ def test_reliability_matrix_pivots_long_rows():
     matrix = agreement.reliability_matrix(rows)
     assert list(matrix.index) == ["w1", "w2", "w3"]
     assert list(matrix.columns) == ["i1", "i2", "i3"]
-    np.testing.assert_array_equal(
-        matrix.to_numpy(), [[0.2, NAN, NAN], [0.4, 0.9, NAN], [NAN, NAN, 1.0]]
-    )
+    np.testing.assert_array_equal(matrix.to_numpy(), [[0.2, NAN, NAN], [0.4, 0.9, NAN], [NAN, NAN, 1.0]])
     labels = agreement.reliability_matrix([("i1", "w1", "n"), ("i1", "w2", "c")], categories=["e", "n", "c"])
     np.testing.assert_array_equal(labels.to_numpy(), [[1.0], [2.0]])
 

@@ -1,4 +1,5 @@
 """Logical consistency rules between full and atom labels, by hand."""
+
 import pytest
 from django.core.management.base import CommandError
 
@@ -8,24 +9,34 @@ from tests.evaluation.helpers import evaluate, write_jsonl
 E, N, C = "entailment", "neutral", "contradiction"
 
 
-@pytest.mark.parametrize("full, atoms, expected", [
-    (E, [E, E], True),
-    (E, [E, N], False),
-    (E, [C], False),
-    (C, [E, C], True),
-    (C, [E, N], False),
-    (N, [E, N], True),
-    (N, [N, C], False),   # a contradicted atom rules out neutral
-    (N, [E, E], False),   # neutral needs a neutral atom
-    (N, [N], True),
-])
+@pytest.mark.parametrize(
+    "full, atoms, expected",
+    [
+        (E, [E, E], True),
+        (E, [E, N], False),
+        (E, [C], False),
+        (C, [E, C], True),
+        (C, [E, N], False),
+        (N, [E, N], True),
+        (N, [N, C], False),  # a contradicted atom rules out neutral
+        (N, [E, E], False),  # neutral needs a neutral atom
+        (N, [N], True),
+    ],
+)
 def test_consistency_rules(full, atoms, expected):
     assert is_consistent(full, atoms) is expected
 
 
-@pytest.mark.parametrize("atoms, expected", [
-    ([E, E], E), ([E, N], N), ([N, C], C), ([E, C, N], C), ([N], N),
-])
+@pytest.mark.parametrize(
+    "atoms, expected",
+    [
+        ([E, E], E),
+        ([E, N], N),
+        ([N, C], C),
+        ([E, C, N], C),
+        ([N], N),
+    ],
+)
 def test_induced_label(atoms, expected):
     assert induced_label(atoms) == expected
 
@@ -41,11 +52,11 @@ def test_report_by_hand():
     gold = [E, N, C, C, N]
     predicted = [E, N, N, C, E]
     atoms = [
-        [E, E],      # predicted E, consistent, correct; induced E (right)
-        [E, C],      # predicted N, inconsistent, correct; induced C (wrong)
-        [N],         # predicted N, consistent, incorrect; induced N (wrong)
-        [],          # no admitted atom: accuracy only
-        [E, N],      # predicted E, inconsistent, incorrect; induced N (right)
+        [E, E],  # predicted E, consistent, correct; induced E (right)
+        [E, C],  # predicted N, inconsistent, correct; induced C (wrong)
+        [N],  # predicted N, consistent, incorrect; induced N (wrong)
+        [],  # no admitted atom: accuracy only
+        [E, N],  # predicted E, inconsistent, incorrect; induced N (right)
     ]
     report = logical_consistency(gold, predicted, atoms)
     assert report["n"] == 5 and report["n_scored"] == 4 and report["n_without_atoms"] == 1
@@ -60,13 +71,23 @@ def test_report_by_hand():
 
 def test_command_reads_the_documented_format(tmp_path):
     rows = [
-        {"id": "1", "gold_label": "entailment", "predicted_label": "e", "atoms": [
-            {"text": "A man exists.", "entailed_by_hypothesis": True, "predicted_label": "entailment"},
-            {"text": "The man is tall.", "entailed_by_hypothesis": False},  # not admitted: ignored
-        ]},
-        {"id": "2", "gold_label": "contradiction", "predicted_label": "contradiction", "atoms": [
-            {"text": "A dog runs.", "entailed_by_hypothesis": True, "predicted_label": "neutral"},
-        ]},
+        {
+            "id": "1",
+            "gold_label": "entailment",
+            "predicted_label": "e",
+            "atoms": [
+                {"text": "A man exists.", "entailed_by_hypothesis": True, "predicted_label": "entailment"},
+                {"text": "The man is tall.", "entailed_by_hypothesis": False},  # not admitted: ignored
+            ],
+        },
+        {
+            "id": "2",
+            "gold_label": "contradiction",
+            "predicted_label": "contradiction",
+            "atoms": [
+                {"text": "A dog runs.", "entailed_by_hypothesis": True, "predicted_label": "neutral"},
+            ],
+        },
     ]
     result = evaluate("nli-atoms", "--input", write_jsonl(tmp_path / "atoms.jsonl", rows))
     assert result["accuracy"] == 1.0
@@ -76,7 +97,8 @@ def test_command_reads_the_documented_format(tmp_path):
 
 
 def test_admitted_atom_without_label_names_the_field(tmp_path):
-    rows = [{"id": "1", "gold_label": "e", "predicted_label": "e",
-             "atoms": [{"text": "x", "entailed_by_hypothesis": True}]}]
+    rows = [
+        {"id": "1", "gold_label": "e", "predicted_label": "e", "atoms": [{"text": "x", "entailed_by_hypothesis": True}]}
+    ]
     with pytest.raises(CommandError, match=r"atoms\.jsonl:1 field 'atoms\[0\]\.predicted_label'"):
         evaluate("nli-atoms", "--input", write_jsonl(tmp_path / "atoms.jsonl", rows))

@@ -1,4 +1,5 @@
 """`evaluate chaos` against an independent per-item scipy computation on the real ChaosNLI files."""
+
 import json
 import re
 
@@ -21,10 +22,22 @@ SUBSETS = [
 NLI_LETTER = {"entailment": "e", "neutral": "n", "contradiction": "c"}
 # A small human file: item a split 90/10, item b unanimous.
 TWO_ITEMS = [
-    {"uid": "a", "label_count": [90, 10, 0], "label_dist": [0.9, 0.1, 0.0], "entropy": 0.469,
-     "majority_label": "e", "old_label": "n"},
-    {"uid": "b", "label_count": [0, 0, 100], "label_dist": [0.0, 0.0, 1.0], "entropy": 0.0,
-     "majority_label": "c", "old_label": "c"},
+    {
+        "uid": "a",
+        "label_count": [90, 10, 0],
+        "label_dist": [0.9, 0.1, 0.0],
+        "entropy": 0.469,
+        "majority_label": "e",
+        "old_label": "n",
+    },
+    {
+        "uid": "b",
+        "label_count": [0, 0, 100],
+        "label_dist": [0.0, 0.0, 1.0],
+        "entropy": 0.0,
+        "majority_label": "c",
+        "old_label": "c",
+    },
 ]
 
 
@@ -46,8 +59,14 @@ def reference_scores(human_path, prediction_path):
         label = NLI_LETTER.get(label, label)
         old.append(label == item["old_label"])
         majority.append(label == item["majority_label"])
-    return {"jsd": np.mean(jsd), "kl": np.mean(kl), "old_acc": np.mean(old), "majority_acc": np.mean(majority),
-            "jsd_items": np.array(jsd), "items": items}
+    return {
+        "jsd": np.mean(jsd),
+        "kl": np.mean(kl),
+        "old_acc": np.mean(old),
+        "majority_acc": np.mean(majority),
+        "jsd_items": np.array(jsd),
+        "items": items,
+    }
 
 
 @pytest.mark.parametrize("human_file, prediction_file, relabelled", SUBSETS)
@@ -69,7 +88,7 @@ def test_chaos_matches_scipy_item_by_item(shared_data, human_file, prediction_fi
     entropies = np.array([item["entropy"] for item in expected["items"]])
     assert bins[0]["entropy_range"][0] == pytest.approx(entropies.min())
     assert bins[-1]["entropy_range"][1] == pytest.approx(entropies.max())
-    for b, (low, high, mask) in zip(bins, quantile_bins(entropies)):
+    for b, (_low, _high, mask) in zip(bins, quantile_bins(entropies)):
         assert b["n"] == mask.sum()
         assert b["jsd"] == pytest.approx(expected["jsd_items"][mask].mean(), rel=1e-12)
 
@@ -92,8 +111,13 @@ def test_jsonl_rows_from_the_predict_command_score_the_same(shared_data, tmp_pat
     rows = []
     for uid, entry in json.load(open(sample))["random_baseline"].items():
         e, n, c = entry["predicted_probabilities"]
-        rows.append({"id": uid, "probabilities": {"entailment": e, "neutral": n, "contradiction": c},
-                     "label": entry["predicted_label"]})
+        rows.append(
+            {
+                "id": uid,
+                "probabilities": {"entailment": e, "neutral": n, "contradiction": c},
+                "label": entry["predicted_label"],
+            }
+        )
     as_rows = evaluate("chaos", "--human", human, "--predictions", write_jsonl(tmp_path / "p.jsonl", rows))
     original = evaluate("chaos", "--human", human, "--predictions", sample)
     assert as_rows == original
@@ -101,10 +125,13 @@ def test_jsonl_rows_from_the_predict_command_score_the_same(shared_data, tmp_pat
 
 def test_argmax_is_used_without_a_predicted_label(tmp_path):
     human = write_jsonl(tmp_path / "h.jsonl", TWO_ITEMS)
-    predictions = write_jsonl(tmp_path / "p.jsonl", [
-        {"id": "a", "probabilities": {"e": 0.7, "n": 0.3, "c": 0.0}},
-        {"id": "b", "probabilities": {"e": 0.0, "n": 0.0, "c": 1.0}},
-    ])
+    predictions = write_jsonl(
+        tmp_path / "p.jsonl",
+        [
+            {"id": "a", "probabilities": {"e": 0.7, "n": 0.3, "c": 0.0}},
+            {"id": "b", "probabilities": {"e": 0.0, "n": 0.0, "c": 1.0}},
+        ],
+    )
     result = evaluate("chaos", "--human", human, "--predictions", predictions)
     assert result["majority_acc"] == 1.0 and result["old_acc"] == 0.5
     # Item b: identical distributions; item a: floored model [0.7, 0.3, 1e-15] against [0.9, 0.1, 0].
@@ -159,8 +186,11 @@ def test_bad_label_names_the_line_and_field(tmp_path):
 
 def test_table_output(shared_data):
     text = evaluate_text(
-        "chaos", "--human", shared_data / "chaosnli" / "chaosNLI_snli.jsonl",
-        "--predictions", shared_data / "chaosnli" / "prediction_samples" / "snli_random_baseline.json",
+        "chaos",
+        "--human",
+        shared_data / "chaosnli" / "chaosNLI_snli.jsonl",
+        "--predictions",
+        shared_data / "chaosnli" / "prediction_samples" / "snli_random_baseline.json",
     )
     assert "majority_acc" in text and "bins:" in text and "{" not in text
 
@@ -180,10 +210,14 @@ def test_agreement_report_and_chaos_suite_print_the_same_split_half_jsd(shared_d
     assert report["split_half_jsd"] == suite["human_split_jsd"]
     assert round(suite["human_split_jsd"], 4) == 0.0843
     # Same seed, same number; another seed, another draw, in both.
-    assert project_agreement(project, bootstrap=0, seed=5)["split_half_jsd"] == evaluate(
-        "chaos", "--human", human, "--predictions", predictions, "--seed", 5)["human_split_jsd"] != report["split_half_jsd"]
+    assert (
+        project_agreement(project, bootstrap=0, seed=5)["split_half_jsd"]
+        == evaluate("chaos", "--human", human, "--predictions", predictions, "--seed", 5)["human_split_jsd"]
+        != report["split_half_jsd"]
+    )
     assert "human_split_jsd                  0.0843" in evaluate_text(
-        "chaos", "--human", human, "--predictions", predictions)
+        "chaos", "--human", human, "--predictions", predictions
+    )
 
 
 def test_human_vs_model_refuses_what_is_not_a_distribution():
@@ -192,9 +226,11 @@ def test_human_vs_model_refuses_what_is_not_a_distribution():
     good = np.array([[0.5, 0.5, 0.0], [0.2, 0.3, 0.5]])
     labels = np.array(["e", "c"], dtype=object)
     assert human_vs_model(good, good, [0.5, 1.2], labels, labels, labels)["jsd"] == pytest.approx(0, abs=1e-7)
-    for bad, message in (([[np.nan, 0.5, 0.5], [0.2, 0.3, 0.5]], "human row 0: nan is not a probability"),
-                         ([[0.5, 0.5, 0.0], [-0.2, 0.7, 0.5]], "human row 1: -0.2 is not a probability"),
-                         ([[0.5, 0.4, 0.0], [0.2, 0.3, 0.5]], "human row 0: sums to 0.9, not 1")):
+    for bad, message in (
+        ([[np.nan, 0.5, 0.5], [0.2, 0.3, 0.5]], "human row 0: nan is not a probability"),
+        ([[0.5, 0.5, 0.0], [-0.2, 0.7, 0.5]], "human row 1: -0.2 is not a probability"),
+        ([[0.5, 0.4, 0.0], [0.2, 0.3, 0.5]], "human row 0: sums to 0.9, not 1"),
+    ):
         with pytest.raises(ValueError, match=re.escape(message)):
             human_vs_model(bad, good, [0.5, 1.2], labels, labels, labels)
     with pytest.raises(ValueError, match="model row 1"):

@@ -1,4 +1,5 @@
 """common.readers: the one JSONL and CSV reader, shared by the importers and the evaluation readers."""
+
 import io
 
 import pytest
@@ -19,7 +20,9 @@ def test_row_error_names_file_line_and_field():
 
 
 def test_json_lines_name_the_place_of_non_finite_numbers_and_nul_characters():
-    rows = read(json_lines, '{"a": 1}\n\n{"p": {"e": NaN}}\n{"q": [1, -Infinity]}\n{"r": 1e999}\n{"s": ["\\u0000"]}\n[1]\n', "f")
+    rows = read(
+        json_lines, '{"a": 1}\n\n{"p": {"e": NaN}}\n{"q": [1, -Infinity]}\n{"r": 1e999}\n{"s": ["\\u0000"]}\n[1]\n', "f"
+    )
     assert rows[0] == (1, {"a": 1})
     problems = [(line, error.field, error.message) for line, error in rows[1:]]
     assert problems == [
@@ -52,13 +55,15 @@ def test_csv_rows_number_physical_lines_and_refuse_what_pandas_would_take():
     assert rows[0] == (2, {"id": "1", "text": "two\nlines"})
     assert rows[1] == (4, {"id": "2", "text": "plain"})
     assert [(line, error.field, error.message) for line, error in rows[2:4]] == [
-        (5, "(csv)", "row has more fields than the header"), (6, "text", "contains a NUL character")]
+        (5, "(csv)", "row has more fields than the header"),
+        (6, "text", "contains a NUL character"),
+    ]
     assert rows[4] == (7, {"id": "5", "text": "ok"})
-    (line, error), = read(csv_rows, "a,b\n1,x\ry\n", ("a",))
+    ((line, error),) = read(csv_rows, "a,b\n1,x\ry\n", ("a",))
     assert line == 2 and error.field == "(csv)" and "new-line character" in error.message
-    (line, error), = read(csv_rows, "a,b\n1,2\n", ("a", "c"))
+    ((line, error),) = read(csv_rows, "a,b\n1,2\n", ("a", "c"))
     assert (line, error.field, error.message) == (1, "c", "header lacks the column(s) c")
-    (line, error), = read(csv_rows, "", ("a",))
+    ((line, error),) = read(csv_rows, "", ("a",))
     assert error.message == "the file is empty; expected the column(s) a"
     rows = read(csv_rows, b"a,b\n1,\xe9\n2,3\n", ("a",), "f.csv")
     assert [str(error) for _, error in rows] == ["f.csv:2 field '(file)': is not UTF-8 text (byte 6)"]

@@ -1,4 +1,5 @@
 """Critical atoms, bucket accuracies with 1/k weights, inferential consistency and clique buckets."""
+
 import itertools
 
 import numpy as np
@@ -25,17 +26,24 @@ def atoms_table(rows):
 
 
 def test_critical_atoms_take_the_strongest_of_the_examples_polarity():
-    atoms = atoms_table([
-        (0, 1, True), (0, 2, True), (0, -2, True), (0, 2, False),  # strengthener: the valid +2 only
-        (1, -1, True), (1, 2, True), (1, -1, True), (1, 0, True),   # weakener: tie between the two -1
-        (2, 2, True), (2, 0, True),                                 # weakener without a negative atom: none
-        (3, -2, False), (3, -1, True),                              # invalid -2 does not count
-    ])
+    atoms = atoms_table(
+        [
+            (0, 1, True),
+            (0, 2, True),
+            (0, -2, True),
+            (0, 2, False),  # strengthener: the valid +2 only
+            (1, -1, True),
+            (1, 2, True),
+            (1, -1, True),
+            (1, 0, True),  # weakener: tie between the two -1
+            (2, 2, True),
+            (2, 0, True),  # weakener without a negative atom: none
+            (3, -2, False),
+            (3, -1, True),  # invalid -2 does not count
+        ]
+    )
     mask = critical_atoms(atoms, [S, W, W, W])
-    assert mask.tolist() == [False, True, False, False,
-                             True, False, True, False,
-                             False, False,
-                             False, True]
+    assert mask.tolist() == [False, True, False, False, True, False, True, False, False, False, False, True]
 
 
 def test_bucket_weights_split_an_example_over_its_buckets():
@@ -57,29 +65,49 @@ def test_inferential_consistency_by_hand():
         (0.5 * 1.0 + 2.5 * 0.68 + 1.0 * 0.5) / 4.0
     )
     assert inferential_consistency([0.0, 0.0]) == 1.0  # always wrong is perfectly consistent
-    assert inferential_consistency([1.0]) == 1.0       # a single-example bucket adds 1
+    assert inferential_consistency([1.0]) == 1.0  # a single-example bucket adds 1
     assert inferential_consistency([]) is None
 
 
 EXAMPLES = [
-    {"id": "ex0", "gold_label": "strengthener", "predicted_label": "strengthener", "atoms": [
-        {"text": "A", "gold": 2, "valid": True, "predicted_label": "strengthener"},
-        {"text": "B", "gold": 2, "valid": True, "predicted_label": "weakener", "bucket": "x"},
-        {"text": "C", "gold": 0, "valid": True, "predicted_label": "neutral"},
-        {"text": "D", "gold": -1, "valid": True, "predicted_label": "weakener"},
-        {"text": "E", "gold": 2, "valid": False, "predicted_label": "weakener"},
-    ]},
-    {"id": "ex1", "gold_label": "weakener", "predicted_label": "strengthener", "atoms": [
-        {"text": "F", "gold": -1, "valid": True, "predicted_label": "weakener", "bucket": "x"},
-        {"text": "G", "gold": 1, "valid": True, "predicted_label": "strengthener"},
-    ]},
-    {"id": "ex2", "gold_label": "weakener", "predicted_label": "weakener", "atoms": [  # no critical atom
-        {"text": "H", "gold": 2, "valid": True, "predicted_label": "strengthener"},
-        {"text": "I", "gold": 0, "valid": True, "predicted_label": "strengthener"},
-    ]},
-    {"id": "ex3", "gold_label": "strengthener", "predicted_label": "strengthener", "atoms": [
-        {"text": "J", "gold": 1, "valid": True, "predicted_label": "strengthener", "bucket": ["x", "y"]},
-    ]},
+    {
+        "id": "ex0",
+        "gold_label": "strengthener",
+        "predicted_label": "strengthener",
+        "atoms": [
+            {"text": "A", "gold": 2, "valid": True, "predicted_label": "strengthener"},
+            {"text": "B", "gold": 2, "valid": True, "predicted_label": "weakener", "bucket": "x"},
+            {"text": "C", "gold": 0, "valid": True, "predicted_label": "neutral"},
+            {"text": "D", "gold": -1, "valid": True, "predicted_label": "weakener"},
+            {"text": "E", "gold": 2, "valid": False, "predicted_label": "weakener"},
+        ],
+    },
+    {
+        "id": "ex1",
+        "gold_label": "weakener",
+        "predicted_label": "strengthener",
+        "atoms": [
+            {"text": "F", "gold": -1, "valid": True, "predicted_label": "weakener", "bucket": "x"},
+            {"text": "G", "gold": 1, "valid": True, "predicted_label": "strengthener"},
+        ],
+    },
+    {
+        "id": "ex2",
+        "gold_label": "weakener",
+        "predicted_label": "weakener",
+        "atoms": [  # no critical atom
+            {"text": "H", "gold": 2, "valid": True, "predicted_label": "strengthener"},
+            {"text": "I", "gold": 0, "valid": True, "predicted_label": "strengthener"},
+        ],
+    },
+    {
+        "id": "ex3",
+        "gold_label": "strengthener",
+        "predicted_label": "strengthener",
+        "atoms": [
+            {"text": "J", "gold": 1, "valid": True, "predicted_label": "strengthener", "bucket": ["x", "y"]},
+        ],
+    },
 ]
 
 
@@ -94,7 +122,7 @@ def test_defeasible_suite_by_hand(tmp_path):
     assert result["n_critical_atoms"] == 4  # A and B (tie), F, J
     assert result["critical_atom_accuracy"] == pytest.approx(3 / 4)
     assert result["p_full_correct_given_critical_correct"] == pytest.approx(1 / 2)  # ex1 wrong, ex3 right
-    assert result["p_full_correct_given_critical_wrong"] == 1.0                   # ex0 right
+    assert result["p_full_correct_given_critical_wrong"] == 1.0  # ex0 right
     # Buckets: "A" (ex0, weight 1/2, right), "x" (ex0 1/2 right, ex1 1 wrong, ex3 1/2 right), "y" (ex3 1/2).
     buckets = {b["bucket"]: b for b in result["buckets"]}
     assert set(buckets) == {"A", "x", "y"}
@@ -112,10 +140,17 @@ def test_defeasible_suite_by_hand(tmp_path):
 
 
 def test_binary_models_are_detected(tmp_path):
-    rows = [{"id": "1", "gold_label": "strengthener", "predicted_label": "weakener", "atoms": [
-        {"text": "a", "gold": 0, "valid": True, "predicted_label": "weakener"},
-        {"text": "b", "gold": 1, "valid": True, "predicted_label": "strengthener"},
-    ]}]
+    rows = [
+        {
+            "id": "1",
+            "gold_label": "strengthener",
+            "predicted_label": "weakener",
+            "atoms": [
+                {"text": "a", "gold": 0, "valid": True, "predicted_label": "weakener"},
+                {"text": "b", "gold": 1, "valid": True, "predicted_label": "strengthener"},
+            ],
+        }
+    ]
     result = evaluate("defeasible", "--input", write_jsonl(tmp_path / "d.jsonl", rows))
     assert result["atom_labels"] == "binary" and result["atom_accuracy"] == 1.0
     assert result["inferential_consistency"] == 1.0 and result["n_buckets"] == 1
@@ -124,8 +159,14 @@ def test_binary_models_are_detected(tmp_path):
 
 
 def test_no_critical_atom_anywhere(tmp_path):
-    rows = [{"id": "1", "gold_label": "weakener", "predicted_label": "weakener", "atoms": [
-        {"text": "a", "gold": 1, "valid": True, "predicted_label": "strengthener"}]}]
+    rows = [
+        {
+            "id": "1",
+            "gold_label": "weakener",
+            "predicted_label": "weakener",
+            "atoms": [{"text": "a", "gold": 1, "valid": True, "predicted_label": "strengthener"}],
+        }
+    ]
     result = evaluate("defeasible", "--input", write_jsonl(tmp_path / "d.jsonl", rows))
     assert result["n_critical_atoms"] == 0 and result["n_buckets"] == 0
     assert result["critical_atom_accuracy"] is None and result["inferential_consistency"] is None
@@ -134,17 +175,29 @@ def test_no_critical_atom_anywhere(tmp_path):
 
 
 def test_out_of_range_gold_names_the_atom(tmp_path):
-    rows = [{"id": "1", "gold_label": "weakener", "predicted_label": "weakener", "atoms": [
-        {"text": "a", "gold": 1, "valid": True, "predicted_label": "strengthener"},
-        {"text": "b", "gold": 3, "valid": True, "predicted_label": "strengthener"}]}]
+    rows = [
+        {
+            "id": "1",
+            "gold_label": "weakener",
+            "predicted_label": "weakener",
+            "atoms": [
+                {"text": "a", "gold": 1, "valid": True, "predicted_label": "strengthener"},
+                {"text": "b", "gold": 3, "valid": True, "predicted_label": "strengthener"},
+            ],
+        }
+    ]
     with pytest.raises(CommandError, match=r"d\.jsonl:1 field 'atoms\[1\]\.gold'"):
         evaluate("defeasible", "--input", write_jsonl(tmp_path / "d.jsonl", rows))
 
 
 def brute_force_cliques(neighbours):
     nodes = list(neighbours)
-    cliques = [set(c) for size in range(1, len(nodes) + 1) for c in itertools.combinations(nodes, size)
-               if all(b in neighbours[a] for a, b in itertools.combinations(c, 2))]
+    cliques = [
+        set(c)
+        for size in range(1, len(nodes) + 1)
+        for c in itertools.combinations(nodes, size)
+        if all(b in neighbours[a] for a, b in itertools.combinations(c, 2))
+    ]
     return {frozenset(c) for c in cliques if not any(c < other for other in cliques)}
 
 
@@ -161,9 +214,9 @@ def test_maximal_cliques_match_brute_force(seed):
 def test_equivalent_atoms_need_similarity_and_entailment_both_ways():
     vectors = {
         "The man is tall.": [1.0, 0.0, 0.0],
-        "The man is not short.": [0.9, 0.1, 0.0],    # similar to the first, mutual entailment
-        "The person is tall.": [0.95, 0.0, 0.05],     # similar to both, but only entailed one way
-        "The dog is brown.": [0.0, 1.0, 0.0],         # not similar to anything
+        "The man is not short.": [0.9, 0.1, 0.0],  # similar to the first, mutual entailment
+        "The person is tall.": [0.95, 0.0, 0.05],  # similar to both, but only entailed one way
+        "The dog is brown.": [0.0, 1.0, 0.0],  # not similar to anything
     }
     one_way = {("The man is tall.", "The person is tall."), ("The man is not short.", "The person is tall.")}
 
@@ -174,7 +227,7 @@ def test_equivalent_atoms_need_similarity_and_entailment_both_ways():
         tall = {"The man is tall.", "The man is not short."}
         return np.array([(p in tall and h in tall) or (p, h) in one_way for p, h in zip(premises, hypotheses)])
 
-    groups = equivalent_atom_groups(list(vectors) + ["The man is tall."], embed, entails)
+    groups = equivalent_atom_groups([*list(vectors), "The man is tall."], embed, entails)
     assert groups == [["The dog is brown."], ["The man is not short.", "The man is tall."], ["The person is tall."]]
     assert bucket_ids(groups)["The man is tall."] == ["b1"]
 

@@ -1,4 +1,5 @@
 """Epistemic closure filters: generation on real SNLI dev, labels from the table, and scoring."""
+
 import json
 import re
 from collections import Counter
@@ -20,11 +21,21 @@ from tests.evaluation.helpers import evaluate, write_jsonl
 
 E, N, C = "entailment", "neutral", "contradiction"
 EXPECTED_LABEL = {
-    ("control", E): E, ("control", N): N, ("control", C): C,
-    ("single_agent", E): E, ("single_agent", N): N, ("single_agent", C): C,
-    ("anaphora", E): E, ("anaphora", N): N, ("anaphora", C): C,
-    ("multi_agent_factive", E): N, ("multi_agent_factive", N): N, ("multi_agent_factive", C): C,
-    ("multi_agent_non_factive", E): N, ("multi_agent_non_factive", N): N, ("multi_agent_non_factive", C): N,
+    ("control", E): E,
+    ("control", N): N,
+    ("control", C): C,
+    ("single_agent", E): E,
+    ("single_agent", N): N,
+    ("single_agent", C): C,
+    ("anaphora", E): E,
+    ("anaphora", N): N,
+    ("anaphora", C): C,
+    ("multi_agent_factive", E): N,
+    ("multi_agent_factive", N): N,
+    ("multi_agent_factive", C): C,
+    ("multi_agent_non_factive", E): N,
+    ("multi_agent_non_factive", N): N,
+    ("multi_agent_non_factive", C): N,
 }
 SUBJECT = r"(?P<{0}>[A-Z][a-z]+) (?P<{1}>[a-z]+) that (?P<{2}>.+)"
 
@@ -32,8 +43,18 @@ SUBJECT = r"(?P<{0}>[A-Z][a-z]+) (?P<{1}>[a-z]+) that (?P<{2}>.+)"
 @pytest.fixture(scope="module")
 def generated(tmp_path_factory):
     output = tmp_path_factory.mktemp("epistemic") / "epistemic.jsonl"
-    summary = evaluate("epistemic", "--generate", "--snli", SHARED_DATA / "snli" / "snli_dev_gold_only.jsonl",
-                       "--per-template", 300, "--seed", 13, "--output", output)
+    summary = evaluate(
+        "epistemic",
+        "--generate",
+        "--snli",
+        SHARED_DATA / "snli" / "snli_dev_gold_only.jsonl",
+        "--per-template",
+        300,
+        "--seed",
+        13,
+        "--output",
+        output,
+    )
     rows = [json.loads(line) for line in output.read_text().splitlines()]
     return summary, rows, output
 
@@ -42,7 +63,7 @@ def test_300_rows_per_cell_with_labels_from_the_table(generated):
     summary, rows, _ = generated
     assert summary["n"] == len(rows) == 15 * 300
     cells = Counter((row["template"], row["original_label"]) for row in rows)
-    assert cells == {cell: 300 for cell in EXPECTED_LABEL}
+    assert cells == dict.fromkeys(EXPECTED_LABEL, 300)
     for row in rows:
         assert set(row) == {"id", "premise", "hypothesis", "label", "original_label", "template"}
         assert row["label"] == EXPECTED_LABEL[row["template"], row["original_label"]]
@@ -75,16 +96,19 @@ def test_names_are_gender_balanced():
     assert len(NAMES) == 20 and Counter(NAMES.values()) == {"she": 10, "he": 10}
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("A man is sleeping on a bench.", True),
-    ("Two dogs have fun in the snow.", True),
-    ("Two dogs running in the snow.", False),          # participle fragment
-    ("A man about to be hit by a ball.", False),       # "to be" is not finite
-    ("a man is sleeping.", False),                     # no capital
-    ("A man is sleeping", False),                      # no final period
-    ("A man is here. He sleeps.", False),              # two sentences
-    ("Is the man sleeping?", False),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("A man is sleeping on a bench.", True),
+        ("Two dogs have fun in the snow.", True),
+        ("Two dogs running in the snow.", False),  # participle fragment
+        ("A man about to be hit by a ball.", False),  # "to be" is not finite
+        ("a man is sleeping.", False),  # no capital
+        ("A man is sleeping", False),  # no final period
+        ("A man is here. He sleeps.", False),  # two sentences
+        ("Is the man sleeping?", False),
+    ],
+)
 def test_full_sentence_heuristic(text, expected):
     assert is_full_sentence(text) is expected
 
@@ -128,9 +152,12 @@ def test_score_by_index_and_missing_prediction(generated, tmp_path):
 
 
 def test_too_few_sentences_is_an_error(tmp_path):
-    snli = write_jsonl(tmp_path / "snli.jsonl", [
-        {"premise": "A man is here.", "hypothesis": "A person is here.", "label": "entailment"},
-    ])
+    snli = write_jsonl(
+        tmp_path / "snli.jsonl",
+        [
+            {"premise": "A man is here.", "hypothesis": "A person is here.", "label": "entailment"},
+        ],
+    )
     with pytest.raises(CommandError, match="only 1 full-sentence pairs labelled entailment"):
         evaluate("epistemic", "--generate", "--snli", snli, "--per-template", 2, "--output", tmp_path / "o.jsonl")
 

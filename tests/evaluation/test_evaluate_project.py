@@ -1,4 +1,5 @@
 """`evaluate unli --project` scores predictions against a project's final labels, adjudication included."""
+
 import json
 
 import numpy as np
@@ -21,7 +22,9 @@ def test_unli_against_a_project_uses_adjudicated_labels(shared_data, make_projec
     rng = np.random.default_rng(0)
     gold = {}
     for item in Item.objects.filter(project=project).select_related("example"):
-        gold[item.example.source_id] = float(item.final_value if item.final_value is not None else item.example.source_probability)
+        gold[item.example.source_id] = float(
+            item.final_value if item.final_value is not None else item.example.source_probability
+        )
     ids = list(gold)
     predictions = {i: min(1.0, max(0.0, gold[i] + rng.normal(0, 0.2))) for i in ids}
     path = tmp_path / "pred.csv"

@@ -1,5 +1,6 @@
 """Bad evaluation inputs: one validation step for every suite, a one-line error naming file, line and field,
 exit status 2, and no stored run even with --save."""
+
 import io
 import json
 import re
@@ -21,12 +22,30 @@ from tests.evaluation.helpers import evaluate
 pytestmark = pytest.mark.django_db
 
 HUMAN = [
-    {"uid": "a", "label_count": [90, 10, 0], "label_dist": [0.9, 0.1, 0.0], "entropy": 0.469,
-     "majority_label": "e", "old_label": "n"},
-    {"uid": "b", "label_count": [0, 0, 100], "label_dist": [0.0, 0.0, 1.0], "entropy": 0.0,
-     "majority_label": "c", "old_label": "c"},
-    {"uid": "c", "label_count": [20, 50, 30], "label_dist": [0.2, 0.5, 0.3], "entropy": 1.485,
-     "majority_label": "n", "old_label": "n"},
+    {
+        "uid": "a",
+        "label_count": [90, 10, 0],
+        "label_dist": [0.9, 0.1, 0.0],
+        "entropy": 0.469,
+        "majority_label": "e",
+        "old_label": "n",
+    },
+    {
+        "uid": "b",
+        "label_count": [0, 0, 100],
+        "label_dist": [0.0, 0.0, 1.0],
+        "entropy": 0.0,
+        "majority_label": "c",
+        "old_label": "c",
+    },
+    {
+        "uid": "c",
+        "label_count": [20, 50, 30],
+        "label_dist": [0.2, 0.5, 0.3],
+        "entropy": 1.485,
+        "majority_label": "n",
+        "old_label": "n",
+    },
 ]
 PREDICTIONS = [
     {"id": "a", "probabilities": {"e": 0.7, "n": 0.3, "c": 0.0}},
@@ -62,65 +81,105 @@ def single(suite, text, name="in.jsonl"):
 
 BAD_INPUTS = {
     "NaN probability": (
-        chaos(predictions=[PREDICTIONS[0], '{"id": "b", "probabilities": {"e": NaN, "n": 0.2, "c": 0.8}}', PREDICTIONS[2]]),
-        r"p\.jsonl:2 field '\(json\)': not valid JSON: 'probabilities\.e' is NaN, not a finite number"),
+        chaos(
+            predictions=[PREDICTIONS[0], '{"id": "b", "probabilities": {"e": NaN, "n": 0.2, "c": 0.8}}', PREDICTIONS[2]]
+        ),
+        r"p\.jsonl:2 field '\(json\)': not valid JSON: 'probabilities\.e' is NaN, not a finite number",
+    ),
     "NaN human label_dist": (
         chaos(human=[HUMAN[0], json.dumps(HUMAN[1]).replace("[0.0, 0.0, 1.0]", "[0.0, NaN, 1.0]"), HUMAN[2]]),
-        r"h\.jsonl:2 field '\(json\)': not valid JSON: 'label_dist\[1\]' is NaN, not a finite number"),
+        r"h\.jsonl:2 field '\(json\)': not valid JSON: 'label_dist\[1\]' is NaN, not a finite number",
+    ),
     "negative probability": (
         chaos(predictions=changed(PREDICTIONS, 0, probabilities={"e": -0.1, "n": 1.1, "c": 0.0})),
-        r"p\.jsonl:1 field 'probabilities\.e': -0\.1 is not a probability in \[0, 1\]"),
+        r"p\.jsonl:1 field 'probabilities\.e': -0\.1 is not a probability in \[0, 1\]",
+    ),
     "row not summing to 1": (
         chaos(predictions=changed(PREDICTIONS, 1, probabilities={"e": 0.1, "n": 0.1, "c": 0.7})),
-        r"p\.jsonl:2 field 'probabilities': probabilities sums to 0\.9, not 1 \(--renormalise"),
+        r"p\.jsonl:2 field 'probabilities': probabilities sums to 0\.9, not 1 \(--renormalise",
+    ),
     "all-zero row": (
         chaos(predictions=changed(PREDICTIONS, 2, probabilities={"e": 0, "n": 0, "c": 0})),
-        r"p\.jsonl:3 field 'probabilities': every probability is 0"),
+        r"p\.jsonl:3 field 'probabilities': every probability is 0",
+    ),
     "string probability": (
         chaos(predictions=changed(PREDICTIONS, 1, probabilities={"e": "0.1", "n": 0.1, "c": 0.8})),
-        r"p\.jsonl:2 field 'probabilities\.e': '0\.1' is not a number"),
+        r"p\.jsonl:2 field 'probabilities\.e': '0\.1' is not a number",
+    ),
     "null probability": (
-        ("chaos", {"human": ("h.jsonl", lines(HUMAN)), "predictions": ("p.json", lines([{"m": {
-            "a": {"predicted_probabilities": [0.7, 0.3, 0.0]},
-            "b": {"predicted_probabilities": [None, 0.2, 0.8]},
-            "c": {"predicted_probabilities": [0.2, 0.6, 0.2]}}}]))}),
-        r"p\.json:1 field 'm\.b\.predicted_probabilities\[0\]': None is not a number"),
+        (
+            "chaos",
+            {
+                "human": ("h.jsonl", lines(HUMAN)),
+                "predictions": (
+                    "p.json",
+                    lines(
+                        [
+                            {
+                                "m": {
+                                    "a": {"predicted_probabilities": [0.7, 0.3, 0.0]},
+                                    "b": {"predicted_probabilities": [None, 0.2, 0.8]},
+                                    "c": {"predicted_probabilities": [0.2, 0.6, 0.2]},
+                                }
+                            }
+                        ]
+                    ),
+                ),
+            },
+        ),
+        r"p\.json:1 field 'm\.b\.predicted_probabilities\[0\]': None is not a number",
+    ),
     "label_dist of the wrong length": (
         chaos(human=changed(HUMAN, 2, label_dist=[0.2, 0.8])),
-        r"h\.jsonl:3 field 'label_dist': expected a list of 3 values \(one per label\), got 2 values"),
+        r"h\.jsonl:3 field 'label_dist': expected a list of 3 values \(one per label\), got 2 values",
+    ),
     "votes that do not match label_dist": (
         chaos(human=changed(HUMAN, 0, label_dist=[0.8, 0.2, 0.0])),
-        r"h\.jsonl:1 field 'label_dist': \[0\.8, 0\.2, 0\.0\] does not match label_count"),
+        r"h\.jsonl:1 field 'label_dist': \[0\.8, 0\.2, 0\.0\] does not match label_count",
+    ),
     "item without votes": (
         chaos(human=changed(HUMAN, 1, label_count=[0, 0, 0])),
-        r"h\.jsonl:2 field 'label_count': no votes"),
+        r"h\.jsonl:2 field 'label_count': no votes",
+    ),
     "prediction file that is not UTF-8": (
-        ("chaos", {"human": ("h.jsonl", lines(HUMAN)),
-                   "predictions": ("p.jsonl", lines(PREDICTIONS[:1]).encode() + b'{"id": "b\xff"}\n')}),
-        r"p\.jsonl:2 field '\(file\)': is not UTF-8 text \(byte 70\)"),
+        (
+            "chaos",
+            {
+                "human": ("h.jsonl", lines(HUMAN)),
+                "predictions": ("p.jsonl", lines(PREDICTIONS[:1]).encode() + b'{"id": "b\xff"}\n'),
+            },
+        ),
+        r"p\.jsonl:2 field '\(file\)': is not UTF-8 text \(byte 70\)",
+    ),
     "UNLI prediction above 1": (
         unli(predictions="id,prediction\n1,0.3\n2,1.5\n3,0.1\n"),
-        r"p\.csv:3 field 'prediction': 1\.5 is not a probability in \[0, 1\]"),
+        r"p\.csv:3 field 'prediction': 1\.5 is not a probability in \[0, 1\]",
+    ),
     "UNLI prediction that is NaN": (
         unli(predictions="id,prediction\n1,nan\n2,0.5\n3,0.1\n"),
-        r"p\.csv:2 field 'prediction': 'nan' is not a number"),
+        r"p\.csv:2 field 'prediction': 'nan' is not a number",
+    ),
     "UNLI gold without prediction": (
         unli(predictions="id,prediction\n1,0.3\n3,0.1\n"),
-        r"gold\.csv:3 field 'id': no prediction for id '2' in .*p\.csv \(1 gold ids missing\)"),
+        r"gold\.csv:3 field 'id': no prediction for id '2' in .*p\.csv \(1 gold ids missing\)",
+    ),
     "empty UNLI gold file": (unli(gold=""), r"gold\.csv:1 field 'id': the file is empty; expected the column"),
     "UNLI gold file with a header only": (unli(gold="id,pre,hyp,nli,unli\n"), r"gold\.csv: the file holds no rows"),
     "one UNLI item": (
         unli(gold="id,pre,hyp,nli,unli\n1,P,H,1,0.2\n"),
-        r"gold\.csv:2 field 'unli': only 1 item; Pearson and Spearman need at least 2"),
+        r"gold\.csv:2 field 'unli': only 1 item; Pearson and Spearman need at least 2",
+    ),
     "empty defeasible file": (single("defeasible", ""), r"in\.jsonl: the file holds no rows"),
     "empty nli-atoms file": (single("nli-atoms", "\n"), r"in\.jsonl: the file holds no rows"),
     "empty transitivity file": (single("transitivity", ""), r"in\.jsonl: the file holds no rows"),
     "transitivity label": (
         single("transitivity", lines([TRANSITIVITY, dict(TRANSITIVITY, id="u", label_p_m="maybe")])),
-        r"in\.jsonl:2 field 'label_p_m': 'maybe' is not an NLI label"),
+        r"in\.jsonl:2 field 'label_p_m': 'maybe' is not an NLI label",
+    ),
     "empty epistemic file": (
         ("epistemic", {"input": ("rows.jsonl", ""), "predictions": ("p.jsonl", lines([{"index": 0, "label": "e"}]))}),
-        r"rows\.jsonl: the file holds no rows"),
+        r"rows\.jsonl: the file holds no rows",
+    ),
 }
 
 
@@ -154,7 +213,10 @@ def test_the_exit_status_of_the_command_is_2(tmp_path):
     (suite, files), _ = BAD_INPUTS["UNLI prediction above 1"]
     done = subprocess.run(
         [sys.executable, "manage.py", "evaluate", suite, *write(tmp_path, files)],
-        cwd=REPO, capture_output=True, text=True, timeout=120,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [

@@ -1,4 +1,5 @@
 """Stored evaluation runs: the service, background execution, the pages, the API and `evaluate --save`."""
+
 import hashlib
 import io
 import json
@@ -9,9 +10,9 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from rest_framework.test import APIClient
 
-from jobs.models import Job
 from evaluation.runs import RunError, clean_parameters, start_run
 from evaluation.suites import run_chaos
+from jobs.models import Job
 
 pytestmark = pytest.mark.django_db
 
@@ -52,6 +53,7 @@ def login(client, user):
 
 # The service -------------------------------------------------------------------------------------------
 
+
 def test_chaos_run_stores_run_chaos_results_and_checksums(chaos_run, chaos_files, author, settings):
     human, predictions = chaos_files
     run = Job.objects.get(pk=chaos_run.pk)
@@ -73,8 +75,7 @@ def test_chaos_run_stores_run_chaos_results_and_checksums(chaos_run, chaos_files
 
 def test_parameters_reach_the_suite(chaos_files, author):
     human, predictions = chaos_files
-    run = start_run("chaos", {"divergence": "true", "seed": "3"}, {"human": human, "predictions": predictions},
-                    author)
+    run = start_run("chaos", {"divergence": "true", "seed": "3"}, {"human": human, "predictions": predictions}, author)
     assert run.params["parameters"]["divergence"] is True and run.params["parameters"]["seed"] == 3
     assert run.result == json.loads(json.dumps(run_chaos(human, predictions, divergence=True, seed=3)))
     assert run.result["jsd_measure"] == "divergence"
@@ -123,13 +124,16 @@ def test_background_runs_are_queued_as_tasks(chaos_files, author, settings):
     assert run.finished_at == finished_at
 
 
-@pytest.mark.parametrize("suite, params, files, message", [
-    ("nope", {}, {}, "unknown suite"),
-    ("chaos", {"weighted": True}, {}, "no setting 'weighted'"),
-    ("chaos", {"seed": "x"}, {}, "must be a whole number"),
-    ("defeasible", {"atom_labels": "quaternary"}, {}, "must be one of auto, binary, ternary"),
-    ("chaos", {}, {"human": "a.jsonl"}, "missing predictions"),
-])
+@pytest.mark.parametrize(
+    "suite, params, files, message",
+    [
+        ("nope", {}, {}, "unknown suite"),
+        ("chaos", {"weighted": True}, {}, "no setting 'weighted'"),
+        ("chaos", {"seed": "x"}, {}, "must be a whole number"),
+        ("defeasible", {"atom_labels": "quaternary"}, {}, "must be one of auto, binary, ternary"),
+        ("chaos", {}, {"human": "a.jsonl"}, "missing predictions"),
+    ],
+)
 def test_bad_requests_store_nothing(suite, params, files, message, author):
     with pytest.raises(RunError, match=message):
         start_run(suite, params, files, author)
@@ -149,6 +153,7 @@ def test_defaults_fill_every_setting():
 
 # Pages -------------------------------------------------------------------------------------------------
 
+
 def test_pages_for_author_worker_and_anonymous(client, chaos_run, author, worker):
     urls = ["/evaluation/", "/evaluation/new/", f"/jobs/{chaos_run.pk}/", f"/jobs/{chaos_run.pk}/status/"]
     for url in urls:
@@ -165,7 +170,9 @@ def test_pages_for_author_worker_and_anonymous(client, chaos_run, author, worker
 def test_list_is_paginated_with_an_empty_state(client, author, make_user):
     login(client, author)
     assert "No evaluation runs yet" in client.get("/evaluation/").content.decode()
-    Job.objects.bulk_create([Job(kind="evaluate", params={"suite": "unli", "parameters": {}}, created_by=author) for _ in range(30)])
+    Job.objects.bulk_create(
+        [Job(kind="evaluate", params={"suite": "unli", "parameters": {}}, created_by=author) for _ in range(30)]
+    )
     other = make_user("author2", "author")
     Job.objects.create(kind="evaluate", params={"suite": "unli", "parameters": {}}, created_by=other)
     page = client.get("/evaluation/")
@@ -204,10 +211,17 @@ def test_queued_run_polls_and_reloads_when_done(client, author):
 def test_form_starts_a_run(client, chaos_files, author):
     human, predictions = chaos_files
     login(client, author)
-    response = client.post("/evaluation/new/", {
-        "suite": "chaos", "gold": upload(human), "predictions": upload(predictions),
-        "divergence": "on", "seed": "0", "atom_labels": "auto",
-    })
+    response = client.post(
+        "/evaluation/new/",
+        {
+            "suite": "chaos",
+            "gold": upload(human),
+            "predictions": upload(predictions),
+            "divergence": "on",
+            "seed": "0",
+            "atom_labels": "auto",
+        },
+    )
     run = Job.objects.get()
     assert response.status_code == 302 and response["Location"] == f"/jobs/{run.pk}/"
     assert run.status == "done" and run.params["parameters"]["divergence"] is True
@@ -225,13 +239,21 @@ def test_form_errors_are_shown(client, chaos_files, author):
 
 # API ---------------------------------------------------------------------------------------------------
 
+
 def test_api_create_retrieve_and_results(chaos_files, author, worker):
     human, predictions = chaos_files
     api = APIClient()
     api.force_authenticate(author)
-    created = api.post("/api/evaluation/runs/", {
-        "suite": "chaos", "gold": upload(human), "predictions": upload(predictions), "seed": "1",
-    }, format="multipart")
+    created = api.post(
+        "/api/evaluation/runs/",
+        {
+            "suite": "chaos",
+            "gold": upload(human),
+            "predictions": upload(predictions),
+            "seed": "1",
+        },
+        format="multipart",
+    )
     assert created.status_code == 201, created.content
     run_id = created.json()["id"]
     assert created["Location"].endswith(f"/api/evaluation/runs/{run_id}/")
@@ -239,8 +261,12 @@ def test_api_create_retrieve_and_results(chaos_files, author, worker):
     detail = api.get(f"/api/evaluation/runs/{run_id}/").json()
     assert detail["status"] == "done" and detail["created_by"] == author.username
     assert detail["parameters"] == {"model": None, "divergence": False, "seed": 1, "renormalise": False}
-    assert detail["inputs"][0] == {"role": "human", "name": human.name, "size": human.stat().st_size,
-                                   "sha256": sha256(human)}
+    assert detail["inputs"][0] == {
+        "role": "human",
+        "name": human.name,
+        "size": human.stat().st_size,
+        "sha256": sha256(human),
+    }
     assert detail["results"] == json.loads(json.dumps(run_chaos(human, predictions, seed=1)))
     assert api.get(f"/api/evaluation/runs/{run_id}/results/").json() == detail["results"]
     listed = api.get("/api/evaluation/runs/").json()
@@ -255,23 +281,40 @@ def test_api_refuses_bad_requests_and_reports_failed_runs(chaos_files, author, t
     human, predictions = chaos_files
     api = APIClient()
     api.force_authenticate(author)
-    refused = api.post("/api/evaluation/runs/", {"suite": "unli", "gold": upload(human), "seed": "2",
-                                                 "predictions": upload(predictions)}, format="multipart")
+    refused = api.post(
+        "/api/evaluation/runs/",
+        {"suite": "unli", "gold": upload(human), "seed": "2", "predictions": upload(predictions)},
+        format="multipart",
+    )
     assert refused.status_code == 400 and "no setting 'seed'" in json.dumps(refused.json())
     assert not Job.objects.exists()
 
-    bad = api.post("/api/evaluation/runs/", {"suite": "transitivity",
-                                             "gold": SimpleUploadedFile("t.jsonl", b"[1]\n")}, format="multipart")
+    bad = api.post(
+        "/api/evaluation/runs/",
+        {"suite": "transitivity", "gold": SimpleUploadedFile("t.jsonl", b"[1]\n")},
+        format="multipart",
+    )
     assert bad.status_code == 400 and "t.jsonl:1 field '(json)'" in json.dumps(bad.json())
     assert not Job.objects.exists()
 
-    failed = Job.objects.create(kind="evaluate", params={"suite": "transitivity", "parameters": {}}, status="failed", error="boom", created_by=author)
+    failed = Job.objects.create(
+        kind="evaluate",
+        params={"suite": "transitivity", "parameters": {}},
+        status="failed",
+        error="boom",
+        created_by=author,
+    )
     results = api.get(f"/api/evaluation/runs/{failed.pk}/results/")
     assert results.status_code == 409 and results.json()["status"] == "failed"
 
 
 def test_admins_list_every_run_including_command_line_ones(chaos_run, make_user):
-    cli_run = Job.objects.create(kind="evaluate", params={"suite": "unli", "parameters": {}}, status="failed", error="gold.csv:3 field 'unli': bad")
+    cli_run = Job.objects.create(
+        kind="evaluate",
+        params={"suite": "unli", "parameters": {}},
+        status="failed",
+        error="gold.csv:3 field 'unli': bad",
+    )
     api = APIClient()
     api.force_authenticate(make_user("boss", "admin"))
     rows = api.get("/api/evaluation/runs/").json()["results"]
@@ -311,11 +354,24 @@ def test_schema_lists_the_run_endpoints(client, author):
 
 # Command -----------------------------------------------------------------------------------------------
 
+
 def test_evaluate_save_stores_the_run(chaos_files, author):
     human, predictions = chaos_files
     out, err = io.StringIO(), io.StringIO()
-    call_command("evaluate", "chaos", "--human", str(human), "--predictions", str(predictions), "--json",
-                 "--save", "--user", author.username, stdout=out, stderr=err)
+    call_command(
+        "evaluate",
+        "chaos",
+        "--human",
+        str(human),
+        "--predictions",
+        str(predictions),
+        "--json",
+        "--save",
+        "--user",
+        author.username,
+        stdout=out,
+        stderr=err,
+    )
     printed = json.loads(out.getvalue().strip().splitlines()[-1])
     run = Job.objects.get()
     assert run.result == printed and run.created_by == author and run.status == "done"
@@ -334,6 +390,5 @@ def test_evaluate_save_of_a_bad_file_stores_nothing(tmp_path):
 
 def test_evaluate_without_save_stores_nothing(chaos_files):
     human, predictions = chaos_files
-    call_command("evaluate", "chaos", "--human", str(human), "--predictions", str(predictions),
-                 stdout=io.StringIO())
+    call_command("evaluate", "chaos", "--human", str(human), "--predictions", str(predictions), stdout=io.StringIO())
     assert not Job.objects.exists()

@@ -1,4 +1,5 @@
 """Transitive self-consistency rules, by hand."""
+
 import pytest
 from django.core.management.base import CommandError
 
@@ -8,8 +9,16 @@ from tests.evaluation.helpers import evaluate, write_jsonl
 
 def rows_of(labels):
     return [
-        {"id": str(i), "premise": "p", "hypothesis": "h", "modified_hypothesis": "m",
-         "label_p_h": p_h, "label_h_m": h_m, "label_m_h": m_h, "label_p_m": p_m}
+        {
+            "id": str(i),
+            "premise": "p",
+            "hypothesis": "h",
+            "modified_hypothesis": "m",
+            "label_p_h": p_h,
+            "label_h_m": h_m,
+            "label_m_h": m_h,
+            "label_p_m": p_m,
+        }
         for i, (p_h, h_m, m_h, p_m) in enumerate(labels)
     ]
 
@@ -39,7 +48,10 @@ def test_rates_by_hand():
     assert result["mutual_contradiction_rate"] == pytest.approx(4 / 12)
     assert result["counts"]["kept"] == 9
     assert result["inconsistency_rate"] == {
-        "rule1": pytest.approx(1 / 2), "rule2": pytest.approx(2 / 3), "rule3": pytest.approx(1 / 2), "rule4": 0.0,
+        "rule1": pytest.approx(1 / 2),
+        "rule2": pytest.approx(2 / 3),
+        "rule3": pytest.approx(1 / 2),
+        "rule4": 0.0,
     }
     assert result["counts"]["rule2"] == {"applicable": 3, "violations": 2}
 

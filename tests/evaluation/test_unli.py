@@ -1,4 +1,5 @@
 """`evaluate unli` against scipy and numpy on the real U-SNLI test split."""
+
 import csv
 
 import numpy as np
@@ -48,8 +49,9 @@ def test_jsonl_predictions_give_the_same_scores(gold, tmp_path):
     csv_path = tmp_path / "p.csv"
     pd.DataFrame({"id": ids, "prediction": predicted}).to_csv(csv_path, index=False, float_format="%.17g")
     jsonl_path = write_jsonl(tmp_path / "p.jsonl", [{"id": i, "prediction": float(p)} for i, p in zip(ids, predicted)])
-    assert evaluate("unli", "--gold", gold, "--predictions", csv_path) == \
-        evaluate("unli", "--gold", gold, "--predictions", jsonl_path)
+    assert evaluate("unli", "--gold", gold, "--predictions", csv_path) == evaluate(
+        "unli", "--gold", gold, "--predictions", jsonl_path
+    )
 
 
 def test_perfect_predictions(gold, tmp_path):
@@ -85,8 +87,11 @@ def test_unli_scores_refuse_what_is_not_a_probability():
     from metrics.regression import unli_scores
 
     assert unli_scores([0.1, 0.9, 0.5], [0.2, 0.8, 0.4])["n"] == 3
-    for y_pred, message in (([0.2, np.nan, 0.4], "y_pred row 1: nan"), ([0.2, 1.5, 0.4], "y_pred row 1: 1.5"),
-                            ([0.2, 0.4], "differ in length")):
+    for y_pred, message in (
+        ([0.2, np.nan, 0.4], "y_pred row 1: nan"),
+        ([0.2, 1.5, 0.4], "y_pred row 1: 1.5"),
+        ([0.2, 0.4], "differ in length"),
+    ):
         with pytest.raises(ValueError, match=message):
             unli_scores([0.1, 0.9, 0.5], y_pred)
     with pytest.raises(ValueError, match="at least 2 items"):

@@ -3,6 +3,7 @@ web process of two killed (its replacement must get clients back).
 
 bin/serve, as deployed, serves the test database; worker threads claim and submit over HTTP. Afterwards every
 acknowledged submit must be stored, no page may be half written, and expired claims go back to the pool."""
+
 import json
 import os
 import signal
@@ -54,7 +55,9 @@ def call(port, method, path, token, body=None):
         conn.request(method, path, body=json.dumps(body) if body is not None else None, headers=headers)
         response = conn.getresponse()
         data = response.read()
-        return response.status, (json.loads(data) if data and response.getheader("Content-Type", "").startswith("application/json") else None)
+        return response.status, (
+            json.loads(data) if data and response.getheader("Content-Type", "").startswith("application/json") else None
+        )
     finally:
         conn.close()
 
@@ -71,7 +74,9 @@ def crowd(port, project, tokens, stop, acknowledged, statuses):
                     time.sleep(0.05)
                     continue
                 answers = {str(item["id"]): {"value": 7000} for item in page["items"]}
-                status, result = call(port, "POST", f"/api/assignments/{page['id']}/submit/", token, {"answers": answers})
+                status, _result = call(
+                    port, "POST", f"/api/assignments/{page['id']}/submit/", token, {"answers": answers}
+                )
                 statuses.append(status)
                 if status == 200:
                     acknowledged.append((page["id"], sorted(int(i) for i in answers)))
@@ -94,7 +99,9 @@ def assert_no_lost_or_partial_pages(acknowledged):
     for assignment_id, item_ids in acknowledged:
         stored = sorted(Annotation.objects.filter(assignment_id=assignment_id).values_list("item_id", flat=True))
         assert stored == item_ids, f"acknowledged page {assignment_id} lost annotations"
-    for assignment in Assignment.objects.annotate(n=Count("annotations", distinct=True), k=Count("claims", distinct=True)):
+    for assignment in Assignment.objects.annotate(
+        n=Count("annotations", distinct=True), k=Count("claims", distinct=True)
+    ):
         if assignment.status == Assignment.Status.SUBMITTED:
             assert assignment.n == assignment.k, f"page {assignment.pk} half written"
         else:
@@ -186,7 +193,7 @@ def test_killed_server_keeps_every_acknowledged_submit_and_claims_expire(loaded_
 def test_lost_database_connections_give_clean_errors_and_no_half_written_page(loaded_project, tmp_path):
     project, tokens = loaded_project
     name = connection.settings_dict["NAME"]
-    with crowd_on_server(tmp_path, project, tokens) as (server, acknowledged, statuses):
+    with crowd_on_server(tmp_path, project, tokens) as (_server, acknowledged, statuses):
         for _ in range(8):  # cut every other connection to the database, repeatedly, while pages are written
             time.sleep(0.4)
             with connection.cursor() as cursor:
@@ -209,13 +216,21 @@ def test_claim_and_submit_go_on_while_the_throttle_cache_is_unreachable(loaded_p
     """The API throttles count in Redis; with Redis down (nothing listens on the port) a worker's claim and
     submit still succeed, unthrottled, instead of answering 500 (benchmarks/faults.py, redis_stop)."""
     project, tokens = loaded_project
-    settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache",
-                                   "LOCATION": f"redis://127.0.0.1:{free_port()}/0"}}
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": f"redis://127.0.0.1:{free_port()}/0",
+        }
+    }
     auth = {"HTTP_AUTHORIZATION": f"Token {tokens[0]}"}
     claimed = client.post(f"/api/projects/{project.slug}/claim/", **auth)
     assert claimed.status_code == 201, claimed.content
     answers = {str(item["id"]): {"value": 5000} for item in claimed.json()["items"]}
-    submitted = client.post(f"/api/assignments/{claimed.json()['id']}/submit/", {"answers": answers},
-                            content_type="application/json", **auth)
+    submitted = client.post(
+        f"/api/assignments/{claimed.json()['id']}/submit/",
+        {"answers": answers},
+        content_type="application/json",
+        **auth,
+    )
     assert submitted.status_code == 200, submitted.content
     assert Annotation.objects.filter(assignment_id=claimed.json()["id"]).count() == len(answers)

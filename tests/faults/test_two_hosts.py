@@ -1,6 +1,7 @@
 """Beyond one machine: two groups of server processes (bin/serve twice, as two hosts would run it, each
 with two web processes) share one PostgreSQL and one Redis; workers spread over both claim and submit
 under load, and every invariant of the crowd engine holds."""
+
 import threading
 from pathlib import Path
 
@@ -20,8 +21,12 @@ REDIS_DB = 3  # this suite's own Redis database
 def host(tmp_path: Path, name: str) -> AppServer:
     """bin/serve as one host runs it, on the database the test has already set up (no migrate)."""
     return AppServer.production(
-        served_database_url(), tmp_path / name,
-        processes=2, REDIS_URL=f"redis://127.0.0.1:6379/{REDIS_DB}", TASK_WORKERS="0", EXPIRY_SECONDS="5",
+        served_database_url(),
+        tmp_path / name,
+        processes=2,
+        REDIS_URL=f"redis://127.0.0.1:6379/{REDIS_DB}",
+        TASK_WORKERS="0",
+        EXPIRY_SECONDS="5",
     )
 
 
@@ -69,10 +74,18 @@ def test_two_hosts_share_one_database_and_keep_every_invariant(make_project, imp
     assert len(acknowledged) >= 100  # 240 slots, 12 workers: most of the project was done through both hosts
     assert_no_lost_or_partial_pages(acknowledged)
     assert not (
-        Annotation.objects.filter(item__project=project).values("item", "worker").annotate(n=Count("id"))
-        .filter(n__gt=1).exists()
+        Annotation.objects.filter(item__project=project)
+        .values("item", "worker")
+        .annotate(n=Count("id"))
+        .filter(n__gt=1)
+        .exists()
     ), "a worker answered an item twice"
-    over = Item.objects.filter(project=project).annotate(
-        stored=Count("annotations", distinct=True), held=Count("claims", filter=Q(claims__assignment__status="open"), distinct=True),
-    ).filter(Q(stored__gt=F("target") - F("held")) | Q(stored__gt=2) | Q(annotation_count__gt=F("target")))
+    over = (
+        Item.objects.filter(project=project)
+        .annotate(
+            stored=Count("annotations", distinct=True),
+            held=Count("claims", filter=Q(claims__assignment__status="open"), distinct=True),
+        )
+        .filter(Q(stored__gt=F("target") - F("held")) | Q(stored__gt=2) | Q(annotation_count__gt=F("target")))
+    )
     assert not over.exists(), "an item got more answers than its target"

@@ -1,20 +1,111 @@
 """Tiny local checkpoints built by the tests themselves (no downloads): a BERT classifier and a GPT-2 LM."""
+
 import json
 
 import pytest
 import torch
 from tokenizers import Regex, Tokenizer, models, normalizers, pre_tokenizers
 from transformers import (
-    BertConfig, BertForSequenceClassification, BertTokenizer, GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast,
+    BertConfig,
+    BertForSequenceClassification,
+    BertTokenizer,
+    GPT2Config,
+    GPT2LMHeadModel,
+    PreTrainedTokenizerFast,
 )
 
-WORDS = (
-    "a an the man woman men women child dog cat is are was sleeping waking sitting standing lying on in at park "
-    "bench street happy unhappy sad good bad old young new tall short big small fast slow slowly quickly red "
-    "blue shirt hat plays playing guitar runs running walks walking outside inside people two three sentence "
-    "facts fact premise hypothesis answer question given true false possibly or neutral entailment contradiction "
-    "break each into its short one thing says nothing does not it and that state sentences atomic of with"
-).split()
+WORDS = [
+    "a",
+    "an",
+    "the",
+    "man",
+    "woman",
+    "men",
+    "women",
+    "child",
+    "dog",
+    "cat",
+    "is",
+    "are",
+    "was",
+    "sleeping",
+    "waking",
+    "sitting",
+    "standing",
+    "lying",
+    "on",
+    "in",
+    "at",
+    "park",
+    "bench",
+    "street",
+    "happy",
+    "unhappy",
+    "sad",
+    "good",
+    "bad",
+    "old",
+    "young",
+    "new",
+    "tall",
+    "short",
+    "big",
+    "small",
+    "fast",
+    "slow",
+    "slowly",
+    "quickly",
+    "red",
+    "blue",
+    "shirt",
+    "hat",
+    "plays",
+    "playing",
+    "guitar",
+    "runs",
+    "running",
+    "walks",
+    "walking",
+    "outside",
+    "inside",
+    "people",
+    "two",
+    "three",
+    "sentence",
+    "facts",
+    "fact",
+    "premise",
+    "hypothesis",
+    "answer",
+    "question",
+    "given",
+    "true",
+    "false",
+    "possibly",
+    "or",
+    "neutral",
+    "entailment",
+    "contradiction",
+    "break",
+    "each",
+    "into",
+    "its",
+    "short",
+    "one",
+    "thing",
+    "says",
+    "nothing",
+    "does",
+    "not",
+    "it",
+    "and",
+    "that",
+    "state",
+    "sentences",
+    "atomic",
+    "of",
+    "with",
+]
 PUNCTUATION = list(".,:?!-'\"()")
 LETTERS = list("abcdefghijklmnopqrstuvwxyz") + list("ABCDEFGHIJ")
 
@@ -34,9 +125,17 @@ def build_bert_classifier(folder, num_labels=3, id2label=None, seed=0, extra_con
     tokenizer = write_bert_tokenizer(folder)
     id2label = id2label or {0: "entailment", 1: "neutral", 2: "contradiction"}
     config = BertConfig(
-        vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-        intermediate_size=64, max_position_embeddings=128, num_labels=num_labels, initializer_range=initializer_range,
-        id2label=id2label, label2id={v: k for k, v in id2label.items()}, **(extra_config or {}),
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=128,
+        num_labels=num_labels,
+        initializer_range=initializer_range,
+        id2label=id2label,
+        label2id={v: k for k, v in id2label.items()},
+        **(extra_config or {}),
     )
     torch.manual_seed(seed)
     model = BertForSequenceClassification(config)
@@ -50,8 +149,14 @@ def build_bert_encoder(folder, seed=0):
 
     folder.mkdir(parents=True, exist_ok=True)
     tokenizer = write_bert_tokenizer(folder)
-    config = BertConfig(vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                        intermediate_size=64, max_position_embeddings=128)
+    config = BertConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=128,
+    )
     torch.manual_seed(seed)
     BertModel(config).save_pretrained(folder)
     return folder
@@ -59,20 +164,40 @@ def build_bert_encoder(folder, seed=0):
 
 def build_gpt2(folder, seed=0):
     folder.mkdir(parents=True, exist_ok=True)
-    vocab = {token: i for i, token in enumerate(dict.fromkeys(
-        ["<|endoftext|>", "<unk>", "\n"] + WORDS + PUNCTUATION + [c.lower() for c in LETTERS]))}
+    vocab = {
+        token: i
+        for i, token in enumerate(
+            dict.fromkeys(["<|endoftext|>", "<unk>", "\n"] + WORDS + PUNCTUATION + [c.lower() for c in LETTERS])
+        )
+    }
     backend = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
     backend.normalizer = normalizers.Lowercase()
     # Keep newlines as tokens (prompts and generated lists are line-based); drop other whitespace.
-    backend.pre_tokenizer = pre_tokenizers.Sequence([
-        pre_tokenizers.Split(Regex(r"[ \t]+"), behavior="removed"), pre_tokenizers.Split("\n", behavior="isolated"),
-        pre_tokenizers.Punctuation(),
-    ])
-    tokenizer = PreTrainedTokenizerFast(tokenizer_object=backend, unk_token="<unk>", eos_token="<|endoftext|>",
-                                        bos_token="<|endoftext|>", pad_token="<|endoftext|>")
+    backend.pre_tokenizer = pre_tokenizers.Sequence(
+        [
+            pre_tokenizers.Split(Regex(r"[ \t]+"), behavior="removed"),
+            pre_tokenizers.Split("\n", behavior="isolated"),
+            pre_tokenizers.Punctuation(),
+        ]
+    )
+    tokenizer = PreTrainedTokenizerFast(
+        tokenizer_object=backend,
+        unk_token="<unk>",
+        eos_token="<|endoftext|>",
+        bos_token="<|endoftext|>",
+        pad_token="<|endoftext|>",
+    )
     tokenizer.save_pretrained(folder)
-    config = GPT2Config(vocab_size=len(vocab), n_embd=32, n_layer=2, n_head=2, n_positions=512,
-                        bos_token_id=0, eos_token_id=0, pad_token_id=0)
+    config = GPT2Config(
+        vocab_size=len(vocab),
+        n_embd=32,
+        n_layer=2,
+        n_head=2,
+        n_positions=512,
+        bos_token_id=0,
+        eos_token_id=0,
+        pad_token_id=0,
+    )
     torch.manual_seed(seed)
     model = GPT2LMHeadModel(config)
     model.save_pretrained(folder)

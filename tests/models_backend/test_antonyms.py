@@ -43,7 +43,9 @@ def write_wordnet(folder: Path) -> Path:
         lemmas[pos].update(w.split("(")[0] for w in words)
     for pos, name in POS_NAMES.items():
         (folder / f"data.{name}").write_text("".join(data[pos]))
-        (folder / f"index.{name}").write_text("  1 licence\n" + "".join(f"{w} {pos} 1 0 1 0 00000000\n" for w in sorted(lemmas[pos])))
+        (folder / f"index.{name}").write_text(
+            "  1 licence\n" + "".join(f"{w} {pos} 1 0 1 0 00000000\n" for w in sorted(lemmas[pos]))
+        )
     return folder
 
 
@@ -63,15 +65,21 @@ def test_reader_resolves_antonyms_and_base_forms(wordnet):
 
 
 def test_inflection_carries_over():
-    assert [inflect("wake", "ing"), inflect("stand", "s"), inflect("woman", "men"), inflect("sit", "ing")] == \
-        ["waking", "stands", "women", "sitting"]
+    assert [inflect("wake", "ing"), inflect("stand", "s"), inflect("woman", "men"), inflect("sit", "ing")] == [
+        "waking",
+        "stands",
+        "women",
+        "sitting",
+    ]
 
 
 def test_candidates_replace_one_content_word(wordnet):
     sentences = {c.sentence for c in replacement_candidates("Men are sleeping quickly on an old bench.", wordnet)}
     assert sentences == {
-        "Women are sleeping quickly on an old bench.", "Men are waking quickly on an old bench.",
-        "Men are sleeping slowly on an old bench.", "Men are sleeping quickly on a young bench.",
+        "Women are sleeping quickly on an old bench.",
+        "Men are waking quickly on an old bench.",
+        "Men are sleeping slowly on an old bench.",
+        "Men are sleeping quickly on a young bench.",
     }
     assert {c.sentence for c in replacement_candidates("A young man", wordnet)} == {"An old man", "A young woman"}
     assert replacement_candidates("The bench.", wordnet) == []
@@ -90,16 +98,25 @@ def test_make_antonym_pairs_end_to_end(wordnet, tiny_encoder, tiny_lm, tmp_path)
     nli = tmp_path / "nli"
     build_bert_classifier(nli, id2label={0: "contradiction", 1: "entailment", 2: "neutral"}, seed=5)
     source = tmp_path / "in.jsonl"
-    rows = [{"id": "1", "premise": "a man is sitting on a bench", "hypothesis": "a man is sleeping"},
-            {"id": "2", "premise": "a woman", "hypothesis": "the bench"},
-            {"id": "3", "premise": "two people", "hypothesis": "people are happy"}]
+    rows = [
+        {"id": "1", "premise": "a man is sitting on a bench", "hypothesis": "a man is sleeping"},
+        {"id": "2", "premise": "a woman", "hypothesis": "the bench"},
+        {"id": "3", "premise": "two people", "hypothesis": "people are happy"},
+    ]
     source.write_text("".join(json.dumps(r) + "\n" for r in rows))
 
     def run(ratio):
         output = tmp_path / f"out-{ratio}.jsonl"
-        call_command("make_antonym_pairs", input=str(source), nli_model=str(nli), output=str(output),
-                     wordnet=str(wordnet.folder), embedder=str(tiny_encoder), scorer=str(tiny_lm),
-                     max_perplexity_ratio=ratio)
+        call_command(
+            "make_antonym_pairs",
+            input=str(source),
+            nli_model=str(nli),
+            output=str(output),
+            wordnet=str(wordnet.folder),
+            embedder=str(tiny_encoder),
+            scorer=str(tiny_lm),
+            max_perplexity_ratio=ratio,
+        )
         return [json.loads(line) for line in output.read_text().splitlines()]
 
     written = run(1e6)
@@ -109,8 +126,12 @@ def test_make_antonym_pairs_end_to_end(wordnet, tiny_encoder, tiny_lm, tmp_path)
     spec = inspect_checkpoint(nli)
     model, tokenizer = load_model(spec, torch.device("cpu"))
     for row in written:
-        pairs = [(row["premise"], row["hypothesis"]), (row["hypothesis"], row["modified_hypothesis"]),
-                 (row["modified_hypothesis"], row["hypothesis"]), (row["premise"], row["modified_hypothesis"])]
+        pairs = [
+            (row["premise"], row["hypothesis"]),
+            (row["hypothesis"], row["modified_hypothesis"]),
+            (row["modified_hypothesis"], row["hypothesis"]),
+            (row["premise"], row["modified_hypothesis"]),
+        ]
         probabilities = predict_pairs(spec, model, tokenizer, [p for p, _ in pairs], [h for _, h in pairs])
         expected = [spec.label_names[i] for i in np.argmax(probabilities, axis=1)]
         assert [row["label_p_h"], row["label_h_m"], row["label_m_h"], row["label_p_m"]] == expected
@@ -118,13 +139,18 @@ def test_make_antonym_pairs_end_to_end(wordnet, tiny_encoder, tiny_lm, tmp_path)
 
 
 def test_missing_wordnet_points_to_installer(tiny_nli, tmp_path):
-    with pytest.raises(WordNetError, match="wordnet_install.sh"):
+    with pytest.raises(WordNetError, match=r"wordnet_install\.sh"):
         WordNet(tmp_path)
     source = tmp_path / "in.jsonl"
     source.write_text(json.dumps({"id": "1", "premise": "a", "hypothesis": "b"}) + "\n")
-    with pytest.raises(CommandError, match="lacks index.noun"):
-        call_command("make_antonym_pairs", input=str(source), nli_model=str(tiny_nli), output=str(tmp_path / "o"),
-                     wordnet=str(tmp_path))
+    with pytest.raises(CommandError, match=r"lacks index\.noun"):
+        call_command(
+            "make_antonym_pairs",
+            input=str(source),
+            nli_model=str(tiny_nli),
+            output=str(tmp_path / "o"),
+            wordnet=str(tmp_path),
+        )
 
 
 REAL_WORDNET = Path(settings.VAR_DIR) / "wordnet" / "dict"

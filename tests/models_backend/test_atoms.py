@@ -29,7 +29,10 @@ def test_parse_atoms_reads_the_leading_bullet_list():
 
 def test_prompt_renders_exemplars_then_the_hypothesis():
     prompt = AtomPrompt(instruction="Split.\n\n", exemplars=[("A red hat.", ["A hat.", "It is red."])])
-    assert prompt.render("A dog runs.") == "Split.\n\nSentence: A red hat.\nFacts:\n- A hat.\n- It is red.\n\nSentence: A dog runs.\nFacts:\n"
+    assert (
+        prompt.render("A dog runs.")
+        == "Split.\n\nSentence: A red hat.\nFacts:\n- A hat.\n- It is red.\n\nSentence: A dog runs.\nFacts:\n"
+    )
 
 
 def test_generate_atoms_end_to_end(tmp_path):
@@ -42,12 +45,19 @@ def test_generate_atoms_end_to_end(tmp_path):
     neutral = tmp_path / "neutral"
     build_bert_classifier(neutral)
     force_label(neutral, 1)
-    source = write_pairs_jsonl(tmp_path / "in.jsonl", PAIRS[:3] + [PAIRS[0]], id_prefix="ex")
+    source = write_pairs_jsonl(tmp_path / "in.jsonl", [*PAIRS[:3], PAIRS[0]], id_prefix="ex")
 
     def run(nli, defeasible):
         output = tmp_path / f"atoms-{nli.name}-{defeasible}.jsonl"
-        call_command("generate_atoms", lm=str(lm), nli_model=str(nli), input=str(source), output=str(output),
-                     defeasible=defeasible, max_new_tokens=8)
+        call_command(
+            "generate_atoms",
+            lm=str(lm),
+            nli_model=str(nli),
+            input=str(source),
+            output=str(output),
+            defeasible=defeasible,
+            max_new_tokens=8,
+        )
         return [json.loads(line) for line in output.read_text().splitlines()]
 
     kept = run(entails, False)

@@ -1,4 +1,5 @@
 """`evaluate defeasible --nli-model`: buckets of equivalent critical atoms built with local models."""
+
 import json
 
 import pytest
@@ -9,12 +10,24 @@ from evaluation.suites import run_defeasible
 from models_backend.pipelines.equivalence import nli_entailment, sentence_embedder
 
 ROWS = [
-    {"id": "e0", "gold_label": "strengthener", "predicted_label": "strengthener", "atoms": [
-        {"text": "a man plays", "gold": 2, "valid": True, "predicted_label": "strengthener"}]},
-    {"id": "e1", "gold_label": "strengthener", "predicted_label": "weakener", "atoms": [
-        {"text": "a man plays", "gold": 2, "valid": True, "predicted_label": "strengthener"}]},
-    {"id": "e2", "gold_label": "weakener", "predicted_label": "weakener", "atoms": [
-        {"text": "the dog sleeps", "gold": -1, "valid": True, "predicted_label": "weakener"}]},
+    {
+        "id": "e0",
+        "gold_label": "strengthener",
+        "predicted_label": "strengthener",
+        "atoms": [{"text": "a man plays", "gold": 2, "valid": True, "predicted_label": "strengthener"}],
+    },
+    {
+        "id": "e1",
+        "gold_label": "strengthener",
+        "predicted_label": "weakener",
+        "atoms": [{"text": "a man plays", "gold": 2, "valid": True, "predicted_label": "strengthener"}],
+    },
+    {
+        "id": "e2",
+        "gold_label": "weakener",
+        "predicted_label": "weakener",
+        "atoms": [{"text": "the dog sleeps", "gold": -1, "valid": True, "predicted_label": "weakener"}],
+    },
 ]
 
 
@@ -38,11 +51,15 @@ def evaluate(capsys, *args):
 def test_buckets_from_models(tmp_path, classifiers, tiny_encoder, capsys):
     path = tmp_path / "d.jsonl"
     path.write_text("".join(json.dumps(row) + "\n" for row in ROWS))
-    apart = evaluate(capsys, "--input", str(path), "--nli-model", str(classifiers["contradicts"]), "--embedder", str(tiny_encoder))
+    apart = evaluate(
+        capsys, "--input", str(path), "--nli-model", str(classifiers["contradicts"]), "--embedder", str(tiny_encoder)
+    )
     # Nothing entails anything: identical texts share a bucket, different texts never do.
     assert sorted(b["support"] for b in apart["buckets"]) == [1.0, 2.0]
     assert apart["inferential_consistency"] == pytest.approx((0.5**2 + 1.0**2) / 2 + (0.5**2 + 0.0**2) / 2)
-    together = evaluate(capsys, "--input", str(path), "--nli-model", str(classifiers["entails"]), "--embedder", str(tiny_encoder))
+    together = evaluate(
+        capsys, "--input", str(path), "--nli-model", str(classifiers["entails"]), "--embedder", str(tiny_encoder)
+    )
     embed = sentence_embedder(tiny_encoder)
     similar = float((embed(["a man plays"]) @ embed(["the dog sleeps"]).T)[0, 0]) >= 0.75
     assert len(together["buckets"]) == (1 if similar else 2)

@@ -18,8 +18,10 @@ def reference_nll(model, tokenizer, context, continuation):
 
 @pytest.fixture(scope="module")
 def lm(tiny_lm):
-    return (AutoModelForCausalLM.from_pretrained(tiny_lm, local_files_only=True).eval(),
-            AutoTokenizer.from_pretrained(tiny_lm, local_files_only=True))
+    return (
+        AutoModelForCausalLM.from_pretrained(tiny_lm, local_files_only=True).eval(),
+        AutoTokenizer.from_pretrained(tiny_lm, local_files_only=True),
+    )
 
 
 def test_choice_is_lowest_nll_and_distribution_sums_to_one(lm):

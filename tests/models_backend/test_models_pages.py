@@ -1,6 +1,7 @@
 """Every model job from the browser: checkpoints picked from the registry, inputs from the author's studies
 or uploads, a training job on a slider study's gold, its model in the registry and evaluated against the study
 in one click; another author sees none of it. Tiny local models only; training takes seconds."""
+
 import io
 import json
 import zipfile
@@ -56,20 +57,32 @@ def slider_study(make_project, import_rows, author):
 
 
 @override_settings(TASKS=IMMEDIATE)
-def test_an_author_trains_on_a_studys_gold_and_evaluates_it_in_one_click(client, author, make_user, models_dir, slider_study):
+def test_an_author_trains_on_a_studys_gold_and_evaluates_it_in_one_click(
+    client, author, make_user, models_dir, slider_study
+):
     client.force_login(author)
     page = client.get("/models/?job=train_unli").content.decode()
     assert "slider-gold" in page and "shared/tiny-encoder" in page and str(models_dir) not in page  # no server paths
 
-    response = client.post("/models/", {"job": "train_unli", "base": "shared/tiny-encoder", "train_study": "slider-gold",
-                                        "eval_study": "slider-gold", **TINY_TRAINING})
+    response = client.post(
+        "/models/",
+        {
+            "job": "train_unli",
+            "base": "shared/tiny-encoder",
+            "train_study": "slider-gold",
+            "eval_study": "slider-gold",
+            **TINY_TRAINING,
+        },
+    )
     job = Job.objects.get(kind="train_unli")
     assert response["Location"] == f"/jobs/{job.pk}/"
     assert job.status == "done", job.error
     assert job.project == slider_study and job.params["studies"] == {"train": "slider-gold", "eval": "slider-gold"}
     assert job.params["checkpoints"] == {"base": "shared/tiny-encoder"}
     assert job.params["settings"]["pretrain_snli"] is None and job.params["settings"]["epochs"] == 1
-    assert [entry["role"] for entry in job.inputs] == ["train", "eval"] and job.inputs[0]["name"] == "slider-gold-usnli.csv"
+    assert [entry["role"] for entry in job.inputs] == ["train", "eval"] and job.inputs[0][
+        "name"
+    ] == "slider-gold-usnli.csv"
     assert job.result["n_train"] == STUDY_ROWS and -1 <= job.result["pearson"] <= 1
     status = client.get(f"/jobs/{job.pk}/status/").content.decode()
     assert "started: UNLI training" in status and "steps" in status and "Download the output" in status
@@ -94,7 +107,9 @@ def test_an_author_trains_on_a_studys_gold_and_evaluates_it_in_one_click(client,
         assert client.get(url).status_code == 404, url
     assert f"job/{job.pk}" not in client.get("/models/checkpoints/").content.decode()
     assert "slider-gold" not in client.get("/models/?job=train_unli").content.decode()
-    refused = client.post("/models/checkpoints/evaluate/", {"checkpoint": f"job/{job.pk}", "study": "slider-gold"}, follow=True)
+    refused = client.post(
+        "/models/checkpoints/evaluate/", {"checkpoint": f"job/{job.pk}", "study": "slider-gold"}, follow=True
+    )
     assert "pick one of your studies" in refused.content.decode()
     assert Job.objects.count() == 2
 
@@ -102,15 +117,34 @@ def test_an_author_trains_on_a_studys_gold_and_evaluates_it_in_one_click(client,
 @override_settings(TASKS=IMMEDIATE)
 def test_a_bad_upload_is_refused_with_its_line_and_nothing_is_stored(client, author, models_dir, tmp_path):
     client.force_login(author)
-    bad = SimpleUploadedFile("pairs.jsonl", b'{"id": "a", "premise": "P", "hypothesis": "H"}\n{"id": "b", "premise": "P"}\n')
-    response = client.post("/models/", {"job": "predict", "model_dir": "shared/tiny-nli", "input_file": bad,
-                                        "output_format": "jsonl", "batch_size": "4", "precision": "auto", "queue": "default"})
+    bad = SimpleUploadedFile(
+        "pairs.jsonl", b'{"id": "a", "premise": "P", "hypothesis": "H"}\n{"id": "b", "premise": "P"}\n'
+    )
+    response = client.post(
+        "/models/",
+        {
+            "job": "predict",
+            "model_dir": "shared/tiny-nli",
+            "input_file": bad,
+            "output_format": "jsonl",
+            "batch_size": "4",
+            "precision": "auto",
+            "queue": "default",
+        },
+    )
     assert response.status_code == 400
     assert "pairs.jsonl:2: field &#x27;hypothesis&#x27; is missing" in response.content.decode()
     both = client.post("/models/", {"job": "predict", "model_dir": "shared/tiny-nli", "queue": "default"})
     assert "pick a study or upload a file" in both.content.decode()
-    wrong_kind = client.post("/models/", {"job": "predict", "model_dir": "shared/tiny-lm", "queue": "default",
-                                          "input_file": SimpleUploadedFile("p.jsonl", b"{}")})
+    wrong_kind = client.post(
+        "/models/",
+        {
+            "job": "predict",
+            "model_dir": "shared/tiny-lm",
+            "queue": "default",
+            "input_file": SimpleUploadedFile("p.jsonl", b"{}"),
+        },
+    )
     assert "Select a valid choice" in wrong_kind.content.decode()  # an LM is offered under LM choice scoring only
     assert Job.objects.count() == 0
 
@@ -119,30 +153,63 @@ def test_a_bad_upload_is_refused_with_its_line_and_nothing_is_stored(client, aut
 def test_prediction_and_lm_choice_scoring_from_uploads(client, author, models_dir, tmp_path):
     client.force_login(author)
     pairs = write_pairs_jsonl(tmp_path / "in.jsonl").read_bytes()
-    client.post("/models/", {"job": "predict", "model_dir": "shared/tiny-nli", "input_file": SimpleUploadedFile("in.jsonl", pairs),
-                             "output_format": "jsonl", "batch_size": "4", "precision": "fp32", "queue": "default"})
-    client.post("/models/", {"job": "score_choices", "model_dir": "shared/tiny-lm", "input_file": SimpleUploadedFile("in.jsonl", pairs),
-                             "output_format": "jsonl", "batch_size": "4", "queue": "default"})
+    client.post(
+        "/models/",
+        {
+            "job": "predict",
+            "model_dir": "shared/tiny-nli",
+            "input_file": SimpleUploadedFile("in.jsonl", pairs),
+            "output_format": "jsonl",
+            "batch_size": "4",
+            "precision": "fp32",
+            "queue": "default",
+        },
+    )
+    client.post(
+        "/models/",
+        {
+            "job": "score_choices",
+            "model_dir": "shared/tiny-lm",
+            "input_file": SimpleUploadedFile("in.jsonl", pairs),
+            "output_format": "jsonl",
+            "batch_size": "4",
+            "queue": "default",
+        },
+    )
     predicted, scored = Job.objects.order_by("id")
     assert predicted.status == scored.status == "done", (predicted.error, scored.error)
     assert predicted.result["kind"] == "nli" and scored.result["kind"] == "causal_lm"
     for job in (predicted, scored):
-        lines = [json.loads(line) for line in b"".join(client.get(f"/jobs/{job.pk}/output/").streaming_content).splitlines()]
+        lines = [
+            json.loads(line) for line in b"".join(client.get(f"/jobs/{job.pk}/output/").streaming_content).splitlines()
+        ]
         assert len(lines) == len(PAIRS) and set(lines[0]["probabilities"]) == {"entailment", "neutral", "contradiction"}
     listed = client.get("/models/").content.decode()
     assert f'href="/jobs/{predicted.pk}/"' in listed and f'href="/jobs/{scored.pk}/"' in listed
 
 
 @override_settings(TASKS=IMMEDIATE)
-def test_atoms_are_generated_from_a_study_and_imported_into_a_validity_study(client, author, models_dir, make_project, import_rows):
+def test_atoms_are_generated_from_a_study_and_imported_into_a_validity_study(
+    client, author, models_dir, make_project, import_rows
+):
     source = make_project("nli_label", slug="pairs-study", owner=author)
     import_rows(source, [{"id": f"p{i}", "premise": p, "hypothesis": h} for i, (p, h) in enumerate(PAIRS)])
     validity = make_project("atom_validity", slug="validity", owner=author, status="draft")
     client.force_login(author)
     page = client.get("/models/?job=generate_atoms").content.decode()
     assert '<option value="validity">' in page and '<option value="pairs-study">' in page
-    client.post("/models/", {"job": "generate_atoms", "lm_dir": "shared/tiny-lm", "nli_dir": "shared/tiny-nli",
-                             "input_study": "pairs-study", "into_study": "validity", "max_new_tokens": "8", "queue": "default"})
+    client.post(
+        "/models/",
+        {
+            "job": "generate_atoms",
+            "lm_dir": "shared/tiny-lm",
+            "nli_dir": "shared/tiny-nli",
+            "input_study": "pairs-study",
+            "into_study": "validity",
+            "max_new_tokens": "8",
+            "queue": "default",
+        },
+    )
     job = Job.objects.get()
     assert job.status == "done", job.error
     assert job.project == validity and job.result["imported"]["examples"] == len(PAIRS)
@@ -150,19 +217,31 @@ def test_atoms_are_generated_from_a_study_and_imported_into_a_validity_study(cli
 
 
 @override_settings(TASKS=IMMEDIATE)
-def test_antonym_pairs_from_a_study_with_the_servers_wordnet(client, author, models_dir, make_project, import_rows, settings, tmp_path):
+def test_antonym_pairs_from_a_study_with_the_servers_wordnet(
+    client, author, models_dir, make_project, import_rows, settings, tmp_path
+):
     from test_antonyms import write_wordnet
 
     settings.WORDNET_DIR = write_wordnet(tmp_path / "wordnet")
     source = make_project("nli_label", slug="pairs-study", owner=author)
     import_rows(source, [{"id": f"p{i}", "premise": p, "hypothesis": h} for i, (p, h) in enumerate(PAIRS)])
     client.force_login(author)
-    client.post("/models/", {"job": "antonyms", "nli_dir": "shared/tiny-nli", "embedder_dir": "shared/tiny-encoder",
-                             "input_study": "pairs-study", "queue": "default"})
+    client.post(
+        "/models/",
+        {
+            "job": "antonyms",
+            "nli_dir": "shared/tiny-nli",
+            "embedder_dir": "shared/tiny-encoder",
+            "input_study": "pairs-study",
+            "queue": "default",
+        },
+    )
     job = Job.objects.get()
     assert job.status == "done", job.error
     assert job.project == source and job.result["rows"] == len(PAIRS) and job.result["written"] >= 1
-    lines = [json.loads(line) for line in b"".join(client.get(f"/jobs/{job.pk}/output/").streaming_content).splitlines()]
+    lines = [
+        json.loads(line) for line in b"".join(client.get(f"/jobs/{job.pk}/output/").streaming_content).splitlines()
+    ]
     assert len(lines) == job.result["written"] and lines[0]["modified_hypothesis"] != lines[0]["hypothesis"]
 
 
@@ -173,11 +252,26 @@ def test_an_nli_model_is_scored_against_a_label_studys_gold(client, author, mode
     force_label(models_dir / "tiny-nli", 0)  # always "entailment": its accuracy is the share of entailment gold
     study = make_project("nli_label", slug="labels", owner=author)
     counts = [{"e": 3, "n": 1}, {"c": 4}, {"e": 5}, {"n": 2, "c": 2}]  # the last has no majority: no gold
-    import_rows(study, [{"uid": f"g{i}", "example": {"premise": p, "hypothesis": h}, "label_counter": counter}
-                        for i, ((p, h), counter) in enumerate(zip(PAIRS, counts))], "chaosnli")
+    import_rows(
+        study,
+        [
+            {"uid": f"g{i}", "example": {"premise": p, "hypothesis": h}, "label_counter": counter}
+            for i, ((p, h), counter) in enumerate(zip(PAIRS, counts))
+        ],
+        "chaosnli",
+    )
     client.force_login(author)
-    client.post("/models/", {"job": "evaluate", "model_dir": "shared/tiny-nli", "gold_study": "labels", "batch_size": "4",
-                             "precision": "auto", "queue": "default"})
+    client.post(
+        "/models/",
+        {
+            "job": "evaluate",
+            "model_dir": "shared/tiny-nli",
+            "gold_study": "labels",
+            "batch_size": "4",
+            "precision": "auto",
+            "queue": "default",
+        },
+    )
     job = Job.objects.get()
     assert job.status == "done", job.error
     assert job.inputs[0]["name"] == "labels-snli.jsonl" and job.project == study
@@ -191,11 +285,30 @@ def test_a_prediction_job_runs_at_the_precision_picked_in_the_form(client, autho
     precision = "bf16-linear" if cpu_has_bf16() else "int8"
     client.force_login(author)
     pairs = write_pairs_jsonl(tmp_path / "in.jsonl").read_bytes()
-    client.post("/models/", {"job": "predict", "model_dir": "shared/tiny-nli", "input_file": SimpleUploadedFile("in.jsonl", pairs),
-                             "output_format": "jsonl", "batch_size": "4", "precision": precision, "queue": "default"})
-    refused = client.post("/models/", {"job": "predict", "model_dir": "shared/tiny-nli", "output_format": "jsonl",
-                                       "input_file": SimpleUploadedFile("in.jsonl", pairs), "batch_size": "4",
-                                       "precision": "fp8", "queue": "default"})
+    client.post(
+        "/models/",
+        {
+            "job": "predict",
+            "model_dir": "shared/tiny-nli",
+            "input_file": SimpleUploadedFile("in.jsonl", pairs),
+            "output_format": "jsonl",
+            "batch_size": "4",
+            "precision": precision,
+            "queue": "default",
+        },
+    )
+    refused = client.post(
+        "/models/",
+        {
+            "job": "predict",
+            "model_dir": "shared/tiny-nli",
+            "output_format": "jsonl",
+            "input_file": SimpleUploadedFile("in.jsonl", pairs),
+            "batch_size": "4",
+            "precision": "fp8",
+            "queue": "default",
+        },
+    )
     assert "Select a valid choice. fp8 is not one of the available choices." in refused.content.decode()
     job = Job.objects.get()
     assert job.status == "done", job.error

@@ -1,22 +1,25 @@
 """Inference precisions: the CPU fast paths (int8, bf16-linear) against fp32, and precisions a device cannot run."""
+
 import json
 
 import numpy as np
 import pytest
 import torch
-from transformers import AutoModelForSequenceClassification
 from conftest import PAIRS, build_bert_classifier, write_pairs_jsonl
 from django.core.management import CommandError, call_command
+from transformers import AutoModelForSequenceClassification
 
 from models_backend.devices import Bf16Linear, OneDnnLinear, cpu_has_bf16, pick_precision
+from models_backend.prediction import predict_file
 from models_backend.registry import inspect_checkpoint, load_model
 from models_backend.runner import pair_logits
-from models_backend.prediction import predict_file
 
 
 def probabilities(path):
     rows = [json.loads(line) for line in path.read_text().splitlines()]
-    return np.array([[row["probabilities"][name] for name in ("entailment", "neutral", "contradiction")] for row in rows])
+    return np.array(
+        [[row["probabilities"][name] for name in ("entailment", "neutral", "contradiction")] for row in rows]
+    )
 
 
 needs_bf16_cpu = pytest.mark.skipif(not cpu_has_bf16(), reason="this CPU has no bfloat16 units")
@@ -63,22 +66,37 @@ def test_bf16_linear_keeps_pooler_and_head_in_float32(tiny_nli):
 
 def test_predict_command_takes_precision(tiny_nli, tmp_path, capsys):
     source = write_pairs_jsonl(tmp_path / "in.jsonl", PAIRS[:3])
-    call_command("predict", model=str(tiny_nli), input=str(source), output=str(tmp_path / "o.jsonl"),
-                 precision="int8", json=True)
+    call_command(
+        "predict", model=str(tiny_nli), input=str(source), output=str(tmp_path / "o.jsonl"), precision="int8", json=True
+    )
     assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["precision"] == "int8"
     with pytest.raises(CommandError, match="needs a CUDA device"):
-        call_command("predict", model=str(tiny_nli), input=str(source), output=str(tmp_path / "o.jsonl"),
-                     precision="fp16", device="cpu")
-    with pytest.raises(CommandError, match="precision must be one of .*, got 'bf16_linear'"):
-        call_command("predict", model=str(tiny_nli), input=str(source), output=str(tmp_path / "o.jsonl"),
-                     precision="bf16_linear")
+        call_command(
+            "predict",
+            model=str(tiny_nli),
+            input=str(source),
+            output=str(tmp_path / "o.jsonl"),
+            precision="fp16",
+            device="cpu",
+        )
+    with pytest.raises(CommandError, match=r"precision must be one of .*, got 'bf16_linear'"):
+        call_command(
+            "predict", model=str(tiny_nli), input=str(source), output=str(tmp_path / "o.jsonl"), precision="bf16_linear"
+        )
 
 
 @needs_bf16_cpu
 def test_predict_command_takes_bf16_linear(tiny_nli, tmp_path, capsys):
     source = write_pairs_jsonl(tmp_path / "in.jsonl", PAIRS[:3])
-    call_command("predict", "--precision", "bf16-linear", "--json", model=str(tiny_nli), input=str(source),
-                 output=str(tmp_path / "o.jsonl"))
+    call_command(
+        "predict",
+        "--precision",
+        "bf16-linear",
+        "--json",
+        model=str(tiny_nli),
+        input=str(source),
+        output=str(tmp_path / "o.jsonl"),
+    )
     assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["precision"] == "bf16-linear"
 
 

@@ -44,14 +44,18 @@ def test_predict_matches_direct_forward_in_any_order(tiny_nli, tmp_path, batch_s
 
 def test_regressor_csv_from_usnli_columns(tmp_path, capsys):
     folder = tmp_path / "unli"
-    build_bert_classifier(folder, num_labels=1, id2label={0: "probability"}, extra_config={"nli_studio_output": "sigmoid"})
+    build_bert_classifier(
+        folder, num_labels=1, id2label={0: "probability"}, extra_config={"nli_studio_output": "sigmoid"}
+    )
     source = tmp_path / "usnli.csv"
     with source.open("w", newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow(["id", "pre", "hyp", "nli", "unli"])
         writer.writerows([i + 1, p, h, 1, 0.5] for i, (p, h) in enumerate(PAIRS))
     output = tmp_path / "pred.csv"
-    call_command("predict", model=str(folder), input=str(source), output=str(output), format="csv", batch_size=2, json=True)
+    call_command(
+        "predict", model=str(folder), input=str(source), output=str(output), format="csv", batch_size=2, json=True
+    )
     summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert summary["rows"] == len(PAIRS) and summary["device"] == "cpu" and summary["rows_per_s"] > 0
     with output.open() as handle:

@@ -8,8 +8,9 @@ def test_detects_kinds_from_config(tiny_nli, tiny_lm, tmp_path):
     assert inspect_checkpoint(tiny_nli).kind is ModelKind.NLI
     assert inspect_checkpoint(tiny_nli).label_names == ("entailment", "neutral", "contradiction")
     assert inspect_checkpoint(tiny_lm).kind is ModelKind.CAUSAL_LM
-    build_bert_classifier(tmp_path / "unli", num_labels=1, id2label={0: "probability"},
-                          extra_config={"nli_studio_output": "sigmoid"})
+    build_bert_classifier(
+        tmp_path / "unli", num_labels=1, id2label={0: "probability"}, extra_config={"nli_studio_output": "sigmoid"}
+    )
     spec = inspect_checkpoint(tmp_path / "unli")
     assert spec.kind is ModelKind.UNLI and spec.sigmoid
     build_bert_classifier(tmp_path / "defeasible", num_labels=2, id2label={0: "weakener", 1: "strengthener"})

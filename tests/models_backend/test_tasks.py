@@ -1,4 +1,5 @@
 """Model jobs: queued through the one jobs module, progress recorded, cancellable, shown on the job page."""
+
 import json
 
 import pytest
@@ -33,7 +34,12 @@ def test_a_prediction_job_records_progress_and_result(tiny_nli, tmp_path, author
 
 def test_cancel_stops_a_running_job_at_its_next_step(tiny_nli, tmp_path, author):
     source = write_pairs_jsonl(tmp_path / "in.jsonl")
-    params = {"model_dir": str(tiny_nli), "input_path": str(source), "output_path": str(tmp_path / "o.jsonl"), "batch_size": 1}
+    params = {
+        "model_dir": str(tiny_nli),
+        "input_path": str(source),
+        "output_path": str(tmp_path / "o.jsonl"),
+        "batch_size": 1,
+    }
     job = Job.objects.create(kind=PREDICT, params=params, created_by=author)
     original = KINDS[PREDICT]
 
@@ -59,15 +65,20 @@ def test_a_job_cancelled_before_it_starts_never_runs(author):
 
 
 def test_a_failing_job_is_stored_as_failed(tmp_path, author):
-    job = Job.objects.create(kind=PREDICT, params={"model_dir": str(tmp_path / "none"), "input_path": "x", "output_path": "y"})
+    job = Job.objects.create(
+        kind=PREDICT, params={"model_dir": str(tmp_path / "none"), "input_path": "x", "output_path": "y"}
+    )
     finished = services.execute(job.pk)
     assert finished.status == "failed" and "none" in finished.error
 
 
 def test_a_job_delivered_twice_runs_once(tiny_nli, tmp_path, author):
     source = write_pairs_jsonl(tmp_path / "in.jsonl")
-    job = Job.objects.create(kind=PREDICT, params={"model_dir": str(tiny_nli), "input_path": str(source),
-                                                   "output_path": str(tmp_path / "o.jsonl")}, created_by=author)
+    job = Job.objects.create(
+        kind=PREDICT,
+        params={"model_dir": str(tiny_nli), "input_path": str(source), "output_path": str(tmp_path / "o.jsonl")},
+        created_by=author,
+    )
     first = services.execute(job.pk)
     second = services.execute(job.pk)
     assert first.status == second.status == "done" and second.finished_at == first.finished_at
@@ -83,15 +94,35 @@ def test_model_pages_for_authors_only(tiny_nli, tmp_path, author, worker, client
     client.force_login(author)
     assert client.get("/models/").status_code == 200
     pairs = SimpleUploadedFile("pairs.jsonl", write_pairs_jsonl(tmp_path / "in.jsonl").read_bytes())
-    response = client.post("/models/", {"job": "predict", "model_dir": f"shared/{tiny_nli.name}", "input_file": pairs,
-                                        "output_format": "jsonl", "batch_size": 4, "queue": "default"})
+    response = client.post(
+        "/models/",
+        {
+            "job": "predict",
+            "model_dir": f"shared/{tiny_nli.name}",
+            "input_file": pairs,
+            "output_format": "jsonl",
+            "batch_size": 4,
+            "queue": "default",
+        },
+    )
     job = Job.objects.get()
     assert response["Location"] == f"/jobs/{job.pk}/" and job.status == "done"
     assert "Download the output" in client.get(f"/jobs/{job.pk}/status/").content.decode()
     download = client.get(f"/jobs/{job.pk}/output/")
     assert b"".join(download.streaming_content).decode().count("\n") == len(PAIRS)
-    typed = client.post("/models/", {"job": "predict", "model_dir": str(tmp_path), "input_file": SimpleUploadedFile("p.jsonl", b"{}"),
-                                     "output_format": "jsonl", "batch_size": 4, "queue": "default"})
+    typed = client.post(
+        "/models/",
+        {
+            "job": "predict",
+            "model_dir": str(tmp_path),
+            "input_file": SimpleUploadedFile("p.jsonl", b"{}"),
+            "output_format": "jsonl",
+            "batch_size": 4,
+            "queue": "default",
+        },
+    )
     assert typed.status_code == 400 and "Select a valid choice" in typed.content.decode()
     client.force_login(make_user("author2", "author"))
-    assert client.get(f"/jobs/{job.pk}/").status_code == 404 and client.get(f"/jobs/{job.pk}/output/").status_code == 404
+    assert (
+        client.get(f"/jobs/{job.pk}/").status_code == 404 and client.get(f"/jobs/{job.pk}/output/").status_code == 404
+    )

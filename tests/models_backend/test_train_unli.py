@@ -45,8 +45,18 @@ def test_train_unli_command_writes_loadable_checkpoint_and_card(tiny_encoder, us
     train, evaluation = usnli
     output = tmp_path / "model"
     # The default pre-training, on the first 64 rows of the shared SNLI file (all of it takes a minute here).
-    call_command("train_unli", base=str(tiny_encoder), train=str(train), eval=str(evaluation), epochs=1,
-                 output=str(output), batch_size=4, seed=1, max_pretrain=64, json=True)
+    call_command(
+        "train_unli",
+        base=str(tiny_encoder),
+        train=str(train),
+        eval=str(evaluation),
+        epochs=1,
+        output=str(output),
+        batch_size=4,
+        seed=1,
+        max_pretrain=64,
+        json=True,
+    )
     result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert {"pearson", "spearman", "mse", "n_train", "n_eval", "seconds"} <= set(result)
     assert result["n_train"] == 8 and result["n_eval"] == 6 and 0 <= result["mse"] <= 1
@@ -69,8 +79,12 @@ def test_train_unli_command_writes_loadable_checkpoint_and_card(tiny_encoder, us
 def test_rank_loss_hypothesis_only_and_snli_pretraining(tiny_encoder, usnli, tmp_path):
     train, evaluation = usnli
     snli = tmp_path / "snli.jsonl"
-    snli.write_text("".join(json.dumps({"premise": p, "hypothesis": h, "label": label}) + "\n"
-                            for (p, h), label in zip(PAIRS, ["entailment", "neutral", "contradiction"] * 3)))
+    snli.write_text(
+        "".join(
+            json.dumps({"premise": p, "hypothesis": h, "label": label}) + "\n"
+            for (p, h), label in zip(PAIRS, ["entailment", "neutral", "contradiction"] * 3)
+        )
+    )
     settings = UnliSettings(epochs=1, batch_size=4, loss="rank", hypothesis_only=True, pretrain_snli=str(snli))
     result = train_unli(tmp_path / "rank", train, evaluation, settings, base=tiny_encoder)
     # The eval file's six premises are SNLI premises too: those rows are held out of pre-training.
@@ -94,14 +108,22 @@ def test_ranking_pairs_order_higher_target_first():
 def test_bad_probability_is_reported_with_line(tiny_encoder, tmp_path):
     bad = write_usnli(tmp_path / "bad.csv", [("a man", "a dog", 0.4), ("a cat", "a dog", 1.5)])
     with pytest.raises(CommandError, match=r"bad.csv:3: field 'unli' must lie in \[0, 1\]"):
-        call_command("train_unli", base=str(tiny_encoder), train=str(bad), eval=str(bad), epochs=1,
-                     output=str(tmp_path / "m"))
+        call_command(
+            "train_unli", base=str(tiny_encoder), train=str(bad), eval=str(bad), epochs=1, output=str(tmp_path / "m")
+        )
 
 
 def test_with_baseline_prints_both_figures(tiny_encoder, usnli, tmp_path, capsys):
     train, evaluation = usnli
-    options = dict(base=str(tiny_encoder), train=str(train), eval=str(evaluation), epochs=1, batch_size=4,
-                   no_pretrain=True, with_baseline=True)
+    options = {
+        "base": str(tiny_encoder),
+        "train": str(train),
+        "eval": str(evaluation),
+        "epochs": 1,
+        "batch_size": 4,
+        "no_pretrain": True,
+        "with_baseline": True,
+    }
     call_command("train_unli", output=str(tmp_path / "m"), **options)
     table = capsys.readouterr().out
     assert "hypothesis only" in table.splitlines()[0]
@@ -122,7 +144,9 @@ def test_defaults_use_shared_snli_file_when_present(tiny_encoder, usnli, tmp_pat
     monkeypatch.setattr(auxiliary, "SHARED_DATA", shared)
     absent = UnliSettings()
     assert absent.pretrain_snli is None
-    result = train_unli(tmp_path / "plain", train, evaluation, replace(absent, epochs=1, batch_size=4), base=tiny_encoder)
+    result = train_unli(
+        tmp_path / "plain", train, evaluation, replace(absent, epochs=1, batch_size=4), base=tiny_encoder
+    )
     assert result["n_pretrain"] == 0
 
     snli = shared / auxiliary.SNLI_FILE
@@ -130,16 +154,28 @@ def test_defaults_use_shared_snli_file_when_present(tiny_encoder, usnli, tmp_pat
     snli.write_text(json.dumps({"premise": "a dog runs", "hypothesis": "an animal runs", "label": "entailment"}) + "\n")
     present = UnliSettings()
     assert present.pretrain_snli == str(snli)
-    result = train_unli(tmp_path / "pre", train, evaluation, replace(present, epochs=1, batch_size=4), base=tiny_encoder)
+    result = train_unli(
+        tmp_path / "pre", train, evaluation, replace(present, epochs=1, batch_size=4), base=tiny_encoder
+    )
     assert result["n_pretrain"] == 1
 
 
 def test_chaosnli_targets_are_expected_surrogates_and_override_snli(tmp_path):
     snli = tmp_path / "snli.jsonl"
-    snli.write_text("".join(json.dumps({"premise": p, "hypothesis": h, "label": "neutral"}) + "\n" for p, h in PAIRS[:2]))
+    snli.write_text(
+        "".join(json.dumps({"premise": p, "hypothesis": h, "label": "neutral"}) + "\n" for p, h in PAIRS[:2])
+    )
     chaos = tmp_path / "chaos.jsonl"
-    chaos.write_text(json.dumps({"uid": "u1", "label_dist": [0.5, 0.5, 0.0],
-                                 "example": {"uid": "u1", "premise": PAIRS[0][0], "hypothesis": PAIRS[0][1]}}) + "\n")
+    chaos.write_text(
+        json.dumps(
+            {
+                "uid": "u1",
+                "label_dist": [0.5, 0.5, 0.0],
+                "example": {"uid": "u1", "premise": PAIRS[0][0], "hypothesis": PAIRS[0][1]},
+            }
+        )
+        + "\n"
+    )
     data = auxiliary.load_auxiliary(str(snli), [str(chaos)], None, max_snli=None, eval_premises={PAIRS[1][0]})
     scores = auxiliary.SURROGATE_SCORES
     assert [r.hypothesis for r in data.rows] == [PAIRS[0][1]] and data.dropped == 1
@@ -148,13 +184,33 @@ def test_chaosnli_targets_are_expected_surrogates_and_override_snli(tmp_path):
 
 def test_dnli_pairs_put_strengthened_above_weakened(tmp_path):
     path = tmp_path / "dnli.jsonl"
-    records = [("strengthener", "he holds a ball"), ("weakener", "he is asleep"), ("weakener", "he sits"),
-               ("strengthener", "x", True)]
-    path.write_text("".join(json.dumps({"Premise": "a man in the park", "Hypothesis": "a man plays", "Update": r[1],
-                                        "UpdateType": r[0], "UpdateTypeImpossible": len(r) > 2}) + "\n" for r in records))
+    records = [
+        ("strengthener", "he holds a ball"),
+        ("weakener", "he is asleep"),
+        ("weakener", "he sits"),
+        ("strengthener", "x", True),
+    ]
+    path.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "Premise": "a man in the park",
+                    "Hypothesis": "a man plays",
+                    "Update": r[1],
+                    "UpdateType": r[0],
+                    "UpdateTypeImpossible": len(r) > 2,
+                }
+            )
+            + "\n"
+            for r in records
+        )
+    )
     rows, pairs = auxiliary.dnli_ranking(path)
-    assert [r.premise for r in rows] == ["a man in the park he holds a ball", "a man in the park he is asleep",
-                                         "a man in the park he sits"]
+    assert [r.premise for r in rows] == [
+        "a man in the park he holds a ball",
+        "a man in the park he is asleep",
+        "a man in the park he sits",
+    ]
     assert pairs == [(0, 1), (0, 2)]
 
 
@@ -163,20 +219,31 @@ def test_in_batch_hinge_is_zero_for_scores_equal_to_targets():
     assert in_batch_hinge(gold.clone(), gold, margin=0.3).item() == 0.0
     inverted = in_batch_hinge(1 - gold, gold, margin=0.3)
     assert inverted.item() > 0.3
-    assert in_batch_hinge(gold, torch.tensor([0.5, 0.5, 0.4, 0.45]), margin=0.3).item() == 0.0  # no pair far enough apart
+    assert (
+        in_batch_hinge(gold, torch.tensor([0.5, 0.5, 0.4, 0.45]), margin=0.3).item() == 0.0
+    )  # no pair far enough apart
 
 
 def test_seeds_fine_tune_the_pretrained_model_once_each_and_save_their_weight_average(tiny_encoder, usnli, tmp_path):
     train, evaluation = usnli
     snli = tmp_path / "snli.jsonl"
-    snli.write_text("".join(json.dumps({"premise": f"{p} today", "hypothesis": h, "label": label}) + "\n"
-                            for (p, h), label in zip(PAIRS, ["entailment", "neutral", "contradiction"] * 3)))
+    snli.write_text(
+        "".join(
+            json.dumps({"premise": f"{p} today", "hypothesis": h, "label": label}) + "\n"
+            for (p, h), label in zip(PAIRS, ["entailment", "neutral", "contradiction"] * 3)
+        )
+    )
     settings = UnliSettings(epochs=1, batch_size=4, pretrain_snli=str(snli), seed=5, seeds=1)
     # The same model in steps: pre-training alone, then one fine-tuning from it per seed.
     train_unli(tmp_path / "pretrained", train, evaluation, replace(settings, epochs=0), base=tiny_encoder)
     for seed in (5, 6):
-        train_unli(tmp_path / f"seed{seed}", train, evaluation, replace(settings.without_pretraining(), seed=seed),
-                   base=tmp_path / "pretrained")
+        train_unli(
+            tmp_path / f"seed{seed}",
+            train,
+            evaluation,
+            replace(settings.without_pretraining(), seed=seed),
+            base=tmp_path / "pretrained",
+        )
     result = train_unli(tmp_path / "soup", train, evaluation, replace(settings, seeds=2), base=tiny_encoder)
     assert result["n_pretrain"] > 0  # a pre-training stage ran, shared by both fine-tunings
 

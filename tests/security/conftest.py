@@ -7,8 +7,9 @@ def report_requests(terminalreporter, module, calls, run):
         if mine:
             terminalreporter.write_line(f"{run}{who}: {sum(mine.values())} requests over {len(mine)} operations")
     busiest = calls.most_common(3)
-    terminalreporter.write_line(f"{run}most requests: "
-                                + ", ".join(f"{who} {label} ({count})" for (who, label), count in busiest))
+    terminalreporter.write_line(
+        f"{run}most requests: " + ", ".join(f"{who} {label} ({count})" for (who, label), count in busiest)
+    )
 
 
 def pytest_terminal_summary(terminalreporter):
@@ -22,6 +23,8 @@ def pytest_terminal_summary(terminalreporter):
     if module.STATEFUL_CALLS:
         report_requests(terminalreporter, module, module.STATEFUL_CALLS, "stateful, ")
         followed = module.LINKS_FOLLOWED
-        terminalreporter.write_line(f"stateful, links followed: {sum(followed.values())} times, {len(followed)} "
-                                    "distinct (caller, link): " + ", ".join(
-                                        f"{who} {link} ({count})" for (who, link), count in followed.most_common(5)))
+        terminalreporter.write_line(
+            f"stateful, links followed: {sum(followed.values())} times, {len(followed)} "
+            "distinct (caller, link): "
+            + ", ".join(f"{who} {link} ({count})" for (who, link), count in followed.most_common(5))
+        )

@@ -1,4 +1,5 @@
 """Undo what one generated example or one user's request wrote, so the next starts from the same state."""
+
 from contextlib import contextmanager
 
 from django.db import transaction

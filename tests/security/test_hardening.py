@@ -1,5 +1,6 @@
 """Issue 15 hardening: deployment settings, CSP, spreadsheet-safe exports, throttling that says so,
 JSON errors on the API and one retry after a dropped database connection."""
+
 import csv
 import io
 import json
@@ -39,12 +40,19 @@ PRODUCTION_ENV = {
 
 def run_django(code: str, **env) -> subprocess.CompletedProcess:
     environment = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings", **env}
-    return subprocess.run([sys.executable, "-c", f"import django; django.setup(); {code}"], env=environment,
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-c", f"import django; django.setup(); {code}"],
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def test_check_deploy_is_silent_under_the_documented_production_environment(tmp_path):
-    command = "from django.core.management import call_command; call_command('check', '--deploy', '--fail-level', 'WARNING')"
+    command = (
+        "from django.core.management import call_command; call_command('check', '--deploy', '--fail-level', 'WARNING')"
+    )
     quiet = run_django(command, **PRODUCTION_ENV, NLI_STUDIO_VAR=str(tmp_path))
     assert quiet.returncode == 0, quiet.stderr
     assert "no issues" in quiet.stdout + quiet.stderr
@@ -55,20 +63,42 @@ def test_check_deploy_is_silent_under_the_documented_production_environment(tmp_
 
 
 def test_environment_variables_set_but_empty_count_as_unset(tmp_path):
-    code = ("from django.conf import settings as s; "
-            "print(s.DATABASES['default']['ENGINE'], s.REDIS_URL == '', s.ALLOWED_HOSTS, s.SECURE_HSTS_SECONDS, "
-            "s.SECURE_PROXY_SSL_HEADER, s.TASKS_BACKEND)")
-    empty = {name: "" for name in ("DATABASE_URL", "REDIS_URL", "ALLOWED_HOSTS", "SECURE_HSTS_SECONDS",
-                                   "SECURE_PROXY_SSL_HEADER", "TASKS_BACKEND", "CSRF_TRUSTED_ORIGINS", "DEBUG")}
+    code = (
+        "from django.conf import settings as s; "
+        "print(s.DATABASES['default']['ENGINE'], s.REDIS_URL == '', s.ALLOWED_HOSTS, s.SECURE_HSTS_SECONDS, "
+        "s.SECURE_PROXY_SSL_HEADER, s.TASKS_BACKEND)"
+    )
+    empty = dict.fromkeys(
+        (
+            "DATABASE_URL",
+            "REDIS_URL",
+            "ALLOWED_HOSTS",
+            "SECURE_HSTS_SECONDS",
+            "SECURE_PROXY_SSL_HEADER",
+            "TASKS_BACKEND",
+            "CSRF_TRUSTED_ORIGINS",
+            "DEBUG",
+        ),
+        "",
+    )
     out = run_django(code, **empty, NLI_STUDIO_VAR=str(tmp_path))
     assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == ["django.db.backends.sqlite3", "True", "['127.0.0.1',", "'localhost']", "0",
-                                  "None", "database"]
+    assert out.stdout.split() == [
+        "django.db.backends.sqlite3",
+        "True",
+        "['127.0.0.1',",
+        "'localhost']",
+        "0",
+        "None",
+        "database",
+    ]
 
 
 def test_production_settings_are_read_from_the_environment(tmp_path):
-    code = ("from django.conf import settings as s; "
-            "print(s.SECURE_SSL_REDIRECT, s.SECURE_HSTS_SECONDS, s.SECURE_PROXY_SSL_HEADER, s.CSRF_TRUSTED_ORIGINS)")
+    code = (
+        "from django.conf import settings as s; "
+        "print(s.SECURE_SSL_REDIRECT, s.SECURE_HSTS_SECONDS, s.SECURE_PROXY_SSL_HEADER, s.CSRF_TRUSTED_ORIGINS)"
+    )
     out = run_django(code, **PRODUCTION_ENV, NLI_STUDIO_VAR=str(tmp_path))
     assert out.stdout.strip() == "True 31536000 ('HTTP_X_FORWARDED_PROTO', 'https') ['https://nli.example.org']"
 
@@ -105,7 +135,9 @@ def test_a_view_can_name_its_own_frame_ancestors():
     view = allow_framing_by("https://www.mturk.com", "https://workersandbox.mturk.com")(framed_page)
     middleware = ContentSecurityPolicyMiddleware(view)
     response = middleware(RequestFactory().get("/"))
-    assert "frame-ancestors https://www.mturk.com https://workersandbox.mturk.com" in response["Content-Security-Policy"]
+    assert (
+        "frame-ancestors https://www.mturk.com https://workersandbox.mturk.com" in response["Content-Security-Policy"]
+    )
     assert response.xframe_options_exempt
     plain = ContentSecurityPolicyMiddleware(framed_page)(RequestFactory().get("/"))
     assert "frame-ancestors 'none'" in plain["Content-Security-Policy"]
@@ -118,7 +150,9 @@ FORMULAS = ['=HYPERLINK("http://x","y")', "+1+1", "-2+3", "@SUM(A1)", "\tTab", "
 
 def test_the_spreadsheet_csv_neutralises_formulas_and_dataset_formats_keep_the_text(make_project, import_rows):
     project = make_project("nli_label")
-    import_rows(project, [{"id": str(i), "premise": text, "hypothesis": "plain hypothesis"} for i, text in enumerate(FORMULAS)])
+    import_rows(
+        project, [{"id": str(i), "premise": text, "hypothesis": "plain hypothesis"} for i, text in enumerate(FORMULAS)]
+    )
     everything = exporters.ExportOptions(include_unanswered=True)
     rows = list(csv.DictReader(io.StringIO("".join(exporters.export(project, "csv", everything)))))
     assert sorted(row["premise"] for row in rows) == sorted("'" + text for text in FORMULAS)
@@ -132,12 +166,13 @@ def test_the_usnli_dataset_export_round_trips_a_leading_equals(make_project):
     project = make_project("unli_slider")
     from annotation.services.importers import import_stream
 
-    import_stream(project, io.StringIO('id,pre,hyp,nli,unli\n1,=1+2,-minus,1,0.5\n'), "usnli")
+    import_stream(project, io.StringIO("id,pre,hyp,nli,unli\n1,=1+2,-minus,1,0.5\n"), "usnli")
     rows = list(csv.DictReader(io.StringIO("".join(exporters.export(project, "usnli")))))
     assert (rows[0]["pre"], rows[0]["hyp"]) == ("=1+2", "-minus")
 
 
 # --- throttling --------------------------------------------------------------------------------------
+
 
 def test_login_page_lockout_answers_429_with_retry_after(settings, make_user):
     settings.AXES_ENABLED = True
@@ -173,7 +208,9 @@ def test_spraying_one_password_over_many_usernames_locks_the_address(settings, m
     assert [answer.status_code for answer in answers] == [200] * 5 + [429]
     sprayed = client.post("/accounts/login/", {"username": "victim", "password": "Summer2026!"})
     assert sprayed.status_code == 429 and sprayed["Retry-After"] == "900"
-    elsewhere = Client(REMOTE_ADDR="10.1.2.3").post("/accounts/login/", {"username": "victim", "password": "Summer2026!"})
+    elsewhere = Client(REMOTE_ADDR="10.1.2.3").post(
+        "/accounts/login/", {"username": "victim", "password": "Summer2026!"}
+    )
     assert elsewhere.status_code == 302  # another address is not locked out
 
 
@@ -227,6 +264,7 @@ def test_api_throttles_anonymous_and_authenticated_use(settings, make_user):
 
 # --- JSON errors and the dropped connection ------------------------------------------------------------
 
+
 @api_view(["GET"])
 @permission_classes([AllowAny])
 def broken(request):
@@ -250,8 +288,12 @@ def count_users_in_transaction(request):
         return Response({"users": get_user_model().objects.count()})
 
 
-urlpatterns = [path("api/broken/", broken), path("api/users/", count_users),
-               path("api/users-in-transaction/", count_users_in_transaction), *site_urls]
+urlpatterns = [
+    path("api/broken/", broken),
+    path("api/users/", count_users),
+    path("api/users-in-transaction/", count_users_in_transaction),
+    *site_urls,
+]
 
 
 @pytest.mark.urls(__name__)
@@ -325,11 +367,21 @@ def test_a_connection_dropped_inside_a_transaction_is_retried_once(make_user):
 
 # --- big inputs --------------------------------------------------------------------------------------
 
+
 def jsonl_upload(rows: int, name: str = "rows.jsonl"):
     from django.core.files.uploadedfile import SimpleUploadedFile
 
-    body = "".join(json.dumps({"id": f"r{n}", "premise": f"A premise of some length, number {n}.",
-                               "hypothesis": f"A hypothesis, number {n}."}) + "\n" for n in range(rows))
+    body = "".join(
+        json.dumps(
+            {
+                "id": f"r{n}",
+                "premise": f"A premise of some length, number {n}.",
+                "hypothesis": f"A hypothesis, number {n}.",
+            }
+        )
+        + "\n"
+        for n in range(rows)
+    )
     return SimpleUploadedFile(name, body.encode())
 
 
@@ -342,7 +394,9 @@ def test_api_uploads_over_64_kib_stream_from_a_temporary_file(settings, make_pro
     api.force_authenticate(author)
     upload = jsonl_upload(1500)
     assert upload.size > settings.FILE_UPLOAD_MAX_MEMORY_SIZE
-    answer = api.post(f"/api/v1/projects/{project.slug}/import/", {"format": "jsonl", "file": upload}, format="multipart")
+    answer = api.post(
+        f"/api/v1/projects/{project.slug}/import/", {"format": "jsonl", "file": upload}, format="multipart"
+    )
     assert answer.status_code == 200 and answer.json()["created"] == 1500
 
 
@@ -353,7 +407,7 @@ def test_the_size_limit_holds_for_the_api_before_the_file_is_read(settings, make
     project = make_project("nli_label")
     api = APIClient()
     api.force_authenticate(author)
-    for path in (f"/api/v1/projects/{project.slug}/import/", f"/api/projects/{project.slug}/import/"):
-        answer = api.post(path, {"format": "jsonl", "file": jsonl_upload(200)}, format="multipart")
-        assert answer.status_code == 400 and "over the import limit" in answer.json()["detail"], path
+    for url in (f"/api/v1/projects/{project.slug}/import/", f"/api/projects/{project.slug}/import/"):
+        answer = api.post(url, {"format": "jsonl", "file": jsonl_upload(200)}, format="multipart")
+        assert answer.status_code == 400 and "over the import limit" in answer.json()["detail"], url
     assert not Example.objects.exists()

@@ -1,6 +1,7 @@
 """Participants' data: forget_participant (command and admin action) erases the platform ID and free text,
 keeps the answers under a pseudonym and writes an audit row; the audit log records exports, blocks,
 adjudications, settings changes and erasures, and only admins read it."""
+
 import io
 
 import pytest
@@ -10,9 +11,9 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from annotation.models import Annotation, AuditEntry, CrowdSession
-from annotation.services import crowd, adjudication, exporters, projects, quality
-from annotation.services.provenance import annotator_id
+from annotation.services import adjudication, crowd, exporters, projects, quality
 from annotation.services.assignments import claim_page, submit_page
+from annotation.services.provenance import annotator_id
 
 pytestmark = pytest.mark.django_db
 
@@ -100,8 +101,15 @@ def test_exports_blocks_adjudications_and_settings_changes_are_logged(study, par
     projects.set_status(study, "paused", changed_by=author)
     entries = list(AuditEntry.objects.order_by("id").values_list("action", "actor_name", "details"))
     assert [(action, who) for action, who, _ in entries] == [
-        ("export", "author1"), ("export", "author1"), ("export", "command line"), ("block", "author1"),
-        ("unblock", "author1"), ("adjudicate", "author1"), ("settings", "author1"), ("settings", "author1")]
+        ("export", "author1"),
+        ("export", "author1"),
+        ("export", "command line"),
+        ("block", "author1"),
+        ("unblock", "author1"),
+        ("adjudicate", "author1"),
+        ("settings", "author1"),
+        ("settings", "author1"),
+    ]
     assert [details.get("via") for _, _, details in entries[:3]] == ["api", "web", "command line"]
     assert entries[3][2] == {"worker": f"w{participant.pk}", "exclude_answers": True, "reason": ""}
     assert entries[5][2]["after"] == "c"

@@ -9,6 +9,7 @@ itself is refused; 401/403 refused; 404 hidden; 405 wrong method. Admins are adm
 group), not superusers: they manage everything but annotate only if also given the worker role, so the
 worker pages refuse them (403).
 """
+
 import pytest
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
@@ -43,16 +44,27 @@ PAGES = [
     ("project_new", "get", "/projects/new/", AUTHOR_PAGE),
     ("project_detail", "get", "/projects/{slug}/", MANAGE_PAGE),
     ("project_detail", "post", "/projects/{slug}/", row(LOGIN, 405, 405, 405, 405, 405)),  # imports go to import/
-    *[("project_export", "get", f"/projects/{{slug}}/export/{fmt}/", MANAGE_PAGE) for fmt in ("chaosnli", "snli", "jsonl", "csv")],
+    *[
+        ("project_export", "get", f"/projects/{{slug}}/export/{fmt}/", MANAGE_PAGE)
+        for fmt in ("chaosnli", "snli", "jsonl", "csv")
+    ],
     # Formats that do not fit a 3-way label project, and one that does not exist: refused with the reason.
-    *[("project_export", "get", f"/projects/{{slug}}/export/{fmt}/", row(LOGIN, 403, 403, 400, 404, 400)) for fmt in ("usnli", "dnli", "atoms", "xml")],
+    *[
+        ("project_export", "get", f"/projects/{{slug}}/export/{fmt}/", row(LOGIN, 403, 403, 400, 404, 400))
+        for fmt in ("usnli", "dnli", "atoms", "xml")
+    ],
     ("worker_figures", "get", "/projects/{slug}/workers/", MANAGE_PAGE),
     # A 3-way label project sends nothing to validation: the owner is told so on the dashboard.
     ("project_send_to_validation", "post", "/projects/{slug}/send-to-validation/", row(LOGIN, 403, 403, 302, 404, 302)),
     ("project_send_to_validation", "get", "/projects/{slug}/send-to-validation/", row(LOGIN, 405, 405, 405, 405, 405)),
     ("adjudication_queue", "get", "/projects/{slug}/adjudication/", MANAGE_PAGE),
     ("adjudication_item", "get", "/projects/{slug}/adjudication/{item}/", MANAGE_PAGE),
-    ("adjudication_item", "post", "/projects/{slug}/adjudication/{item}/", row(LOGIN, 403, 403, 400, 404, 400)),  # no value
+    (
+        "adjudication_item",
+        "post",
+        "/projects/{slug}/adjudication/{item}/",
+        row(LOGIN, 403, 403, 400, 404, 400),
+    ),  # no value
     ("project_report", "get", "/projects/{slug}/report/", MANAGE_PAGE),
     ("project_settings", "get", "/projects/{slug}/settings/", MANAGE_PAGE),
     ("project_settings", "post", "/projects/{slug}/settings/", row(LOGIN, 403, 403, 400, 404, 400)),  # no task type
@@ -87,7 +99,12 @@ PAGES = [
     ("models_backend:run_list", "get", "/models/?job=train_unli", AUTHOR_PAGE),
     ("models_backend:checkpoint_list", "get", "/models/checkpoints/", AUTHOR_PAGE),
     # No checkpoint named, and the study is only the owner's: back to the registry with the reason.
-    ("models_backend:checkpoint_evaluate", "post", "/models/checkpoints/evaluate/", row(LOGIN, 403, 403, 302, 302, 302)),
+    (
+        "models_backend:checkpoint_evaluate",
+        "post",
+        "/models/checkpoints/evaluate/",
+        row(LOGIN, 403, 403, 302, 302, 302),
+    ),
     ("models_backend:checkpoint_evaluate", "get", "/models/checkpoints/evaluate/", row(LOGIN, 405, 405, 405, 405, 405)),
     ("jobs:list", "get", "/jobs/", AUTHOR_PAGE),
     ("jobs:detail", "get", "/jobs/{run}/", RUN_PAGE),
@@ -115,7 +132,12 @@ API = [
     ("project-adjudication-queue", "get", "/api/projects/{slug}/adjudication/", MANAGE_API),
     ("project-adjudicate", "post", "/api/projects/{slug}/adjudicate/", MANAGE_API),
     ("project-results", "get", "/api/projects/{slug}/results/", MANAGE_API),
-    ("project-send-to-validation", "post", "/api/projects/{slug}/send-to-validation/", row(401, 403, 403, 400, 404, 400)),
+    (
+        "project-send-to-validation",
+        "post",
+        "/api/projects/{slug}/send-to-validation/",
+        row(401, 403, 403, 400, 404, 400),
+    ),
     ("project-agreement", "get", "/api/projects/{slug}/agreement/?bootstrap=0", MANAGE_API),
     ("project-import-file", "post", "/api/projects/{slug}/import/", MANAGE_API),
     ("project-export", "get", "/api/projects/{slug}/export/?as=jsonl", MANAGE_API),
@@ -148,20 +170,36 @@ def world(make_user, make_project, import_rows, author):
     project = make_project("nli_label", slug="owned", owner=users["owner"], items_per_page=2)
     import_rows(project, [{"id": str(i), "premise": f"P{i}", "hypothesis": f"H{i}"} for i in range(4)])
     # Imported votes that tie: an item waiting for adjudication, never served to workers.
-    import_rows(project, [{"uid": "t", "example": {"premise": "P", "hypothesis": "H"}, "label_counter": {"e": 1, "n": 1}}], "chaosnli")
+    import_rows(
+        project,
+        [{"uid": "t", "example": {"premise": "P", "hypothesis": "H"}, "label_counter": {"e": 1, "n": 1}}],
+        "chaosnli",
+    )
     tie = project.items.get(status="adjudication")
     page = claim_page(project, users["worker"])
     # The other worker has answered a page: the study has a worker to look at.
     answered = claim_page(project, users["other_worker"])
     submit_page(answered.pk, users["other_worker"], {str(c.item_id): {"value": "n"} for c in answered.claims.all()})
-    run = Job.objects.create(kind="evaluate", params={"suite": "unli", "parameters": {}}, status=Job.Status.DONE,
-                             result={"pearson": 0.5}, created_by=users["owner"], project=project)
+    run = Job.objects.create(
+        kind="evaluate",
+        params={"suite": "unli", "parameters": {}},
+        status=Job.Status.DONE,
+        result={"pearson": 0.5},
+        created_by=users["owner"],
+        project=project,
+    )
     model_run = Job.objects.create(kind="predict", params={}, created_by=users["owner"])
     return {
         "users": users,
         "project": project,
-        "fill": {"slug": project.slug, "item": tie.pk, "page": page.pk, "run": run.pk, "model_run": model_run.pk,
-                 "answered_by": users["other_worker"].pk},
+        "fill": {
+            "slug": project.slug,
+            "item": tie.pk,
+            "page": page.pk,
+            "run": run.pk,
+            "model_run": model_run.pk,
+            "answered_by": users["other_worker"].pk,
+        },
     }
 
 
@@ -179,7 +217,10 @@ def request_as(who, world, method, path, api: bool):
     if api and path.endswith("/import/"):
         from django.core.files.uploadedfile import SimpleUploadedFile
 
-        data = {"format": "jsonl", "file": SimpleUploadedFile("rows.jsonl", b'{"id": "new", "premise": "P", "hypothesis": "H"}\n')}
+        data = {
+            "format": "jsonl",
+            "file": SimpleUploadedFile("rows.jsonl", b'{"id": "new", "premise": "P", "hypothesis": "H"}\n'),
+        }
         return client.post(path, data, format="multipart")
     if api and method == "patch":
         data = {"title": "Renamed"}
@@ -228,9 +269,13 @@ def test_every_route_is_in_the_table():
                     continue  # Django's admin guards itself (staff only): one row checks its index
                 inner = f"{namespace}{pattern.namespace}:" if pattern.namespace else namespace
                 yield from names(pattern.url_patterns, inner)
-            elif isinstance(pattern, URLPattern) and pattern.name and not pattern.name.startswith("api-root"):
-                if "format" not in str(pattern.pattern):  # DRF's .json suffix twins
-                    yield namespace + pattern.name
+            elif (
+                isinstance(pattern, URLPattern)
+                and pattern.name
+                and not pattern.name.startswith("api-root")
+                and "format" not in str(pattern.pattern)  # DRF's .json suffix twins
+            ):
+                yield namespace + pattern.name
 
     routes = set(names(get_resolver().url_patterns)) - {"logout"}
     assert routes - covered == set()
@@ -272,11 +317,11 @@ def test_html_home_lists_only_managed_projects(world, make_project):
 # A worker holds a page of the study; then the study changes. (status, audience): what the worker holding
 # the page and another worker get from each worker route.
 STUDY_STATES = {
-    ("draft", "everyone"): dict(work=(404, 404), claim=(404, 404), detail=(404, 404), submit=404),
-    ("paused", "everyone"): dict(work=(200, 403), claim=(201, 403), detail=(200, 200), submit=200),
-    ("closed", "everyone"): dict(work=(404, 404), claim=(404, 404), detail=(404, 404), submit=404),
-    ("published", "members"): dict(work=(404, 404), claim=(404, 404), detail=(404, 404), submit=404),
-    ("published", "platform"): dict(work=(404, 404), claim=(404, 404), detail=(404, 404), submit=404),
+    ("draft", "everyone"): {"work": (404, 404), "claim": (404, 404), "detail": (404, 404), "submit": 404},
+    ("paused", "everyone"): {"work": (200, 403), "claim": (201, 403), "detail": (200, 200), "submit": 200},
+    ("closed", "everyone"): {"work": (404, 404), "claim": (404, 404), "detail": (404, 404), "submit": 404},
+    ("published", "members"): {"work": (404, 404), "claim": (404, 404), "detail": (404, 404), "submit": 404},
+    ("published", "platform"): {"work": (404, 404), "claim": (404, 404), "detail": (404, 404), "submit": 404},
 }
 
 
@@ -298,7 +343,10 @@ def test_workers_reach_no_study_that_is_not_open_to_them(world, state):
     api = APIClient()
     api.force_login(world["users"]["worker"])
     answers = {str(claim.item_id): {"value": "e"} for claim in Assignment.objects.get(pk=page).claims.all()}
-    assert api.post(f"/api/assignments/{page}/submit/", {"answers": answers}, format="json").status_code == expected["submit"]
+    assert (
+        api.post(f"/api/assignments/{page}/submit/", {"answers": answers}, format="json").status_code
+        == expected["submit"]
+    )
 
 
 def test_members_and_platform_arrivals_are_admitted(world, make_user):
@@ -354,7 +402,9 @@ def test_the_one_project_work_check_agrees_with_the_project_list_for_every_audie
     for status in Project.Status.values:
         for audience in Project.Audience.values:
             for way_in in ("none", "member", "group", "session"):
-                project = make_project("nli_label", slug=f"agree-{status}-{audience}-{way_in}", status=status, audience=audience)
+                project = make_project(
+                    "nli_label", slug=f"agree-{status}-{audience}-{way_in}", status=status, audience=audience
+                )
                 if way_in == "member":
                     project.members.add(worker)
                 elif way_in == "group":
@@ -362,8 +412,14 @@ def test_the_one_project_work_check_agrees_with_the_project_list_for_every_audie
                 elif way_in == "session":  # a crowd account belongs to one session
                     arrival = make_user(f"agree-crowd-{project.pk}")
                     crowd_accounts.append(arrival)
-                    CrowdSession.objects.create(project=project, worker=arrival, platform="prolific",
-                                                participant_id=f"P{project.pk}", study_id="S", session_id="X")
+                    CrowdSession.objects.create(
+                        project=project,
+                        worker=arrival,
+                        platform="prolific",
+                        participant_id=f"P{project.pk}",
+                        study_id="S",
+                        session_id="X",
+                    )
                 projects.append(project)
     for user in (worker, *crowd_accounts, stranger):
         listed = set(access.workable_projects(user).values_list("pk", flat=True))
@@ -373,4 +429,6 @@ def test_the_one_project_work_check_agrees_with_the_project_list_for_every_audie
     # Not vacuous: the worker and the crowd accounts get in where the stranger does not.
     worker_listed = set(access.workable_projects(worker).values_list("pk", flat=True))
     assert len(worker_listed) > len(listed) > 0
-    assert any(set(access.workable_projects(account).values_list("pk", flat=True)) - listed for account in crowd_accounts)
+    assert any(
+        set(access.workable_projects(account).values_list("pk", flat=True)) - listed for account in crowd_accounts
+    )

@@ -6,6 +6,7 @@ refused with a SubmissionError (an API 4xx with "field" and "detail") and stores
 stored must also be storable on PostgreSQL: strings within their column's max_length, no NUL character,
 JSON without NaN or Infinity.
 """
+
 import csv
 import io
 import json
@@ -26,7 +27,9 @@ from tests.security.db import rolled_back
 
 pytestmark = pytest.mark.django_db
 
-FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+FAST = settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
 
 
 # ---------------------------------------------------------------- hostile values
@@ -44,18 +47,49 @@ SCALARS = st.one_of(
     NUMBERS,
     st.text(max_size=30),
     LONG_TEXT,
-    st.sampled_from(["", " ", "\x00", "e", "n", "c", "entailment", "-", "valid", "invalid", "weakener", "0", "1", "2", "0.5", "1e999"]),
+    st.sampled_from(
+        [
+            "",
+            " ",
+            "\x00",
+            "e",
+            "n",
+            "c",
+            "entailment",
+            "-",
+            "valid",
+            "invalid",
+            "weakener",
+            "0",
+            "1",
+            "2",
+            "0.5",
+            "1e999",
+        ]
+    ),
 )
 JSON_VALUES = st.recursive(
-    SCALARS, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3), max_leaves=8
+    SCALARS,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+    max_leaves=8,
 )
 # Literals json.dumps never writes but a file may hold.
-RAW_LINES = st.sampled_from([
-    "{", "}", "[]", "null", "NaN", "-Infinity", '{"premise": 1e999}', "\ufeff{}", '"text"',
-    '{"premise": ' + "9" * 5000 + "}",
-    "[" * 5000 + "]" * 5000,
-    '{"a": ' * 3000 + "1" + "}" * 3000,
-])
+RAW_LINES = st.sampled_from(
+    [
+        "{",
+        "}",
+        "[]",
+        "null",
+        "NaN",
+        "-Infinity",
+        '{"premise": 1e999}',
+        "\ufeff{}",
+        '"text"',
+        '{"premise": ' + "9" * 5000 + "}",
+        "[" * 5000 + "]" * 5000,
+        '{"a": ' * 3000 + "1" + "}" * 3000,
+    ]
+)
 
 
 STORABLE = st.characters(blacklist_categories=["Cs"], blacklist_characters="\x00")
@@ -70,28 +104,44 @@ def text_sentence():
 # field from its plausible value or from a hostile one, or leaves it out.
 PLAUSIBLE = {
     "jsonl": {
-        "id": st.text(max_size=12), "premise": text_sentence(), "hypothesis": text_sentence(),
-        "update": text_sentence(), "label": st.sampled_from(["e", "n", "c", "valid", "2"]), "group": st.text(max_size=8),
+        "id": st.text(max_size=12),
+        "premise": text_sentence(),
+        "hypothesis": text_sentence(),
+        "update": text_sentence(),
+        "label": st.sampled_from(["e", "n", "c", "valid", "2"]),
+        "group": st.text(max_size=8),
     },
     "snli": {
-        "sentence1": text_sentence(), "sentence2": text_sentence(), "pairID": st.text(max_size=12),
+        "sentence1": text_sentence(),
+        "sentence2": text_sentence(),
+        "pairID": st.text(max_size=12),
         "gold_label": st.sampled_from(["entailment", "neutral", "contradiction", "-"]),
         "annotator_labels": st.lists(st.sampled_from(["entailment", "neutral"]), max_size=5),
-        "premise": text_sentence(), "hypothesis": text_sentence(), "label": st.sampled_from(["neutral", "contradiction"]),
+        "premise": text_sentence(),
+        "hypothesis": text_sentence(),
+        "label": st.sampled_from(["neutral", "contradiction"]),
         "id": st.integers(0, 100),
     },
     "dnli": {
-        "Premise": text_sentence(), "Hypothesis": text_sentence(), "Update": text_sentence(),
-        "UpdateType": st.sampled_from(["strengthener", "weakener", "Weakener"]), "UpdateTypeImpossible": st.booleans(),
-        "SNLIPairId": st.text(max_size=12), "AtomicEventRelationId": st.integers(),
+        "Premise": text_sentence(),
+        "Hypothesis": text_sentence(),
+        "Update": text_sentence(),
+        "UpdateType": st.sampled_from(["strengthener", "weakener", "Weakener"]),
+        "UpdateTypeImpossible": st.booleans(),
+        "SNLIPairId": st.text(max_size=12),
+        "AtomicEventRelationId": st.integers(),
     },
     "chaosnli": {
         "uid": st.text(min_size=1, max_size=12),
         "example": st.one_of(
             st.fixed_dictionaries({"premise": text_sentence(), "hypothesis": text_sentence()}),
-            st.fixed_dictionaries({"obs1": text_sentence(), "obs2": text_sentence(), "hyp1": text_sentence(), "hyp2": text_sentence()}),
+            st.fixed_dictionaries(
+                {"obs1": text_sentence(), "obs2": text_sentence(), "hyp1": text_sentence(), "hyp2": text_sentence()}
+            ),
         ),
-        "label_counter": st.dictionaries(st.sampled_from(["e", "n", "c", "1", "2", "entailment"]), st.integers(0, 100), max_size=3),
+        "label_counter": st.dictionaries(
+            st.sampled_from(["e", "n", "c", "1", "2", "entailment"]), st.integers(0, 100), max_size=3
+        ),
         "old_label": st.sampled_from(["e", "n", "c", "1"]),
         "majority_label": st.sampled_from(["e", "n"]),
         "old_labels": st.lists(st.sampled_from(["e", "n"]), max_size=5),
@@ -102,18 +152,26 @@ PLAUSIBLE = {
         "atoms": st.lists(
             st.one_of(
                 text_sentence(),
-                st.fixed_dictionaries({"text": text_sentence()}, optional={
-                    "validity": st.sampled_from(["valid", "invalid", "unknown", True]),
-                    "effect": st.integers(-2, 2), "label": st.integers(-3, 3),
-                }),
+                st.fixed_dictionaries(
+                    {"text": text_sentence()},
+                    optional={
+                        "validity": st.sampled_from(["valid", "invalid", "unknown", True]),
+                        "effect": st.integers(-2, 2),
+                        "label": st.integers(-3, 3),
+                    },
+                ),
             ),
-            min_size=1, max_size=4,
+            min_size=1,
+            max_size=4,
         ),
     },
 }
 PLAUSIBLE["usnli"] = {
-    "id": st.text(min_size=1, max_size=12), "pre": text_sentence(), "hyp": text_sentence(),
-    "nli": st.sampled_from(["0", "1", "2"]), "unli": st.floats(0, 1).map(str),
+    "id": st.text(min_size=1, max_size=12),
+    "pre": text_sentence(),
+    "hyp": text_sentence(),
+    "nli": st.sampled_from(["0", "1", "2"]),
+    "unli": st.floats(0, 1).map(str),
 }
 PLAUSIBLE["csv"] = PLAUSIBLE["jsonl"]
 
@@ -136,8 +194,15 @@ def json_record(draw, fmt, hostility):
 @st.composite
 def jsonl_file(draw, fmt):
     """Mostly records, a few of them hostile; half the files also carry lines that are no record at all."""
-    record_line = json_record(fmt, draw(st.sampled_from([0.0, 0.05, 0.2, 0.5]))).map(lambda record: json.dumps(record, allow_nan=True))
-    other_lines = [JSON_VALUES.map(lambda value: json.dumps(value, allow_nan=True)), RAW_LINES, st.text(max_size=40), st.just("")]
+    record_line = json_record(fmt, draw(st.sampled_from([0.0, 0.05, 0.2, 0.5]))).map(
+        lambda record: json.dumps(record, allow_nan=True)
+    )
+    other_lines = [
+        JSON_VALUES.map(lambda value: json.dumps(value, allow_nan=True)),
+        RAW_LINES,
+        st.text(max_size=40),
+        st.just(""),
+    ]
     line = record_line if draw(st.integers(0, 2)) else st.one_of(record_line, record_line, *other_lines)
     lines = draw(st.lists(line, min_size=1, max_size=6))
     return draw(st.sampled_from(["\n", "\r\n"])).join(lines) + draw(st.sampled_from(["", "\n"]))
@@ -145,7 +210,9 @@ def jsonl_file(draw, fmt):
 
 CSV_CELL = st.one_of(
     st.text(max_size=20),
-    st.sampled_from(['"', '""', ",", "\n", "\r", "\r\n", "a\rb", "\x00", " ", "0", "1", "2", "0.5", "nan", "inf", "-1"]),
+    st.sampled_from(
+        ['"', '""', ",", "\n", "\r", "\r\n", "a\rb", "\x00", " ", "0", "1", "2", "0.5", "nan", "inf", "-1"]
+    ),
     LONG_TEXT,
 )
 
@@ -153,7 +220,11 @@ CSV_CELL = st.one_of(
 @st.composite
 def csv_file(draw, fmt):
     columns = list(PLAUSIBLE[fmt])
-    header = draw(st.permutations(columns).flatmap(lambda names: st.lists(st.sampled_from(names + ["extra", ""]), min_size=1, max_size=7)))
+    header = draw(
+        st.permutations(columns).flatmap(
+            lambda names: st.lists(st.sampled_from([*names, "extra", ""]), min_size=1, max_size=7)
+        )
+    )
     if draw(st.booleans()):
         header = draw(st.permutations(columns))
     out = io.StringIO()
@@ -161,7 +232,9 @@ def csv_file(draw, fmt):
     writer.writerow(header)
     for _ in range(draw(st.integers(0, 5))):
         if draw(st.booleans()):
-            row = [draw(PLAUSIBLE[fmt].get(name, CSV_CELL)) if draw(st.booleans()) else draw(CSV_CELL) for name in header]
+            row = [
+                draw(PLAUSIBLE[fmt].get(name, CSV_CELL)) if draw(st.booleans()) else draw(CSV_CELL) for name in header
+            ]
             row = [str(cell) for cell in row]
         else:
             row = draw(st.lists(CSV_CELL, max_size=8))
@@ -234,8 +307,13 @@ def check_import(project, text: str, fmt: str):
 # ---------------------------------------------------------------- importers
 
 FORMAT_TASK = {
-    "usnli": "unli_slider", "chaosnli": "nli_label", "dnli": "defeasible_atom", "snli": "nli_label",
-    "atoms": "atom_validity", "jsonl": "nli_label", "csv": "unli_slider",
+    "usnli": "unli_slider",
+    "chaosnli": "nli_label",
+    "dnli": "defeasible_atom",
+    "snli": "nli_label",
+    "atoms": "atom_validity",
+    "jsonl": "nli_label",
+    "csv": "unli_slider",
 }
 
 
@@ -244,10 +322,13 @@ def project_for(make_project, import_rows):
     def make(fmt):
         project = make_project(FORMAT_TASK[fmt], slug=f"hostile-{fmt}")
         if fmt == "atoms":  # atoms attach to examples that exist
-            import_rows(project, [
-                {"id": "ex1", "premise": "A park.", "hypothesis": "Two dogs run."},
-                {"id": "ex2", "premise": "A field.", "hypothesis": "Two dogs run."},
-            ])
+            import_rows(
+                project,
+                [
+                    {"id": "ex1", "premise": "A park.", "hypothesis": "Two dogs run."},
+                    {"id": "ex2", "premise": "A field.", "hypothesis": "Two dogs run."},
+                ],
+            )
         return project
 
     return make
@@ -256,6 +337,7 @@ def project_for(make_project, import_rows):
 def check_each_rolled_back(strategy, check) -> None:
     """Run `check` on FAST's examples of `strategy`, undoing what each wrote so the next starts from the
     same database."""
+
     @FAST
     @given(strategy)
     def run(example):
@@ -287,26 +369,79 @@ def test_hostile_files_give_a_report_or_line_numbered_errors(project_for, fmt):
 def valid_rows(draw, fmt):
     """Rows every reader must take, with distinct ids."""
     count = draw(st.integers(1, 5))
-    ids = draw(st.lists(st.text(alphabet="abcdefgh0123456789", min_size=1, max_size=8), min_size=count, max_size=count, unique=True))
+    ids = draw(
+        st.lists(
+            st.text(alphabet="abcdefgh0123456789", min_size=1, max_size=8), min_size=count, max_size=count, unique=True
+        )
+    )
     sentence = text_sentence()
     rows = []
     for uid in ids:
         if fmt == "usnli":
-            rows.append({"id": uid, "pre": draw(sentence), "hyp": draw(sentence), "nli": draw(st.sampled_from("012")), "unli": str(draw(st.floats(0, 1)))})
+            rows.append(
+                {
+                    "id": uid,
+                    "pre": draw(sentence),
+                    "hyp": draw(sentence),
+                    "nli": draw(st.sampled_from("012")),
+                    "unli": str(draw(st.floats(0, 1))),
+                }
+            )
         elif fmt == "csv":
-            rows.append({"id": uid, "premise": draw(sentence), "hypothesis": draw(sentence),
-                         "label": draw(st.sampled_from(["e", "n", "c", "entailment", " Neutral ", ""]))})
+            rows.append(
+                {
+                    "id": uid,
+                    "premise": draw(sentence),
+                    "hypothesis": draw(sentence),
+                    "label": draw(st.sampled_from(["e", "n", "c", "entailment", " Neutral ", ""])),
+                }
+            )
         elif fmt == "jsonl":
-            rows.append({"id": uid, "premise": draw(sentence), "hypothesis": draw(sentence), "update": draw(st.text(alphabet=STORABLE, max_size=10)), "extra": draw(st.integers())})
+            rows.append(
+                {
+                    "id": uid,
+                    "premise": draw(sentence),
+                    "hypothesis": draw(sentence),
+                    "update": draw(st.text(alphabet=STORABLE, max_size=10)),
+                    "extra": draw(st.integers()),
+                }
+            )
         elif fmt == "snli":
-            rows.append({"pairID": uid, "sentence1": draw(sentence), "sentence2": draw(sentence), "gold_label": draw(st.sampled_from(["entailment", "neutral", "contradiction", "-"]))})
+            rows.append(
+                {
+                    "pairID": uid,
+                    "sentence1": draw(sentence),
+                    "sentence2": draw(sentence),
+                    "gold_label": draw(st.sampled_from(["entailment", "neutral", "contradiction", "-"])),
+                }
+            )
         elif fmt == "dnli":
-            rows.append({"Premise": draw(sentence), "Hypothesis": draw(sentence), "Update": draw(sentence) + uid, "UpdateType": draw(st.sampled_from(["strengthener", "weakener"]))})
+            rows.append(
+                {
+                    "Premise": draw(sentence),
+                    "Hypothesis": draw(sentence),
+                    "Update": draw(sentence) + uid,
+                    "UpdateType": draw(st.sampled_from(["strengthener", "weakener"])),
+                }
+            )
         elif fmt == "chaosnli":
-            counts = draw(st.dictionaries(st.sampled_from(["e", "n", "c"]), st.integers(0, 100), min_size=1, max_size=3))
-            rows.append({"uid": uid, "example": {"premise": draw(sentence), "hypothesis": draw(sentence)}, "label_counter": counts})
+            counts = draw(
+                st.dictionaries(st.sampled_from(["e", "n", "c"]), st.integers(0, 100), min_size=1, max_size=3)
+            )
+            rows.append(
+                {
+                    "uid": uid,
+                    "example": {"premise": draw(sentence), "hypothesis": draw(sentence)},
+                    "label_counter": counts,
+                }
+            )
         elif fmt == "atoms":
-            rows.append({"example_id": draw(st.sampled_from(["ex1", "ex2"])), "atoms": draw(st.lists(sentence, min_size=1, max_size=4))})
+            rows.append(
+                {
+                    "example_id": draw(st.sampled_from(["ex1", "ex2"])),
+                    "atoms": draw(st.lists(sentence, min_size=1, max_size=4)),
+                }
+            )
     return rows
 
 
@@ -337,6 +472,7 @@ def test_valid_rows_round_trip(project_for, fmt):
 
 # ---------------------------------------------------------------- answers
 
+
 def plausible_answer(task_type):
     """The task type's own example answers, some with one value swapped for a hostile scalar (a written
     answer's sentence, say)."""
@@ -344,8 +480,13 @@ def plausible_answer(task_type):
 
     task = get_task_type(task_type)
     examples = st.sampled_from(task.example_answers(task.default_options()))
-    return examples | examples.flatmap(lambda answer: st.fixed_dictionaries(
-        {key: st.one_of(st.just(text), SCALARS) for key, text in answer.items()}) if isinstance(answer, dict) else st.just(answer))
+    return examples | examples.flatmap(
+        lambda answer: (
+            st.fixed_dictionaries({key: st.one_of(st.just(text), SCALARS) for key, text in answer.items()})
+            if isinstance(answer, dict)
+            else st.just(answer)
+        )
+    )
 
 
 TASK_TYPES = list(REGISTERED_TASK_TYPES)
@@ -372,7 +513,13 @@ def answers_for(draw, task_type, item_ids):
             answer["reason"] = draw(st.one_of(st.text(max_size=20), JSON_VALUES, st.text(min_size=2001, max_size=2002)))
         if draw(st.booleans()):
             answer["seconds"] = draw(st.one_of(st.floats(0, 600), NUMBERS, st.text(max_size=8), JSON_VALUES))
-        answers[draw(st.sampled_from([str(item_id), f" {item_id}", f"{item_id}.0"]) if draw(st.integers(0, 9)) == 0 else st.just(str(item_id)))] = answer
+        answers[
+            draw(
+                st.sampled_from([str(item_id), f" {item_id}", f"{item_id}.0"])
+                if draw(st.integers(0, 9)) == 0
+                else st.just(str(item_id))
+            )
+        ] = answer
     answers.update(draw(st.dictionaries(st.text(max_size=6), JSON_VALUES, max_size=1)))
     return answers
 
@@ -405,6 +552,7 @@ def test_parse_answers_validates_or_names_the_field(task_type):
 @pytest.fixture
 def open_page(make_project, import_rows, worker):
     """A worker's open page in a project of each task type, with the worker's API token."""
+
     def make(task_type):
         project = make_project(task_type, slug=f"answers-{task_type.replace('_', '-')}", items_per_page=3)
         rows = [{"id": str(i), "premise": f"P{i}", "hypothesis": f"H{i}"} for i in range(4)]
@@ -421,6 +569,7 @@ def open_page(make_project, import_rows, worker):
 def is_strict_json(text: str) -> bool:
     """False when the text needs NaN / Infinity, which DRF's strict parser refuses (a "NaN" inside a
     string is strict JSON)."""
+
     def refuse(constant):
         raise ValueError(constant)
 

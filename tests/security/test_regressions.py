@@ -1,5 +1,6 @@
 """One case per bug the property, schema and permission tests found, kept as plain tests so each fix
 stays pinned even if the generated examples change."""
+
 import io
 import json
 
@@ -29,7 +30,9 @@ def worker_api(worker):
 
 def test_seconds_past_the_float_range_are_refused(nli_page, worker_api):
     answers = {str(claim.item_id): {"value": "e", "seconds": 10**400} for claim in nli_page.claims.all()}
-    response = worker_api.post(f"/api/assignments/{nli_page.pk}/submit/", json.dumps({"answers": answers}), content_type="application/json")
+    response = worker_api.post(
+        f"/api/assignments/{nli_page.pk}/submit/", json.dumps({"answers": answers}), content_type="application/json"
+    )
     assert response.status_code == 400
     assert response.json()["field"].endswith(".seconds")
     assert not Annotation.objects.exists()
@@ -53,22 +56,28 @@ def import_errors(project, text, fmt) -> list[tuple[int, str]]:
 GOOD_LINE = '{"premise": "P", "hypothesis": "H"}\n'
 
 
-@pytest.mark.parametrize("bad_line", [
-    '{"premise": ' + "9" * 5000 + ', "hypothesis": "H"}',  # past Python's 4300-digit int limit
-    "[" * 5000 + "]" * 5000,  # deeper than the JSON reader recurses
-    '{"premise": NaN, "hypothesis": "H"}',  # NaN and Infinity are not JSON (PostgreSQL refuses them)
-    '{"premise": "P", "hypothesis": "H", "score": -Infinity}',
-])
+@pytest.mark.parametrize(
+    "bad_line",
+    [
+        '{"premise": ' + "9" * 5000 + ', "hypothesis": "H"}',  # past Python's 4300-digit int limit
+        "[" * 5000 + "]" * 5000,  # deeper than the JSON reader recurses
+        '{"premise": NaN, "hypothesis": "H"}',  # NaN and Infinity are not JSON (PostgreSQL refuses them)
+        '{"premise": "P", "hypothesis": "H", "score": -Infinity}',
+    ],
+)
 @pytest.mark.parametrize("fmt", ["jsonl", "snli", "dnli", "chaosnli", "atoms"])
 def test_unreadable_json_lines_are_line_errors(make_project, fmt, bad_line):
     project = make_project({"dnli": "defeasible_atom", "atoms": "atom_validity"}.get(fmt, "nli_label"))
     assert import_errors(project, GOOD_LINE + bad_line + "\n", fmt)[-1] == (2, "(json)")
 
 
-@pytest.mark.parametrize("bad_row", [
-    "a,b\rc\n",  # a lone carriage return (old Mac line ends) in an unquoted field
-    "x" * 140_000 + ",H\n",  # past the csv module's field size limit
-])
+@pytest.mark.parametrize(
+    "bad_row",
+    [
+        "a,b\rc\n",  # a lone carriage return (old Mac line ends) in an unquoted field
+        "x" * 140_000 + ",H\n",  # past the csv module's field size limit
+    ],
+)
 def test_unreadable_csv_rows_are_line_errors(make_project, bad_row):
     project = make_project("nli_label")
     assert import_errors(project, "premise,hypothesis\nP,H\n" + bad_row, "csv") == [(3, "(csv)")]
@@ -79,24 +88,34 @@ def test_an_unreadable_csv_header_is_a_line_error(make_project):
     assert import_errors(project, "id,pre\rx,hyp,nli,unli\n", "usnli") == [(1, "(csv)")]
 
 
-@pytest.mark.parametrize("fmt,text,error", [
-    ("jsonl", '{"premise": "P\\u0000", "hypothesis": "H"}\n', (1, "premise")),
-    ("jsonl", '{"premise": "P", "hypothesis": "H", "extra": {"deep": ["\\u0000"]}}\n', (1, "extra.deep[0]")),
-    ("chaosnli", '{"uid": "1", "example": {"premise": "P", "hypothesis": "H\\u0000"}, "label_counter": {"e": 1}}\n', (1, "example.hypothesis")),
-    ("csv", "premise,hypothesis\nP,H\x00\n", (2, "hypothesis")),
-    ("jsonl", '{"premise": "P", "hypothesis": "H", "": {"": "\\u0000"}}\n', (1, '"".""')),
-    ("csv", 'premise,hypothesis,\nP,H,\x00\n', (2, '""')),
-])
+@pytest.mark.parametrize(
+    "fmt,text,error",
+    [
+        ("jsonl", '{"premise": "P\\u0000", "hypothesis": "H"}\n', (1, "premise")),
+        ("jsonl", '{"premise": "P", "hypothesis": "H", "extra": {"deep": ["\\u0000"]}}\n', (1, "extra.deep[0]")),
+        (
+            "chaosnli",
+            '{"uid": "1", "example": {"premise": "P", "hypothesis": "H\\u0000"}, "label_counter": {"e": 1}}\n',
+            (1, "example.hypothesis"),
+        ),
+        ("csv", "premise,hypothesis\nP,H\x00\n", (2, "hypothesis")),
+        ("jsonl", '{"premise": "P", "hypothesis": "H", "": {"": "\\u0000"}}\n', (1, '"".""')),
+        ("csv", "premise,hypothesis,\nP,H,\x00\n", (2, '""')),
+    ],
+)
 def test_nul_characters_are_refused(make_project, fmt, text, error):
     """PostgreSQL stores no NUL in text or jsonb: refuse the row instead of failing at the INSERT."""
     project = make_project("nli_label")
     assert import_errors(project, text, fmt) == [error]
 
 
-@pytest.mark.parametrize("row,field", [
-    ({"id": "x" * 198, "premise": "P", "hypothesis": "H"}, "id"),
-    ({"premise": "P", "hypothesis": "H", "probability": "0." + "1" * 40}, "probability"),
-])
+@pytest.mark.parametrize(
+    "row,field",
+    [
+        ({"id": "x" * 198, "premise": "P", "hypothesis": "H"}, "id"),
+        ({"premise": "P", "hypothesis": "H", "probability": "0." + "1" * 40}, "probability"),
+    ],
+)
 def test_values_longer_than_their_column_are_refused(make_project, row, field):
     """PostgreSQL enforces varchar lengths (SQLite does not): refuse the row instead of failing at the INSERT."""
     project = make_project("nli_label")
@@ -129,12 +148,15 @@ def admin_api(make_user):
     return api
 
 
-@pytest.mark.parametrize("body,field", [
-    ({"value": "e"}, "item"),
-    ({"item": "seven", "value": "e"}, "item"),
-    ({"item": 1}, "value"),
-    ([1, 2], "non_field_errors"),
-])
+@pytest.mark.parametrize(
+    "body,field",
+    [
+        ({"value": "e"}, "item"),
+        ({"item": "seven", "value": "e"}, "item"),
+        ({"item": 1}, "value"),
+        ([1, 2], "non_field_errors"),
+    ],
+)
 def test_adjudicate_refusals_have_the_documented_error_shape(make_project, admin_api, body, field):
     """The schema documents 400 as {"field", "detail"}; serializer errors used to come back as DRF's {name: [...]}."""
     project = make_project("nli_label")

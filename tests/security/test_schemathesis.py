@@ -19,6 +19,7 @@ One exception to positive_data_acceptance: the three operations whose success de
 can say (an import's file content, an evaluation's files, whether the username and password are right)
 may answer a valid-looking request with 400; every 400 still has to match the error body.
 """
+
 import json
 import os
 import zlib
@@ -53,10 +54,15 @@ CALLERS = ["anonymous", *TOKENS]
 # may get a 400 from them, so positive_data_acceptance is not run there; the 400 must still be the
 # documented error body.
 BEYOND_THE_SCHEMA = {
-    "POST /api/v1/projects/{slug}/import/", "POST /api/v1/evaluation/runs/", "POST /api/v1/token/",
-    "POST /api/v1/projects/", "PATCH /api/v1/projects/{slug}/",
-    "POST /api/v1/projects/{slug}/adjudicate/", "GET /api/v1/projects/{slug}/export/",
-    "POST /api/v1/projects/{slug}/send-to-validation/", "POST /api/v1/assignments/{id}/submit/",
+    "POST /api/v1/projects/{slug}/import/",
+    "POST /api/v1/evaluation/runs/",
+    "POST /api/v1/token/",
+    "POST /api/v1/projects/",
+    "PATCH /api/v1/projects/{slug}/",
+    "POST /api/v1/projects/{slug}/adjudicate/",
+    "GET /api/v1/projects/{slug}/export/",
+    "POST /api/v1/projects/{slug}/send-to-validation/",
+    "POST /api/v1/assignments/{id}/submit/",
 }
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -74,11 +80,16 @@ SCHEMA = generated_schema()
 # The coverage phase (a deterministic sweep of boundary values for every parameter) is the long part: on
 # for bin/fuzz-api, off in the bounded run of make test.
 COVERAGE_PHASE = os.environ.get("FUZZ_COVERAGE", "") == "1"
-schema = schemathesis.openapi.from_dict(SCHEMA, config=schemathesis.Config.from_dict({
-    "seed": SEED,
-    "generation": {"max-examples": EXAMPLES_PER_OPERATION},
-    "phases": {"coverage": {"enabled": COVERAGE_PHASE}},
-}))
+schema = schemathesis.openapi.from_dict(
+    SCHEMA,
+    config=schemathesis.Config.from_dict(
+        {
+            "seed": SEED,
+            "generation": {"max-examples": EXAMPLES_PER_OPERATION},
+            "phases": {"coverage": {"enabled": COVERAGE_PHASE}},
+        }
+    ),
+)
 
 
 # Scenarios of the state machine per caller, and the most calls in one (the first call included).
@@ -121,8 +132,9 @@ def test_published_schema_is_the_one_tested(live_server):
 
 def test_schema_is_valid_openapi():
     validate(SCHEMA)  # raises OpenAPIValidationError naming the first problem
-    operations = [(path, method, operation) for path, methods in SCHEMA["paths"].items()
-                  for method, operation in methods.items()]
+    operations = [
+        (path, method, operation) for path, methods in SCHEMA["paths"].items() for method, operation in methods.items()
+    ]
     assert all(path.startswith("/api/v1/") for path, _, _ in operations)
     for path, method, operation in operations:
         for status in ("400", "401", "403", "404", "429", "500"):
@@ -135,11 +147,18 @@ def test_schema_is_valid_openapi():
 
 
 def test_links_lead_from_what_was_created_to_the_operations_on_it():
-    operations = {operation["operationId"]: (path, operation) for path, methods in SCHEMA["paths"].items()
-                  for operation in methods.values()}
-    links = {(method, path, status): response["links"] for path, methods in SCHEMA["paths"].items()
-             for method, operation in methods.items() for status, response in operation["responses"].items()
-             if "links" in response}
+    operations = {
+        operation["operationId"]: (path, operation)
+        for path, methods in SCHEMA["paths"].items()
+        for operation in methods.values()
+    }
+    links = {
+        (method, path, status): response["links"]
+        for path, methods in SCHEMA["paths"].items()
+        for method, operation in methods.items()
+        for status, response in operation["responses"].items()
+        if "links" in response
+    }
     claimed = links["post", "/api/v1/projects/{slug}/claim/", "201"]
     assert set(claimed) == {"assignments_retrieve", "assignments_submit_create", "assignments_release_create"}
     assert {link["parameters"]["id"] for link in claimed.values()} == {"$response.body#/id"}
@@ -222,9 +241,13 @@ def workflow_of(who, live_server, demo_data, scenarios_run: Counter, failures: l
 
         def validate_response(self, response, case, additional_checks=None, **kwargs):
             try:
-                case.validate_response(response, additional_checks=additional_checks,
-                                       excluded_checks=checks_left_out(who, case),
-                                       transport_kwargs=kwargs or None, recorder=self.recorder)
+                case.validate_response(
+                    response,
+                    additional_checks=additional_checks,
+                    excluded_checks=checks_left_out(who, case),
+                    transport_kwargs=kwargs or None,
+                    recorder=self.recorder,
+                )
             except FailureGroup as failure:
                 failures.append(failure)
                 raise
@@ -252,10 +275,16 @@ def test_api_stateful(who, live_server, demo_data):
         if left <= 0:
             break
         try:
-            seed(SEED + attempt)(workflow).run(settings=settings(
-                max_examples=left, stateful_step_count=STATEFUL_STEPS, deadline=None, phases=[Phase.generate],
-                suppress_health_check=list(HealthCheck), database=None,
-            ))
+            seed(SEED + attempt)(workflow).run(
+                settings=settings(
+                    max_examples=left,
+                    stateful_step_count=STATEFUL_STEPS,
+                    deadline=None,
+                    phases=[Phase.generate],
+                    suppress_health_check=list(HealthCheck),
+                    database=None,
+                )
+            )
         except FlakyStrategyDefinition:
             if failures:
                 raise failures[0] from None

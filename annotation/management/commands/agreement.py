@@ -1,4 +1,5 @@
 """`manage.py agreement SLUG`: agreement figures of a project's annotations (see services/agreement.py)."""
+
 from annotation.management.project_command import ProjectCommand
 from annotation.services.agreement import project_agreement
 
@@ -7,7 +8,9 @@ class Command(ProjectCommand):
     help = "Agreement of a project's annotations: Krippendorff's alpha, pairwise figures, human baseline."
 
     def add_project_arguments(self, parser):
-        parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples of items (0: no intervals)")
+        parser.add_argument(
+            "--bootstrap", type=int, default=1000, help="bootstrap resamples of items (0: no intervals)"
+        )
         parser.add_argument("--seed", type=int, default=0)
 
     def handle_project(self, project, opts):
@@ -38,7 +41,13 @@ def format_table(figures: dict) -> str:
     ]
     rows = []
     if figures["level"]:
-        rows.append((f"krippendorff_alpha ({figures['level']})", figures["krippendorff_alpha"], figures["krippendorff_alpha_ci"]))
+        rows.append(
+            (
+                f"krippendorff_alpha ({figures['level']})",
+                figures["krippendorff_alpha"],
+                figures["krippendorff_alpha_ci"],
+            )
+        )
     pairwise = figures["pairwise"]
     if pairwise is not None:
         rows.append((f"{pairwise['statistic']} ({pairwise['pairs']} pairs)", pairwise["value"], pairwise["ci"]))

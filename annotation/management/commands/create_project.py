@@ -51,4 +51,6 @@ class Command(BaseCommand):
         if opts["json"]:
             self.stdout.write(json.dumps(result))
         else:
-            self.stdout.write(self.style.SUCCESS(f"created project {project.slug} ({project.task_type}, {project.status})"))
+            self.stdout.write(
+                self.style.SUCCESS(f"created project {project.slug} ({project.task_type}, {project.status})")
+            )

@@ -17,7 +17,9 @@ class Command(BaseCommand):
         parser.add_argument("slug")
         parser.add_argument("--task-type", required=True, choices=sorted(TASK_TYPES))
         parser.add_argument("--items", required=True, help="JSONL file of reference items")
-        parser.add_argument("--project", action="append", default=[], help="project slug that requires the test (repeatable)")
+        parser.add_argument(
+            "--project", action="append", default=[], help="project slug that requires the test (repeatable)"
+        )
         parser.add_argument("--title", default="")
         parser.add_argument("--max-attempts", type=int, default=2)
         parser.add_argument("--min-accuracy", type=float, default=0.8)
@@ -25,8 +27,9 @@ class Command(BaseCommand):
         parser.add_argument("--min-spearman", type=float, default=0.4)
         parser.add_argument("--delta-divisor", type=float, default=4.0)
         parser.add_argument("--min-delta", type=float, default=0.01)
-        parser.add_argument("--show-feedback", action="store_true",
-                            help="after an attempt, show each item's reference answer")
+        parser.add_argument(
+            "--show-feedback", action="store_true", help="after an attempt, show each item's reference answer"
+        )
         parser.add_argument("--json", action="store_true")
 
     def handle(self, *args, **opts):
@@ -54,10 +57,18 @@ class Command(BaseCommand):
             options["show_feedback"] = True
         try:
             test = create_test(
-                opts["slug"], opts["task_type"], rows, title=opts["title"], options=options or None, projects=projects,
+                opts["slug"],
+                opts["task_type"],
+                rows,
+                title=opts["title"],
+                options=options or None,
+                projects=projects,
                 max_attempts=opts["max_attempts"],
-                min_accuracy=opts["min_accuracy"], min_pearson=opts["min_pearson"],
-                min_spearman=opts["min_spearman"], delta_divisor=opts["delta_divisor"], min_delta=opts["min_delta"],
+                min_accuracy=opts["min_accuracy"],
+                min_pearson=opts["min_pearson"],
+                min_spearman=opts["min_spearman"],
+                delta_divisor=opts["delta_divisor"],
+                min_delta=opts["min_delta"],
             )
         except QualificationError as exc:
             raise CommandError(str(exc)) from None

@@ -23,4 +23,8 @@ class Command(BaseCommand):
         user.save()
         grant_role(user, opts["role"])
         result = {"username": user.username, "role": opts["role"], "created": created}
-        self.stdout.write(json.dumps(result) if opts["json"] else f"{'created' if created else 'updated'} {user.username} ({opts['role']})")
+        self.stdout.write(
+            json.dumps(result)
+            if opts["json"]
+            else f"{'created' if created else 'updated'} {user.username} ({opts['role']})"
+        )

@@ -4,8 +4,10 @@ from annotation.formats import fields_markdown
 
 
 class Command(BaseCommand):
-    help = ("Print every dataset format's fields as Markdown tables (the part of docs/formats.md between its "
-            "'fields' markers).")
+    help = (
+        "Print every dataset format's fields as Markdown tables (the part of docs/formats.md between its "
+        "'fields' markers)."
+    )
 
     def handle(self, *args, **opts):
         self.stdout.write(fields_markdown())

@@ -34,7 +34,7 @@ class Command(BaseCommand):
                 if time.monotonic() - files_removed_at >= files.EVERY_SECONDS:
                     files.remove_stale_files()
                     files_removed_at = time.monotonic()
-            except Exception as error:  # noqa: BLE001  (a database restart must not end the loop)
+            except Exception as error:
                 self.stderr.write(f"expiry failed, trying again in {opts['every']:g} s: {error!r}")
             close_old_connections()
             time.sleep(opts["every"])

@@ -9,17 +9,23 @@ from annotation.services.exporters import record_export, write_export
 
 
 class Command(ProjectCommand):
-    help = ("Export a project's data in one format, or with --bundle every fitting format with its instrument "
-            "versions, data statement and validation in one zip (streamed: memory does not grow with the project).")
+    help = (
+        "Export a project's data in one format, or with --bundle every fitting format with its instrument "
+        "versions, data statement and validation in one zip (streamed: memory does not grow with the project)."
+    )
 
     def add_project_arguments(self, parser):
         parser.add_argument("--format", choices=list(FORMATS), help="the format (not with --bundle)")
         parser.add_argument("--bundle", action="store_true", help="write the dataset bundle (a zip) instead")
         parser.add_argument("--output", required=True)
-        parser.add_argument("--include-gold", action="store_true",
-                            help="also write the gold checks, flagged with their pool and reference")
-        parser.add_argument("--include-unanswered", action="store_true",
-                            help="also write items without a label or answer yet, flagged")
+        parser.add_argument(
+            "--include-gold",
+            action="store_true",
+            help="also write the gold checks, flagged with their pool and reference",
+        )
+        parser.add_argument(
+            "--include-unanswered", action="store_true", help="also write items without a label or answer yet, flagged"
+        )
 
     def handle_project(self, project, opts):
         if bool(opts["bundle"]) == bool(opts["format"]):
@@ -31,6 +37,7 @@ class Command(ProjectCommand):
                 from annotation.services.bundle import write_bundle
 
                 with tqdm(desc="bundle", unit=" steps", file=sys.stderr, disable=not sys.stderr.isatty()) as bar:
+
                     def progress(done, total):
                         bar.total = total
                         bar.update(done - bar.n)
@@ -38,10 +45,16 @@ class Command(ProjectCommand):
                     statement = write_bundle(project, opts["output"], progress=progress, options=options)
                 record_export(project, "bundle", None, via="command line", options=options)
                 files = [{key: file[key] for key in ("name", "records", "valid")} for file in statement["files"]]
-                result = {"output": opts["output"], "files": files, "valid": all(f["valid"] for f in files),
-                          "seconds": round(time.perf_counter() - started, 3)}
-                return result, "\n".join([f"{f['name']}: {f['records']} records, {'valid' if f['valid'] else 'NOT VALID'}"
-                                          for f in files] + [f"wrote the bundle {opts['output']}"])
+                result = {
+                    "output": opts["output"],
+                    "files": files,
+                    "valid": all(f["valid"] for f in files),
+                    "seconds": round(time.perf_counter() - started, 3),
+                }
+                return result, "\n".join(
+                    [f"{f['name']}: {f['records']} records, {'valid' if f['valid'] else 'NOT VALID'}" for f in files]
+                    + [f"wrote the bundle {opts['output']}"]
+                )
             records = write_export(project, opts["format"], opts["output"], options=options)  # ExportError: ValueError
         except OSError as exc:
             raise ValueError(f"cannot write {opts['output']}: {exc.strerror}") from None

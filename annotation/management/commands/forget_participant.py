@@ -6,8 +6,10 @@ from annotation.services.participants import ParticipantError, forget_participan
 
 
 class Command(BaseCommand):
-    help = ("Erase one crowd participant's identifying data (platform ID, session IDs, account name, free-text "
-            "reasons) and keep their answers under a pseudonym; the erasure is written to the audit log.")
+    help = (
+        "Erase one crowd participant's identifying data (platform ID, session IDs, account name, free-text "
+        "reasons) and keep their answers under a pseudonym; the erasure is written to the audit log."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("platform", choices=CrowdSession.Platform.values)
@@ -18,9 +20,11 @@ class Command(BaseCommand):
             erasure = forget_participant(opts["platform"], opts["participant_id"])
         except ParticipantError as exc:
             raise CommandError(str(exc)) from None
-        self.stdout.write(f"erased {counted(erasure.sessions, 'session')} and {counted(erasure.accounts, 'account name')}; "
-                          f"{counted(erasure.answers_kept, 'answer')} kept, "
-                          f"{counted(erasure.reasons_erased, 'free-text reason')} erased")
+        self.stdout.write(
+            f"erased {counted(erasure.sessions, 'session')} and {counted(erasure.accounts, 'account name')}; "
+            f"{counted(erasure.answers_kept, 'answer')} kept, "
+            f"{counted(erasure.reasons_erased, 'free-text reason')} erased"
+        )
 
 
 def counted(number: int, noun: str) -> str:

@@ -19,12 +19,22 @@ class Command(ProjectCommand):
             metavar="FIELD=COLUMN",
             help="for jsonl/csv: which column holds id, premise, hypothesis, update or label",
         )
-        parser.add_argument("--map-label", action="append", default=[], metavar="VALUE=LABEL",
-                            help="read a label value the file writes as one of the study's labels "
-                                 "(e.g. --map-label 0=contradiction); repeatable")
-        parser.add_argument("--gold", action="store_true", help="import the rows as hidden gold checks (their label is the reference)")
-        parser.add_argument("--qualification", action="store_true",
-                            help="import the rows as items of the project's qualification test (their label is the reference)")
+        parser.add_argument(
+            "--map-label",
+            action="append",
+            default=[],
+            metavar="VALUE=LABEL",
+            help="read a label value the file writes as one of the study's labels "
+            "(e.g. --map-label 0=contradiction); repeatable",
+        )
+        parser.add_argument(
+            "--gold", action="store_true", help="import the rows as hidden gold checks (their label is the reference)"
+        )
+        parser.add_argument(
+            "--qualification",
+            action="store_true",
+            help="import the rows as items of the project's qualification test (their label is the reference)",
+        )
 
     def handle_project(self, project, opts):
         mapping = {}
@@ -35,13 +45,21 @@ class Command(ProjectCommand):
             mapping[field.strip()] = column.strip()
         purpose = "gold" if opts["gold"] else "qualification" if opts["qualification"] else "data"
         with tqdm(desc="checking rows", unit=" lines", file=sys.stderr, disable=not sys.stderr.isatty()) as bar:
+
             def progress(done, total):
                 bar.total = total
                 bar.update(done - bar.n)
 
             try:
-                report = import_file(project, opts["path"], opts["format"], mapping or None, purpose=purpose,
-                                     progress=progress, label_map=opts["map_label"])
+                report = import_file(
+                    project,
+                    opts["path"],
+                    opts["format"],
+                    mapping or None,
+                    purpose=purpose,
+                    progress=progress,
+                    label_map=opts["map_label"],
+                )
             except FileNotFoundError:
                 raise ValueError(f"no such file: {opts['path']}") from None
         result = report.as_dict()

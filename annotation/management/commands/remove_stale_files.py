@@ -6,9 +6,11 @@ from annotation.services.files import remove_stale_files
 
 
 class Command(BaseCommand):
-    help = ("Remove staged uploads never imported (older than STAGED_UPLOAD_MAX_AGE_HOURS) and the files of jobs "
-            "finished more than JOB_FILES_MAX_AGE_DAYS ago (their results and logs stay). The expiry loop of "
-            "bin/serve runs it every hour.")
+    help = (
+        "Remove staged uploads never imported (older than STAGED_UPLOAD_MAX_AGE_HOURS) and the files of jobs "
+        "finished more than JOB_FILES_MAX_AGE_DAYS ago (their results and logs stay). The expiry loop of "
+        "bin/serve runs it every hour."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--upload-hours", type=float, default=None, help="default: STAGED_UPLOAD_MAX_AGE_HOURS")
@@ -17,5 +19,8 @@ class Command(BaseCommand):
 
     def handle(self, *args, **opts):
         removed = remove_stale_files(opts["upload_hours"], opts["job_days"])
-        self.stdout.write(json.dumps(removed) if opts["json"] else
-                          f"removed {removed['uploads']} staged uploads and the files of {removed['jobs']} jobs")
+        self.stdout.write(
+            json.dumps(removed)
+            if opts["json"]
+            else f"removed {removed['uploads']} staged uploads and the files of {removed['jobs']} jobs"
+        )

@@ -3,8 +3,10 @@ from annotation.services.linking import send_to_validation
 
 
 class Command(ProjectCommand):
-    help = ("Send a project's written pairs that are not there yet to its linked validation project (created "
-            "and linked on the first send). Sending again creates nothing new.")
+    help = (
+        "Send a project's written pairs that are not there yet to its linked validation project (created "
+        "and linked on the first send). Sending again creates nothing new."
+    )
 
     def handle_project(self, project, opts):
         report = send_to_validation(project)  # a LinkError (a ValueError) when nothing can be sent

@@ -10,9 +10,11 @@ INVALID, INPUT_ERROR = 1, 2
 
 
 class Command(BaseCommand):
-    help = ("Check a dataset file against the published shape of its format (field names, types, value ranges, "
-            "label orders, per-row consistency such as label_count and entropy). Exit 0: valid; 1: it is not, "
-            "every problem listed with its line and field; 2: the file cannot be read.")
+    help = (
+        "Check a dataset file against the published shape of its format (field names, types, value ranges, "
+        "label orders, per-row consistency such as label_count and entropy). Exit 0: valid; 1: it is not, "
+        "every problem listed with its line and field; 2: the file cannot be read."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("file")
@@ -27,11 +29,17 @@ class Command(BaseCommand):
         if opts["json"]:
             self.stdout.write(json.dumps({"file": opts["file"], **report.as_dict()}))
         else:
-            lines = [f"line {e.line}, field {e.field!r}: {e.message}" if e.line else f"field {e.field!r}: {e.message}"
-                     for e in report.errors[:SHOWN_ERRORS]]
+            lines = [
+                f"line {e.line}, field {e.field!r}: {e.message}" if e.line else f"field {e.field!r}: {e.message}"
+                for e in report.errors[:SHOWN_ERRORS]
+            ]
             if report.errors_total > SHOWN_ERRORS:
                 lines.append(f"... and {report.errors_total - SHOWN_ERRORS} more")
-            verdict = "valid" if report.valid else f"{report.errors_total} problem{'s' if report.errors_total != 1 else ''}"
-            self.stdout.write("\n".join(lines + [f"{opts['file']}: {report.records} records, {verdict} ({opts['format']})"]))
+            verdict = (
+                "valid" if report.valid else f"{report.errors_total} problem{'s' if report.errors_total != 1 else ''}"
+            )
+            self.stdout.write(
+                "\n".join([*lines, f"{opts['file']}: {report.records} records, {verdict} ({opts['format']})"])
+            )
         if not report.valid:
             raise SystemExit(INVALID)

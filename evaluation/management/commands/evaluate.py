@@ -6,6 +6,7 @@ on /evaluation/; inputs are read and checked before anything is stored. Bad inpu
 named in one line) and bad options exit with status 2. docs/metrics.md describes every suite, metric and
 file format.
 """
+
 import json
 import tempfile
 from pathlib import Path
@@ -17,7 +18,6 @@ from evaluation import runs, suites
 from evaluation.readers import InputError
 from evaluation.runs import RunError
 from evaluation.tables import show, split_result, table_cells
-
 
 # Exit status of bad input or options, as argparse uses for a bad command line.
 INPUT_ERROR = 2
@@ -31,7 +31,9 @@ class Command(BaseCommand):
 
         unli = sub.add_parser("unli", help="U-SNLI probabilities: Pearson, Spearman, MSE")
         unli.add_argument("--gold", help="U-SNLI CSV: id,pre,hyp,nli,unli")
-        unli.add_argument("--project", help="instead of --gold: a slider project's final (adjudicated or median) labels")
+        unli.add_argument(
+            "--project", help="instead of --gold: a slider project's final (adjudicated or median) labels"
+        )
         unli.add_argument("--predictions", required=True, help="CSV id,prediction or JSONL {id, prediction}")
 
         chaos = sub.add_parser("chaos", help="ChaosNLI: model vs human label distributions")
@@ -46,10 +48,15 @@ class Command(BaseCommand):
         defeasible = sub.add_parser("defeasible", help="defeasible atoms: critical atoms, inferential consistency")
         defeasible.add_argument("--input", required=True, help="defeasible atoms JSONL")
         runs.get_suite("defeasible").settings.add_arguments(defeasible)
-        defeasible.add_argument("--nli-model", help="build buckets of equivalent atoms with this local NLI checkpoint "
-                                "(entailment both ways) instead of reading bucket ids from the file")
-        defeasible.add_argument("--embedder", help="with --nli-model: sentence encoder for the cosine >= 0.75 test "
-                                "(default: the packaged MiniLM)")
+        defeasible.add_argument(
+            "--nli-model",
+            help="build buckets of equivalent atoms with this local NLI checkpoint "
+            "(entailment both ways) instead of reading bucket ids from the file",
+        )
+        defeasible.add_argument(
+            "--embedder",
+            help="with --nli-model: sentence encoder for the cosine >= 0.75 test (default: the packaged MiniLM)",
+        )
         defeasible.add_argument("--device", help="with --nli-model: cpu, cuda, ... (default: cuda if available)")
 
         transitivity = sub.add_parser("transitivity", help="transitive self-consistency")
@@ -68,8 +75,11 @@ class Command(BaseCommand):
 
         for suite_parser in (unli, chaos, atoms, defeasible, transitivity, epistemic):
             suite_parser.add_argument("--json", action="store_true", help="print one JSON object (last line)")
-            suite_parser.add_argument("--save", action="store_true",
-                                      help="store the run (inputs copied with sha256 checksums) to browse later")
+            suite_parser.add_argument(
+                "--save",
+                action="store_true",
+                help="store the run (inputs copied with sha256 checksums) to browse later",
+            )
             suite_parser.add_argument("--user", help="with --save: the username the run belongs to")
 
     def handle(self, *args, **options):
@@ -126,11 +136,14 @@ class Command(BaseCommand):
         """Check the inputs, store the run (inputs copied with checksums) and score it here. Bad input stores
         nothing (start_run raises RunError); a suite that fails on checked input is stored as failed."""
         if options["suite"] == "epistemic" and options["generate"]:
-            raise CommandError("--save stores scoring runs; epistemic --generate writes a data set",
-                               returncode=INPUT_ERROR)
+            raise CommandError(
+                "--save stores scoring runs; epistemic --generate writes a data set", returncode=INPUT_ERROR
+            )
         if options.get("nli_model"):
-            raise CommandError("--save stores runs over files; buckets built with --nli-model are not stored yet",
-                               returncode=INPUT_ERROR)
+            raise CommandError(
+                "--save stores runs over files; buckets built with --nli-model are not stored yet",
+                returncode=INPUT_ERROR,
+            )
         user = None
         if options["user"]:
             user = get_user_model().objects.filter(username=options["user"]).first()
@@ -158,8 +171,8 @@ class Command(BaseCommand):
 
     def project_gold(self, slug: str, fmt: str) -> str:
         """A project's gold written in the suite's file format, through the same exporter users download."""
-        from annotation.models import Project
         from annotation.formats import ExportOptions
+        from annotation.models import Project
         from annotation.services.exporters import write_export
 
         project = Project.objects.filter(slug=slug).first()

@@ -11,8 +11,10 @@ DEFAULTS = UnliSettings()
 
 
 class Command(BaseCommand):
-    help = ("Train a UNLI regressor (encoder -> linear -> sigmoid) on U-SNLI CSV files and save it with a model card. "
-            "The defaults are the best recipe measured (docs/models.md).")
+    help = (
+        "Train a UNLI regressor (encoder -> linear -> sigmoid) on U-SNLI CSV files and save it with a model card. "
+        "The defaults are the best recipe measured (docs/models.md)."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--base", help="encoder checkpoint folder (default: the packaged MiniLM)")
@@ -23,33 +25,57 @@ class Command(BaseCommand):
         parser.add_argument("--epochs", type=int, help=f"U-SNLI epochs (default {DEFAULTS.epochs})")
         parser.add_argument("--loss", choices=LOSSES, help=f"U-SNLI loss (default {DEFAULTS.loss})")
         parser.add_argument("--margin", type=float, help=f"ranking hinge margin (default {DEFAULTS.margin})")
-        parser.add_argument("--cross-pairs", type=int,
-                            help=f"K cross-premise pairs per row, ranking loss (default {DEFAULTS.cross_pairs})")
-        parser.add_argument("--rank-weight", type=float,
-                            help=f"weight of an in-batch ranking hinge beside BCE (default {DEFAULTS.rank_weight})")
-        parser.add_argument("--hypothesis-only", action="store_true", default=None,
-                            help="train and predict on hypotheses alone")
+        parser.add_argument(
+            "--cross-pairs",
+            type=int,
+            help=f"K cross-premise pairs per row, ranking loss (default {DEFAULTS.cross_pairs})",
+        )
+        parser.add_argument(
+            "--rank-weight",
+            type=float,
+            help=f"weight of an in-batch ranking hinge beside BCE (default {DEFAULTS.rank_weight})",
+        )
+        parser.add_argument(
+            "--hypothesis-only", action="store_true", default=None, help="train and predict on hypotheses alone"
+        )
         parser.add_argument("--seed", type=int, help=f"default {DEFAULTS.seed}")
-        parser.add_argument("--seeds", type=int, help=f"fine-tune the pre-trained model this many times (seed, "
-                            f"seed + 1, ...) and save their weight average (default {DEFAULTS.seeds})")
+        parser.add_argument(
+            "--seeds",
+            type=int,
+            help=f"fine-tune the pre-trained model this many times (seed, "
+            f"seed + 1, ...) and save their weight average (default {DEFAULTS.seeds})",
+        )
         parser.add_argument("--batch-size", type=int, help=f"default {DEFAULTS.batch_size}")
         parser.add_argument("--lr", type=float, help=f"peak learning rate of every stage (default {DEFAULTS.lr})")
         parser.add_argument("--max-length", type=int, help=f"tokens per pair (default {DEFAULTS.max_length})")
-        parser.add_argument("--dropout", type=float,
-                            help="dropout rate of every dropout layer while training (default: the base model's)")
+        parser.add_argument(
+            "--dropout",
+            type=float,
+            help="dropout rate of every dropout layer while training (default: the base model's)",
+        )
         parser.add_argument("--max-train", type=int, help="use only the first N training rows")
-        parser.add_argument("--pretrain-snli",
-                            help=f"SNLI JSONL (premise, hypothesis, label) for surrogate pre-training (default {DEFAULTS.pretrain_snli})")
-        parser.add_argument("--pretrain-chaosnli", nargs="*",
-                            help=f"ChaosNLI JSONL files, targets = expected surrogate under the vote distribution "
-                                 f"(default {' '.join(DEFAULTS.pretrain_chaosnli) or 'none'})")
-        parser.add_argument("--pretrain-dnli", help=f"delta-NLI JSONL for (strengthened > weakened) ranking pairs "
-                                                    f"(default {DEFAULTS.pretrain_dnli})")
+        parser.add_argument(
+            "--pretrain-snli",
+            help=f"SNLI JSONL (premise, hypothesis, label) for surrogate pre-training (default {DEFAULTS.pretrain_snli})",
+        )
+        parser.add_argument(
+            "--pretrain-chaosnli",
+            nargs="*",
+            help=f"ChaosNLI JSONL files, targets = expected surrogate under the vote distribution "
+            f"(default {' '.join(DEFAULTS.pretrain_chaosnli) or 'none'})",
+        )
+        parser.add_argument(
+            "--pretrain-dnli",
+            help=f"delta-NLI JSONL for (strengthened > weakened) ranking pairs (default {DEFAULTS.pretrain_dnli})",
+        )
         parser.add_argument("--no-pretrain", action="store_true", help="no surrogate pre-training at all")
         parser.add_argument("--pretrain-epochs", type=int, help=f"default {DEFAULTS.pretrain_epochs}")
         parser.add_argument("--max-pretrain", type=int, help="use only the first N SNLI rows")
-        parser.add_argument("--with-baseline", action="store_true",
-                            help="also train the same recipe on hypotheses alone and print its scores")
+        parser.add_argument(
+            "--with-baseline",
+            action="store_true",
+            help="also train the same recipe on hypotheses alone and print its scores",
+        )
         parser.add_argument("--device", help="cpu, cuda, cuda:1 ... (default: cuda if available)")
         parser.add_argument("--json", action="store_true", help="print the metrics as one JSON line")
 
@@ -60,9 +86,16 @@ class Command(BaseCommand):
             settings = settings.without_pretraining()
         try:
             with stderr_bar("train_unli", unit="step") as progress:
-                result = train_unli(options["output"], options["train"], options["eval"], settings,
-                                    base=options["base"], device=options["device"], progress=progress,
-                                    baseline=options["with_baseline"])
+                result = train_unli(
+                    options["output"],
+                    options["train"],
+                    options["eval"],
+                    settings,
+                    base=options["base"],
+                    device=options["device"],
+                    progress=progress,
+                    baseline=options["with_baseline"],
+                )
         except (InputError, ModelError, ValueError) as exc:
             raise CommandError(str(exc)) from exc
         if options["json"]:
