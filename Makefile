@@ -34,9 +34,13 @@ test: install wordnet browser lint
 	# Every test again on PostgreSQL but the browser journeys (which drive the demo server on SQLite).
 	DATABASE_URL=postgres://postgres@127.0.0.1:5432/test $(PY) -m pytest -m "not browser" -q -p no:cacheprovider
 
-# The apps' dependencies point one way (import-linter contracts in pyproject.toml).
+# Lint, format and types (ruff and mypy, pinned, rules in pyproject.toml), and the apps' dependencies
+# pointing one way (import-linter contracts in pyproject.toml).
 lint: install
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/lint-imports --no-cache
+	$(VENV)/bin/mypy
 
 clean:
 	rm -rf $(VENV) var

@@ -33,7 +33,8 @@ class ErrorSerializer(serializers.Serializer):
     field = serializers.CharField(required=False, help_text="what is wrong; absent when the body could not be parsed")
     detail = serializers.CharField()
     code = serializers.CharField(required=False, help_text="a fixed name for the kind of error (docs/api.md)")
-    errors = serializers.JSONField(
+    # A field named like Serializer.errors: DRF's metaclass takes declared fields off the class.
+    errors = serializers.JSONField(  # type: ignore[assignment]
         required=False,
         help_text="where several things are wrong: settings as {field: "
         "message}; an import's rows as [{line, field, message}]",
@@ -63,7 +64,7 @@ def error_response(status_code: int, detail: str, field: str | None = None, erro
     """A view's own refusal in the documented shape, its code included: {"detail", "code", "field"?, "errors"?}."""
     from rest_framework.response import Response
 
-    body = {"detail": detail, "code": CODE_BY_STATUS.get(status_code, "error")}
+    body: dict[str, object] = {"detail": detail, "code": CODE_BY_STATUS.get(status_code, "error")}
     if field is not None:
         body["field"] = field
     if errors:

@@ -30,13 +30,13 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import psycopg
 from django.db import NotSupportedError, connections, router
 from django.db.backends.postgresql.base import CursorDebugWrapper
 from django.db.backends.utils import CursorWrapper
-from django.db.models import Model, QuerySet
+from django.db.models import Field, Model, QuerySet
 from django.db.models.query import ModelIterable
 from django.db.transaction import TransactionManagementError
 
@@ -90,7 +90,7 @@ def compiled_rows(build: Callable[..., QuerySet], *shape, **arguments) -> list[M
     compiler.connection = connection  # this thread's connection, not the one that compiled it
     # Run in place of compiling again; answers as execute_sql() does: a list of chunks of rows.
     compiler.execute_sql = lambda *args, **kwargs: [_run(statement, connection, params)]
-    return list(ModelIterable(_Replay(statement, compiler)))
+    return list(ModelIterable(_Replay(statement, compiler)))  # type: ignore[arg-type]  # _Replay stands in for the queryset
 
 
 def _run(statement: _Statement, connection, params: list) -> list[tuple]:
@@ -179,7 +179,7 @@ def insert_rows(instances: list[Model], *, returning_pk: bool = False) -> None:
         sql = _write_texts[key] = _insert_text(connection, meta, fields, len(instances), returning_pk)
     params = []
     for instance in instances:
-        instance._prepare_related_fields_for_save(operation_name="insert_rows")
+        instance._prepare_related_fields_for_save(operation_name="insert_rows")  # type: ignore[attr-defined]  # what save() calls
         params += [field.get_db_prep_save(field.pre_save(instance, True), connection) for field in fields]
     with _cursor(connection) as cursor:
         cursor.execute(sql, params)
@@ -216,16 +216,19 @@ def update_row(instance: Model, fields: list[str]) -> int:
     model = type(instance)
     meta = model._meta
     connection = connections[router.db_for_write(model, instance=instance)]
-    columns = [meta.get_field(name) for name in fields]
+    primary_key = meta.pk
+    columns = [cast(Field, meta.get_field(name)) for name in fields]  # concrete fields: update_fields names them
     key = ("update", model, tuple(fields), connection.alias)
     sql = _write_texts.get(key)
     if sql is None:
-        quote = connection.ops.quote_name
-        assignments = ", ".join(f"{quote(field.column)} = %s" for field in columns)
-        sql = _write_texts[key] = (
-            f"UPDATE {quote(meta.db_table)} SET {assignments} WHERE {quote(meta.db_table)}.{quote(meta.pk.column)} = %s"
-        )
+
+        def quote(field: Field) -> str:
+            return connection.ops.quote_name(cast(str, field.column))  # a concrete field has its column
+
+        table = connection.ops.quote_name(meta.db_table)
+        assignments = ", ".join(f"{quote(field)} = %s" for field in columns)
+        sql = _write_texts[key] = f"UPDATE {table} SET {assignments} WHERE {table}.{quote(primary_key)} = %s"
     params = [field.get_db_prep_save(field.pre_save(instance, False), connection) for field in columns]
     with _cursor(connection) as cursor:
-        cursor.execute(sql, [*params, meta.pk.get_db_prep_value(instance.pk, connection)])
+        cursor.execute(sql, [*params, primary_key.get_db_prep_value(instance.pk, connection)])
         return cursor.rowcount

@@ -120,7 +120,7 @@ def json_lines(stream: Iterable[str | bytes], file=None) -> Iterator[tuple[int, 
 
 def csv_rows(
     stream: Iterable[str | bytes], required: Iterable[str] = (), file=None
-) -> Iterator[tuple[int, dict | RowError]]:
+) -> Iterator[tuple[int | None, dict | RowError]]:
     """(line, {column: text}) for every CSV record, numbered by the physical line it starts on; (line,
     RowError) for a bad one. A header that lacks a `required` column is an error at line 1 and ends the file.
     """

@@ -160,7 +160,7 @@ class Setting:
     # ------------------------------------------------------------------ the three entry points
 
     def form_field(self) -> forms.Field:
-        common = {"label": self.title, "help_text": self.help, "required": False}
+        common: dict[str, Any] = {"label": self.title, "help_text": self.help, "required": False}
         if self.kind == "bool":
             return forms.BooleanField(initial=self.default, **common)
         if self.kind == "choice":
@@ -187,8 +187,8 @@ class Setting:
     def serializer_field(self) -> serializers.Field:
         # The bounds are declared for the OpenAPI schema; the messages are the schema's own, so the API
         # refuses a value in the very words the form and the command line use.
-        common = {"help_text": self.help, "required": False}
-        messages = {"invalid": "must be a whole number" if self.kind == "int" else "must be a number"}
+        common: dict[str, Any] = {"help_text": self.help, "required": False}
+        messages: dict[str, Any] = {"invalid": "must be a whole number" if self.kind == "int" else "must be a number"}
         if self.minimum is not None:
             messages["min_value"] = f"must be at least {self.minimum:g}"
         if self.maximum is not None:
@@ -197,7 +197,10 @@ class Setting:
             return serializers.BooleanField(**common)
         if self.kind == "int":
             return serializers.IntegerField(
-                min_value=self.minimum, max_value=self.maximum, error_messages=messages, **common
+                min_value=None if self.minimum is None else int(self.minimum),
+                max_value=None if self.maximum is None else int(self.maximum),
+                error_messages=messages,
+                **common,
             )
         if self.kind == "float":
             return serializers.FloatField(
@@ -210,7 +213,9 @@ class Setting:
             return serializers.JSONField(**common)
         if self.kind == "project":  # null or "" clears the link
             return serializers.CharField(allow_blank=True, allow_null=True, **common)
-        length = {"max_length": f"must be at most {self.max_length} characters"} if self.max_length else {}
+        length: dict[str, Any] = (
+            {"max_length": f"must be at most {self.max_length} characters"} if self.max_length else {}
+        )
         return serializers.CharField(
             allow_blank=True,
             trim_whitespace=self.kind == "str",

@@ -8,6 +8,7 @@ locked-out login page answers (AXES_LOCKOUT_CALLABLE).
 
 import ipaddress
 import math
+from datetime import timedelta
 
 from axes.handlers.database import AxesDatabaseHandler
 from axes.models import AccessAttempt
@@ -42,7 +43,7 @@ def cooloff_seconds() -> int:
 
 
 def _recent_failures(ip: str | None):
-    since = timezone.now() - timezone.timedelta(seconds=cooloff_seconds())
+    since = timezone.now() - timedelta(seconds=cooloff_seconds())
     return AccessAttempt.objects.filter(ip_address=ip, attempt_time__gte=since)
 
 

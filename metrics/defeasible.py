@@ -10,7 +10,8 @@ Tables used below:
          buckets (tuple of bucket ids; only read for critical atoms).
 """
 
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -42,7 +43,7 @@ def critical_atoms(atoms: pd.DataFrame, example_labels) -> np.ndarray:
     return candidate & (np.abs(scores) == strongest)
 
 
-def bucket_accuracies(correct, example_buckets: list[Iterable[Hashable]]) -> pd.DataFrame:
+def bucket_accuracies(correct, example_buckets: Sequence[Iterable[Hashable]]) -> pd.DataFrame:
     """Accuracy theta_b of each bucket of examples.
 
     correct: (n,) bools, whether the model got example i right; example_buckets: for each example the ids
@@ -50,7 +51,7 @@ def bucket_accuracies(correct, example_buckets: list[Iterable[Hashable]]) -> pd.
     out). An example in k distinct buckets counts with weight 1/k in each, so that it weighs 1 in total.
     Returns one row per bucket (index: bucket id) with columns support (sum of weights), n_examples, theta.
     """
-    rows = []
+    rows: list[tuple] = []
     for is_correct, buckets in zip(np.asarray(correct, dtype=bool), example_buckets):
         distinct = set(buckets)
         if not distinct:
@@ -141,7 +142,7 @@ def defeasible_scores(examples: pd.DataFrame, atoms: pd.DataFrame, binary_atoms:
 # Grouping equivalent atoms into buckets -----------------------------------------------------------------
 
 
-def maximal_cliques(neighbours: dict[Hashable, set]) -> list[frozenset]:
+def maximal_cliques(neighbours: Mapping[Any, set]) -> list[frozenset]:
     """All maximal cliques of an undirected graph given as node -> set of neighbours.
 
     Bron-Kerbosch with pivoting (Tomita et al. 2006). networkx has find_cliques, but networkx is not a
@@ -181,7 +182,7 @@ def equivalent_atom_groups(
     vectors = np.asarray(embed(unique), dtype=float)
     vectors = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
     similar = np.argwhere(np.triu(vectors @ vectors.T >= threshold, k=1))
-    neighbours = {text: set() for text in unique}
+    neighbours: dict[str, set[str]] = {text: set() for text in unique}
     if len(similar):
         first = [unique[i] for i in similar[:, 0]]
         second = [unique[j] for j in similar[:, 1]]

@@ -24,6 +24,8 @@ def transitivity_scores(label_p_h, label_h_m, label_m_h, label_p_m) -> dict:
     mutual_entailment = (h_m == "E") & (m_h == "E")
     mutual_contradiction = (h_m == "C") & (m_h == "C")
     kept = mutual_entailment | mutual_contradiction
+    rates: dict[str, float | None]
+    counts: dict[str, object]
     rates, counts = (
         {},
         {

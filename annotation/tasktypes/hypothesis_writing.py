@@ -139,7 +139,7 @@ class HypothesisWriting(TaskType):
 
     # ------------------------------------------------------------------ answers
 
-    def parse_answer(self, answer, options):
+    def parse_answer(self, answer: dict, options: dict) -> tuple[dict[str, str], dict[str, str]]:
         targets = self.targets(options)
         given = answer.get("value")
         if not isinstance(given, dict):
