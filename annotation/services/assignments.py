@@ -369,21 +369,28 @@ def _delete_draft(assignment: Assignment) -> None:
         PageDraft.objects.filter(assignment=assignment).delete()
 
 
+def locked_open_page(assignment_id: int, worker, now) -> Assignment:
+    """The worker's page, locked until the transaction ends, with its project; refused (404) when it is not
+    theirs, as if it did not exist, and (409) when it is no longer open."""
+    assignment = (
+        Assignment.objects.select_for_update(of=("self",))
+        .select_related("project")
+        .filter(pk=assignment_id, worker=worker)
+        .first()
+    )
+    if assignment is None:
+        raise SubmissionError("assignment", "no such page", status=404)
+    access.ensure_can_work(assignment.project, worker, new_page=False)
+    if assignment.status != Assignment.Status.OPEN or assignment.expires_at <= now:
+        raise SubmissionError("assignment", "this page is no longer open", status=409)
+    return assignment
+
+
 def extend_page(assignment_id: int, worker, now=None) -> Assignment:
     """Give an open page more time, once per page: its deadline moves on by the project's page timeout."""
     now = now or timezone.now()
     with transaction.atomic():
-        assignment = (
-            Assignment.objects.select_for_update(of=("self",))
-            .select_related("project")
-            .filter(pk=assignment_id, worker=worker)
-            .first()
-        )
-        if assignment is None:
-            raise SubmissionError("assignment", "no such page", status=404)
-        access.ensure_can_work(assignment.project, worker, new_page=False)
-        if assignment.status != Assignment.Status.OPEN or assignment.expires_at <= now:
-            raise SubmissionError("assignment", "this page is no longer open", status=409)
+        assignment = locked_open_page(assignment_id, worker, now)
         if assignment.extended:
             raise SubmissionError("assignment", "this page has already been given more time once", status=409)
         assignment.expires_at += timedelta(minutes=assignment.project.claim_timeout_minutes)

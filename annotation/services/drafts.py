@@ -12,8 +12,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.models import Assignment, PageDraft
-from annotation.services import access
 from annotation.services.answers import SubmissionError
+from annotation.services.assignments import locked_open_page
 
 MAX_DRAFT_BYTES = 100_000
 MAX_TEXT = 5000  # one answer's text (a written sentence or a reason); the submit applies the real limits
@@ -63,17 +63,7 @@ def save_draft(assignment_id: int, worker, data, now=None) -> Assignment:
     """Store the page's draft (replacing the previous one) and note the page as alive; returns the page."""
     now = now or timezone.now()
     with transaction.atomic():
-        assignment = (
-            Assignment.objects.select_for_update(of=("self",))
-            .select_related("project")
-            .filter(pk=assignment_id, worker=worker)
-            .first()
-        )
-        if assignment is None:  # someone else's page answers as if it did not exist
-            raise SubmissionError("assignment", "no such page", status=404)
-        access.ensure_can_work(assignment.project, worker, new_page=False)
-        if assignment.status != Assignment.Status.OPEN or assignment.expires_at <= now:
-            raise SubmissionError("assignment", "this page is no longer open", status=409)
+        assignment = locked_open_page(assignment_id, worker, now)
         item_ids = set(assignment.claims.values_list("item_id", flat=True))
         PageDraft.objects.update_or_create(assignment=assignment, defaults={"data": check_draft(data, item_ids)})
         assignment.last_seen_at = now

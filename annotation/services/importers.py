@@ -393,8 +393,12 @@ class PoolChecks:
         return gold_reference(self.project, _example_of(row), None)
 
 
-def _example_of(row: ExampleRow) -> Example:
+def _example_of(row: ExampleRow, project: Project | None = None, position: int = 0) -> Example:
+    """The (unsaved) example a row makes."""
     return Example(
+        project=project,
+        key=row.key,
+        source_id=row.source_id,
         premise=row.premise,
         hypothesis=row.hypothesis,
         update=row.update,
@@ -402,6 +406,8 @@ def _example_of(row: ExampleRow) -> Example:
         source_label=row.source_label,
         source_probability=row.source_probability,
         source_data=row.source_data,
+        source_format=row.source_format,
+        position=position,
     )
 
 
@@ -576,23 +582,7 @@ def _write_example_batches(project: Project, batches, label_sets: set, purpose: 
                 existing[row.key] = None  # a later line of the same example (one per atom) makes no second one
                 new_rows.append(row)
         examples = Example.objects.bulk_create(
-            [
-                Example(
-                    project=project,
-                    key=row.key,
-                    source_id=row.source_id,
-                    premise=row.premise,
-                    hypothesis=row.hypothesis,
-                    update=row.update,
-                    update_type=row.update_type,
-                    source_label=row.source_label,
-                    source_probability=row.source_probability,
-                    source_data=row.source_data,
-                    source_format=row.source_format,
-                    position=position + offset,
-                )
-                for offset, row in enumerate(new_rows)
-            ],
+            [_example_of(row, project, position + offset) for offset, row in enumerate(new_rows)],
             batch_size=2000,
         )
         existing.update({example.key: example.id for example in examples})
@@ -794,23 +784,7 @@ def _write_atoms(project: Project, rows: list[AtomRow], errors: list, skipped: l
         if new_examples:
             position = project.examples.count()
             created = Example.objects.bulk_create(
-                [
-                    Example(
-                        project=project,
-                        key=row.key,
-                        source_id=row.source_id,
-                        premise=row.premise,
-                        hypothesis=row.hypothesis,
-                        update=row.update,
-                        update_type=row.update_type,
-                        source_label=row.source_label,
-                        source_probability=row.source_probability,
-                        source_data=row.source_data,
-                        source_format=row.source_format,
-                        position=position + offset,
-                    )
-                    for offset, row in enumerate(new_examples)
-                ]
+                [_example_of(row, project, position + offset) for offset, row in enumerate(new_examples)]
             )
             made = {example.key: example for example in created}
             report.notes.append(
