@@ -7,6 +7,7 @@ from django import forms
 from django.template.loader import render_to_string
 from django.utils.safestring import mark_safe
 
+from annotation.services.budget import PLAN_SETTINGS
 from annotation.services.importers import GENERIC_FIELDS, PURPOSES, label_map_pairs
 from annotation.services.study_settings import WORKED_EXAMPLE_FIELDS, current_setting, settings_schema
 from annotation.tasktypes import TASK_TYPE_CHOICES, get_task_type
@@ -162,3 +163,7 @@ class ImportConfirmForm(forms.Form):
         return {
             name: self.cleaned_data[f"map_{name}"] for name in GENERIC_FIELDS if self.cleaned_data.get(f"map_{name}")
         }
+
+
+# The budget planner's questions, from its settings (annotation.services.budget).
+BudgetPlanForm = type("BudgetPlanForm", (forms.Form,), PLAN_SETTINGS.form_fields())

@@ -1,5 +1,7 @@
 """Incremental redundancy: after each annotation, decide whether an item needs one more, is done, or
-needs an author (an unresolved tie). The disagreement rule and the aggregate come from the task type."""
+needs an author (an unresolved tie). The rule asking for one more (`TaskType.disagree`: any disagreement, or
+for categorical task types set to the stability strategy, a label distribution not yet stable) and the
+aggregate come from the task type; the project's redundancy and maximum annotations bound it."""
 
 from annotation.models import Annotation, Item, Project
 

@@ -291,11 +291,41 @@ class TaskType(ABC):
         return [demo] if demo is not None else []
 
 
+# Redundancy strategies of categorical task types: the default asks for one more answer on any disagreement;
+# STABILITY asks for one more until the item's label distribution is stable (metrics.stability).
+STABILITY = "stability"
+# About the mean error of 10 labels an item on ChaosNLI-SNLI (benchmarks/redundancy.py, docs/studies.md).
+DEFAULT_STABILITY_THRESHOLD = 0.15
+REDUNDANCY_SETTINGS: tuple[Setting, ...] = (
+    Setting(
+        "redundancy_strategy",
+        "choice",
+        "disagreement",
+        "when an item gets one more answer, after the redundancy and up to the maximum annotations",
+        choices=(
+            ("disagreement", "One more whenever the answers disagree"),
+            (STABILITY, "One more until the label distribution is stable"),
+        ),
+    ),
+    Setting(
+        "stability_threshold",
+        "float",
+        DEFAULT_STABILITY_THRESHOLD,
+        "stability strategy: an item is stable once the expected JS distance between its collected label "
+        "distribution and its full one is at most this",
+        minimum=0.01,
+        maximum=0.5,
+    ),
+)
+
+
 class NominalTaskType(TaskType):
-    """Categorical answers: any disagreement asks for one more; the label is the majority."""
+    """Categorical answers: any disagreement asks for one more (or, with the stability strategy, every item
+    gets one more until its label distribution is stable); the label is the majority."""
 
     agreement_level = "nominal"
     aggregation = "majority"
+    settings = REDUNDANCY_SETTINGS
 
     @abstractmethod
     def labels(self, options: dict) -> list[str]:
@@ -309,7 +339,17 @@ class NominalTaskType(TaskType):
         return {"value": value}, value
 
     def disagree(self, raws, values, options):
+        if options.get("redundancy_strategy") == STABILITY:
+            return not self.distribution_stable(values, options)
         return len(set(values)) > 1
+
+    def distribution_stable(self, values, options) -> bool:
+        """The stability strategy's rule (metrics.stability.is_stable without its bounds: the redundancy service
+        asks only between the project's redundancy and its maximum annotations)."""
+        from metrics.stability import expected_error  # numpy: not at start-up
+
+        counts = [[values.count(label) for label in self.labels(options)]]
+        return bool(expected_error(counts)[0] <= options.get("stability_threshold", DEFAULT_STABILITY_THRESHOLD))
 
     def aggregate(self, values, options):
         return majority(values, self.labels(options))
@@ -454,6 +494,7 @@ LINK_SETTINGS = (
 
 __all__ = [
     "LINK_SETTINGS",
+    "REDUNDANCY_SETTINGS",
     "Aggregate",
     "AnswerError",
     "Choice",

@@ -3,7 +3,7 @@
 Projects importing alphaNLI from ChaosNLI use the label set ["1", "2"] (which hypothesis is likelier).
 """
 
-from annotation.tasktypes.base import Choice, DemoProject, NominalTaskType
+from annotation.tasktypes.base import REDUNDANCY_SETTINGS, Choice, DemoProject, NominalTaskType
 from annotation.tasktypes.demo_text import paid_gold_rows, paid_qualification_rows, paid_rows, scene_demo
 from common.schema import Setting
 from common.vocabulary import ALPHA_NLI, NLI, LabelError, label_set_of, to_label
@@ -16,6 +16,7 @@ class NLILabel(NominalTaskType):
     default_items_per_page = 5
     answer_help = "a label of the project (e, n, c; alpha-NLI projects 1, 2), long names accepted"
     settings = (
+        *REDUNDANCY_SETTINGS,
         Setting(
             "labels",
             "choice",

@@ -13,11 +13,22 @@ from django.template.defaultfilters import pluralize
 from django.views.decorators.http import require_POST, require_safe
 
 from annotation.formats import exportable, importable
-from annotation.forms import UploadForm
+from annotation.forms import BudgetPlanForm, UploadForm
 from annotation.models import Assignment
-from annotation.services import access, adjudication, background, exporters, items, linking, quality, simulation
+from annotation.services import (
+    access,
+    adjudication,
+    background,
+    budget,
+    exporters,
+    items,
+    linking,
+    quality,
+    simulation,
+)
 from annotation.services.progress import project_progress
 from annotation.services.projects import TRANSITIONS
+from common.schema import SettingError
 
 PAGE_SIZE = 25
 
@@ -39,8 +50,26 @@ def project_detail(request, slug):
             "simulated": simulation.has_simulated_answers(project),
             "next_statuses": sorted(TRANSITIONS[project.status]),
             **_item_table(request, project),
+            **_budget_planner(request, project),
         },
     )
+
+
+def _budget_planner(request, project) -> dict:
+    """The planner's form, and its plan once asked (a GET with its fields: bookmarkable, no side effect)."""
+    if not budget.applies(project):
+        return {}
+    if not any(name in request.GET for name in BudgetPlanForm.base_fields):
+        return {"plan_form": BudgetPlanForm()}
+    form = BudgetPlanForm(request.GET)
+    try:
+        values = budget.PLAN_SETTINGS.clean({name: request.GET.get(name) for name in BudgetPlanForm.base_fields})
+    except SettingError as error:
+        form.is_valid()
+        for name, message in error.errors.items():
+            form.add_error(name, message)
+        return {"plan_form": form}
+    return {"plan_form": form, "plan_asked": True, "plan": budget.plan(project, **values)}
 
 
 def _item_table(request, project) -> dict:
