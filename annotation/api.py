@@ -226,6 +226,15 @@ class ProjectViewSet(
             project_agreement(project, bootstrap=resamples, max_pair_evaluations=INTERACTIVE_PAIR_EVALUATIONS)
         )
 
+    @extend_schema(responses={200: OpenApiResponse(description="labels and worker reliability of annotator models")})
+    @action(detail=True, methods=["get"], url_path="annotator-models")
+    def annotator_models(self, request, slug=None):
+        """Majority vote, Wawa, Dawid-Skene, MACE and GLAD labels, worker reliability and accuracy on gold
+        (nominal task types; projects with more answers than the page fits models to: the command)."""
+        from annotation.services.annotator_models import INTERACTIVE_ANSWERS, project_annotator_models
+
+        return Response(project_annotator_models(self._managed(), max_answers=INTERACTIVE_ANSWERS))
+
     @extend_schema(
         request={"multipart/form-data": ImportSerializer},
         responses={

@@ -73,6 +73,38 @@ def figure_rows(figures: dict) -> list[dict]:
     return rows
 
 
+MODEL_NAMES = {
+    "majority_vote": "Majority vote",
+    "wawa": "Wawa",
+    "dawid_skene": "Dawid-Skene",
+    "mace": "MACE",
+    "glad": "GLAD",
+}
+
+
+def annotator_model_tables(models: dict) -> dict:
+    """The annotator models' result as the report's tables: accuracy on gold per method, reliability per
+    worker, and what could not be computed."""
+    methods = models["methods"]
+    rated = [method for method in methods if method in models["reliability_meaning"]]
+    return {
+        "n_answers": models["n_answers"],
+        "n_items": models["n_items"],
+        "n_workers": models["n_workers"],
+        "gold_columns": [
+            f"{kind.replace('_', ' ')} ({scored['items']} items)" for kind, scored in models["gold"].items()
+        ],
+        "gold_rows": [
+            (MODEL_NAMES[method], [scored["accuracy"][method] for scored in models["gold"].values()])
+            for method in methods
+        ],
+        "worker_columns": [MODEL_NAMES[method] for method in rated],
+        "worker_rows": [(entry, [entry[method] for method in rated]) for entry in models["workers"]],
+        "meanings": [(MODEL_NAMES[method], models["reliability_meaning"][method]) for method in rated],
+        "unavailable": list(models["unavailable"].values()),
+    }
+
+
 @login_required
 def report(request, slug):
     # here, not at the top: the report loads pandas, scipy and matplotlib (keep web processes lean)
@@ -80,9 +112,16 @@ def report(request, slug):
         INTERACTIVE_PAIR_EVALUATIONS,
         project_report,
     )
+    from annotation.services.annotator_models import INTERACTIVE_ANSWERS, project_annotator_models
 
     project = access.project_for(request.user, slug, "manage")
     result = project_report(project, bootstrap=REPORT_BOOTSTRAP, max_pair_evaluations=INTERACTIVE_PAIR_EVALUATIONS)
+    # Annotator models apply to nominal labels only: other reports have no such section.
+    models = (
+        project_annotator_models(project, max_answers=INTERACTIVE_ANSWERS)
+        if project.task.agreement_level == "nominal"
+        else None
+    )
     figures = result["figures"]
     context = {
         "project": project,
@@ -92,6 +131,7 @@ def report(request, slug):
         "plots": result["plots"],
         "tables": result["tables"],
         "simulated": simulation.has_simulated_answers(project),
+        "models": models and annotator_model_tables(models),
     }
     return render(request, "annotation/report.html", context)
 

@@ -139,6 +139,7 @@ API = [
         row(401, 403, 403, 400, 404, 400),
     ),
     ("project-agreement", "get", "/api/projects/{slug}/agreement/?bootstrap=0", MANAGE_API),
+    ("project-annotator-models", "get", "/api/projects/{slug}/annotator-models/", MANAGE_API),
     ("project-import-file", "post", "/api/projects/{slug}/import/", MANAGE_API),
     ("project-export", "get", "/api/projects/{slug}/export/?as=jsonl", MANAGE_API),
     ("project-export", "get", "/api/projects/{slug}/export/?as=usnli", row(401, 403, 403, 400, 404, 400)),
