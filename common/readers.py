@@ -21,6 +21,28 @@ import math
 from collections.abc import Iterable, Iterator
 
 BYTE_ORDER_MARK = "\ufeff"
+
+
+class _NotFinite(Exception):
+    """A JSON number that is not a finite float (NaN, Infinity, or a literal too large for a float)."""
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise _NotFinite
+    return value
+
+
+def _not_finite(text: str) -> float:
+    raise _NotFinite
+
+
+# One decoder for every line (json.loads builds a new one per call when given a hook). It stops at a number
+# that is not finite; the line is then decoded again with such numbers as floats, so that _json_problem can
+# name the path holding them: most lines hold none and need no walk through their record.
+_DECODER = json.JSONDecoder(parse_float=_finite_float, parse_constant=_not_finite)
+_LENIENT_DECODER = json.JSONDecoder(parse_constant=float)
 # Pseudo-fields for problems with a line or a file as a whole rather than with one of its fields.
 JSON_LINE, CSV_LINE, FILE = "(json)", "(csv)", "(file)"
 
@@ -96,8 +118,10 @@ def json_lines(stream: Iterable[str | bytes], file=None) -> Iterator[tuple[int, 
         if not line.strip():
             continue
         try:
-            # NaN and Infinity parse as floats here so that _json_problem can name the path holding them.
-            record = json.loads(line, parse_constant=float)
+            try:
+                record, walk = _DECODER.decode(line), "\\u0000" in line  # the only way JSON writes a NUL
+            except _NotFinite:
+                record, walk = _LENIENT_DECODER.decode(line), True
         except json.JSONDecodeError as error:
             yield (
                 number,
@@ -111,7 +135,7 @@ def json_lines(stream: Iterable[str | bytes], file=None) -> Iterator[tuple[int, 
         if not isinstance(record, dict):
             yield number, RowError(JSON_LINE, "each line must be a JSON object", file=file, line=number)
             continue
-        problem = _json_problem(record)
+        problem = _json_problem(record) if walk else None
         if problem is not None:
             yield number, RowError(problem[0], problem[1], file=file, line=number)
             continue

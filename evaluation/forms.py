@@ -11,9 +11,11 @@ class RunForm(forms.Form):
 
     suite = forms.ChoiceField(choices=SUITE_CHOICES)
     gold = forms.FileField(
-        label="Gold / human file", help_text="For nli-atoms, defeasible, transitivity and epistemic: the input JSONL."
+        label="Gold / human file",
+        help_text="For nli-atoms, defeasible, transitivity and epistemic: the input JSONL; for alt-test: the "
+        "per-annotator labels (a study's annotations export).",
     )
-    predictions = forms.FileField(required=False, help_text="Needed by unli, chaos and epistemic.")
+    predictions = forms.FileField(required=False, help_text="Needed by unli, chaos, epistemic and alt-test.")
     project = forms.ModelChoiceField(
         queryset=None, required=False, help_text="The annotation project whose gold this is, if any."
     )

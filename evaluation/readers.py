@@ -10,6 +10,7 @@ and the field, so the command can show the message as it is.
 A source is a path or an uploaded file (anything with `.chunks()`, read from its start and left open).
 """
 
+import functools
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -123,6 +124,8 @@ def csv_number(text: str, file, line, field) -> float:
 
 def probability(value: float, file, line, field) -> float:
     """`value` if it lies in [0, 1]."""
+    if 0 <= value <= 1:  # the common case, without an array per value (NaN fails it)
+        return value
     problem = probability_problem([value])
     if problem is not None:
         raise RowError(field, problem[1], file=file, line=line)
@@ -139,6 +142,8 @@ def whole_number(value, file, line, field) -> int:
 def model_distribution(values: list[float], file, line, field, renormalise: bool) -> tuple[list[float], bool]:
     """A model's probabilities (numbers in [0, 1]) if they sum to 1 within PROBABILITY_TOLERANCE, and whether
     they were rescaled to do so: only with `renormalise`, and never a row of zeros."""
+    if abs(sum(values) - 1) <= PROBABILITY_TOLERANCE:  # the common case, without an array per row
+        return values, False
     problem = distribution_problem([values])
     if problem is None:
         return values, False
@@ -154,11 +159,16 @@ def canonical_nli_label(value, file, line, field) -> str:
     """The 3-way label's long name ("entailment" / "neutral" / "contradiction") from any spelling the
     vocabulary knows (letters, names, any case)."""
     try:
-        return long_name(to_label(value, NLI.labels))
+        return _nli_long_name(value) if isinstance(value, str) else long_name(to_label(value, NLI.labels))
     except LabelError:
         raise RowError(
             field, f"{_show(value)} is not an NLI label (e/n/c or full names)", file=file, line=line
         ) from None
+
+
+@functools.lru_cache(maxsize=256)  # a file spells its labels a few ways, on every row
+def _nli_long_name(value: str) -> str:
+    return long_name(to_label(value, NLI.labels))
 
 
 def defeasible_label(value, file, line, field, allow_neutral=True) -> str:
@@ -521,3 +531,42 @@ def read_label_predictions(source) -> dict:
         _unique(seen, key, name, line, field)
         predictions[key] = canonical_nli_label(require(row, "label", name, line), name, line, "label")
     return predictions
+
+
+# Per-annotator labels (alt-test) ---------------------------------------------------------------------
+
+
+def read_annotator_labels(source) -> tuple[pd.DataFrame, int, dict[str, int]]:
+    """Per-annotator NLI labels -> (DataFrame with columns id, annotator, label, line; the number of
+    classes, 3 or 2; the rows left out: {"imported", "excluded", "gold_checks"} -> count).
+
+    Rows are JSON Lines {"id" (or "uid"), "annotator", "label"}, or the app's per-annotation export as it is
+    ({"id", "annotator", "value", "imported", "excluded", "pool", "atom", ...}): imported votes (they have
+    no annotator), excluded answers and gold-check answers are left out and counted; per-atom answers are
+    refused. Labels are 3-way NLI (e/n/c or full names) or, when the first row's label is 1 or 2, alphaNLI,
+    spelled as `chaos_label` gives them. An annotator labels an item at most once.
+    """
+    name, records, seen, n_classes = source_name(source), [], {}, None
+    skipped = {"imported": 0, "excluded": 0, "gold_checks": 0}
+    for line, row in jsonl_records(source):
+        skip = next((flag for flag in ("imported", "excluded") if row.get(flag) is True), None)
+        if skip is None and row.get("pool") == "gold":
+            skip = "gold_checks"
+        if skip is not None:
+            skipped[skip] += 1
+            continue
+        if row.get("atom") is not None:
+            raise RowError("atom", "per-atom answers: the alt-test takes labels of whole items", file=name, line=line)
+        item_id = str(first_present(row, ("id", "uid"), name, line))
+        annotator = str(require(row, "annotator", name, line))
+        field = "label" if "label" in row else "value"
+        value = require(row, field, name, line)
+        if n_classes is None:
+            n_classes = 2 if str(value).strip() in {"1", "2"} else 3  # the first row sets the label set
+        _unique(seen, (item_id, annotator), name, line, "annotator")
+        label = chaos_label(value, n_classes, name, line, field)
+        records.append({"id": item_id, "annotator": annotator, "label": label, "line": line})
+    if n_classes is None:
+        left_out = ", ".join(f"{n} {reason}" for reason, n in skipped.items() if n)
+        raise RowError(None, f"every row was left out ({left_out})", file=name)
+    return pd.DataFrame.from_records(records), n_classes, skipped

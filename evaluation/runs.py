@@ -37,6 +37,10 @@ class Suite:
         return getattr(suites, self.function_name)
 
 
+# Settings of the suites that read model predictions in the chaos suite's formats.
+MODEL_SETTING = Setting("model", "str", None, "model name inside a prediction file with several", max_length=200)
+RENORMALISE_SETTING = Setting("renormalise", "bool", False, "rescale prediction rows that do not sum to 1")
+
 SUITES = {
     suite.name: suite
     for suite in (
@@ -48,10 +52,25 @@ SUITES = {
             ("human", "predictions"),
             Schema(
                 (
-                    Setting("model", "str", None, "model name inside a prediction file with several", max_length=200),
+                    MODEL_SETTING,
                     Setting("divergence", "bool", False, "JS divergence instead of JS distance"),
-                    Setting("seed", "int", 0, "seed of the human split-half baseline", minimum=0, maximum=2**32 - 1),
-                    Setting("renormalise", "bool", False, "rescale prediction rows that do not sum to 1"),
+                    Setting(
+                        "seed",
+                        "int",
+                        0,
+                        "seed of the human split-half baseline and of the bootstrap",
+                        minimum=0,
+                        maximum=2**32 - 1,
+                    ),
+                    RENORMALISE_SETTING,
+                    Setting(
+                        "bootstrap",
+                        "int",
+                        1000,
+                        "bootstrap resamples of the items for the 95% intervals (0: no intervals)",
+                        minimum=0,
+                        maximum=100_000,
+                    ),
                 )
             ),
         ),
@@ -76,6 +95,45 @@ SUITES = {
         ),
         Suite("transitivity", "Transitive self-consistency", "run_transitivity", ("input",)),
         Suite("epistemic", "Epistemic closure: score predictions", "run_epistemic_score", ("input", "predictions")),
+        Suite(
+            "alt-test",
+            "Alternative annotator test: may the model replace the annotators?",
+            "run_alt_test",
+            ("annotations", "predictions"),
+            Schema(
+                (
+                    MODEL_SETTING,
+                    RENORMALISE_SETTING,
+                    # The defaults are metrics.alt_test's (not imported here: it loads numpy).
+                    Setting(
+                        "epsilon",
+                        "float",
+                        0.1,
+                        "allowance for the model's lower cost: 0.1 crowd workers, 0.15 skilled, 0.2 experts",
+                        minimum=0,
+                        maximum=0.99,
+                    ),
+                    Setting(
+                        "alpha", "float", 0.05, "false discovery rate across annotators", minimum=0.0001, maximum=0.5
+                    ),
+                    Setting(
+                        "min_items",
+                        "int",
+                        30,
+                        "items an annotator shares with others to be tested",
+                        minimum=2,
+                        maximum=1_000_000,
+                    ),
+                    Setting(
+                        "alignment",
+                        "choice",
+                        "label",
+                        "score the model's label (accuracy) or its probabilities (1 - TV distance)",
+                        choices=(("label", "label"), ("distribution", "distribution")),
+                    ),
+                )
+            ),
+        ),
     )
 }
 SUITE_CHOICES = [(suite.name, f"{suite.name}: {suite.title}") for suite in SUITES.values()]

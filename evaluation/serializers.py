@@ -54,8 +54,10 @@ class RunCreateSerializer(serializers.Serializer):
     """Multipart upload: the suite, its files and the chosen suite's settings (others are refused)."""
 
     suite = serializers.ChoiceField(choices=SUITE_CHOICES)
-    gold = UploadField(help_text="gold / human file; for single-file suites, the input JSONL")
-    predictions = UploadField(required=False, help_text="needed by unli, chaos and epistemic")
+    gold = UploadField(
+        help_text="gold / human file; for single-file suites, the input JSONL; for alt-test, per-annotator labels"
+    )
+    predictions = UploadField(required=False, help_text="needed by unli, chaos, epistemic and alt-test")
     project = serializers.SlugField(required=False, help_text="slug of the annotation project whose gold this is")
 
     def get_fields(self):

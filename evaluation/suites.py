@@ -20,6 +20,7 @@ from evaluation.generators.epistemic import generate_epistemic
 from evaluation.readers import (
     RowError,
     chaos_label_names,
+    read_annotator_labels,
     read_chaos_human,
     read_chaos_predictions,
     read_defeasible,
@@ -32,7 +33,8 @@ from evaluation.readers import (
     read_usnli_gold,
     source_name,
 )
-from metrics.agreement import pairable_units, split_half_jsd
+from metrics.agreement import pairable_units, split_half_jsd_per_unit
+from metrics.alt_test import CROWD_EPSILON, MIN_ITEMS, alt_test, items_with_others
 from metrics.atomic_nli import logical_consistency
 from metrics.classification import accuracy, accuracy_by_group
 from metrics.defeasible import (
@@ -41,8 +43,9 @@ from metrics.defeasible import (
     defeasible_scores,
     equivalent_atom_groups,
 )
-from metrics.distributions import human_vs_model
+from metrics.distributions import human_vs_model, human_vs_model_per_item
 from metrics.regression import unli_scores
+from metrics.soft_labels import soft_label_report
 from metrics.transitivity import transitivity_scores
 
 
@@ -74,6 +77,13 @@ def check_inputs(suite_name: str, paths: dict, params: dict | None = None) -> No
         "defeasible": lambda: read_defeasible(paths["input"]),
         "transitivity": lambda: read_transitivity(paths["input"]),
         "epistemic": lambda: load_epistemic(paths["input"], paths["predictions"]),
+        "alt-test": lambda: load_alt_test(
+            paths["annotations"],
+            paths["predictions"],
+            params.get("model"),
+            params.get("renormalise", False),
+            params.get("min_items", MIN_ITEMS),
+        ),
     }
     loaders[suite_name]()
 
@@ -123,6 +133,7 @@ def run_unli(gold, predictions) -> dict:
 
 
 class ChaosInputs(NamedTuple):
+    uid: np.ndarray  # (n,) item ids
     label_count: np.ndarray  # (n, k) human votes, label order of chaos_label_names(k)
     human: np.ndarray  # (n, k) human label distributions (the file's label_dist)
     entropy: np.ndarray  # (n,) the file's entropy field, bits
@@ -151,6 +162,7 @@ def load_chaos(human, predictions, model: str | None = None, renormalise: bool =
     entries = [predicted[uid] for uid in items["uid"]]
     names = chaos_label_names(n_classes)
     return ChaosInputs(
+        uid=items["uid"].to_numpy(dtype=object),
         label_count=np.array(items["label_count"].tolist()),
         human=np.array(items["label_dist"].tolist()),
         entropy=items["entropy"].to_numpy(),
@@ -168,9 +180,18 @@ def load_chaos(human, predictions, model: str | None = None, renormalise: bool =
     )
 
 
-def score_chaos(inputs: ChaosInputs, divergence: bool = False, seed: int = 0) -> dict:
+# Items listed as the most and the least human-like (by JSD) in a chaos result.
+HUMAN_LIKE_EXTREMES = 10
+
+
+def score_chaos(inputs: ChaosInputs, divergence: bool = False, seed: int = 0, bootstrap: int = 1000) -> dict:
     """The ChaosNLI scores, the 5 entropy bins and the human split-half baseline (items with 2 or more
-    votes; the others are counted). `divergence` reports the squared JS distance (the divergence)."""
+    votes; the others are counted). `divergence` reports the squared JS distance (the divergence).
+
+    `soft_labels` adds the distribution measures of metrics.soft_labels and the items the model is most and
+    least human-like on; `intervals` holds a 95% percentile bootstrap interval over items for every overall
+    figure (`bootstrap` resamples drawn with `seed`, the seed of the split-half baseline too; 0: none).
+    """
     scores = human_vs_model(
         inputs.human,
         inputs.model,
@@ -181,20 +202,150 @@ def score_chaos(inputs: ChaosInputs, divergence: bool = False, seed: int = 0) ->
         squared=divergence,
     )
     pairable = pairable_units(inputs.label_count)
-    scores["human_split_jsd"] = (
-        split_half_jsd(inputs.label_count, seed=seed, squared=divergence) if pairable.any() else None
+    per_item = human_vs_model_per_item(
+        inputs.human, inputs.model, inputs.majority_label, inputs.old_label, inputs.predicted_label, divergence
     )
+    split_jsd = np.full(len(pairable), np.nan)
+    split_jsd[pairable] = split_half_jsd_per_unit(inputs.label_count, seed=seed, squared=divergence)
+    scores["human_split_jsd"] = float(np.nanmean(split_jsd)) if pairable.any() else None
     scores["human_split_jsd_items"] = int(pairable.sum())
     scores["human_split_jsd_excluded_items"] = int((~pairable).sum())
     scores["renormalised_rows"] = inputs.renormalised_rows
     scores["jsd_measure"] = "divergence" if divergence else "distance"
+    soft = soft_label_report(
+        inputs.human,
+        inputs.model,
+        inputs.uid,
+        n_boot=bootstrap,
+        seed=seed,
+        extremes=HUMAN_LIKE_EXTREMES,
+        jsd=per_item["jsd"],
+        more_means=per_item | {"human_split_jsd": split_jsd},
+    )
+    scores["soft_labels"] = soft["figures"] | {"distance_correlation_items": soft["distance_correlation_items"]}
+    scores["most_human_like"] = soft["most_human_like"]
+    scores["least_human_like"] = soft["least_human_like"]
+    scores["intervals"] = {name: [interval.low, interval.high] for name, interval in soft["more"].items()} | {
+        f"soft_labels.{name}": bounds for name, bounds in soft["intervals"].items()
+    }
+    scores["bootstrap"] = {"resamples": bootstrap, "seed": seed, "level": 0.95, "unit": "item"}
     return json_ready(scores)
 
 
 def run_chaos(
-    human, predictions, model: str | None = None, divergence: bool = False, seed: int = 0, renormalise: bool = False
+    human,
+    predictions,
+    model: str | None = None,
+    divergence: bool = False,
+    seed: int = 0,
+    renormalise: bool = False,
+    bootstrap: int = 1000,
 ) -> dict:
-    return score_chaos(load_chaos(human, predictions, model, renormalise), divergence, seed)
+    return score_chaos(load_chaos(human, predictions, model, renormalise), divergence, seed, bootstrap)
+
+
+# Alternative annotator test ---------------------------------------------------------------------------
+
+
+class AltTestInputs(NamedTuple):
+    annotator_ids: np.ndarray  # (n_annotators,) the file's annotator ids
+    items: np.ndarray  # (m,) item index of each label, in [0, n_items)
+    annotators: np.ndarray  # (m,) annotator index of each label
+    labels: np.ndarray  # (m,) class index, label order of chaos_label_names(k)
+    model: np.ndarray  # (n_items, k) model probabilities
+    model_label: np.ndarray  # (n_items,) class index of the file's predicted label, else the most probable
+    renormalised_rows: int  # prediction rows rescaled to sum to 1 (only with renormalise)
+    skipped_rows: dict  # rows of the annotations file left out: imported, excluded, gold_checks -> count
+
+
+def load_alt_test(
+    annotations, predictions, model: str | None = None, renormalise: bool = False, min_items: int = MIN_ITEMS
+) -> AltTestInputs:
+    """Per-annotator labels (read_annotator_labels) + model predictions in the chaos suite's formats. Every
+    labelled item needs a prediction; some item needs 2 annotators and some annotator `min_items` items
+    shared with another, or there is nothing to test."""
+    rows, n_classes, skipped = read_annotator_labels(annotations)
+    predicted, renormalised = read_chaos_predictions(predictions, n_classes, model, renormalise)
+    missing = rows[~rows["id"].isin(list(predicted))]
+    if len(missing):
+        first = missing.iloc[0]
+        raise RowError(
+            "id",
+            f"no prediction for id {first['id']!r} in {source_name(predictions)}"
+            f" ({missing['id'].nunique()} items missing)",
+            file=source_name(annotations),
+            line=int(first["line"]),
+        )
+    items, item_ids = pd.factorize(rows["id"])
+    annotators, annotator_ids = pd.factorize(rows["annotator"])
+    usable, shared = items_with_others(items, annotators)
+    if not usable.any():
+        raise RowError(
+            "id",
+            "no item has 2 or more annotators: each annotator is compared with the others",
+            file=source_name(annotations),
+        )
+    if shared.max() < min_items:
+        raise RowError(
+            "annotator",
+            f"no annotator has {min_items} items shared with another annotator (most: {shared.max()},"
+            f" {annotator_ids[int(shared.argmax())]!r}); lower min_items only knowingly: the paper's t-test needs 30",
+            file=source_name(annotations),
+        )
+    names = list(chaos_label_names(n_classes))
+    entries = [predicted[item_id] for item_id in item_ids]
+    probabilities = np.array([entry["probabilities"] for entry in entries])
+    return AltTestInputs(
+        annotator_ids=np.asarray(annotator_ids, dtype=object),
+        items=items,
+        annotators=annotators,
+        labels=np.array([names.index(label) for label in rows["label"]]),
+        model=probabilities,
+        model_label=np.array(
+            [
+                names.index(entry["label"]) if entry["label"] is not None else int(np.argmax(entry["probabilities"]))
+                for entry in entries
+            ]
+        ),
+        renormalised_rows=renormalised,
+        skipped_rows=skipped,
+    )
+
+
+def score_alt_test(
+    inputs: AltTestInputs,
+    epsilon: float = CROWD_EPSILON,
+    alpha: float = 0.05,
+    min_items: int = MIN_ITEMS,
+    alignment: str = "label",
+) -> dict:
+    """metrics.alt_test.alt_test with annotator ids in its tables. `alignment`: "label" scores the model's
+    label as the paper does (accuracy against the other annotators); "distribution" scores its probabilities
+    (1 - total variation distance to the others' label distribution)."""
+    if alignment not in ("label", "distribution"):
+        raise ValueError(f"alignment must be label or distribution, not {alignment!r}")
+    rows = np.eye(inputs.model.shape[1])[inputs.model_label] if alignment == "label" else inputs.model
+    result = alt_test(inputs.items, inputs.annotators, inputs.labels, rows, epsilon, alpha, min_items)
+    for table in ("annotators", "too_few_items"):
+        result[table] = [{"annotator": inputs.annotator_ids[row.pop("index")], **row} for row in result[table]]
+    result["alignment"] = alignment
+    result["renormalised_rows"] = inputs.renormalised_rows
+    result["skipped_rows"] = inputs.skipped_rows
+    return json_ready(result)
+
+
+def run_alt_test(
+    annotations,
+    predictions,
+    model: str | None = None,
+    renormalise: bool = False,
+    epsilon: float = CROWD_EPSILON,
+    alpha: float = 0.05,
+    min_items: int = MIN_ITEMS,
+    alignment: str = "label",
+) -> dict:
+    inputs = load_alt_test(annotations, predictions, model, renormalise, min_items)
+    return score_alt_test(inputs, epsilon, alpha, min_items, alignment)
 
 
 # Atomic NLI, defeasible atoms, transitivity ------------------------------------------------------------

@@ -55,6 +55,34 @@ def quantile_bins(values: np.ndarray, n_bins: int = 5) -> list[tuple[float, floa
     return bins
 
 
+def human_vs_model_per_item(
+    human: np.ndarray,
+    model: np.ndarray,
+    majority_label: np.ndarray,
+    old_label: np.ndarray,
+    predicted_label: np.ndarray,
+    squared: bool = False,
+) -> dict[str, np.ndarray]:
+    """The per-item values whose means are `human_vs_model`'s scores, each of shape (n,): jsd, kl (model
+    floored as there), majority_acc and old_acc (1.0 where the prediction is that label, else 0.0) and
+    old_label_differs_from_majority; the suites bootstrap their means over items."""
+    human = check_distributions(human, "human")
+    model = floor_probabilities(check_distributions(model, "model"))
+    check_same_length(
+        human=human, model=model, majority_label=majority_label, old_label=old_label, predicted_label=predicted_label
+    )
+    majority_label, old_label, predicted_label = (
+        np.asarray(labels, dtype=object) for labels in (majority_label, old_label, predicted_label)
+    )
+    return {
+        "jsd": js_distance(human, model, squared=squared),
+        "kl": kl_divergence(human, model),
+        "majority_acc": (majority_label == predicted_label).astype(float),
+        "old_acc": (old_label == predicted_label).astype(float),
+        "old_label_differs_from_majority": (old_label != majority_label).astype(float),
+    }
+
+
 def human_vs_model(
     human: np.ndarray,
     model: np.ndarray,

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from django.core.management.base import CommandError
 from scipy.spatial import distance
-from scipy.stats import entropy
+from scipy.stats import entropy, spearmanr
 
 from metrics.agreement import split_half_counts
 from metrics.distributions import floor_probabilities, quantile_bins
@@ -215,8 +215,8 @@ def test_agreement_report_and_chaos_suite_print_the_same_split_half_jsd(shared_d
         == evaluate("chaos", "--human", human, "--predictions", predictions, "--seed", 5)["human_split_jsd"]
         != report["split_half_jsd"]
     )
-    assert "human_split_jsd                  0.0843" in evaluate_text(
-        "chaos", "--human", human, "--predictions", predictions
+    assert re.search(
+        r"^human_split_jsd +0\.0843$", evaluate_text("chaos", "--human", human, "--predictions", predictions), re.M
     )
 
 
@@ -237,3 +237,73 @@ def test_human_vs_model_refuses_what_is_not_a_distribution():
         human_vs_model(good, [[0.5, 0.5, 0.0], [0.0, 0.0, 0.0]], [0.5, 1.2], labels, labels, labels)
     with pytest.raises(ValueError, match="differ in length"):
         human_vs_model(good, good, [0.5], labels, labels, labels)
+
+
+def test_soft_label_figures_intervals_and_extremes(shared_data):
+    human_path = shared_data / "chaosnli" / "chaosNLI_mnli_m.jsonl"
+    predictions = shared_data / "chaosnli" / "prediction_samples" / "mnli_random_baseline.json"
+    reference = reference_scores(human_path, predictions)
+    model_rows = next(iter(json.load(open(predictions)).values()))
+    human = np.array([item["label_dist"] for item in reference["items"]])
+    model = np.array([model_rows[item["uid"]]["predicted_probabilities"] for item in reference["items"]])
+    result = evaluate("chaos", "--human", human_path, "--predictions", predictions, "--bootstrap", 300)
+
+    soft = result["soft_labels"]
+    manhattan = [distance.cityblock(h, m) for h, m in zip(human, model, strict=True)]
+    assert soft["manhattan"] == pytest.approx(np.mean(manhattan), rel=1e-9)
+    assert soft["tvd"] == pytest.approx(np.mean(manhattan) / 2, rel=1e-9)
+    assert soft["brier"] == pytest.approx(np.mean(((human - model) ** 2).sum(axis=1)), rel=1e-9)
+    entropy_gap = entropy(model, base=2, axis=1) - entropy(human, base=2, axis=1)
+    assert soft["entropy_calibration_error"] == pytest.approx(np.mean(np.abs(entropy_gap)), rel=1e-9)
+    # Rounded so that permutations of one distribution tie, as they do in the suite.
+    human_entropy, model_entropy = (np.round(entropy(rows, axis=1), 12) for rows in (human, model))
+    assert soft["entropy_correlation.spearman"] == pytest.approx(spearmanr(human_entropy, model_entropy)[0], rel=1e-9)
+    assert soft["distance_correlation_items"] == 1599
+
+    # Every figure has an interval; those of means hold their estimate.
+    intervals = result["intervals"]
+    for name in ("jsd", "kl", "majority_acc", "old_acc", "human_split_jsd"):
+        low, high = intervals[name]
+        assert low < result[name] < high, name
+    for name in ("tvd", "manhattan", "cross_entropy", "brier", "ranking_calibration"):
+        low, high = intervals[f"soft_labels.{name}"]
+        assert low < soft[name] < high, name
+    assert set(soft) - {"distance_correlation_items"} == {
+        name.removeprefix("soft_labels.") for name in intervals if name.startswith("soft_labels.")
+    }
+    assert result["bootstrap"] == {"resamples": 300, "seed": 0, "level": 0.95, "unit": "item"}
+
+    # The most and least human-like items are those of the smallest and largest per-item JSD.
+    order = np.argsort(reference["jsd_items"], kind="stable")
+    uids = [item["uid"] for item in reference["items"]]
+    assert [row["id"] for row in result["most_human_like"]] == [uids[i] for i in order[:10]]
+    assert [row["id"] for row in result["least_human_like"]] == [uids[i] for i in order[::-1][:10]]
+    assert result["least_human_like"][0]["jsd"] == pytest.approx(reference["jsd_items"].max())
+
+
+def test_intervals_are_seeded_and_can_be_left_out(tmp_path):
+    rows = [
+        {**TWO_ITEMS[index % 2], "uid": f"item-{index}", "label_count": counts, "label_dist": [c / 10 for c in counts]}
+        for index, counts in enumerate([[6, 3, 1], [0, 2, 8], [5, 5, 0], [1, 8, 1], [3, 3, 4], [9, 1, 0]] * 5)
+    ]
+    human = write_jsonl(tmp_path / "h.jsonl", rows)
+    model = [[0.5, 0.3, 0.2], [0.1, 0.2, 0.7], [0.3, 0.6, 0.1]]
+    predictions = write_jsonl(
+        tmp_path / "p.jsonl",
+        [
+            {"uid": row["uid"], "probabilities": dict(zip(NLI_LETTER, model[index % 3], strict=True))}
+            for index, row in enumerate(rows)
+        ],
+    )
+    first = evaluate("chaos", "--human", human, "--predictions", predictions, "--bootstrap", 200, "--seed", 3)
+    again = evaluate("chaos", "--human", human, "--predictions", predictions, "--bootstrap", 200, "--seed", 3)
+    other = evaluate("chaos", "--human", human, "--predictions", predictions, "--bootstrap", 200, "--seed", 4)
+    assert first == again
+    assert first["intervals"]["jsd"] != other["intervals"]["jsd"]
+    none = evaluate("chaos", "--human", human, "--predictions", predictions, "--bootstrap", 0)
+    assert none["jsd"] == first["jsd"] and none["intervals"]["jsd"] == [None, None]
+    text = evaluate_text("chaos", "--human", human, "--predictions", predictions, "--bootstrap", 50)
+    assert "intervals.soft_labels.tvd" in text and "most_human_like:" in text
+    with pytest.raises(CommandError, match="bootstrap") as error:
+        evaluate("chaos", "--human", human, "--predictions", predictions, "--bootstrap", -1)
+    assert error.value.returncode == 2

@@ -104,8 +104,12 @@ GOOD = {
         ),
         "predictions": ("jsonl", [{"id": str(i), "label": "n"} for i in range(3)]),
     },
+    "alt-test": {
+        "annotations": ("jsonl", [{"id": str(i), "annotator": a, "label": "e"} for i in range(3) for a in "xyz"]),
+        "predictions": ("jsonl", [{"id": str(i), "probabilities": {"e": 0.5, "n": 0.5}} for i in range(3)]),
+    },
 }
-OPTIONS = {"epistemic": ["--score"]}
+OPTIONS = {"epistemic": ["--score"], "alt-test": ["--min-items", "2"]}
 
 
 @st.composite

@@ -60,7 +60,13 @@ def test_chaos_run_stores_run_chaos_results_and_checksums(chaos_run, chaos_files
     assert run.status == "done" and run.error == ""
     assert run.created_by == author
     assert run.started_at <= run.finished_at
-    assert run.params["parameters"] == {"model": None, "divergence": False, "seed": 0, "renormalise": False}
+    assert run.params["parameters"] == {
+        "model": None,
+        "divergence": False,
+        "seed": 0,
+        "renormalise": False,
+        "bootstrap": 1000,
+    }
     assert run.result == json.loads(json.dumps(run_chaos(human, predictions)))
     assert [(i["role"], i["name"], i["size"], i["sha256"]) for i in run.inputs] == [
         ("human", human.name, human.stat().st_size, sha256(human)),
@@ -260,7 +266,13 @@ def test_api_create_retrieve_and_results(chaos_files, author, worker):
 
     detail = api.get(f"/api/evaluation/runs/{run_id}/").json()
     assert detail["status"] == "done" and detail["created_by"] == author.username
-    assert detail["parameters"] == {"model": None, "divergence": False, "seed": 1, "renormalise": False}
+    assert detail["parameters"] == {
+        "model": None,
+        "divergence": False,
+        "seed": 1,
+        "renormalise": False,
+        "bootstrap": 1000,
+    }
     assert detail["inputs"][0] == {
         "role": "human",
         "name": human.name,
@@ -269,6 +281,8 @@ def test_api_create_retrieve_and_results(chaos_files, author, worker):
     }
     assert detail["results"] == json.loads(json.dumps(run_chaos(human, predictions, seed=1)))
     assert api.get(f"/api/evaluation/runs/{run_id}/results/").json() == detail["results"]
+    low, high = detail["results"]["intervals"]["jsd"]
+    assert low < detail["results"]["jsd"] < high and detail["results"]["bootstrap"]["seed"] == 1
     listed = api.get("/api/evaluation/runs/").json()
     assert [row["id"] for row in listed["results"]] == [run_id] and "results" not in listed["results"][0]
 
@@ -287,6 +301,14 @@ def test_api_refuses_bad_requests_and_reports_failed_runs(chaos_files, author, t
         format="multipart",
     )
     assert refused.status_code == 400 and "no setting 'seed'" in json.dumps(refused.json())
+    assert not Job.objects.exists()
+
+    negative = api.post(
+        "/api/evaluation/runs/",
+        {"suite": "chaos", "gold": upload(human), "predictions": upload(predictions), "bootstrap": "-1"},
+        format="multipart",
+    )
+    assert negative.status_code == 400 and "bootstrap" in json.dumps(negative.json())
     assert not Job.objects.exists()
 
     bad = api.post(

@@ -24,7 +24,7 @@ INPUT_ERROR = 2
 
 
 class Command(BaseCommand):
-    help = "Evaluate predictions: unli, chaos, nli-atoms, defeasible, transitivity, epistemic."
+    help = "Evaluate predictions: unli, chaos, nli-atoms, defeasible, transitivity, epistemic, alt-test."
 
     def add_arguments(self, parser):
         sub = parser.add_subparsers(dest="suite", required=True, metavar="SUITE")
@@ -73,7 +73,14 @@ class Command(BaseCommand):
         epistemic.add_argument("--input", help="generated JSONL for --score")
         epistemic.add_argument("--predictions", help="JSONL {id or index, label} for --score")
 
-        for suite_parser in (unli, chaos, atoms, defeasible, transitivity, epistemic):
+        alt_test = sub.add_parser("alt-test", help="alternative annotator test: may the model replace the annotators?")
+        alt_test.add_argument(
+            "--annotations", required=True, help="JSONL {id, annotator, label}, or a study's annotations export"
+        )
+        alt_test.add_argument("--predictions", required=True, help="ChaosNLI prediction JSON or JSONL rows")
+        runs.get_suite("alt-test").settings.add_arguments(alt_test)
+
+        for suite_parser in (unli, chaos, atoms, defeasible, transitivity, epistemic, alt_test):
             suite_parser.add_argument("--json", action="store_true", help="print one JSON object (last line)")
             suite_parser.add_argument(
                 "--save",
