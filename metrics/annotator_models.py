@@ -172,31 +172,42 @@ def _dawid_skene(items, workers, labels, votes, n_workers):
     gave[workers, labels] = True
 
     cell = workers * n_categories + labels  # (worker, given) of each answer, flattened
-    n_items = len(votes)
-
-    def summed(keys, values, length):  # np.add.at by key, column by column: bincount is many times faster
-        return np.stack([np.bincount(keys, weights=column, minlength=length) for column in values.T], axis=1)
+    cells, n_items = n_workers * n_categories, len(votes)
+    # Sums by key with bincount, one true label at a time: many times faster than np.add.at, and no
+    # (answers x labels) temporaries, so a million answers fit in tens of MB.
 
     def confusions(posteriors):  # (worker, given, true) -> P(given | true)
-        weights = summed(cell, posteriors[items], n_workers * n_categories)
+        weights = np.empty((cells, n_categories))
+        for true in range(n_categories):
+            weights[:, true] = np.bincount(cell, weights=posteriors[items, true], minlength=cells)
         weights = weights.reshape(n_workers, n_categories, n_categories)
         weights = np.where(gave[:, :, None], np.maximum(weights, PROBABILITY_FLOOR), 0.0)
         return weights / weights.sum(axis=1, keepdims=True)
+
+    def logs(errors):  # (worker x given, true); -inf where the worker never gave the label (never read)
+        flat = errors.reshape(cells, n_categories)
+        return np.log(flat, out=np.full_like(flat, -np.inf), where=flat > 0)
 
     posteriors = votes / votes.sum(axis=1, keepdims=True)
     priors = posteriors.mean(axis=0)
     errors = confusions(posteriors)
     bound = -np.inf
     for _ in range(DAWID_SKENE_ITERATIONS):
-        log_likelihood = summed(items, np.log(errors[workers, labels]), n_items)
+        table = logs(errors)
+        log_likelihood = np.empty_like(votes)
+        for true in range(n_categories):
+            log_likelihood[:, true] = np.bincount(items, weights=table[cell, true], minlength=n_items)
         log_likelihood += np.log(np.maximum(priors, PROBABILITY_FLOOR))
         posteriors = np.exp(log_likelihood - log_likelihood.max(axis=1, keepdims=True))
         posteriors /= posteriors.sum(axis=1, keepdims=True)
         priors = posteriors.mean(axis=0)
         errors = confusions(posteriors)
-        expected = posteriors[items] * (np.log(errors[workers, labels]) + np.log(np.maximum(priors, PROBABILITY_FLOOR)))
+        table, log_priors = logs(errors), np.log(np.maximum(priors, PROBABILITY_FLOOR))
+        expected = sum(
+            float(np.dot(posteriors[items, true], table[cell, true] + log_priors[true])) for true in range(n_categories)
+        )
         floored = np.maximum(posteriors, PROBABILITY_FLOOR)
-        new_bound = (expected.sum() - (floored * np.log(floored)).sum()) / len(items)
+        new_bound = (expected - (floored * np.log(floored)).sum()) / len(items)
         if new_bound - bound < DAWID_SKENE_TOLERANCE:
             break
         bound = new_bound

@@ -81,6 +81,10 @@ SCHEMA = {
         "page": {"type": ["integer", "null"]},
         "instrument_version": {"type": ["string", "null"]},
         "qualification_score": {"type": ["number", "null"]},
+        "worker_reliability": {
+            "type": ["object", "null"],
+            "additionalProperties": {"type": "number", "minimum": 0, "maximum": 1},
+        },
         "excluded": {"type": "boolean"},
         "excluded_reason": {"type": ["string", "null"]},
         "excluded_by": {"type": ["string", "null"]},

@@ -48,6 +48,13 @@ ANNOTATION_FIELDS = (
         "settings the page was shown with (listed in the bundle's instrument_versions.json)",
     ),
     FieldDoc("qualification_score", "number or null", "the worker's score on the study's qualification test"),
+    FieldDoc(
+        "worker_reliability",
+        "object or null",
+        "nominal studies: the worker's reliability by annotator models fitted to the answers that count, "
+        "{wawa: agreement with the majority vote, dawid_skene: accuracy from their confusion matrix}; "
+        "null for imported votes, other task types, or when no model can be fitted",
+    ),
     FieldDoc("worker_status", "active, blocked, suspended or null", "the worker's standing in the study now"),
     FieldDoc(
         "simulated",

@@ -9,6 +9,8 @@ each worker's reliability from who answered what. They are counted in `n_importe
 
 from __future__ import annotations
 
+from array import array
+
 from django.contrib.auth import get_user_model
 from django.db.models import Sum
 
@@ -67,15 +69,15 @@ def project_annotator_models(project: Project, seed: int = 0, max_answers: int |
         result["unavailable"]["annotator_models"] = "they apply to nominal labels; this task type's are not"
         return result
     categories = project.task.categories(project.options)
-    rows = _answer_rows(project, categories)
-    result["n_answers"] = len(rows)
-    if max_answers is not None and len(rows) > max_answers:
+    answers = _answer_arrays(project, categories)
+    result["n_answers"] = len(answers[0])
+    if max_answers is not None and result["n_answers"] > max_answers:
         result["methods"] = list(FAST_METHODS)
         result["unavailable"]["slow_models"] = (
-            f"MACE and GLAD: {len(rows)} answers are more than this page fits them to ({max_answers}); "
+            f"MACE and GLAD: {result['n_answers']} answers are more than this page fits them to ({max_answers}); "
             f"`manage.py annotator_models {project.slug}` computes them"
         )
-    return _fit(project, categories, rows, seed, result)
+    return _fit(project, categories, answers, seed, result)
 
 
 def _imported_votes(project: Project) -> int:
@@ -83,8 +85,11 @@ def _imported_votes(project: Project) -> int:
     return imported.aggregate(votes=Sum("count"))["votes"] or 0
 
 
-def _answer_rows(project: Project, categories: list) -> list[tuple]:
-    """(item id, worker id, category code) of every answer that enters, in item and answer order."""
+def _answer_arrays(project: Project, categories: list) -> tuple:
+    """(item ids, worker ids, category codes) of every answer that enters, in item and answer order, as int64
+    arrays (8 bytes an answer, not a tuple each: an export of a million answers reads them all)."""
+    import numpy as np
+
     code = {category: index for index, category in enumerate(categories)}
     stream = (
         Annotation.objects.filter(item__project=project, excluded=False, worker__isnull=False)
@@ -92,24 +97,57 @@ def _answer_rows(project: Project, categories: list) -> list[tuple]:
         .values_list("item_id", "worker_id", "value")
         .iterator(chunk_size=STREAM_CHUNK)
     )
-    rows = []
+    columns: tuple[array, array, array] = (array("q"), array("q"), array("q"))
     for item_id, worker_id, value in stream:
         if value not in code:
             raise ValueError(f"project {project.slug}: item {item_id}: answer {value!r} is not one of {categories}")
-        rows.append((item_id, worker_id, code[value]))
-    return rows
+        columns[0].append(item_id)
+        columns[1].append(worker_id)
+        columns[2].append(code[value])
+    return tuple(np.frombuffer(column, dtype=np.int64) for column in columns)
 
 
-def _fit(project: Project, categories: list, rows: list[tuple], seed: int, result: dict) -> dict:
+def worker_reliability(project: Project) -> dict[int, dict[str, float]]:
+    """worker id -> {method: reliability} by the fast models (Wawa, Dawid-Skene) for the exports: every
+    worker of a nominal study whose answers enter; {} for other task types or where no model can be fitted
+    (fewer than two workers, no item with two answers)."""
+    from metrics.annotator_models import FAST_METHODS, fit_annotator_models
+
+    if project.task.agreement_level != "nominal":
+        return {}
+    categories = project.task.categories(project.options)
+    item_ids, worker_ids, codes = _answer_arrays(project, categories)
+    item_index, item_keys = _factorized(item_ids)
+    worker_index, worker_keys = _factorized(worker_ids)
+    try:
+        models = fit_annotator_models(
+            item_index, worker_index, codes, len(item_keys), len(worker_keys), len(categories), methods=FAST_METHODS
+        )
+    except ValueError:
+        return {}
+    return {
+        int(worker_id): {method: float(figures[position]) for method, figures in models.reliability.items()}
+        for position, worker_id in enumerate(worker_keys)
+    }
+
+
+def _factorized(ids):
+    """(each id's position among the sorted distinct ids, those ids)."""
     import numpy as np
-    import pandas as pd
+
+    keys, index = np.unique(ids, return_inverse=True)
+    return index, keys
+
+
+def _fit(project: Project, categories: list, answers: tuple, seed: int, result: dict) -> dict:
+    import numpy as np
 
     from metrics.annotator_models import expected_accuracy, fit_annotator_models
 
     methods = result["methods"]
-    item_ids, worker_ids, codes = (np.array(column, dtype=np.int64) for column in zip(*rows)) if rows else ([],) * 3
-    item_index, item_keys = pd.factorize(pd.Series(item_ids, dtype="int64"), sort=True)
-    worker_index, worker_keys = pd.factorize(pd.Series(worker_ids, dtype="int64"), sort=True)
+    item_ids, worker_ids, codes = answers
+    item_index, item_keys = _factorized(item_ids)
+    worker_index, worker_keys = _factorized(worker_ids)
     result["n_items"], result["n_workers"] = len(item_keys), len(worker_keys)
     try:
         models = fit_annotator_models(

@@ -11,6 +11,7 @@ import hashlib
 import hmac
 
 from annotation.models import QualificationAttempt, WorkerStatus
+from annotation.services.annotator_models import worker_reliability
 
 ANNOTATOR_ID_HEX = 12
 
@@ -25,7 +26,8 @@ def annotator_id(project, worker_id: int | None) -> str | None:
 
 class Provenance:
     """What the per-annotation records of one export need about the study's workers, read once:
-    their standing (blocked, suspended, why and by whom) and their qualification scores."""
+    their standing (blocked, suspended, why and by whom), their qualification scores and, in nominal studies,
+    their reliability by the fast annotator models."""
 
     def __init__(self, project):
         self.project = project
@@ -35,6 +37,7 @@ class Provenance:
             for status in WorkerStatus.objects.filter(project=project).select_related("blocked_by")
         }
         self.qualification_scores = qualification_scores(project)
+        self.reliability = worker_reliability(project)
         from annotation.services.simulation import simulated_worker_ids  # simulation writes answers itself
 
         self.simulated = simulated_worker_ids()

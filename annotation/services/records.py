@@ -161,6 +161,7 @@ def annotation_record(task, options: dict, vote: Vote, provenance: Provenance) -
         "late": vote.late,
         "instrument_version": vote.instrument[:16] if vote.instrument else None,
         "qualification_score": provenance.qualification_scores.get(vote.worker_id),
+        "worker_reliability": provenance.reliability.get(vote.worker_id),
         "worker_status": provenance.worker_status(vote.worker_id),
         "simulated": vote.worker_id in provenance.simulated,
         "excluded": vote.excluded,

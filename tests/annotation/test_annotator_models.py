@@ -86,6 +86,29 @@ def test_service_on_varierr(varierr_project):
     assert "gold_gold_checks" in report["unavailable"]
 
 
+def test_exports_carry_each_workers_reliability_and_the_validator_checks_it(varierr_project):
+    from annotation.formats import get_format
+    from annotation.services import exporters
+    from annotation.services.provenance import annotator_id
+
+    project, _ = varierr_project
+    report = project_annotator_models(project)
+    expected = {
+        annotator_id(project, entry["worker_id"]): {"wawa": entry["wawa"], "dawid_skene": entry["dawid_skene"]}
+        for entry in report["workers"]
+    }
+    text = "".join(exporters.export(project, "annotations"))
+    rows = [json.loads(line) for line in text.splitlines()]
+    assert rows and all(row["worker_reliability"] == pytest.approx(expected[row["annotator"]]) for row in rows)
+    records = [json.loads(line) for line in "".join(exporters.export(project, "jsonl")).splitlines()]
+    answers = [answer for record in records for answer in record["nli_studio"]["annotations"]]
+    assert all(answer["worker_reliability"] == pytest.approx(expected[answer["annotator"]]) for answer in answers)
+    annotations = get_format("annotations")
+    assert list(annotations.validate(io.StringIO(text))) == []
+    broken = text.replace('"wawa": ', '"wawa": 1', 1)  # a reliability above 1
+    assert [error.field for error in annotations.validate(io.StringIO(broken))][:1] == ["worker_reliability.wawa"]
+
+
 def test_command_prints_the_same_as_json(varierr_project):
     project, _ = varierr_project
     out = io.StringIO()
