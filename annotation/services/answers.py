@@ -49,6 +49,8 @@ def parse_answers(task: TaskType, options: dict, item_ids: list[int], answers: d
         else:
             seconds = None
         reason = answer.get("reason", "") if isinstance(answer.get("reason", ""), str) else ""
+        if "\x00" in reason:  # PostgreSQL stores no NUL in text: refused alike on every database
+            raise SubmissionError(f"answers[{item_id}].reason", "contains a NUL character")
         parsed[item_id] = (raw, value, reason[:2000], seconds)
     return parsed
 

@@ -39,6 +39,10 @@ def check_draft(data, item_ids: set[int]) -> dict:
         reason = answer.get("reason")
         if reason is not None and not (isinstance(reason, str) and len(reason) <= MAX_TEXT):
             raise SubmissionError(f"{where}.reason", f"must be text of at most {MAX_TEXT} characters")
+        value = answer.get("value")
+        texts = [reason, *([*value, *value.values()] if isinstance(value, dict) else [value])]
+        if any(isinstance(text, str) and "\x00" in text for text in texts):  # PostgreSQL's jsonb stores no NUL
+            raise SubmissionError(where, "contains a NUL character")
         seconds = answer.get("seconds")
         if seconds is not None and not (_is_number(seconds) and 0 <= seconds <= 86400):
             raise SubmissionError(f"{where}.seconds", "must be a number of seconds from 0 to 86400")

@@ -70,6 +70,8 @@ def test_a_saved_draft_comes_back_with_the_page_and_is_no_annotation(project, wo
         ({"{first}": "e"}, "answers[{first}]"),
         ({"{first}": {"value": "e", "label": "x"}}, "answers[{first}].label"),
         ({"{first}": {"value": ["e"]}}, "answers[{first}].value"),
+        ({"{first}": {"value": "e", "reason": "a\u0000b"}}, "answers[{first}]"),  # PostgreSQL stores no NUL
+        ({"{first}": {"value": {"a\u0000": "b"}}}, "answers[{first}]"),
         ({"{first}": {"value": "x" * 6000}}, "answers[{first}].value"),
         ({"{first}": {"value": "e", "seconds": -1}}, "answers[{first}].seconds"),
         ({"{first}": {"value": "e", "reason": 5}}, "answers[{first}].reason"),
@@ -85,6 +87,17 @@ def test_bad_drafts_are_refused_naming_the_field_and_store_nothing(project, work
     assert not PageDraft.objects.exists()
     page.refresh_from_db()
     assert page.last_seen_at is None
+
+
+def test_a_reason_with_a_nul_character_is_refused_and_nothing_is_stored(project, worker):
+    page = claim_page(project, worker)
+    first, second = item_ids(page)
+    answers = {first: {"value": "e", "reason": "fine"}, second: {"value": "c", "reason": "bad\u0000"}}
+    response = client_for(worker).post(
+        f"/api/assignments/{page.pk}/submit/", json.dumps({"answers": answers}), content_type="application/json"
+    )
+    assert response.status_code == 400 and response.json()["field"] == f"answers[{second}].reason"
+    assert not Annotation.objects.exists()
 
 
 def test_a_body_that_is_not_json_is_refused(project, worker):
