@@ -26,8 +26,9 @@ wordnet: install
 browser:
 	@command -v chromium >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
 
+# The demo asks for DEBUG (development key, cookies over plain HTTP); bin/serve alone runs with it off.
 demo: install wordnet
-	PY=$(PY) bin/serve
+	DEBUG=$${DEBUG:-true} PY=$(PY) bin/serve
 
 test: install wordnet browser lint
 	$(PY) -m pytest -m "not postgres" -q

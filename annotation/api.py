@@ -21,6 +21,7 @@ from annotation.serializers import (
     BackgroundImportSerializer,
     ImportSerializer,
     ProjectSerializer,
+    ReasonTagRequestSerializer,
     ResultSerializer,
     SubmitResultSerializer,
     SubmitSerializer,
@@ -33,6 +34,7 @@ from annotation.services import (
     crowd,
     exporters,
     linking,
+    reasons,
 )
 from annotation.services.assignments import (
     SubmissionError,
@@ -200,6 +202,36 @@ class ProjectViewSet(
         items = self._managed().items.filter(is_gold=False).select_related("example", "atom").order_by("id")
         page = self.paginate_queryset(items)
         return self.get_paginated_response(ResultSerializer(page, many=True).data)
+
+    @extend_schema(
+        request=ReasonTagRequestSerializer,
+        responses={
+            200: OpenApiResponse(description='{"rounds": [...], "imported": ...}: the item\'s tags and results'),
+            201: OpenApiResponse(description="the tag was stored: the item's tags and results"),
+            400: ErrorSerializer,
+            403: ErrorSerializer,
+        },
+    )
+    @action(detail=True, methods=["get", "post"], url_path=r"items/(?P<item_id>[0-9]+)/reasons")
+    def item_reasons(self, request, slug=None, item_id=None):
+        """An item's disagreement reasons (GET: the study's managers); POST tags them, as the study's setting
+        reason_taggers allows (an unknown reason is refused, naming it; nothing is stored)."""
+        project = self._project("manage" if request.method == "GET" else "view")
+        item = project.items.filter(pk=item_id, is_gold=False).select_related("example", "project").first()
+        if item is None:
+            raise NotFound("no such item in this project")
+        if request.method == "GET":
+            return Response(reasons.item_reasons(item, request.user))
+        reasons.tagging_role(request.user, item)  # who may tag, before what they sent
+        serializer = ReasonTagRequestSerializer(data=request.data)
+        if not serializer.is_valid():
+            return invalid(serializer)
+        data = serializer.validated_data
+        try:
+            reasons.tag_item(item, request.user, data["reasons"], data["round"], data["note"], data["reconcile"])
+        except reasons.ReasonError as exc:
+            return error_response(400, exc.message, exc.field)
+        return Response(reasons.item_reasons(item, request.user), status=status.HTTP_201_CREATED)
 
     @extend_schema(
         parameters=[

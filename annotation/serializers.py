@@ -112,6 +112,12 @@ class AnswerSerializer(serializers.Serializer):
     )
     reason = serializers.CharField(required=False, allow_blank=True)
     seconds = serializers.FloatField(required=False, help_text="time spent on the item")
+    reasons = serializers.ListField(
+        child=serializers.CharField(),
+        required=False,
+        help_text="optional disagreement reasons for the item, tags of the study's taxonomy, where the study's "
+        "reason_taggers setting is workers (refused otherwise)",
+    )
 
 
 class SubmitSerializer(serializers.Serializer):
@@ -203,3 +209,14 @@ class AdjudicationRecordSerializer(serializers.ModelSerializer):
     class Meta:
         model = AdjudicationRecord
         fields = ["id", "item", "author", "before", "after", "note", "created_at"]
+
+
+class ReasonTagRequestSerializer(serializers.Serializer):
+    reasons = serializers.ListField(
+        child=serializers.CharField(), help_text="tags of the study's taxonomy (setting reason_taxonomy)"
+    )
+    round = serializers.IntegerField(required=False, default=1, help_text="1 or 2")
+    note = serializers.CharField(required=False, allow_blank=True, default="", trim_whitespace=False)
+    reconcile = serializers.BooleanField(
+        required=False, default=False, help_text="write the round's reconciliation (its two taggers disagree)"
+    )

@@ -2,6 +2,8 @@
 API can answer, each with the one error body (common.api_errors), and only the versioned /api/v1/ paths
 are published (the unversioned /api/ paths are kept as aliases of the same views)."""
 
+import re
+
 from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
@@ -55,6 +57,7 @@ def only_versioned_paths(endpoints, **kwargs):
 # value it names (a JSON pointer into its body), the path parameter that takes the value and the path under
 # which every operation takes it. Published as OpenAPI links, which stateful clients (schemathesis' state
 # machine) follow. An evaluation run is a job, so its id is also followed under /api/v1/jobs/.
+PATH_PARAMETER = re.compile(r"{(\w+)}")
 LINKS = [
     ("post", "/api/v1/projects/", "201", "/slug", "slug", "/api/v1/projects/{slug}/"),
     ("post", "/api/v1/projects/{slug}/claim/", "201", "/id", "id", "/api/v1/assignments/{id}/"),
@@ -73,10 +76,12 @@ def declare_links(result, generator, request, public):
         response = paths[path][method]["responses"][status]
         if "content" not in response:
             raise ValueError(f"{method.upper()} {path} {status} has no body for a link to read {pointer} from")
+        # A link fills one path parameter: operations that need another one too (an item of the project) are
+        # not reachable from it alone.
         targets = [
             operation["operationId"]
             for target_path, operations in paths.items()
-            if target_path.startswith(under)
+            if target_path.startswith(under) and set(PATH_PARAMETER.findall(target_path)) == {parameter}
             for operation in operations.values()
         ]
         if not targets:

@@ -102,7 +102,7 @@ class ApiJsonErrorMiddleware:
         )
 
 
-def content_security_policy(frame_ancestors: str, host: str = "") -> str:
+def content_security_policy(frame_ancestors: str, host: str = "", form_action: str = "") -> str:
     # The live dashboard's WebSocket goes to this host only (`ws:`/`wss:` alone would allow any host).
     sockets = f" ws://{host} wss://{host}" if host else ""
     return "; ".join(
@@ -114,22 +114,30 @@ def content_security_policy(frame_ancestors: str, host: str = "") -> str:
             f"connect-src 'self'{sockets}",
             "object-src 'none'",
             "base-uri 'self'",
-            "form-action 'self'",
+            f"form-action 'self'{' ' + form_action if form_action else ''}",
             f"frame-ancestors {frame_ancestors}",
         ]
     )
 
 
 CSP_FRAME_ANCESTORS_ATTRIBUTE = "csp_frame_ancestors"
+CSP_FORM_ACTION_ATTRIBUTE = "csp_form_action"
+
+
+def allow_framing(response, origins, form_action=()) -> None:
+    """Let these origins frame this response, and its forms post to `form_action` origins besides this site;
+    the rest of the policy stays as it is."""
+    setattr(response, CSP_FRAME_ANCESTORS_ATTRIBUTE, " ".join(origins))
+    setattr(response, CSP_FORM_ACTION_ATTRIBUTE, " ".join(form_action))
 
 
 def allow_framing_by(*origins: str):
-    """View decorator: let these origins frame the view's pages (the MTurk exception), nothing else."""
+    """View decorator: let these origins frame the view's pages, nothing else."""
 
     def decorate(view):
         def wrapped(request, *args, **kwargs):
             response = view(request, *args, **kwargs)
-            setattr(response, CSP_FRAME_ANCESTORS_ATTRIBUTE, " ".join(origins))
+            allow_framing(response, origins)
             return response
 
         wrapped.__name__, wrapped.__doc__, wrapped.__wrapped__ = view.__name__, view.__doc__, view
@@ -146,8 +154,8 @@ def _host(request) -> str:
 
 
 class ContentSecurityPolicyMiddleware:
-    """Scripts from this site only, on every response. A view sets its own frame ancestors with
-    `allow_framing_by` (or by setting the header itself, which is then left alone)."""
+    """Scripts from this site only, on every response. A view widens its own frame ancestors (and form
+    targets) with `allow_framing` / `allow_framing_by` (or sets the header itself, which is then left alone)."""
 
     def __init__(self, get_response):
         self.get_response = get_response
@@ -158,7 +166,7 @@ class ContentSecurityPolicyMiddleware:
         if "Content-Security-Policy" not in response:
             ancestors = getattr(response, CSP_FRAME_ANCESTORS_ATTRIBUTE, None)
             response["Content-Security-Policy"] = content_security_policy(
-                ancestors or self.frame_ancestors, _host(request)
+                ancestors or self.frame_ancestors, _host(request), getattr(response, CSP_FORM_ACTION_ATTRIBUTE, "")
             )
             if ancestors:
                 response.xframe_options_exempt = True  # X-Frame-Options cannot name origins; the CSP does

@@ -18,7 +18,7 @@ from __future__ import annotations
 import csv
 import json
 import math
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 BYTE_ORDER_MARK = "\ufeff"
 
@@ -143,10 +143,15 @@ def json_lines(stream: Iterable[str | bytes], file=None) -> Iterator[tuple[int, 
 
 
 def csv_rows(
-    stream: Iterable[str | bytes], required: Iterable[str] = (), file=None
+    stream: Iterable[str | bytes],
+    required: Iterable[str] = (),
+    file=None,
+    may_leave_off: Callable[[str], bool] | None = None,
 ) -> Iterator[tuple[int | None, dict | RowError]]:
     """(line, {column: text}) for every CSV record, numbered by the physical line it starts on; (line,
     RowError) for a bad one. A header that lacks a `required` column is an error at line 1 and ends the file.
+    A row may leave off, at its end, the columns for which `may_leave_off(name)` is true (read as empty):
+    LiveNLI's header ends with a stray column that none of its rows fills.
     """
     # csv.DictReader rather than pandas: it reports the physical line of each record, and it streams.
     decode_error: list[RowError] = []
@@ -177,6 +182,9 @@ def csv_rows(
         for record in reader:
             if decode_error:
                 break
+            left_off = [name for name, value in record.items() if value is None]
+            if left_off and may_leave_off and all(may_leave_off(name) for name in left_off):
+                record = {**record, **dict.fromkeys(left_off, "")}
             nul = next((name for name, value in record.items() if "\x00" in (name or "") + str(value or "")), None)
             if None in record:
                 yield start, RowError(CSV_LINE, "row has more fields than the header", file=file, line=start)

@@ -45,6 +45,9 @@ LABEL_SETS = {label_set.key: label_set for label_set in (NLI, ALPHA_NLI, UPDATE)
 
 # U-SNLI's `nli` column (the release's README: 0 contradiction, 1 neutral, 2 entailment).
 USNLI_NUMBERING = {"0": "c", "1": "n", "2": "e"}
+# LiveNLI's `multilabel` column answers "is the statement true?"; a row joins several with " | ".
+LIVENLI_ANSWERS = {"true": "e", "either": "n", "false": "c"}
+LIVENLI_SEPARATOR = "|"
 # SNLI writes this gold label where no label has 3 of the 5 votes.
 NO_GOLD = "-"
 # The long names SNLI-style files write.
@@ -84,6 +87,11 @@ def to_label(value, labels: Sequence[str], numbering: Mapping[str, str] | None =
         shown = text if len(text) <= 20 else text[:20] + "…"
         raise LabelError(f"must be one of {', '.join(labels)}, got {shown!r}")
     return candidate
+
+
+def livenli_labels(multilabel: str) -> list[str]:
+    """The 3-way labels of a LiveNLI `multilabel` cell ("true | either" -> ["e", "n"]); LabelError otherwise."""
+    return [to_label(answer, NLI.labels, numbering=LIVENLI_ANSWERS) for answer in multilabel.split(LIVENLI_SEPARATOR)]
 
 
 def label_mapping(pairs, labels: Sequence[str]) -> dict[str, str]:

@@ -3,7 +3,8 @@
 DATABASE_URL  database URL; default a SQLite file under var/
 REDIS_URL     unset: in-memory channel layer and database task queue; set: Redis for both
 SECRET_KEY, DEBUG, ALLOWED_HOSTS, TASKS_BACKEND (database | rq | immediate)
-MTURK_EXTRA_ORIGINS  a local stand-in for MTurk (frame host and submit endpoint); CROWD_FRAMED  cookies for the MTurk frame
+MTURK_EXTRA_ORIGINS  a local stand-in for MTurk (frame host and submit endpoint)
+MTURK_SANDBOX (default true), MTURK_ACCESS_KEY_ID, MTURK_SECRET_ACCESS_KEY, MTURK_FRAME_HEIGHT  MTurk's requester API
 DB_POOL_SIZE  PostgreSQL connections per process (default 4; 0: no pool)
 REQUESTS_PER_PROCESS  requests a web process serves at once (default DB_POOL_SIZE, or 4 without a pool)
 REQUESTS_PER_CONNECTION  requests a keep-alive connection serves on average before the server closes it
@@ -45,11 +46,12 @@ def env_list(name: str, default: str = "") -> list[str]:
 
 VAR_DIR = Path(env_str("NLI_STUDIO_VAR") or BASE_DIR / "var")
 VAR_DIR.mkdir(parents=True, exist_ok=True)
-DEBUG = env_bool("DEBUG", True)
+# Off unless asked for (`make demo` and the browser tests ask): a debug page lists every URL and setting.
+DEBUG = env_bool("DEBUG", False)
 SECRET_KEY = env_str("SECRET_KEY")
 if not SECRET_KEY:
     if not DEBUG:
-        raise RuntimeError("SECRET_KEY must be set when DEBUG is off")
+        raise RuntimeError("SECRET_KEY must be set when DEBUG is off (DEBUG=true while developing)")
     SECRET_KEY = "insecure-development-key-set-SECRET_KEY-in-production"
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "127.0.0.1,localhost")
 
@@ -72,6 +74,7 @@ INSTALLED_APPS = [
     "core",
     "jobs",
     "annotation",
+    "recruitment",
     "evaluation",
     "models_backend",
 ]
@@ -250,17 +253,22 @@ def env_list(name: str) -> list[str]:
 # MTurk ExternalQuestion: the crowd pages of an MTurk arrival may be framed by MTurk's worker sites (and only
 # those); finished HITs are posted to turkSubmitTo, which must be one of these hosts (production, sandbox).
 # MTURK_EXTRA_ORIGINS adds a local stand-in for both (tests, a rehearsal without MTurk).
-MTURK_FRAME_ANCESTORS = [
-    "https://worker.mturk.com",
-    "https://workersandbox.mturk.com",
-    *env_list("MTURK_EXTRA_ORIGINS"),
-]
+MTURK_FRAME_ANCESTORS = ["https://mturk.com", "https://*.mturk.com", *env_list("MTURK_EXTRA_ORIGINS")]
+# Where those pages' forms may go besides this site: externalSubmit and the MTurk pages it redirects to.
+MTURK_FORM_ACTION = ["https://*.mturk.com", *env_list("MTURK_EXTRA_ORIGINS")]
 MTURK_SUBMIT_HOSTS = ["https://www.mturk.com", "https://workersandbox.mturk.com", *env_list("MTURK_EXTRA_ORIGINS")]
+# MTurk's requester API (recruitment/mturk.py): the sandbox unless MTURK_SANDBOX=false. Without MTURK_ACCESS_KEY_ID
+# boto3 finds keys its own way (AWS_* variables, ~/.aws, an instance role). The keys go to boto3 only.
+MTURK_SANDBOX = env_bool("MTURK_SANDBOX", True)
+MTURK_ACCESS_KEY_ID = env_str("MTURK_ACCESS_KEY_ID")
+MTURK_SECRET_ACCESS_KEY = env_str("MTURK_SECRET_ACCESS_KEY")
+MTURK_FRAME_HEIGHT = env_int("MTURK_FRAME_HEIGHT", 0)  # ExternalQuestion's FrameHeight in pixels; 0: the whole window
 PROLIFIC_COMPLETE_URL = "https://app.prolific.com/submissions/complete?cc="
-# MTurk frames the study from another site: its session cookie is only sent there with SameSite=None (HTTPS).
-if env_bool("CROWD_FRAMED", False):
-    SESSION_COOKIE_SAMESITE = CSRF_COOKIE_SAMESITE = "None"
-    SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = True
+# Prolific's REST API (recruitment.prolific); a local stand-in in tests and rehearsals.
+PROLIFIC_API_URL = env_str("PROLIFIC_API_URL", "https://api.prolific.com")
+PROLIFIC_TIMEOUT_SECONDS = float(env_int("PROLIFIC_TIMEOUT_SECONDS", 20))
+# A webhook whose X-Prolific-Request-Timestamp is further than this from the server's clock is refused.
+PROLIFIC_WEBHOOK_TOLERANCE_SECONDS = 300
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -290,6 +298,8 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "WARNING")},
+    # botocore's DEBUG lines print each signed request's headers, the MTurk access key ID among them.
+    "loggers": {"botocore": {"level": "INFO"}},
 }
 
 # Security and deployment

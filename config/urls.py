@@ -22,5 +22,6 @@ urlpatterns = [
     path("evaluation/", include("evaluation.urls")),
     path("models/", include("models_backend.urls")),
     path("jobs/", include("jobs.urls")),
+    path("recruitment/", include("recruitment.urls")),
     path("", include("annotation.urls")),
 ]

@@ -277,6 +277,55 @@ def _ratio_disagreements(units, codes, weights, unit_sizes, domain):
     return observed, expected
 
 
+def masi_distance(first: frozenset, second: frozenset) -> float:
+    """MASI distance between two label sets (Passonneau 2006, as nltk.metrics.distance computes it):
+    1 - Jaccard x monotonicity, where monotonicity is 1 for equal sets, 2/3 when one holds the other,
+    1/3 when they share some labels and 0 when they share none. Two empty sets are at distance 0."""
+    if first == second:
+        return 0.0
+    shared = len(first & second)
+    if not shared:
+        return 1.0
+    monotonicity = 2 / 3 if first <= second or second <= first else 1 / 3
+    return 1.0 - shared / len(first | second) * monotonicity
+
+
+def krippendorff_alpha_sets(
+    units: Iterable[Iterable[Iterable[Any]]], distance: Callable[[frozenset, frozenset], float] = masi_distance
+) -> float:
+    """Krippendorff's alpha over set-valued annotations (several labels per annotator), with a distance
+    between label sets (MASI by default).
+
+    units: per unit (item), the label set of each annotator who answered it; units with fewer than two
+        sets carry no pairs and are left out.
+
+    Returns:
+        alpha = 1 - D_o / D_e, as krippendorff_alpha defines them with `distance` as the metric; NaN when
+        D_e is 0 (every pairable set is the same).
+
+    Raises:
+        ValueError: no unit with label sets from two or more annotators.
+    """
+    pairable = [[frozenset(labels) for labels in unit] for unit in units]
+    pairable = [unit for unit in pairable if len(unit) >= 2]
+    if not pairable:
+        raise ValueError("alpha needs at least one unit with label sets from two or more annotators")
+    values = sorted({labels for unit in pairable for labels in unit}, key=lambda labels: sorted(map(str, labels)))
+    column = {labels: index for index, labels in enumerate(values)}
+    counts = np.zeros((len(pairable), len(values)))
+    for row, unit in enumerate(pairable):
+        for labels in unit:
+            counts[row, column[labels]] += 1
+    # The distances between the distinct sets only: a few labels give at most 2^labels of them.
+    metric = np.array([[distance(first, second) for second in values] for first in values])
+    observed = np.sum(np.einsum("uc,ck,uk->u", counts, metric, counts) / (counts.sum(axis=1) - 1))
+    totals = counts.sum(axis=0)
+    expected = totals @ metric @ totals / (totals.sum() - 1)
+    if expected == 0:
+        return float("nan")
+    return float(1.0 - observed / expected)
+
+
 # --------------------------------------------------------------------------------------------------------
 # Pairwise agreement between annotators
 # --------------------------------------------------------------------------------------------------------

@@ -2,7 +2,19 @@
 Adding a format means adding its module and naming it here; docs/formats.md is written from the registry's
 field docs (tests/design checks it is current)."""
 
-from annotation.formats import annotations, atoms, chaosnli, dnli, jsonl, snli, spreadsheet, usnli
+from annotation.formats import (
+    annotations,
+    atoms,
+    chaosnli,
+    dnli,
+    jsonl,
+    livenli,
+    snli,
+    spreadsheet,
+    taxonomy,
+    usnli,
+    varierr,
+)
 from annotation.formats.base import ExportOptions, Format, ReadContext
 
 FORMATS: dict[str, Format] = {}
@@ -14,7 +26,7 @@ def register(fmt: Format) -> None:
     FORMATS[fmt.name] = fmt
 
 
-for module in (usnli, chaosnli, snli, dnli, atoms, jsonl, spreadsheet, annotations):
+for module in (usnli, chaosnli, snli, dnli, varierr, livenli, taxonomy, atoms, jsonl, spreadsheet, annotations):
     register(module.FORMAT)
 
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any, ClassVar
 
 from common.readers import RowError, csv_rows, json_lines
-from common.vocabulary import LabelError, to_label
+from common.vocabulary import NLI, LabelError, to_label
 
 # The key under which JSON Lines exports put what this app adds to a format's own fields, so that a reader
 # of the published format finds exactly its fields and a re-import finds ours in one place.
@@ -153,7 +153,13 @@ class Format:
 
     def records(self, stream: IO, required: tuple[str, ...] = ()) -> Iterator[tuple[int, dict | RowError]]:
         """(line, record) for every record of a file of this format (the shared JSONL and CSV readers)."""
-        return csv_rows(stream, required) if self.extension == "csv" else json_lines(stream)
+        if self.extension == "csv":
+            return csv_rows(stream, required, may_leave_off=self.may_leave_off)
+        return json_lines(stream)
+
+    def may_leave_off(self, column: str) -> bool:
+        """CSV formats: whether a row may leave off this header column at its end (read as empty)."""
+        return False
 
     def required_columns(self, context: ReadContext) -> tuple[str, ...]:
         """CSV formats: the header's required columns."""
@@ -293,6 +299,19 @@ def _validator(schema_text: str):
     import jsonschema_rs
 
     return jsonschema_rs.validator_for(json.loads(schema_text))
+
+
+def mnli_pairs(task, options: dict) -> bool:
+    """A study of premise-hypothesis pairs labelled entailment / neutral / contradiction, one item each (no
+    updates, atoms or probabilities): what the MNLI-based variation releases (VariErr, LiveNLI, the TACL 2022
+    taxonomy) describe."""
+    return (
+        not task.per_atom
+        and not task.uses_updates
+        and not task.probability_answers
+        and task.source_fields(options) is None
+        and tuple(task.example_labels(options)) == NLI.labels
+    )
 
 
 def checked_records(records, check: Callable[[int, dict], Iterator[RowError]]) -> Iterator[RowError]:

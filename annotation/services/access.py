@@ -17,6 +17,7 @@ from __future__ import annotations
 from django.core.exceptions import PermissionDenied
 from django.db.models import OuterRef, Q, QuerySet, Subquery
 from django.http import Http404
+from django.shortcuts import get_object_or_404
 
 from common.compiled_queries import compiled_first
 from core.roles import AUTHOR, WORKER, ensure_role, has_role, is_admin
@@ -91,14 +92,25 @@ def workable_projects(user) -> QuerySet:
     return Project.objects.filter(pk__in=visible.filter(_audience_admits(user)).values("pk"))
 
 
-def enterable_projects() -> QuerySet:
-    """Projects a crowd platform link may open: published or paused, open to platform arrivals."""
+def entry_project(slug: str):
+    """The study a crowd platform link names, whatever its state: the arrival's outcome (whether it opens a
+    session, or which page turns it away) is crowd.arrival_turnaway()'s to decide. 404 for no such study."""
     from annotation.models import Project
 
-    return Project.objects.filter(
-        status__in=(Project.Status.PUBLISHED, Project.Status.PAUSED),
-        audience__in=(Project.Audience.EVERYONE, Project.Audience.PLATFORM),
-    )
+    return get_object_or_404(Project.objects.select_related("qualification"), slug=slug)
+
+
+def admitted_platforms(audience: str) -> tuple[str, ...]:
+    """The crowd platforms whose entry links a study of this audience takes (none for a members-only one)."""
+    from annotation.models import CrowdSession, Project
+
+    both = (CrowdSession.Platform.PROLIFIC, CrowdSession.Platform.MTURK)
+    return {
+        Project.Audience.EVERYONE: both,
+        Project.Audience.PLATFORM: both,
+        Project.Audience.PROLIFIC: (CrowdSession.Platform.PROLIFIC,),
+        Project.Audience.MTURK: (CrowdSession.Platform.MTURK,),
+    }.get(audience, ())
 
 
 def visible_projects(user) -> QuerySet:
@@ -212,7 +224,8 @@ def work_refusal(user, project, new_page: bool = True) -> PermissionDenied | Non
     if refusal is not None or project.status not in (Project.Status.PUBLISHED, Project.Status.PAUSED):
         return refusal or NotOpen("this study is closed")
     if project.qualification_id and not has_passed(project.qualification, user):
-        return NotQualified("pass this project's qualification test first")
+        # Someone who has not passed holds no page: while no new pages are handed out, the test waits too.
+        return new_page_refusal(project) or NotQualified("pass this project's qualification test first")
     # Read with the project where it was loaded for this request (used once, so it is never stale).
     known = project.__dict__.pop("_standing", None)
     if known is not None and known[0] == user.pk:

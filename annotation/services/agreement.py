@@ -23,7 +23,7 @@ import pandas as pd
 from django.db.models import Sum
 
 from annotation.models import Annotation, Project
-from annotation.services import linking
+from annotation.services import linking, variation
 from metrics.agreement import (
     bootstrap_ci,
     cohen_kappa_pairwise,
@@ -396,7 +396,8 @@ def project_report(
 
     Each plot is {"title", "svg" (an <svg> element or None), "empty" (why there is no plot, or None)}; the
     tables are the task type's own (TaskType.report_tables) and, for answers validated in a linked project, the
-    writers' validation rates (linking.report_tables).
+    writers' validation rates (linking.report_tables), and for projects with explanations of their labels, the
+    label variation tables (variation.report_tables).
     """
     task = project.task
     task_plot = task.report_plot(list(_settled_items(project)))
@@ -410,8 +411,24 @@ def project_report(
     return {
         "figures": figures,
         "plots": report_plots,
-        "tables": task.report_tables(project) + linking.report_tables(project),
+        "tables": task.report_tables(lambda: counted_values(project), project.options)
+        + linking.report_tables(project)
+        + variation.report_tables(project),
     }
+
+
+def counted_values(project: Project) -> dict[int, list]:
+    """The values of the project's answers that count (Annotation.objects.counted()), by item id in answer order."""
+    rows = (
+        Annotation.objects.counted()
+        .filter(item__project=project, worker__isnull=False)
+        .order_by("item_id", "id")
+        .values_list("item_id", "value")
+    )
+    by_item: dict[int, list] = {}
+    for item_id, value in rows.iterator(chunk_size=5000):
+        by_item.setdefault(item_id, []).append(value)
+    return by_item
 
 
 def agreement_histogram_svg(

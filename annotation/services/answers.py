@@ -55,12 +55,12 @@ def parse_answers(task: TaskType, options: dict, item_ids: list[int], answers: d
     return parsed
 
 
-def check_against_items(task: TaskType, options: dict, items: list, parsed: dict[int, tuple]) -> None:
-    """The task type's checks of each parsed answer against its item (its texts, what was stored for it
-    before); raises SubmissionError naming the item and the field."""
+def check_against_items(task: TaskType, options: dict, items: list, parsed: dict[int, tuple], worker_id: int) -> None:
+    """The task type's checks of each parsed answer of worker `worker_id` against its item (its texts, what
+    was stored for it before, who wrote it); raises SubmissionError naming the item and the field."""
     for item in items:
         try:
-            task.check_answer(item, parsed[item.id][1], options)
+            task.check_answer(item, parsed[item.id][1], options, worker_id)
         except AnswerError as exc:
             raise SubmissionError(f"answers[{item.id}].{exc.field}", exc.message) from None
 

@@ -24,7 +24,7 @@ from django.utils import timezone
 
 from annotation.live import announce_progress
 from annotation.models import Annotation, Assignment, Claim, Item, PageDraft, Project
-from annotation.services import access, instrument, linking, pools
+from annotation.services import access, instrument, linking, pools, reasons
 from annotation.services.answers import SubmissionError, check_against_items, parse_answers
 from annotation.services.quality import is_gold_correct, record_gold_answers
 from annotation.services.redundancy import settle_item
@@ -255,7 +255,11 @@ def submit_page(assignment_id: int, worker, answers: dict) -> SubmitResult:
         parsed = parse_answers(project.task, project.options, item_ids, answers)
         now = timezone.now()
         late = assignment.status == Assignment.Status.EXPIRED or now > assignment.expires_at
-        check_against_items(project.task, project.options, list(items.values()), parsed)
+        check_against_items(project.task, project.options, list(items.values()), parsed, worker.pk)
+        try:  # the disagreement reasons a worker may tick with each answer (reason_taggers "workers")
+            tags = reasons.page_tags(project, worker, items.values(), answers)
+        except reasons.ReasonError as exc:
+            raise SubmissionError(exc.field, exc.message) from None
         insert_rows(
             [
                 Annotation(
@@ -272,6 +276,7 @@ def submit_page(assignment_id: int, worker, answers: dict) -> SubmitResult:
                 for item_id in item_ids
             ]
         )
+        reasons.save_page_tags(tags)
         gold_results = []
         claims_count = assignment.status == Assignment.Status.OPEN  # an expired page gave its slots back
         for item in items.values():

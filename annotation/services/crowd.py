@@ -12,15 +12,20 @@ import hashlib
 import hmac
 import re
 from dataclasses import dataclass
+from datetime import timedelta
+from enum import StrEnum
 from urllib.parse import quote
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core import signing
 from django.db import IntegrityError, transaction
+from django.urls import reverse
 from django.utils import timezone
 
 from annotation.models import Assignment, CrowdSession, Project
+from annotation.services import access
+from annotation.services.assignments import open_assignment
 from annotation.services.study_settings import settings_schema
 from core.roles import WORKER, grant_role
 
@@ -28,10 +33,14 @@ PLATFORM_PARAMETERS = {
     CrowdSession.Platform.PROLIFIC: ("PROLIFIC_PID", "STUDY_ID", "SESSION_ID"),
     CrowdSession.Platform.MTURK: ("workerId", "hitId", "assignmentId"),
 }
+PLATFORM_NAMES = {CrowdSession.Platform.PROLIFIC: "Prolific", CrowdSession.Platform.MTURK: "MTurk"}
 # Matched whole (fullmatch): with match() and `$`, "AAA111\n" passed as a second identity of AAA111.
 SAFE_ID = re.compile(r"[A-Za-z0-9_\-]{1,100}")
 MTURK_PREVIEW = "ASSIGNMENT_ID_NOT_AVAILABLE"
 RESUME_SALT = "annotation.crowd.resume"
+FRAME_SALT = "annotation.crowd.mturk-frame"
+# Renewed with every page shown: it lapses after this long without one (a page itself expires after 30 min).
+FRAME_TOKEN_MAX_AGE = timedelta(hours=2)
 
 
 class EntryError(ValueError):
@@ -45,6 +54,33 @@ class Arrival:
     study_id: str
     session_id: str
     submit_to: str = ""  # MTurk's turkSubmitTo
+
+
+def platform_named(params) -> str:
+    """The platform an entry link's parameters come from ("" when they name none); an MTurk preview names no
+    worker yet but is MTurk's."""
+    if is_mturk_preview(params):
+        return CrowdSession.Platform.MTURK
+    for platform, names in PLATFORM_PARAMETERS.items():
+        if params.get(names[0]):
+            return platform
+    return ""
+
+
+# Prolific replaces these placeholders in a study's URL with the participant's and the session's ids.
+PROLIFIC_PLACEHOLDERS = "PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"
+
+
+def entry_url(project: Project, site: str, platform: str) -> str:
+    """The study's entry link for a platform on `site` (scheme and host): Prolific's study URL with its
+    placeholders, or MTurk's ExternalQuestion URL (MTurk adds its own parameters)."""
+    entry = f"{site.rstrip('/')}{reverse('enter', args=[project.slug])}"
+    return f"{entry}?{PROLIFIC_PLACEHOLDERS}" if platform == CrowdSession.Platform.PROLIFIC else entry
+
+
+def entry_links(project: Project, site: str) -> dict[str, str]:
+    """entry_url() for each platform the study's audience takes."""
+    return {platform: entry_url(project, site, platform) for platform in access.admitted_platforms(project.audience)}
 
 
 def is_mturk_preview(params) -> bool:
@@ -126,6 +162,37 @@ def check_link(project: Project, params) -> None:
         identify(params)
 
 
+def frame_token(session: CrowdSession) -> str:
+    """The signed, expiring token an MTurk arrival's pages carry in their URLs. Inside MTurk's cross-site frame
+    the browser sends no session cookie (SameSite=Lax, and third-party cookies may be blocked outright): the
+    token names the crowd session instead, bound to its study and its assignment."""
+    signer = signing.TimestampSigner(salt=FRAME_SALT)
+    return signer.sign_object({"session": session.pk, "project": session.project_id, "assignment": session.session_id})
+
+
+def framed_session(slug: str, token: str) -> CrowdSession | None:
+    """The MTurk crowd session a frame token names, if the token is genuine, unexpired and for this study's
+    page; None otherwise. It opens nothing but that session's crowd account (a worker of this one study)."""
+    if not token:
+        return None
+    try:
+        named = signing.TimestampSigner(salt=FRAME_SALT).unsign_object(token, max_age=FRAME_TOKEN_MAX_AGE)
+    except signing.BadSignature:  # SignatureExpired included
+        return None
+    return (
+        CrowdSession.objects.select_related("worker", "project")
+        .filter(
+            pk=named["session"],
+            project_id=named["project"],
+            project__slug=slug,
+            platform=CrowdSession.Platform.MTURK,
+            session_id=named["assignment"],  # an erased participant's session keeps no assignment
+            worker__is_active=True,
+        )
+        .first()
+    )
+
+
 def _resumed(project: Project, token: str) -> CrowdSession:
     """The session a resume link names (the link this study handed to that participant)."""
     try:
@@ -163,6 +230,93 @@ def session_of(project: Project, user) -> CrowdSession | None:
     if not user.is_authenticated:
         return None
     return CrowdSession.objects.filter(project=project, worker=user).first()
+
+
+# ---------------------------------------------------------------------------- arrivals turned away
+
+
+class Reason(StrEnum):
+    """Why an arrival is turned away (the page's data-reason)."""
+
+    CLOSED = "closed"
+    PAUSED = "paused"
+    FULL = "full"
+    INELIGIBLE = "ineligible"
+
+
+@dataclass(frozen=True)
+class Turnaway:
+    """An arrival the study does not take now, and what the participant does about it on their platform:
+    on Prolific they give the code (or return the submission); on MTurk they return the HIT."""
+
+    reason: str
+    explanation: str
+    platform: str  # "" when the link names none
+    title: str  # the study's title ("" for a draft, which workers never see)
+    message: str  # the study's returned_message
+    code: str = ""  # Prolific only
+    return_url: str = ""  # Prolific's completion URL with that code
+    status: int = 200
+
+
+def arrival_turnaway(project: Project, params) -> Turnaway | None:
+    """The outcome of an entry link: None when it may go on (enter() then opens or finds the session), else
+    why it is turned away. The session a link names counts: someone holding a page finishes it in a paused
+    study, and a participant already in a study is never turned away as full."""
+    platform = platform_named(params)
+    session = None
+    if params.get("resume") and not platform:
+        try:
+            session = _resumed(project, params["resume"])
+            platform = session.platform
+        except EntryError:
+            return None  # the link itself is wrong: enter() says so
+    elif platform and not is_mturk_preview(params):
+        participant = params.get(PLATFORM_PARAMETERS[platform][0], "")
+        session = CrowdSession.objects.filter(project=project, platform=platform, participant_id=participant).first()
+    return turnaway(project, platform, session)
+
+
+def turnaway(project: Project, platform: str, session: CrowdSession | None) -> Turnaway | None:
+    """Why a study takes no (more) work from this platform's participant now, or None: the one rule behind
+    the entry link and the crowd pages that find the study closed or paused."""
+    if project.status in (Project.Status.DRAFT, Project.Status.CLOSED):
+        return _turnaway(project, platform, Reason.CLOSED, "This study is closed.", status=410)
+    admitted = access.admitted_platforms(project.audience)
+    if not admitted or (platform and platform not in admitted):
+        names = " or ".join(PLATFORM_NAMES[name] for name in admitted)
+        where = f"takes participants from {names} only" if names else "takes no participants through a platform link"
+        return _turnaway(project, platform, Reason.INELIGIBLE, f"This study {where}.", status=403)
+    holds_page = session is not None and open_assignment(project, session.worker) is not None
+    if project.status == Project.Status.PAUSED and not holds_page:
+        return _turnaway(project, platform, Reason.PAUSED, "This study is paused: it takes no new work for now.")
+    if session is None and not project.items.filter(claimable=True).exists():
+        return _turnaway(project, platform, Reason.FULL, "This study has all the participants it needs.")
+    return None
+
+
+def leaving_code(project: Project, platform: str, screened_out: bool = False) -> str:
+    """The Prolific code of a participant who leaves without completing: the screen-out code for one who may
+    not take part (ineligible, failed the qualification) where the study has one, else the returned code.
+    MTurk has no such codes: its workers return the HIT."""
+    if platform != CrowdSession.Platform.PROLIFIC:
+        return ""
+    returned = study_setting(project, "returned_code")
+    return (study_setting(project, "screened_out_code") or returned) if screened_out else returned
+
+
+def _turnaway(project: Project, platform: str, reason: str, explanation: str, status: int = 200) -> Turnaway:
+    code = leaving_code(project, platform, screened_out=reason == Reason.INELIGIBLE)
+    return Turnaway(
+        reason=reason,
+        explanation=explanation,
+        platform=platform,
+        title="" if project.status == Project.Status.DRAFT else project.title,
+        message=study_setting(project, "returned_message"),
+        code=code,
+        return_url=prolific_url(code) if code else "",
+        status=status,
+    )
 
 
 # ---------------------------------------------------------------------------- the completion code

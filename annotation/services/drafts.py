@@ -17,11 +17,12 @@ from annotation.services.assignments import locked_open_page
 
 MAX_DRAFT_BYTES = 100_000
 MAX_TEXT = 5000  # one answer's text (a written sentence or a reason); the submit applies the real limits
-ANSWER_KEYS = ("value", "reason", "seconds")
+ANSWER_KEYS = ("value", "reason", "seconds", "reasons")
+MAX_REASONS, MAX_REASON_TAG = 36, 60  # the ticked disagreement reasons: at most a taxonomy's categories, its tags
 
 
 def check_draft(data, item_ids: set[int]) -> dict:
-    """The draft as stored ({item id: {value, reason, seconds}}); raises SubmissionError naming the field."""
+    """The draft as stored ({item id: {value, reason, seconds, reasons}}); raises SubmissionError naming the field."""
     if not isinstance(data, dict):
         raise SubmissionError("answers", "must be an object of item id -> answer")
     if len(json.dumps(data)) > MAX_DRAFT_BYTES:
@@ -31,7 +32,7 @@ def check_draft(data, item_ids: set[int]) -> dict:
         if not (isinstance(key, str) and key.isdigit() and int(key) in item_ids):
             raise SubmissionError(where, "is not an item of this page")
         if not isinstance(answer, dict):
-            raise SubmissionError(where, "must be an object with value, reason or seconds")
+            raise SubmissionError(where, "must be an object with value, reason, seconds or reasons")
         unknown = sorted(set(answer) - set(ANSWER_KEYS))
         if unknown:
             raise SubmissionError(f"{where}.{unknown[0]}", "is not a field of an answer")
@@ -39,8 +40,15 @@ def check_draft(data, item_ids: set[int]) -> dict:
         reason = answer.get("reason")
         if reason is not None and not (isinstance(reason, str) and len(reason) <= MAX_TEXT):
             raise SubmissionError(f"{where}.reason", f"must be text of at most {MAX_TEXT} characters")
+        ticked = answer.get("reasons")
+        if ticked is not None and not (
+            isinstance(ticked, list)
+            and len(ticked) <= MAX_REASONS
+            and all(isinstance(tag, str) and len(tag) <= MAX_REASON_TAG for tag in ticked)
+        ):
+            raise SubmissionError(f"{where}.reasons", f"must be a list of at most {MAX_REASONS} reasons")
         value = answer.get("value")
-        texts = [reason, *([*value, *value.values()] if isinstance(value, dict) else [value])]
+        texts = [reason, *(ticked or []), *([*value, *value.values()] if isinstance(value, dict) else [value])]
         if any(isinstance(text, str) and "\x00" in text for text in texts):  # PostgreSQL's jsonb stores no NUL
             raise SubmissionError(where, "contains a NUL character")
         seconds = answer.get("seconds")

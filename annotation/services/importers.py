@@ -146,7 +146,9 @@ def preview(path: str | Path, fmt: str, limit: int = PREVIEW_ROWS) -> dict:
     records, errors = [], []
     csv_file = fmt in FORMATS and FORMATS[fmt].extension == "csv"
     with open(path, "rb") as stream:
-        for line, record in csv_rows(stream) if csv_file else json_lines(stream):
+        for line, record in (
+            csv_rows(stream, may_leave_off=FORMATS[fmt].may_leave_off) if csv_file else json_lines(stream)
+        ):
             if isinstance(record, RowError):
                 errors.append((line, record.field, record.message))
             else:

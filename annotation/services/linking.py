@@ -146,10 +146,11 @@ def _create_pairs(project: Project, validation: Project, pairs: list[tuple[Annot
             hypothesis=pair.hypothesis,
             update=pair.update,
             update_type=pair.update_type,
-            # Written pairs take SNLI's shape: the premise's caption id, the pair's id after it.
+            # Written pairs take SNLI's shape (the premise's caption id, the pair's id after it), unless the
+            # pair brings what its validators are shown (an explanation and its highlights).
             source_label=pair.target,
-            source_data={"captionID": f"{project.slug}#{answer.item_id}"},
-            source_format="snli",
+            source_data=pair.data or {"captionID": f"{project.slug}#{answer.item_id}"},
+            source_format="" if pair.data else "snli",
             position=start + offset,
             origin=answer,
             origin_target=pair.target,

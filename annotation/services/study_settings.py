@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from annotation.models import Project
+from annotation.services.reasons import AUTHORS, TACL_2022_TAXONOMY, TAGGERS, check_taxonomy
 from annotation.tasktypes import TASK_TYPES
 from common.schema import Schema, Setting
 
@@ -186,6 +187,23 @@ COMMON_SETTINGS = (
         "code for returned submissions; empty: none)",
         max_length=40,
     ),
+    Setting(
+        "screened_out_code",
+        "str",
+        "",
+        "the code a crowd worker gets who may not take part: arrived through a platform the study does not "
+        "take, or failed the qualification test (e.g. a Prolific screen-out code; empty: the returned code)",
+        max_length=40,
+    ),
+    Setting(
+        "reason_taxonomy",
+        "json",
+        TACL_2022_TAXONOMY,
+        "the reasons items may be tagged with: a list of objects with tag, and optional name, key "
+        "(one letter or digit) and description (default: the TACL 2022 disagreement categories)",
+        check=check_taxonomy,
+    ),
+    Setting("reason_taggers", "choice", AUTHORS, "who tags the reasons annotators disagree", choices=TAGGERS),
     Setting(
         "coherence_exclusive_per_worker",
         "bool",

@@ -3,7 +3,15 @@ and registering it here (or, from a plug-in app, calling `register` in its AppCo
 checks in `checks.py` hold every registered type to the contract at `manage.py check` and server start.
 docs/task-types.md walks through it."""
 
-from annotation.tasktypes import atom_validity, defeasible_atom, hypothesis_writing, nli_label, unli_slider
+from annotation.tasktypes import (
+    atom_validity,
+    defeasible_atom,
+    explanation_validation,
+    hypothesis_writing,
+    label_explanation,
+    nli_label,
+    unli_slider,
+)
 from annotation.tasktypes.base import Aggregate, AnswerError, TaskType
 
 TASK_TYPES: dict[str, TaskType] = {}
@@ -33,7 +41,15 @@ def get_task_type(name: str) -> TaskType:
         raise ValueError(f"unknown task type {name!r}; choose one of {', '.join(TASK_TYPES)}") from None
 
 
-for _module in (atom_validity, defeasible_atom, unli_slider, nli_label, hypothesis_writing):
+for _module in (
+    atom_validity,
+    defeasible_atom,
+    unli_slider,
+    nli_label,
+    hypothesis_writing,
+    label_explanation,
+    explanation_validation,
+):
     register(_module.TASK)
 
 __all__ = [

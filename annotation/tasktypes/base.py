@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, NamedTuple
 
@@ -66,6 +67,9 @@ class WrittenPair:
     update_type: str = ""
     atom: str = ""
     vote: Any = None
+    # What the validators are shown beyond the pair (an explanation and its highlights): the example's
+    # source_data. Empty: the pair keeps SNLI's shape.
+    data: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -110,6 +114,9 @@ class TaskType(ABC):
     atom_reference_field: ClassVar[str] = ""
     # False declares that the task type has no demo study (otherwise demo() must give one).
     has_demo: ClassVar[bool] = True
+    # Answers give labels with explanations ({"labels": {label: {"explanation", ...}}, "idk"}): the report
+    # reads them for label variation (annotation/services/variation.py).
+    explains_labels: ClassVar[bool] = False
 
     @property
     def template(self) -> str:
@@ -167,9 +174,9 @@ class TaskType(ABC):
         None when the row has none."""
         return None
 
-    def check_answer(self, item, value, options: dict) -> None:  # noqa: B027 - a hook: most types check nothing
-        """Checks of one parsed answer against its item (its texts, the answers stored for it before), run
-        inside the submit with the item locked; raises AnswerError."""
+    def check_answer(self, item, value, options: dict, worker_id: int) -> None:  # noqa: B027 - a hook
+        """Checks of one parsed answer by worker `worker_id` against its item (its texts, the answers stored
+        for it before), run inside the submit with the item locked; raises AnswerError."""
 
     def matches_reference(self, value, reference, rules=None) -> bool:
         """Whether an answer counts as right against a reference (qualification and gold checks)."""
@@ -245,9 +252,17 @@ class TaskType(ABC):
         final value) rows of settled items: {"title", "svg", "empty"}, or None when it has none."""
         return None
 
-    def report_tables(self, project) -> list[dict]:
-        """The task's own tables on the agreement report: {"title", "columns", "rows", "empty", "note"}."""
+    def report_tables(self, counted_values: Callable[[], dict[int, list]], options: dict) -> list[dict]:
+        """The task's own tables on the agreement report: {"title", "columns", "rows", "empty", "note"}.
+        `counted_values()` reads the values of the answers that count, by item id (a query: only when asked)."""
         return []
+
+    def explained_labels(self, value) -> dict[str, dict]:
+        """The labels a stored answer explains, {label: {"explanation", "premise_spans", "hypothesis_spans"}};
+        empty for a task type whose answers explain nothing (`explains_labels` false) or an "I don't know"."""
+        if not self.explains_labels or not isinstance(value, dict):
+            return {}
+        return value.get("labels", {})
 
     # ------------------------------------------------------------------ validation in a linked project
 

@@ -198,7 +198,7 @@ class HypothesisWriting(TaskType):
             raise AnswerError(field, f"{name}: {len(sentence)} characters; write at most {most}")
         return sentence
 
-    def check_answer(self, item, value, options):
+    def check_answer(self, item, value, options, worker_id):
         example = item.example
         shown = [("premise", example.premise)]
         if self.writes_updates(options):

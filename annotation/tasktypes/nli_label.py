@@ -8,6 +8,21 @@ from annotation.tasktypes.demo_text import paid_gold_rows, paid_qualification_ro
 from common.schema import Setting
 from common.vocabulary import ALPHA_NLI, NLI, LabelError, label_set_of, to_label
 
+# Shared with the task types that ask for NLI labels in another way (label_explanation).
+LABELS = Setting(
+    "labels",
+    "choice",
+    list(NLI.labels),
+    "the labels workers choose from",
+    choices=(
+        (list(NLI.labels), "Entailment / neutral / contradiction"),
+        (list(ALPHA_NLI.labels), "Hypothesis 1 / hypothesis 2 (alpha-NLI)"),
+    ),
+    worker_visible=True,
+    fixed_once_answered=True,
+    import_source="label_set",
+)
+
 
 class NLILabel(NominalTaskType):
     name = "nli_label"
@@ -15,22 +30,7 @@ class NLILabel(NominalTaskType):
     label_distributions = True
     default_items_per_page = 5
     answer_help = "a label of the project (e, n, c; alpha-NLI projects 1, 2), long names accepted"
-    settings = (
-        *REDUNDANCY_SETTINGS,
-        Setting(
-            "labels",
-            "choice",
-            list(NLI.labels),
-            "the labels workers choose from",
-            choices=(
-                (list(NLI.labels), "Entailment / neutral / contradiction"),
-                (list(ALPHA_NLI.labels), "Hypothesis 1 / hypothesis 2 (alpha-NLI)"),
-            ),
-            worker_visible=True,
-            fixed_once_answered=True,
-            import_source="label_set",
-        ),
-    )
+    settings = (*REDUNDANCY_SETTINGS, LABELS)
 
     def labels(self, options):
         return options.get("labels") or list(NLI.labels)

@@ -20,9 +20,11 @@ from annotation.services import (
     adjudication,
     background,
     budget,
+    crowd,
     exporters,
     items,
     linking,
+    pay,
     quality,
     simulation,
 )
@@ -51,8 +53,25 @@ def project_detail(request, slug):
             "next_statuses": sorted(TRANSITIONS[project.status]),
             **_item_table(request, project),
             **_budget_planner(request, project),
+            **_crowd_entry(request, project),
         },
     )
+
+
+def _crowd_entry(request, project) -> dict:
+    """The entry links to give the platforms, and the reward fair pay suggests (GET hourly_rate, currency)."""
+    currency = request.GET.get("currency", "GBP")
+    rate = request.GET.get("hourly_rate") or pay.PROLIFIC_RECOMMENDED_HOURLY.get(currency, "")
+    context = {
+        "entry_links": crowd.entry_links(project, request.build_absolute_uri("/")),
+        "pay_currencies": list(pay.PROLIFIC_MINIMUM_HOURLY),
+        "pay_asked": {"hourly_rate": rate, "currency": currency},
+    }
+    try:
+        context["pay"] = pay.suggest_reward(project, rate, currency)
+    except ValueError as error:
+        context["pay_error"] = str(error)
+    return context
 
 
 def _budget_planner(request, project) -> dict:

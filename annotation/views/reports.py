@@ -4,7 +4,7 @@ from django.contrib.auth.decorators import login_required
 from django.shortcuts import render
 
 from annotation.models import AuditEntry
-from annotation.services import access, audit, simulation
+from annotation.services import access, audit, reasons, simulation
 from core import roles
 
 # Resamples behind the page's intervals; `manage.py agreement SLUG --bootstrap N` gives more.
@@ -132,6 +132,7 @@ def report(request, slug):
         "tables": result["tables"],
         "simulated": simulation.has_simulated_answers(project),
         "models": models and annotator_model_tables(models),
+        "reasons_report": reasons.reasons_report(project),
     }
     return render(request, "annotation/report.html", context)
 

@@ -3,6 +3,7 @@ crowd entry and finish."""
 
 import json
 from functools import wraps
+from urllib.parse import urlencode
 
 from django.conf import settings
 from django.contrib import messages
@@ -14,10 +15,12 @@ from django.db.models import Exists, OuterRef
 from django.http import Http404, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.defaultfilters import pluralize
+from django.urls import reverse
+from django.views.decorators.csrf import csrf_protect
 from django.views.decorators.http import require_POST
 
 from annotation.models import Assignment, CrowdSession, Item
-from annotation.services import access, crowd, drafts, qualification
+from annotation.services import access, crowd, drafts, qualification, reasons
 from annotation.services.assignments import (
     SubmissionError,
     abandon_minutes,
@@ -28,6 +31,8 @@ from annotation.services.assignments import (
     release_page,
     submit_page,
 )
+from annotation.views.self_check import self_check_link
+from common.middleware import allow_framing
 from core import roles
 
 
@@ -49,19 +54,33 @@ def home(request):
     return render(request, "home.html", context)
 
 
+FRAME_PARAMETER = "frame"
+
+
 def crowd_frame(view):
-    """MTurk shows an ExternalQuestion in a frame on its worker sites: an MTurk arrival's pages (and the
-    preview) may be framed by those origins only, with a CSP frame-ancestors header instead of
-    X-Frame-Options DENY. Every other response keeps DENY."""
+    """MTurk shows an ExternalQuestion in a cross-site frame on its worker sites, where the browser sends no
+    session cookie: an MTurk arrival's URLs carry a signed frame token (crowd.frame_token) that names their
+    crowd session instead. A request with a valid token acts as that crowd account on this study's crowd
+    pages only; being no ambient credential (a browser never adds it by itself), it needs no CSRF check,
+    which every other request still gets. The pages of an MTurk arrival (and the HIT preview) keep the whole
+    Content-Security-Policy, with MTurk's sites added as frame ancestors and as form targets; every other
+    response keeps X-Frame-Options DENY."""
+    protected = csrf_protect(view)
 
     @wraps(view)
     def framed(request, slug, *args, **kwargs):
-        response = view(request, slug, *args, **kwargs)
-        if getattr(request, "mturk_frame", False) or _is_mturk_arrival(request, slug):
-            response["Content-Security-Policy"] = "frame-ancestors " + " ".join(settings.MTURK_FRAME_ANCESTORS)
-            response.xframe_options_exempt = True
+        session = crowd.framed_session(slug, request.GET.get(FRAME_PARAMETER, ""))
+        if session is not None:
+            request.user = session.worker
+            request.frame_token = crowd.frame_token(session)  # renewed: it lapses only when the pages stop
+            response = view(request, slug, *args, **kwargs)
+        else:
+            response = protected(request, slug, *args, **kwargs)
+        if session is not None or getattr(request, "mturk_frame", False) or _is_mturk_arrival(request, slug):
+            allow_framing(response, settings.MTURK_FRAME_ANCESTORS, settings.MTURK_FORM_ACTION)
         return response
 
+    framed.csrf_exempt = True  # checked above, unless the frame token is what identifies the request
     return framed
 
 
@@ -73,6 +92,17 @@ def _is_mturk_arrival(request, slug) -> bool:
     ).exists()
 
 
+def _frame_query(request) -> str:
+    """The query an MTurk frame's links and forms carry ("" outside one)."""
+    token = getattr(request, "frame_token", "")
+    return f"?{urlencode({FRAME_PARAMETER: token})}" if token else ""
+
+
+def _to(request, name: str, slug: str):
+    """A redirect to one of the study's crowd pages that stays inside MTurk's frame."""
+    return redirect(reverse(name, args=[slug]) + _frame_query(request))
+
+
 @crowd_frame
 @login_required
 def work(request, slug):
@@ -82,17 +112,28 @@ def work(request, slug):
     if session is not None and (session.completion_code or crowd.quota_reached(session)):
         if not session.completion_code:
             crowd.complete(session)
-        return redirect("done", slug=slug)
+        return _to(request, "done", slug)
     try:
         assignment = claim_page(project, request.user)
     except access.NotQualified:
-        return redirect("qualify", slug=slug)
+        return _to(request, "qualify", slug)
+    except access.NotOpen:
+        if session is None:
+            raise
+        return _turned_away(request, project, crowd.turnaway(project, session.platform, session))
     if assignment is None:
         if session is not None and crowd.may_finish(session):
             crowd.complete(session)
-            return redirect("done", slug=slug)
+            return _to(request, "done", slug)
         return render(
-            request, "annotation/no_work.html", {"project": project, "session": session, **_returned_context(session)}
+            request,
+            "annotation/no_work.html",
+            {
+                "project": project,
+                "session": session,
+                **_returned_context(request, session),
+                **self_check_link(project, request.user),
+            },
         )
     return _render_page(request, project, assignment)
 
@@ -100,8 +141,12 @@ def work(request, slug):
 @crowd_frame
 def enter(request, slug):
     """Public entry link for crowd platforms: /enter/<slug>/?PROLIFIC_PID=...&STUDY_ID=...&SESSION_ID=...
-    (Prolific) or MTurk's ExternalQuestion URL with workerId, hitId, assignmentId and turkSubmitTo."""
-    project = get_object_or_404(access.enterable_projects(), slug=slug)
+    (Prolific) or MTurk's ExternalQuestion URL with workerId, hitId, assignmentId and turkSubmitTo. A study
+    that takes no such arrival now answers with a page saying why and what to do on the platform."""
+    project = access.entry_project(slug)
+    turnaway = crowd.arrival_turnaway(project, request.GET)
+    if turnaway is not None:
+        return _turned_away(request, project, turnaway)
     if crowd.is_mturk_preview(request.GET):
         request.mturk_frame = True
         return _mturk_preview(request, project)
@@ -116,7 +161,16 @@ def enter(request, slug):
         return render(request, "annotation/entry_error.html", {"project": project, "error": str(exc)}, status=400)
     if request.user != session.worker:
         login(request, session.worker, backend="core.auth.RoleLoadingModelBackend")
-    return redirect("work", slug=slug)
+    if session.platform == CrowdSession.Platform.MTURK:
+        request.frame_token = crowd.frame_token(session)
+    return _to(request, "work", slug)
+
+
+def _turned_away(request, project, turnaway):
+    request.mturk_frame = turnaway.platform == CrowdSession.Platform.MTURK
+    return render(
+        request, "annotation/turnaway.html", {"project": project, "turnaway": turnaway}, status=turnaway.status
+    )
 
 
 def _would_switch_account(request) -> bool:
@@ -137,18 +191,18 @@ def _mturk_preview(request, project):
     return render_items(request, project, sample_items(project), mturk_preview=True)
 
 
-def _returned_context(session) -> dict:
-    """What a crowd worker who stops without a code needs: the study's message, its returned code, the way back."""
+def _returned_context(request, session, screened_out: bool = False) -> dict:
+    """What a crowd worker who stops without a code needs: the study's message, its code for leaving (the
+    screen-out code for one who failed the qualification), the way back."""
     if session is None:
         return {}
-    returned_code = crowd.study_setting(session.project, "returned_code")
+    code = crowd.leaving_code(session.project, session.platform, screened_out)
     return {
         "returned_message": crowd.study_setting(session.project, "returned_message"),
-        "returned_code": returned_code,
-        "platform_url": crowd.prolific_url(returned_code)
-        if returned_code and session.platform == CrowdSession.Platform.PROLIFIC
-        else "",
+        "returned_code": code,
+        "platform_url": crowd.prolific_url(code) if code else "",
         "resume_token": crowd.resume_token(session),
+        "frame_query": _frame_query(request),
     }
 
 
@@ -165,7 +219,7 @@ def done(request, slug):
     if request.method == "POST" and not session.completion_code:
         if not crowd.may_finish(session):
             messages.error(request, _quota_message(session))
-            return redirect("work", slug=slug)
+            return _to(request, "work", slug)
         current = open_assignment(project, request.user)
         if current is not None:
             release_page(current.pk, request.user)
@@ -174,9 +228,22 @@ def done(request, slug):
         return render(
             request,
             "annotation/no_work.html",
-            {"project": project, "session": session, "stopped": True, **_returned_context(session)},
+            {
+                "project": project,
+                "session": session,
+                "stopped": True,
+                **_returned_context(request, session),
+                **self_check_link(project, request.user),
+            },
         )
-    context = {"project": project, "session": session, "code": session.completion_code, "finished": True}
+    context = {
+        "project": project,
+        "session": session,
+        "code": session.completion_code,
+        "finished": True,
+        "frame_query": _frame_query(request),
+        **self_check_link(project, request.user),
+    }
     if session.platform == CrowdSession.Platform.PROLIFIC:
         context["platform_url"] = crowd.prolific_url(session.completion_code)
     else:
@@ -196,13 +263,21 @@ def qualify(request, slug):
     project = access.project_for(request.user, slug)
     test = project.qualification
     if test is None or qualification.has_passed(test, request.user):
-        return redirect("work", slug=slug)
+        return _to(request, "work", slug)
+    session = crowd.session_of(project, request.user)
+    refusal = access.new_page_refusal(project)
+    if refusal is not None:  # the test leads to new pages, which a paused study does not hand out
+        turnaway = crowd.turnaway(project, session.platform, session) if session else None
+        if turnaway is None:
+            raise refusal
+        return _turned_away(request, project, turnaway)
     items = list(test.items.all())
     context = {
         "project": project,
         "test": test,
         "items": items,
         "attempts_left": qualification.attempts_left(test, request.user),
+        "frame_query": _frame_query(request),
         **task_context(project.task, test.options or project.options),
     }
     if request.method == "POST":
@@ -215,10 +290,10 @@ def qualify(request, slug):
         result = qualification.feedback(test, attempt)
         if attempt.passed and not result["items"]:
             messages.success(request, f"You passed the qualification test{_score_text(result)}. Welcome!")
-            return redirect("work", slug=slug)
+            return _to(request, "work", slug)
         context.update(attempt=attempt, feedback=result, attempts_left=result["attempts_left"])
     if not context["attempts_left"]:  # a crowd worker who failed is told how to leave the study, not stranded
-        context.update(_returned_context(crowd.session_of(project, request.user)))
+        context.update(_returned_context(request, session, screened_out=True))
     return render(request, "annotation/qualify.html", context)
 
 
@@ -228,7 +303,7 @@ def _score_text(result: dict) -> str:
     return f" with a score of {result['score']:.2f} (pass mark {result['pass_mark']:.2f})"
 
 
-def _render_page(request, project, assignment, error=None, values=None, status=200):
+def _render_page(request, project, assignment, error=None, values=None, ticked=None, status=200):
     note_seen(assignment)  # a page in a browser keeps its items only while the browser shows signs of life
     claims = assignment.claims.select_related("item__example", "item__atom").order_by("position")
     return render_items(
@@ -238,11 +313,14 @@ def _render_page(request, project, assignment, error=None, values=None, status=2
         assignment,
         error=error,
         values=values,
+        ticked=ticked,
         status=status,
     )
 
 
-def render_items(request, project, items, assignment=None, error=None, values=None, status=200, mturk_preview=False):
+def render_items(
+    request, project, items, assignment=None, error=None, values=None, ticked=None, status=200, mturk_preview=False
+):
     """A worker's page of items; without an assignment it is a read-only preview (nothing can be sent)."""
     session = crowd.session_of(project, request.user)
     context = {
@@ -252,11 +330,15 @@ def render_items(request, project, items, assignment=None, error=None, values=No
         "items": items,
         "error": error,
         "values": values or {},
+        # The study's disagreement reasons, offered with each answer where workers tag them; what was ticked.
+        "work_reasons": reasons.work_page_taxonomy(project),
+        "ticked": ticked or {},
         "crowd": session is not None,
         # Finishing is offered only where it would give the code (never on a first page it would refuse).
         "may_finish": session is not None and assignment is not None and crowd.may_finish(session),
         "draft": drafts.draft_of(assignment) if assignment else {},
         "abandon_minutes": abandon_minutes(project),
+        "frame_query": _frame_query(request),
         **task_context(project.task, project.options),
     }
     return render(request, "annotation/work.html", context, status=status)
@@ -278,6 +360,8 @@ def answers_from_form(post, item_ids) -> dict:
             answer["reason"] = post[f"reason_{item_id}"]
         if post.get(f"seconds_{item_id}"):
             answer["seconds"] = post[f"seconds_{item_id}"]
+        if f"reasons_{item_id}" in post:  # the disagreement reasons ticked with the answer (checkboxes)
+            answer["reasons"] = post.getlist(f"reasons_{item_id}")
         answers[str(item_id)] = answer
     return answers
 
@@ -297,16 +381,17 @@ def submit(request, slug, assignment_id):
             raise PermissionDenied(exc.message) from None
         if exc.status == 400:
             values = {int(k): v["value"] for k, v in answers.items()}
-            return _render_page(request, project, assignment, error=exc, values=values, status=400)
+            ticked = {int(k): v.get("reasons", []) for k, v in answers.items()}
+            return _render_page(request, project, assignment, error=exc, values=values, ticked=ticked, status=400)
         messages.error(request, exc.message)
-        return redirect("work", slug=slug)
+        return _to(request, "work", slug)
     if result.late:
         messages.warning(request, "That page was submitted after its time ran out; your answers were kept.")
     else:
         count = len(result.items)
         # Not "here is the next page": the next view may be the end of the study.
         messages.success(request, f"Saved {count} answer{pluralize(count)}.")
-    return redirect("work", slug=slug)
+    return _to(request, "work", slug)
 
 
 @crowd_frame
@@ -320,9 +405,9 @@ def release(request, slug, assignment_id):
         raise Http404("no such page") from None
     messages.info(request, "The page was given back.")
     if not request.POST.get("stop"):
-        return redirect("work", slug=project.slug)
+        return _to(request, "work", slug)
     # A crowd worker who stops lands on the study's end page (their code if earned, else the returned message).
-    return redirect("done", slug=project.slug) if crowd.session_of(project, request.user) else redirect("home")
+    return _to(request, "done", slug) if crowd.session_of(project, request.user) else redirect("home")
 
 
 def _page_state(assignment) -> dict:
@@ -339,10 +424,11 @@ def _refusal(exc: SubmissionError) -> JsonResponse:
     return JsonResponse({"field": exc.field, "error": exc.message}, status=exc.status)
 
 
+@crowd_frame
 @login_required
 @require_POST
 def save_draft(request, slug, assignment_id):
-    """The page's unsent answers as JSON ({"answers": {item id: {value, reason, seconds}}}); also its heartbeat."""
+    """The page's unsent answers as JSON ({"answers": {item id: {value, reason, seconds, reasons}}}); also its heartbeat."""
     _own_page(request, slug, assignment_id)
     try:
         data = json.loads(request.body or b"null")
@@ -357,6 +443,7 @@ def save_draft(request, slug, assignment_id):
     return JsonResponse({"saved": True, **_page_state(assignment)})
 
 
+@crowd_frame
 @login_required
 @require_POST
 def extend(request, slug, assignment_id):

@@ -35,6 +35,10 @@
   // ------------------------------------------------------------------ an item's answer
   function slider(f) { return f.querySelector("input.probability"); }
   function boxes(f) { return Array.from(f.querySelectorAll(".written textarea")); }
+  // A task's own widget (its widget_script) keeps the answer as JSON in a hidden input.answer-json, says in
+  // its data-answered ("1") and data-summary whether it is complete and how it reads, and redraws itself
+  // on the "answer-restored" event.
+  function widgetAnswer(f) { return f.querySelector("input.answer-json"); }
   function stateOf(f) {
     const range = slider(f);
     const reason = f.querySelector(".reason input");
@@ -45,14 +49,19 @@
     } else if (boxes(f).length) {
       value = {};
       boxes(f).forEach(function (box) { value[box.name.split(".").pop()] = box.value; });
+    } else if (widgetAnswer(f)) {
+      value = widgetAnswer(f).value || null;  // kept as the JSON text: a draft holds texts
     } else {
       const radio = f.querySelector("input[type=radio]:checked");
       value = radio ? radio.value : null;
     }
     const state = { value: value };
     if (reason) state.reason = reason.value;
+    if (ticks(f).length) state.reasons = ticks(f).filter(function (box) { return box.checked; }).map(function (box) { return box.value; });
     return state;
   }
+  // The disagreement reasons a study may ask for with each answer (optional checkboxes in a closed details).
+  function ticks(f) { return Array.from(f.querySelectorAll(".work-reasons input[type=checkbox]")); }
   function setState(f, state) {
     const value = state ? state.value : null;
     const range = slider(f);
@@ -67,11 +76,17 @@
         box.value = value && typeof value === "object" && value[part] ? value[part] : "";
         countWords(box);
       });
+    } else if (widgetAnswer(f)) {
+      widgetAnswer(f).value = typeof value === "string" ? value : "";
+      widgetAnswer(f).dispatchEvent(new Event("answer-restored"));
     } else {
       f.querySelectorAll("input[type=radio]").forEach(function (radio) { radio.checked = radio.value === value; });
     }
     const reason = f.querySelector(".reason input");
     if (reason) reason.value = state && state.reason ? state.reason : "";
+    const ticked = state && Array.isArray(state.reasons) ? state.reasons : [];
+    ticks(f).forEach(function (box) { box.checked = ticked.indexOf(box.value) >= 0; });
+    if (ticked.length) f.querySelector(".work-reasons").open = true;
   }
   // The slider's template marks a study whose untouched sliders count as an even chance.
   function untouchedCounts(f) { return slider(f).dataset.allowUntouched === "1"; }
@@ -79,6 +94,7 @@
   function answered(f) {
     if (slider(f)) return untouchedCounts(f) || f.querySelector(".slider-value").value !== "";
     if (boxes(f).length) return blankBoxes(f).length === 0;
+    if (widgetAnswer(f)) return widgetAnswer(f).dataset.answered === "1";
     return !!f.querySelector("input[type=radio]:checked");
   }
   function summary(f) {
@@ -89,13 +105,15 @@
     if (boxes(f).length) {
       return boxes(f).map(function (box) { return box.value.trim() || "(empty)"; }).join(" / ");
     }
+    if (widgetAnswer(f)) return widgetAnswer(f).dataset.summary || "not answered";
     const radio = f.querySelector("input[type=radio]:checked");
     return radio ? radio.parentElement.textContent.trim().replace(/\s+\S$/, "") : "not answered";
   }
 
   // ------------------------------------------------------------------ focus and moving between items
   function control(f) {
-    return f.querySelector("input[type=radio]:checked") || f.querySelector("input[type=radio]") || slider(f) || boxes(f)[0] || f;
+    return f.querySelector("input[type=radio]:checked") || f.querySelector("input[type=radio]") || slider(f) || boxes(f)[0] ||
+      f.querySelector("[data-widget] input:not([type=hidden])") || f;
   }
   function itemOf(element) { return element && element.closest ? element.closest("fieldset.item") : null; }
   let lastItem = items[0] || null;
@@ -236,6 +254,15 @@
       countWords(box);
     });
     f.addEventListener("change", function () { changed(f); });
+    // Inside the reasons only Tab and Space (and Enter on the summary, which opens it) act: a letter there
+    // must not pick a label behind the worker's back, so it goes no further than the list.
+    const group = f.querySelector(".work-reasons");
+    if (group) {
+      group.addEventListener("keydown", function (event) {
+        if (event.ctrlKey || event.metaKey || event.altKey) return;
+        if (/^[a-z0-9 ]$/i.test(event.key) || (event.key === "Enter" && event.target.matches("summary"))) event.stopPropagation();
+      });
+    }
   });
 
   // ------------------------------------------------------------------ keys
@@ -429,6 +456,7 @@
   const error = document.getElementById("form-error");
   const wrong = error && Array.from(form.querySelectorAll("[data-field]")).find(function (el) { return el.dataset.field === error.dataset.field; });
   if (wrong) {
+    if (wrong.closest("details")) wrong.closest("details").open = true;
     wrong.setAttribute("aria-invalid", "true");
     wrong.focus();
   } else if (items.length && !error) {

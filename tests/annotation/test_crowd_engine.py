@@ -157,8 +157,9 @@ def test_prolific_entry_link_and_completion_code(make_project, import_rows, clie
     assert client.get(url, follow=True).context["code"] == code  # the same link again: same session
 
 
-def test_mturk_entry_and_bad_links(make_project, client):
+def test_mturk_entry_and_bad_links(make_project, import_rows, client):
     project = make_project("nli_label")
+    import_rows(project, [{"id": "1", "premise": "P", "hypothesis": "H"}])
     preview = client.get(f"/enter/{project.slug}/?workerId=W1&assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE&hitId=H")
     assert preview.status_code == 200 and preview.context["mturk_preview"] and not CrowdSession.objects.exists()
     assert client.get(f"/enter/{project.slug}/?foo=bar").status_code == 400

@@ -75,7 +75,7 @@ def test_an_entry_link_never_logs_in_a_staff_account_named_like_a_crowd_worker(s
     assert not CrowdSession.objects.filter(worker=squatter).exists()
 
 
-def test_knowing_a_prolific_id_is_not_enough_to_act_as_that_worker(study, client):
+def test_knowing_a_prolific_id_is_not_enough_to_act_as_that_worker(study, client, import_rows):
     client.get(prolific_link(study))
     victim = logged_in_user(client)
     answer_current_page(client, study)
@@ -88,6 +88,7 @@ def test_knowing_a_prolific_id_is_not_enough_to_act_as_that_worker(study, client
     assert attacker.get(f"/enter/{study.slug}/?resume=1:forged").status_code == 400
     # The same Prolific ID in another study is another account: nothing of the first study is reachable.
     other = type(study).objects.create(slug="other", task_type="nli_label", owner=study.owner, status="published")
+    import_rows(other, [{"id": "1", "premise": "P", "hypothesis": "H"}])
     attacker.get(prolific_link(other, session="ATTACKER-SESSION"))
     stranger = logged_in_user(attacker)
     assert stranger is not None and stranger.pk != victim.pk
@@ -273,9 +274,9 @@ def test_mturk_preview_is_a_read_only_sample_that_mturk_may_frame(study, client)
     text = preview.content.decode()
     assert preview.status_code == 200 and 'id="mturk-preview"' in text and "Someone makes music 0." in text
     assert "disabled" in text and "/submit/" not in text and logged_in_user(client) is None
-    assert (
-        preview["Content-Security-Policy"] == "frame-ancestors https://worker.mturk.com https://workersandbox.mturk.com"
-    )
+    policy = preview["Content-Security-Policy"]
+    assert "frame-ancestors https://mturk.com https://*.mturk.com;" in policy + ";"
+    assert "script-src 'self'" in policy and "default-src 'self'" in policy  # the whole policy, widened only there
     assert "X-Frame-Options" not in preview
 
 
@@ -286,8 +287,10 @@ def test_mturk_arrival_is_framed_only_by_mturk_and_posts_the_assignment_back(stu
     assert entered.status_code == 302
     page = client.get(f"/work/{study.slug}/")
     assert (
-        "X-Frame-Options" not in page and "frame-ancestors https://worker.mturk.com" in page["Content-Security-Policy"]
+        "X-Frame-Options" not in page
+        and "frame-ancestors https://mturk.com https://*.mturk.com" in (page["Content-Security-Policy"])
     )
+    assert "form-action 'self' https://*.mturk.com;" in page["Content-Security-Policy"]
     # Other pages, and a Prolific arrival's work page, stay unframeable.
     assert client.get("/")["X-Frame-Options"] == "DENY"
     prolific = Client()
@@ -313,9 +316,12 @@ def test_a_user_without_a_role_is_told_what_to_do(client, db):
     assert 'id="no-role"' in text and "Ask the researcher" in text
 
 
-def test_no_work_left_without_an_answer_gives_no_code_but_a_way_out(make_project, client):
-    empty = make_project("nli_label", slug="empty", completion_code=CODE)
-    page = client.get(prolific_link(empty), follow=True)
+def test_no_work_left_without_an_answer_gives_no_code_but_a_way_out(make_project, import_rows, client):
+    study = make_project("nli_label", slug="scarce", completion_code=CODE, items_per_page=1, redundancy=1)
+    import_rows(study, [{"id": "1", "premise": "P", "hypothesis": "H"}])
+    client.get(prolific_link(study))  # in while there is work; another participant takes the last item
+    Client().get(prolific_link(study, pid="OTHER"), follow=True)
+    page = client.get(f"/work/{study.slug}/")
     text = page.content.decode()
     assert CODE not in text and "There is no work for you in this study right now." in text and "resume=" in text
 

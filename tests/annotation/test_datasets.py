@@ -12,7 +12,7 @@ from django.db.models import F
 from django.test import Client
 from rest_framework.test import APIClient
 
-from annotation.formats import ExportOptions, exportable
+from annotation.formats import FORMATS, ExportOptions, exportable
 from annotation.models import Example, InstrumentVersion, Item, QualificationItem
 from annotation.services import exporters, items, projects, qualification, quality
 from annotation.services.adjudication import adjudicate
@@ -570,7 +570,7 @@ def test_the_bundle_holds_every_format_its_statement_and_instrument_and_validate
     with zipfile.ZipFile(out) as archive:
         names = set(archive.namelist())
         data = {
-            f"data/{project.slug}-{fmt}.jsonl" if fmt != "csv" else f"data/{project.slug}.csv"
+            f"data/{project.slug}-{fmt}.{FORMATS[fmt].extension}" if fmt != "csv" else f"data/{project.slug}.csv"
             for fmt in exportable(project.task, project.options)
         }
         assert (

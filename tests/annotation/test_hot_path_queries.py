@@ -90,3 +90,33 @@ def test_token_authentication_costs_no_more_than_a_session(make_project, import_
     claim_sql, submit_sql = claim_and_submit(client, project, "nli_label")
     assert len(statements(claim_sql)) <= MAX_CLAIM_QUERIES - 1, "\n".join(sql[:160] for sql in statements(claim_sql))
     assert len(statements(submit_sql)) <= MAX_SUBMIT_QUERIES - 1
+
+
+def test_reasons_ticked_with_a_page_cost_one_insert_for_the_page(make_project, import_rows, worker, client, author):
+    """Where workers tag disagreement reasons with their answers (reason_taggers "workers"), a page sent with
+    reasons costs one statement more, the tags' insert, however many items carry them; checking them reads
+    nothing (the taxonomy is a study setting, the page's lock already holds the study)."""
+    from annotation.models import ReasonTag
+    from annotation.services.projects import update_project
+
+    project = make_project("nli_label", items_per_page=2)
+    import_rows(project, [{"id": str(i), "premise": f"P{i}", "hypothesis": f"H{i}"} for i in range(8)])
+    update_project(project, changed_by=author, reason_taggers="workers")
+    client.force_login(worker)
+    counts = []
+    for reasons in (None, ["Lexical"], None, ["Lexical"]):  # warm-up pair, then the measured pair
+        page = client.post(f"/api/projects/{project.slug}/claim/").json()
+        answers = {
+            str(item["id"]): {"value": "n", **({"reasons": reasons} if reasons else {})} for item in page["items"]
+        }
+        with CaptureQueriesContext(connection) as submit_sql:
+            submitted = client.post(
+                f"/api/assignments/{page['id']}/submit/",
+                json.dumps({"answers": answers}),
+                content_type="application/json",
+            )
+        assert submitted.status_code == 200, submitted.content
+        counts.append(len(statements(submit_sql)))
+    assert counts[2] <= MAX_SUBMIT_QUERIES
+    assert counts[3] == counts[2] + 1
+    assert ReasonTag.objects.count() == 4  # two pages of two items each

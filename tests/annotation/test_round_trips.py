@@ -181,6 +181,119 @@ def snli_files(draw):
     return [("data", jsonl_text(rows)), ("gold", jsonl_text(gold))]
 
 
+LONG = ("entailment", "neutral", "contradiction")
+LIVENLI_ANSWER = {"e": "true", "n": "either", "c": "false"}
+
+
+@st.composite
+def varierr_files(draw):
+    rows = []
+    for uid in draw(IDS):
+        lists = {
+            name: [
+                {
+                    "annotator": draw(st.integers(0, 3)),
+                    "id": f"{uid}-{name}-{number}",
+                    "judgments": [
+                        {"annotator": judge, "makes_sense": draw(st.booleans())}
+                        for judge in draw(st.lists(st.integers(0, 3), max_size=4, unique=True))
+                    ],
+                    "label_correction": draw(st.booleans()),
+                    "reason": draw(TEXT),
+                    "self_corrected": draw(st.booleans()),
+                }
+                for number in range(1, draw(st.integers(0, 2)) + 1)
+            ]
+            for name in LONG
+        }
+        given = [name for name in LONG if lists[name]]
+        errors = draw(st.lists(st.sampled_from(given), unique=True)) if given else []
+        kept = [name for name in given if name not in errors]
+        rows.append(
+            {
+                "id": uid,
+                "context": draw(TEXT),
+                "statement": f"{draw(TEXT)} {uid}",
+                **lists,
+                "idk": draw(st.lists(st.integers(0, 3), unique=True, max_size=2)),
+                "label_count_round_1": {name: float(len(lists[name])) if lists[name] else None for name in LONG},
+                "label_count_round_2": {name: 1.0 if name in kept else None for name in LONG},
+                "label_set_round_1": given,
+                "label_set_round_2": kept,
+                "error_labels": errors,
+                "has_ambiguity": len(kept) > 1,
+                "chaosnli_labels": draw(st.dictionaries(st.sampled_from("enc"), st.integers(1, 100), max_size=3)),
+            }
+        )
+    return [("data", jsonl_text(rows))]
+
+
+@st.composite
+def livenli_files(draw):
+    import numpy
+
+    rows = []
+    for uid in draw(IDS):
+        premise, hypothesis = draw(TEXT), f"{draw(TEXT)} {uid}"
+        counts = draw(st.dictionaries(st.sampled_from("cen"), st.integers(1, 100), max_size=3))
+        shared = {
+            "uid": uid,
+            "premise": premise,
+            "hypothesis": hypothesis,
+            "chaos_dist": str(counts) if counts else "",
+            "mnli_labels": draw(st.sampled_from(["['neutral', 'entailment', 'neutral']", "contradiction"])),
+            "taxonomy": draw(st.sampled_from(["prob", "coref,lexical", ""])),
+        }
+        own = []
+        for number in range(draw(st.integers(1, 3))):
+            labels = draw(st.lists(st.sampled_from("enc"), min_size=1, max_size=3, unique=True))
+            start = draw(st.integers(0, len(premise) - 1))
+            end = draw(st.integers(start + 1, len(premise)))
+            highlight = {
+                "entities": [{"endIndex": end, "startIndex": start, "text": premise[start:end], "type": "highlight"}],
+                "relationships": [],
+            }
+            own.append(
+                {
+                    "worker_id": f"w{number}",
+                    "multilabel": " | ".join(LIVENLI_ANSWER[label] for label in "enc" if label in labels),
+                    "explanation": draw(TEXT),
+                    "highlight_p": str(highlight),
+                    "highlight_h": str({"entities": [], "relationships": []}),
+                    "dist": [labels.count(label) / len(labels) for label in "enc"],
+                    "within_label_variation": draw(st.sampled_from(["", "prob"])),
+                }
+            )
+        mean = [sum(row["dist"][index] for row in own) / len(own) for index in range(3)]
+        for row in own:
+            rows.append(
+                {
+                    **shared,
+                    **row,
+                    "dist": str(numpy.array(row["dist"])),
+                    "agg_dist": str(numpy.array(mean)),
+                }
+            )
+    return [("data", csv_text(rows))]
+
+
+@st.composite
+def taxonomy_files(draw):
+    tags = st.lists(
+        st.sampled_from(["Lexical", "Probabilistic", "Interrogative.", "N/A"]), min_size=1, max_size=2, unique=True
+    )
+    rows = []
+    for uid in draw(IDS):
+        row = {"pairID": uid, "premise": draw(TEXT), "hypothesis": f"{draw(TEXT)} {uid}", "a1": draw(tags)}
+        if draw(st.booleans()):
+            row["a2"] = draw(tags)
+            row["reconciliation"] = draw(st.one_of(st.none(), tags))
+            both = [tag for tag in row["a1"] if tag in row["a2"]]
+            row["agg"] = row["reconciliation"] if row["reconciliation"] is not None else both
+        rows.append(row)
+    return [("data", jsonl_text(rows))]
+
+
 def atom_strategy(task_type):
     if task_type == "atom_validity":
         return st.fixed_dictionaries({"text": TEXT, "validity": st.sampled_from(["valid", "invalid", "unknown"])})
@@ -256,6 +369,9 @@ CASES = {
     ("usnli", "unli_slider"): usnli_files(),
     ("chaosnli", "nli_label"): chaosnli_files(),
     ("snli", "nli_label"): snli_files(),
+    ("varierr", "nli_label"): varierr_files(),
+    ("livenli", "nli_label"): livenli_files(),
+    ("taxonomy", "nli_label"): taxonomy_files(),
     ("atoms", "atom_validity"): atoms_files("atom_validity"),
     ("atoms", "defeasible_atom"): atoms_files("defeasible_atom"),
     **{

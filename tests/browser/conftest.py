@@ -45,10 +45,12 @@ def demo_server(tmp_path_factory):
     # A local stand-in for MTurk (the page that frames a HIT, the external-submit endpoint): the server lets it
     # frame crowd pages and receive finished HITs as it lets MTurk's own sites.
     mturk_port = free_port()
+    prolific_port = free_port()  # a stand-in for Prolific's API (tests/recruitment/standin.py) listens here
     server = AppServer(
         var,
         DEBUG="true",
         MTURK_EXTRA_ORIGINS=f"http://127.0.0.1:{mturk_port}",
+        PROLIFIC_API_URL=f"http://127.0.0.1:{prolific_port}",
         NLI_STUDIO_MODELS=str(tiny_models(var / "models")),
         # One torch thread: on a shared, loaded 2-core runner two threads spin-wait on each other
         # (a tiny training step measured 1.65 s with two threads, 0.02 s with one).
@@ -64,6 +66,7 @@ def demo_server(tmp_path_factory):
         "var": var,
         "env": server.env,
         "mturk_port": mturk_port,
+        "prolific_port": prolific_port,
     }
     server.stop()
 

@@ -4,6 +4,7 @@ previews, accepts and works inside a HIT frame on a local stand-in for MTurk, an
 to the stand-in's external-submit endpoint. The new screens have no sideways scroll at 1280 and 360 px."""
 
 import json
+import re
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, quote, urlparse
@@ -248,11 +249,11 @@ def test_new_screens_and_the_dashboard_do_not_scroll_sideways(open_window, sign_
     page = open_window(width, 800)
     # A participant who gives back and stops lands on the study's returned page, by keyboard alone.
     page.goto(f"{base}/enter/{MTURK_STUDY}/?workerId=WK-{width}&assignmentId=ASG-{width}&hitId=HIT-9")
-    page.wait_for_url(f"{base}/work/{MTURK_STUDY}/")
+    page.wait_for_url(re.compile(rf"{re.escape(base)}/work/{MTURK_STUDY}/\?frame=.+"))  # the frame's token
     tab_to_link(page, "Give this page back and stop", presses=60)
     with page.expect_navigation():
         page.keyboard.press("Enter")
-    assert page.url == f"{base}/done/{MTURK_STUDY}/"
+    assert page.url.startswith(f"{base}/done/{MTURK_STUDY}/?frame=")
     expect(page.locator("main")).to_contain_text("Please return this study")
     expect(page.locator("#resume-link")).to_be_visible()
     assert no_sideways_scroll(page)
@@ -279,3 +280,10 @@ def test_new_screens_and_the_dashboard_do_not_scroll_sideways(open_window, sign_
     expect(page.locator("#live-state")).to_have_text("(live)")
     save_screenshot(page, f"crowd-dashboard-{width}")
     assert no_sideways_scroll(page), f"the dashboard scrolls sideways: {too_wide(page)}"
+    # The entry links' copy buttons answer the keyboard: Enter copies (or selects the link for Ctrl+C).
+    expect(page.locator("#entry-prolific")).to_have_value(
+        f"{base}/enter/demo-paid/?PROLIFIC_PID={{{{%PROLIFIC_PID%}}}}&STUDY_ID={{{{%STUDY_ID%}}}}&SESSION_ID={{{{%SESSION_ID%}}}}"
+    )
+    page.focus('[data-copy="entry-mturk"]')
+    page.keyboard.press("Enter")
+    expect(page.locator('[data-copied-for="entry-mturk"]')).to_have_text(re.compile("Copied|Selected"))

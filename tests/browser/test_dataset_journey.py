@@ -6,6 +6,7 @@ builder at 360 px by keyboard."""
 
 import json
 import zipfile
+from pathlib import PurePath
 
 import pytest
 from playwright.sync_api import expect
@@ -24,7 +25,7 @@ ROWS = [  # id, premise, hypothesis, label as the file writes it (U-SNLI's numbe
 # Per worker, the key pressed on each item in page order (tied, adjudicated, clear).
 KEYS = {"worker1": ["e", "n", "e"], "worker2": ["n", "e", "e"], "worker3": ["c", "c", "c"]}
 EXCLUDED = "journey-excluded"
-FORMATS = ("chaosnli", "snli", "jsonl", "csv", "annotations")
+FORMATS = ("chaosnli", "snli", "jsonl", "csv", "annotations", "varierr", "livenli", "taxonomy")
 
 
 def validated(demo_server, path, fmt) -> dict:
@@ -125,7 +126,8 @@ def test_a_study_publishes_a_dataset_with_flags_ties_and_provenance(sign_in, dem
             author.get_by_role("button", name=fmt, exact=True).click()
         files[fmt] = tmp_path / download.value.suggested_filename
         download.value.save_as(files[fmt])
-        assert validated(demo_server, files[fmt], fmt)["records"] > 0
+        records = validated(demo_server, files[fmt], fmt)["records"]
+        assert records == 0 if fmt == "taxonomy" else records > 0, fmt  # nobody tagged a disagreement reason
 
     chaos = {row["uid"]: row for row in map(json.loads, files["chaosnli"].open())}
     assert set(chaos) == {"tied", "adjudicated", "clear"}  # the item nobody answered is left out
@@ -173,7 +175,7 @@ def test_a_study_publishes_a_dataset_with_flags_ties_and_provenance(sign_in, dem
         assert all(report["valid"] for report in json.loads(archive.read("validation.json")).values())
         for name in archive.namelist():
             if name.startswith("data/"):
-                fmt = next(f for f in FORMATS if name.endswith(f"-{f}.jsonl")) if name.endswith(".jsonl") else "csv"
+                fmt = next((f for f in FORMATS if PurePath(name).stem == f"{SLUG}-{f}"), "csv")  # {SLUG}.csv
                 validated(demo_server, archive.extract(name, tmp_path / "bundle"), fmt)
     assert statement["items"]["tied"] == 1 and statement["items"]["adjudicated"] == 1
     assert statement["exclusions"][0]["reason"] == "answered without reading"

@@ -65,6 +65,8 @@ PAGES = [
         "/projects/{slug}/adjudication/{item}/",
         row(LOGIN, 403, 403, 400, 404, 400),
     ),  # no value
+    # No reasons ticked: refused with a message, back to the item page.
+    ("tag_reasons", "post", "/projects/{slug}/adjudication/{item}/reasons/", MANAGE_ACTION),
     ("project_report", "get", "/projects/{slug}/report/", MANAGE_PAGE),
     ("project_settings", "get", "/projects/{slug}/settings/", MANAGE_PAGE),
     ("project_settings", "post", "/projects/{slug}/settings/", row(LOGIN, 403, 403, 400, 404, 400)),  # no task type
@@ -89,6 +91,9 @@ PAGES = [
     ("page_draft", "get", "/work/{slug}/{page}/draft/", row(LOGIN, 405, 405, 405, 405, 405)),
     ("page_extend", "post", "/work/{slug}/{page}/extend/", row(LOGIN, 200, 404, 404, 404, 404)),
     ("page_extend", "get", "/work/{slug}/{page}/extend/", row(LOGIN, 405, 405, 405, 405, 405)),
+    # The authors' self-check of their explanations: a 3-way label study has none (404 to its workers).
+    ("own_explanations", "get", "/work/{slug}/explanations/", row(LOGIN, 404, 404, 403, 404, 403)),
+    ("own_explanations", "post", "/work/{slug}/explanations/", row(LOGIN, 404, 404, 403, 404, 403)),
     ("enter", "get", "/enter/{slug}/", row(400, 400, 400, 400, 400, 400)),  # no platform parameters
     ("qualify", "get", "/qualify/{slug}/", row(LOGIN, 302, 302, 302, 404, 302)),  # no test: on to the work page
     ("done", "get", "/done/{slug}/", row(LOGIN, 404, 404, 404, 404, 404)),  # no crowd session
@@ -115,6 +120,30 @@ PAGES = [
     ("admin:index", "get", "/admin/", row(302, 302, 302, 302, 302, 200)),
     ("audit_log", "get", "/audit/?action=export", row(LOGIN, 403, 403, 403, 403, 200)),
     ("login", "get", "/accounts/login/", row(200, 200, 200, 200, 200, 200)),
+    # A study's Prolific side: its manager only; without a link each action comes back with the reason.
+    ("recruitment:prolific", "get", "/recruitment/projects/{slug}/prolific/", MANAGE_PAGE),
+    *[
+        (f"recruitment:prolific_{name}", "post", f"/recruitment/projects/{{slug}}/prolific/{path}/", MANAGE_ACTION)
+        for name, path in (
+            ("study", "study"),
+            ("pull", "pull"),
+            ("decide", "decide"),
+            ("bonuses", "bonuses"),
+            ("pay", "bonuses/pay"),
+            ("group", "groups"),
+            ("group_use", "groups/use"),
+            ("link", "link"),  # saved with the defaults: back to the page
+        )
+    ],
+    (
+        "recruitment:prolific_study",
+        "get",
+        "/recruitment/projects/{slug}/prolific/study/",
+        row(LOGIN, 405, 405, 405, 405, 405),
+    ),
+    # Prolific's hook: signed, not signed in; unsigned deliveries are refused whoever sends them.
+    ("recruitment:prolific_webhook", "post", "/recruitment/webhooks/prolific/", row(403, 403, 403, 403, 403, 403)),
+    ("recruitment:prolific_webhook", "get", "/recruitment/webhooks/prolific/", row(405, 405, 405, 405, 405, 405)),
 ]
 
 API = [
@@ -132,6 +161,9 @@ API = [
     ("project-adjudication-queue", "get", "/api/projects/{slug}/adjudication/", MANAGE_API),
     ("project-adjudicate", "post", "/api/projects/{slug}/adjudicate/", MANAGE_API),
     ("project-results", "get", "/api/projects/{slug}/results/", MANAGE_API),
+    ("project-item-reasons", "get", "/api/projects/{slug}/items/{item}/reasons/", MANAGE_API),
+    # Workers may not tag in a study whose managers tag; the managers' empty request is refused.
+    ("project-item-reasons", "post", "/api/projects/{slug}/items/{item}/reasons/", row(401, 403, 403, 400, 404, 400)),
     (
         "project-send-to-validation",
         "post",
