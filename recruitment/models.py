@@ -1,0 +1,120 @@
+"""A study's link to Prolific: the API token kept on the server, the Prolific study it runs as, the
+submissions Prolific reports, the bonuses ledger and the webhook events received."""
+
+from django.db import models
+
+from annotation.models import Project
+
+
+class ProlificLink(models.Model):
+    """One study run on Prolific. The token and the webhook secret are read by recruitment.prolific only:
+    no form, page, export, admin list or audit entry shows them (forms say "set" and offer to replace)."""
+
+    class State(models.TextChoices):
+        LINKED = "linked"  # a token, no Prolific study yet
+        DRAFT = "draft"  # created on Prolific, not published
+        ACTIVE = "active"
+        PAUSED = "paused"
+        STOPPED = "stopped"
+
+    project = models.OneToOneField(Project, on_delete=models.CASCADE, related_name="prolific_link")
+    token = models.TextField(blank=True)
+    webhook_secret = models.TextField(blank=True)
+    workspace_id = models.CharField(max_length=64, blank=True)
+    prolific_study_id = models.CharField(max_length=64, blank=True)
+    state = models.CharField(max_length=10, choices=State.choices, default=State.LINKED)
+    # The study as it was sent: name, places, reward (in cents or pence), minutes, codes, filters.
+    name = models.CharField(max_length=255, blank=True)
+    description = models.TextField(blank=True)
+    places = models.PositiveIntegerField(default=10)
+    reward_cents = models.PositiveIntegerField(default=0)
+    currency = models.CharField(max_length=3, default="GBP")
+    estimated_minutes = models.PositiveIntegerField(default=10)
+    auto_approve = models.BooleanField(default=False)
+    screen_out_reward_cents = models.PositiveIntegerField(default=0)
+    screen_out_slots = models.PositiveIntegerField(default=0)
+    completed_code = models.CharField(max_length=40, blank=True)
+    screened_out_code = models.CharField(max_length=40, blank=True)
+    returned_code = models.CharField(max_length=40, blank=True)
+    # Participant groups of earlier waves this study admits only, or keeps out (Prolific group ids).
+    allow_groups = models.JSONField(default=list, blank=True)
+    block_groups = models.JSONField(default=list, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+
+class ProlificSubmission(models.Model):
+    """A submission as Prolific last reported it (pulled, or pushed by a webhook). `status_at` is when
+    Prolific says the status was set: an older event never overwrites a newer one."""
+
+    link = models.ForeignKey(ProlificLink, on_delete=models.CASCADE, related_name="submissions")
+    submission_id = models.CharField(max_length=64)
+    participant_id = models.CharField(max_length=100)
+    status = models.CharField(max_length=32)
+    status_at = models.DateTimeField(null=True, blank=True)
+    study_code = models.CharField(max_length=40, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    completed_at = models.DateTimeField(null=True, blank=True)
+    time_taken = models.PositiveIntegerField(null=True, blank=True)
+    bonus_cents = models.PositiveIntegerField(default=0)  # bonuses Prolific reports as paid
+
+    class Meta:
+        ordering = ["participant_id"]
+        constraints = [
+            models.UniqueConstraint(fields=["link", "submission_id"], name="prolific_submission_once"),
+        ]
+
+
+class Bonus(models.Model):
+    """One bonus, written before any call to Prolific. Set up (Prolific's bulk bonus id stored), then
+    `paying` just before the pay call is sent, then paid: a row left `paying` by a crash or a timeout is
+    never paid again, only confirmed from the submissions Prolific reports."""
+
+    class State(models.TextChoices):
+        PLANNED = "planned"
+        SET_UP = "set_up", "set up"
+        PAYING = "paying", "pay sent, not confirmed"
+        PAID = "paid"
+        FAILED = "failed"
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="bonuses")
+    participant_id = models.CharField(max_length=100)
+    amount = models.DecimalField(max_digits=8, decimal_places=2)
+    currency = models.CharField(max_length=3)
+    reason = models.CharField(max_length=200)
+    idempotency_key = models.CharField(max_length=200, unique=True)
+    state = models.CharField(max_length=10, choices=State.choices, default=State.PLANNED)
+    bulk_id = models.CharField(max_length=64, blank=True)
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        verbose_name_plural = "bonuses"
+
+
+class WebhookEvent(models.Model):
+    """A Prolific hook event taken in (its id is kept once: a repeated delivery changes nothing)."""
+
+    event_id = models.CharField(max_length=100, unique=True)
+    link = models.ForeignKey(ProlificLink, on_delete=models.CASCADE, related_name="events")
+    event_type = models.CharField(max_length=100)
+    submission_id = models.CharField(max_length=64, blank=True)
+    status = models.CharField(max_length=32, blank=True)
+    occurred_at = models.DateTimeField()
+    applied = models.BooleanField(default=False)  # False: older than what was known, kept for the record
+    received_at = models.DateTimeField(auto_now_add=True)
+
+
+class ParticipantGroup(models.Model):
+    """A Prolific participant group built from this study's workers by a rule, for the next wave."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="participant_groups")
+    prolific_group_id = models.CharField(max_length=64, blank=True)
+    name = models.CharField(max_length=200)
+    rule = models.CharField(max_length=200)
+    participant_ids = models.JSONField(default=list)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["project", "name"], name="participant_group_name_once")]

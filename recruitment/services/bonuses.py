@@ -1,0 +1,195 @@
+"""The bonuses ledger. A bonus is a row (participant, amount, reason, idempotency key) before any call to
+Prolific; paying reads the ledger first, so a retry after a timeout or a crash pays each bonus once:
+
+    planned --set-up call--> set_up (Prolific's bulk id stored) --row marked--> paying --pay call--> paid
+
+Prolific's pay call is not idempotent, so a row left `paying` (the process died or the call timed out
+after it was sent) is never paid again automatically: the next run looks for the bonus on the participant's
+submission and marks it paid when Prolific shows it; otherwise it stays "pay sent, not confirmed" until the
+author has checked on Prolific and releases it (`release_unconfirmed`). A crash before the bulk id is stored
+leaves the row planned: the set-up Prolific made then is never paid, and the next run sets up again."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
+
+from django.db import IntegrityError, transaction
+
+from annotation.models import AuditEntry
+from annotation.services import audit
+from recruitment.models import Bonus, ProlificLink
+from recruitment.prolific import ProlificClient, ProlificError, ProlificTimeout
+from recruitment.services import settle
+from recruitment.services.studies import RecruitmentError, client_for
+
+MAX_BONUS = Decimal("100.00")  # one bonus above this is a typo more often than not
+
+PROLIFIC = AuditEntry.Action.PROLIFIC
+
+
+@dataclass
+class PayReport:
+    paid: list[str] = field(default_factory=list)  # idempotency keys
+    confirmed: list[str] = field(default_factory=list)  # left paying before, now seen on Prolific
+    unconfirmed: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+
+
+def _amount(value) -> Decimal:
+    try:
+        amount = Decimal(str(value)).quantize(Decimal("0.01"))
+    except (InvalidOperation, ValueError):
+        raise RecruitmentError(f"amount: {value!r} is not a number") from None
+    if not Decimal("0.01") <= amount <= MAX_BONUS:
+        raise RecruitmentError(f"amount: between 0.01 and {MAX_BONUS} (got {amount})")
+    return amount
+
+
+def _plan(link: ProlificLink, participant_id: str, amount: Decimal, reason: str, key: str) -> Bonus | None:
+    """One ledger row, or None when a bonus with this key is already there (planning twice adds nothing)."""
+    full_key = f"{link.project_id}:{key}"
+    if Bonus.objects.filter(idempotency_key=full_key).exists():
+        return None
+    try:
+        with transaction.atomic():
+            return Bonus.objects.create(
+                project=link.project,
+                participant_id=participant_id,
+                amount=amount,
+                currency=link.currency,
+                reason=reason,
+                idempotency_key=full_key,
+            )
+    except IntegrityError:  # planned at the same moment elsewhere
+        return None
+
+
+def _paid_rows(link: ProlificLink) -> list[settle.Row]:
+    """Participants who can get a bonus: they have a submission on Prolific (pulled) and worked here."""
+    return [row for row in settle.table(link) if row.submission is not None and row.arrived is not None]
+
+
+def plan_for_gold(link: ProlificLink, minimum_accuracy: float, amount, by) -> list[Bonus]:
+    """A bonus for each participant whose gold accuracy is at least `minimum_accuracy`."""
+    amount = _amount(amount)
+    if not 0 <= minimum_accuracy <= 1:
+        raise RecruitmentError("minimum accuracy: between 0 and 1")
+    reason = f"gold accuracy at least {minimum_accuracy:g}"
+    planned = [
+        _plan(link, row.participant_id, amount, reason, f"gold>={minimum_accuracy:g}:{row.participant_id}")
+        for row in _paid_rows(link)
+        if row.gold_accuracy is not None and row.gold_accuracy >= minimum_accuracy
+    ]
+    return _recorded(link, [bonus for bonus in planned if bonus], by, rule="gold")
+
+
+def plan_per_page(link: ProlificLink, amount_per_page, by) -> list[Bonus]:
+    """A bonus of `amount_per_page` times the pages each participant submitted (planned once per participant)."""
+    per_page = _amount(amount_per_page)
+    planned = [
+        _plan(
+            link, row.participant_id, _amount(per_page * row.pages), f"{row.pages} pages", f"pages:{row.participant_id}"
+        )
+        for row in _paid_rows(link)
+        if row.pages > 0
+    ]
+    return _recorded(link, [bonus for bonus in planned if bonus], by, rule="per page")
+
+
+def plan_manual(link: ProlificLink, participant_id: str, amount, reason: str, by, key: str = "") -> list[Bonus]:
+    """One bonus the author decides; `key` (a form's one-time key) makes a double submit plan it once."""
+    reason = reason.strip()
+    if not reason:
+        raise RecruitmentError("reason: say what the bonus is for")
+    if participant_id not in {row.participant_id for row in _paid_rows(link)}:
+        raise RecruitmentError(f"participant: {participant_id!r} has no submission in this study")
+    bonus = _plan(link, participant_id, _amount(amount), reason[:200], f"manual:{key or participant_id + ':' + reason}")
+    return _recorded(link, [bonus] if bonus else [], by, rule="manual")
+
+
+def _recorded(link: ProlificLink, bonuses: list[Bonus], by, rule: str) -> list[Bonus]:
+    if bonuses:
+        total = sum((bonus.amount for bonus in bonuses), Decimal("0"))
+        audit.record(
+            by, PROLIFIC, link.project, operation="bonus-plan", rule=rule, bonuses=len(bonuses), total=str(total)
+        )
+    return bonuses
+
+
+def _set(bonuses, **changes) -> None:
+    Bonus.objects.filter(pk__in=[bonus.pk for bonus in bonuses]).update(**changes)
+
+
+def pay(link: ProlificLink, by, client: ProlificClient | None = None) -> PayReport:
+    """Pay every bonus of the study that is not paid yet, each once (see the module's docstring)."""
+    client = client or client_for(link)
+    report = PayReport()
+    ledger = Bonus.objects.filter(project=link.project)
+    if ledger.filter(state=Bonus.State.PAYING).exists():
+        _confirm_paying(link, client, report)
+    planned = list(ledger.filter(state=Bonus.State.PLANNED))
+    if planned:
+        set_up = client.set_up_bonuses(
+            link.prolific_study_id, [(bonus.participant_id, str(bonus.amount)) for bonus in planned]
+        )
+        _set(planned, state=Bonus.State.SET_UP, bulk_id=set_up.id)
+    by_bulk = defaultdict(list)
+    for bonus in ledger.filter(state=Bonus.State.SET_UP):
+        by_bulk[bonus.bulk_id].append(bonus)
+    for bulk_id, bonuses in by_bulk.items():
+        keys = [bonus.idempotency_key for bonus in bonuses]
+        _set(bonuses, state=Bonus.State.PAYING)  # committed before the call: a crash now never pays twice
+        try:
+            client.pay_bonuses(bulk_id)
+        except ProlificTimeout:
+            report.unconfirmed += keys
+            continue
+        except ProlificError as error:
+            if error.status is not None and error.status < 500:  # refused: nothing was paid
+                _set(bonuses, state=Bonus.State.FAILED, error=str(error)[:500])
+                report.failed += keys
+            else:
+                report.unconfirmed += keys
+            continue
+        _set(bonuses, state=Bonus.State.PAID, error="")
+        report.paid += keys
+    if report.paid or report.failed or report.confirmed:
+        audit.record(
+            by,
+            PROLIFIC,
+            link.project,
+            operation="bonus-pay",
+            paid=len(report.paid),
+            confirmed=len(report.confirmed),
+            failed=len(report.failed),
+            unconfirmed=len(report.unconfirmed),
+        )
+    return report
+
+
+def _confirm_paying(link: ProlificLink, client: ProlificClient, report: PayReport) -> None:
+    """Rows whose pay call was sent without an answer: paid when Prolific's submissions show the bonus."""
+    settle.pull(link, client)
+    shown = {row.participant_id: row.bonus_cents for row in link.submissions.all()}
+    counted: dict[str, int] = defaultdict(int)
+    for bonus in Bonus.objects.filter(project=link.project, state=Bonus.State.PAID):
+        counted[bonus.participant_id] += int(bonus.amount * 100)
+    for bonus in Bonus.objects.filter(project=link.project, state=Bonus.State.PAYING).order_by("created_at", "id"):
+        cents = int(bonus.amount * 100)
+        if shown.get(bonus.participant_id, 0) - counted[bonus.participant_id] >= cents:
+            counted[bonus.participant_id] += cents
+            _set([bonus], state=Bonus.State.PAID, error="")
+            report.confirmed.append(bonus.idempotency_key)
+        else:
+            report.unconfirmed.append(bonus.idempotency_key)
+
+
+def release_unconfirmed(link: ProlificLink, bonus_ids: list[int], by) -> int:
+    """The author checked on Prolific that these were not paid: the next run pays them (same set-up)."""
+    rows = Bonus.objects.filter(project=link.project, pk__in=bonus_ids, state=Bonus.State.PAYING)
+    count = rows.update(state=Bonus.State.SET_UP)
+    if count:
+        audit.record(by, PROLIFIC, link.project, operation="bonus-retry", bonuses=count)
+    return count

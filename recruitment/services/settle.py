@@ -1,0 +1,237 @@
+"""Settling a Prolific study: the submissions Prolific reports joined with what each participant did here,
+the researcher's decisions on them (approve, reject, screen out, ask for a return), each in the audit log,
+and the mismatches between the two sides."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.db import transaction
+from django.db.models import Count, Q
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
+
+from annotation.models import Annotation, AuditEntry, CrowdSession, WorkerStatus
+from annotation.services import audit
+from annotation.services.crowd import submitted_pages
+from annotation.services.qualification import has_passed
+from annotation.services.quality import worker_figures
+from recruitment.models import ProlificLink, ProlificSubmission
+from recruitment.prolific import REJECTION_CATEGORIES, REJECTION_MESSAGE_MIN, ProlificClient, Submission
+from recruitment.services.studies import RecruitmentError, client_for
+
+AWAITING_REVIEW = "AWAITING REVIEW"
+FINISHED_THERE = (AWAITING_REVIEW, "APPROVED", "PARTIALLY APPROVED")
+
+PROLIFIC = AuditEntry.Action.PROLIFIC
+
+
+@dataclass
+class Row:
+    """One participant: Prolific's submission (or None) and their work here (None: never arrived)."""
+
+    participant_id: str
+    submission: ProlificSubmission | None
+    arrived: datetime | None = None
+    qualified: bool | None = None
+    pages: int = 0
+    code_shown: str = ""
+    answers_kept: int = 0
+    gold_accuracy: float | None = None
+    speeder: bool = False
+
+    @property
+    def status(self) -> str:
+        return self.submission.status if self.submission else ""
+
+    @property
+    def mismatch(self) -> str:
+        if self.code_shown and self.submission is None:
+            return "shown a code here, no submission on Prolific"
+        if self.submission and self.submission.status in FINISHED_THERE and not self.code_shown:
+            return "finished on Prolific, never shown a code here"
+        return ""
+
+
+def _when(value) -> datetime | None:
+    if not value:
+        return None
+    return parse_datetime(value) if isinstance(value, str) else value
+
+
+def _bonus_cents(submission: Submission) -> int:
+    """Bonuses Prolific lists on a submission: amounts in cents (or objects with an amount)."""
+    total = 0
+    for payment in submission.bonus_payments:
+        amount = payment.get("amount", 0) if isinstance(payment, dict) else payment
+        total += int(amount or 0)
+    return total
+
+
+def pull(link: ProlificLink, client: ProlificClient | None = None) -> int:
+    """Read every submission of the study from Prolific into the table; returns how many there are."""
+    if not link.prolific_study_id:
+        raise RecruitmentError("create the study on Prolific first")
+    now = timezone.now()
+    count = 0
+    for submission in (client or client_for(link)).submissions(link.prolific_study_id):
+        values = {
+            "participant_id": submission.participant_id,
+            "study_code": submission.study_code,
+            "started_at": _when(submission.started_at),
+            "completed_at": _when(submission.completed_at),
+            "time_taken": submission.time_taken,
+            "bonus_cents": _bonus_cents(submission),
+        }
+        record_status(link, submission.id, submission.status, now, **values)
+        count += 1
+    return count
+
+
+def record_status(link: ProlificLink, submission_id: str, status: str, at: datetime, **values) -> bool:
+    """Take in what Prolific says of a submission at `at`; the status moves only if `at` is newer than
+    what is known. Returns whether the status was applied."""
+    with transaction.atomic():
+        row = ProlificSubmission.objects.select_for_update().filter(link=link, submission_id=submission_id).first()
+        if row is None:
+            ProlificSubmission.objects.create(
+                link=link,
+                submission_id=submission_id,
+                status=status,
+                status_at=at,
+                participant_id=values.pop("participant_id", "") or "",
+                **values,
+            )
+            return True
+        for name, value in values.items():
+            if value not in (None, "") and name != "participant_id":
+                setattr(row, name, value)
+        if values.get("participant_id") and not row.participant_id:
+            row.participant_id = values["participant_id"]
+        applied = row.status_at is None or at >= row.status_at
+        if applied:
+            row.status, row.status_at = status, at
+        row.save()
+        return applied
+
+
+def table(link: ProlificLink) -> list[Row]:
+    """Every participant either side knows of, one row each, with the figures of the existing services."""
+    project = link.project
+    sessions = {
+        session.participant_id: session
+        for session in CrowdSession.objects.filter(project=project, platform=CrowdSession.Platform.PROLIFIC)
+        .select_related("worker")
+        .order_by("participant_id")
+    }
+    submissions = {row.participant_id: row for row in link.submissions.all()}
+    workers = [session.worker_id for session in sessions.values()]
+    figures = {row["worker_id"]: row for row in worker_figures(project, workers)} if workers else {}
+    standings = {
+        status.worker_id: status for status in WorkerStatus.objects.filter(project=project, worker_id__in=workers)
+    }
+    kept = dict(
+        Annotation.objects.filter(item__project=project, worker_id__in=workers)
+        .values("worker_id")
+        .annotate(kept=Count("id", filter=Q(excluded=False)))
+        .values_list("worker_id", "kept")
+    )
+    rows = []
+    for participant in sorted(set(sessions) | set(submissions)):
+        session = sessions.get(participant)
+        row = Row(participant, submissions.get(participant))
+        if session is not None:
+            figure = figures.get(session.worker_id, {})
+            row.arrived = session.created_at
+            row.qualified = has_passed(project.qualification, session.worker) if project.qualification_id else None
+            row.pages = submitted_pages(session)
+            row.code_shown = session.completion_code
+            row.answers_kept = kept.get(session.worker_id, 0)
+            standing = standings.get(session.worker_id)
+            row.gold_accuracy = standing.gold_accuracy if standing else None
+            row.speeder = bool(figure.get("speeder"))
+        rows.append(row)
+    return rows
+
+
+def mismatches(rows: list[Row]) -> list[Row]:
+    return [row for row in rows if row.mismatch]
+
+
+def _submissions(link: ProlificLink, submission_ids: list[str]) -> list[ProlificSubmission]:
+    found = list(link.submissions.filter(submission_id__in=submission_ids))
+    missing = set(submission_ids) - {row.submission_id for row in found}
+    if missing:
+        raise RecruitmentError(f"not a submission of this study: {', '.join(sorted(missing))}")
+    return found
+
+
+def _after_action(link, rows, status, action, by, **details):
+    now = timezone.now()
+    for row in rows:
+        record_status(link, row.submission_id, status, now)
+    audit.record(
+        by,
+        PROLIFIC,
+        link.project,
+        operation=action,
+        prolific_study=link.prolific_study_id,
+        submissions=[row.submission_id for row in rows],
+        **details,
+    )
+
+
+def approve(link: ProlificLink, submission_ids: list[str], by, client: ProlificClient | None = None) -> int:
+    """Approve submissions awaiting review, in one bulk call."""
+    if not submission_ids:
+        raise RecruitmentError("choose the submissions to approve")
+    rows = _submissions(link, submission_ids)
+    waiting = [row for row in rows if row.status == AWAITING_REVIEW]
+    if len(waiting) != len(rows):
+        others = ", ".join(f"{row.submission_id} ({row.status.lower()})" for row in rows if row not in waiting)
+        raise RecruitmentError(f"only submissions awaiting review can be approved: {others}")
+    (client or client_for(link)).bulk_approve(link.prolific_study_id, [row.submission_id for row in rows])
+    _after_action(link, rows, "APPROVED", "approve", by)
+    return len(rows)
+
+
+def reject(
+    link: ProlificLink, submission_id: str, category: str, message: str, by, client: ProlificClient | None = None
+) -> None:
+    if category not in REJECTION_CATEGORIES:
+        raise RecruitmentError(f"category: one of {', '.join(REJECTION_CATEGORIES)}")
+    message = message.strip()
+    if len(message) < REJECTION_MESSAGE_MIN:
+        raise RecruitmentError(
+            f"message: Prolific asks for at least {REJECTION_MESSAGE_MIN} characters that tell the participant "
+            f"why (this one has {len(message)})"
+        )
+    rows = _submissions(link, [submission_id])
+    (client or client_for(link)).transition_submission(submission_id, "REJECT", message, category)
+    # The category is kept, the message to the participant is not copied into the log.
+    _after_action(link, rows, "REJECTED", "reject", by, category=category)
+
+
+def screen_out(link: ProlificLink, submission_id: str, by, client: ProlificClient | None = None) -> None:
+    rows = _submissions(link, [submission_id])
+    (client or client_for(link)).transition_submission(submission_id, "SCREEN_OUT")
+    _after_action(link, rows, "SCREENED OUT", "screen-out", by)
+
+
+def request_return(
+    link: ProlificLink, submission_id: str, reason: str, by, client: ProlificClient | None = None
+) -> None:
+    reason = reason.strip()
+    if not reason:
+        raise RecruitmentError("reason: tell the participant why they are asked to return the study")
+    _submissions(link, [submission_id])
+    (client or client_for(link)).request_return(submission_id, [reason])
+    audit.record(
+        by,
+        PROLIFIC,
+        link.project,
+        operation="return",
+        prolific_study=link.prolific_study_id,
+        submissions=[submission_id],
+    )

@@ -1,0 +1,214 @@
+"""A study's Prolific side: the link (token kept here), the study it creates on Prolific (entry URL, places,
+reward, time, completion codes and their actions), and publishing, pausing and stopping it."""
+
+from __future__ import annotations
+
+import secrets
+
+from django.db import transaction
+
+from annotation.models import AuditEntry, CrowdSession, Project
+from annotation.services import audit, crowd
+from annotation.services.crowd import study_setting
+from annotation.services.projects import update_project
+from recruitment.models import ProlificLink
+from recruitment.prolific import ProlificClient, ProlificError, recording_transport
+
+RETURN_REASON = "You stopped before the end of the study: please return it so that someone else can take your place."
+# What each action does to the study on both sides: Prolific's transition, the link's state, our status.
+ACTIONS = {
+    "publish": ("PUBLISH", ProlificLink.State.ACTIVE, Project.Status.PUBLISHED),
+    "pause": ("PAUSE", ProlificLink.State.PAUSED, Project.Status.PAUSED),
+    "start": ("START", ProlificLink.State.ACTIVE, Project.Status.PUBLISHED),
+    "stop": ("STOP", ProlificLink.State.STOPPED, Project.Status.CLOSED),
+}
+STUDY_FIELDS = (
+    "name",
+    "description",
+    "places",
+    "reward_cents",
+    "currency",
+    "estimated_minutes",
+    "auto_approve",
+    "screen_out_reward_cents",
+    "screen_out_slots",
+    "workspace_id",
+)
+
+PROLIFIC = AuditEntry.Action.PROLIFIC
+
+
+class RecruitmentError(ValueError):
+    """A request this study cannot make as it is; the message names the field or the state at fault."""
+
+
+def link_of(project: Project) -> ProlificLink | None:
+    return ProlificLink.objects.filter(project=project).first()
+
+
+def save_link(project: Project, by, token: str = "", webhook_secret: str = "", **fields) -> ProlificLink:
+    """Create or change the study's link. An empty token or secret keeps the one stored. The audit entry says
+    which fields changed and that a secret was replaced, never its value."""
+    unknown = set(fields) - set(STUDY_FIELDS)
+    if unknown:
+        raise RecruitmentError(f"unknown field(s): {', '.join(sorted(unknown))}")
+    link = link_of(project) or ProlificLink(project=project, name=project.title)
+    for name, value in fields.items():
+        setattr(link, name, value)
+    if token:
+        link.token = token.strip()
+    if webhook_secret:
+        link.webhook_secret = webhook_secret.strip()
+    check_study_fields(link)
+    link.save()
+    replaced = [name for name, value in (("token", token), ("webhook_secret", webhook_secret)) if value]
+    audit.record(by, PROLIFIC, project, operation="link", fields=sorted(fields), replaced=replaced)
+    return link
+
+
+def check_study_fields(link: ProlificLink) -> None:
+    if not link.name.strip():
+        raise RecruitmentError("name: the study needs a name participants see")
+    if link.places < 1:
+        raise RecruitmentError("places: at least one participant")
+    if link.estimated_minutes < 1:
+        raise RecruitmentError("estimated_minutes: at least one minute")
+    if len(link.currency) != 3 or not link.currency.isalpha():
+        raise RecruitmentError("currency: a three-letter code such as GBP or USD")
+    if link.screen_out_reward_cents and link.screen_out_reward_cents >= link.reward_cents:
+        raise RecruitmentError("screen_out_reward_cents: Prolific requires it below the study's reward")
+    if link.screen_out_reward_cents and not link.screen_out_slots:
+        raise RecruitmentError("screen_out_slots: how many participants may be screened out with a reward")
+
+
+def client_for(link: ProlificLink, transport=None) -> ProlificClient:
+    return ProlificClient(link.token, transport=transport)
+
+
+def entry_url(project: Project, site: str) -> str:
+    """The study URL Prolific sends participants to, with Prolific's placeholders."""
+    return crowd.entry_url(project, site, CrowdSession.Platform.PROLIFIC)
+
+
+def _new_code() -> str:
+    return secrets.token_hex(4).upper()
+
+
+CODE_SETTINGS = {"completed_code": "completion_code", "returned_code": "returned_code"}
+
+
+def ensure_codes(link: ProlificLink, by) -> None:
+    """The study's codes are its own settings (what participants are shown), made here when empty: the
+    completion code, the returned code, and with a screen-out reward the screened-out code (what a
+    participant who fails the qualification gets). The link keeps the codes Prolific was sent."""
+    names = dict(CODE_SETTINGS, **({"screened_out_code": "screened_out_code"} if link.screen_out_reward_cents else {}))
+    codes = {setting: study_setting(link.project, setting) or _new_code() for setting in names.values()}
+    if any(code != study_setting(link.project, setting) for setting, code in codes.items()):
+        update_project(link.project, changed_by=by, **codes)
+    for field, setting in names.items():
+        setattr(link, field, codes[setting])
+
+
+def completion_codes(link: ProlificLink) -> list[dict]:
+    completed = {
+        "code": link.completed_code,
+        "code_type": "COMPLETED",
+        "actions": [{"action": "AUTOMATICALLY_APPROVE" if link.auto_approve else "MANUALLY_REVIEW"}],
+    }
+    returned = {
+        "code": link.returned_code,
+        "code_type": "OTHER",
+        "actions": [{"action": "REQUEST_RETURN", "return_reason": RETURN_REASON}],
+    }
+    codes = [completed, returned]
+    if link.screen_out_reward_cents:
+        screen_out = {
+            "action": "FIXED_SCREEN_OUT_PAYMENT",
+            "fixed_screen_out_reward": link.screen_out_reward_cents,
+            "slots": link.screen_out_slots,
+        }
+        codes.append({"code": link.screened_out_code, "code_type": "FIXED_SCREENOUT", "actions": [screen_out]})
+    return codes
+
+
+def study_payload(link: ProlificLink, site: str) -> dict:
+    """The body of Prolific's create-study call (model.CreateStudy in the official client)."""
+    payload = {
+        "name": link.name,
+        "internal_name": link.project.slug,
+        "description": link.description or link.project.title,
+        "external_study_url": entry_url(link.project, site),
+        "prolific_id_option": "url_parameters",
+        "completion_codes": completion_codes(link),
+        "total_available_places": link.places,
+        "estimated_completion_time": link.estimated_minutes,
+        "reward": link.reward_cents,
+        "device_compatibility": ["desktop", "tablet", "mobile"],
+        "submissions_config": {"max_submissions_per_participant": 1},
+    }
+    filters = [
+        {"filter_id": filter_id, "selected_values": list(groups)}
+        for filter_id, groups in (
+            ("participant_group_allowlist", link.allow_groups),
+            ("participant_group_blocklist", link.block_groups),
+        )
+        if groups
+    ]
+    if filters:
+        payload["filters"] = filters
+    return payload
+
+
+def create_draft(link: ProlificLink, site: str, by, client: ProlificClient | None = None) -> ProlificLink:
+    """Create the study on Prolific as a draft (once: a linked study is changed on Prolific, not made twice)."""
+    if link.prolific_study_id:
+        raise RecruitmentError(f"this study is already on Prolific ({link.prolific_study_id})")
+    check_study_fields(link)
+    if not link.reward_cents:
+        raise RecruitmentError("reward_cents: set the reward before creating the study")
+    ensure_codes(link, by)
+    study = (client or client_for(link)).create_study(study_payload(link, site))
+    link.prolific_study_id = study.id
+    link.state = ProlificLink.State.DRAFT
+    link.save()
+    audit.record(by, PROLIFIC, link.project, operation="create", prolific_study=study.id, places=link.places)
+    return link
+
+
+def transition(link: ProlificLink, action: str, by, client: ProlificClient | None = None) -> ProlificLink:
+    """Publish, pause, start again or stop the study on Prolific, and move our study the same way."""
+    if action not in ACTIONS:
+        raise RecruitmentError(f"unknown action {action!r} (one of {', '.join(ACTIONS)})")
+    if not link.prolific_study_id:
+        raise RecruitmentError("create the study on Prolific first")
+    prolific_action, state, status = ACTIONS[action]
+    (client or client_for(link)).transition_study(link.prolific_study_id, prolific_action)
+    with transaction.atomic():
+        link.state = state
+        link.save(update_fields=["state"])
+        if link.project.status != status:
+            update_project(link.project, changed_by=by, status=status)
+    audit.record(by, PROLIFIC, link.project, operation=action, prolific_study=link.prolific_study_id)
+    return link
+
+
+def dry_run(link: ProlificLink, site: str) -> list:
+    """The requests creating and publishing this study would send, sent nowhere and changing nothing here."""
+
+    def answer(request) -> dict:
+        return {"id": "DRY-RUN-STUDY", "status": "UNPUBLISHED"}
+
+    transport, recorded = recording_transport(answer)
+    client = ProlificClient(link.token or "dry-run", transport=transport)
+    with transaction.atomic():
+        try:
+            link.prolific_study_id = ""  # rehearse the whole run, even for a study already on Prolific
+            drafted = create_draft(link, site, None, client=client)
+            transition(drafted, "publish", None, client=client)
+        except ProlificError as error:
+            raise RecruitmentError(str(error)) from None
+        finally:
+            transaction.set_rollback(True)  # a rehearsal: the codes it made and the audit entries go too
+    link.refresh_from_db()
+    link.project.refresh_from_db()
+    return recorded

@@ -1,0 +1,131 @@
+"""The study's Prolific page as an author uses it (link, create, publish, settle, bonuses, groups), who may
+reach it, and the secrets test: the API token and the webhook secret appear in no page, response, export,
+log line or audit entry along the way."""
+
+import json
+import logging
+
+import pytest
+from django.test import Client
+
+from annotation.models import AuditEntry
+from recruitment.models import Bonus, ProlificLink
+from tests.recruitment.conftest import TOKEN, WEBHOOK_SECRET, arrive
+
+pytestmark = pytest.mark.django_db
+
+
+def base(slug):
+    return f"/recruitment/projects/{slug}/prolific/"
+
+
+@pytest.fixture
+def author_client(author):
+    client = Client()
+    client.force_login(author)
+    return client
+
+
+def test_only_the_studys_manager_reaches_its_prolific_page(study, make_user, author_client):
+    assert author_client.get(base(study.slug)).status_code == 200
+    other = Client()
+    other.force_login(make_user("author2", "author"))
+    assert other.get(base(study.slug)).status_code == 404
+    worker = Client()
+    worker.force_login(make_user("w1", "worker"))
+    assert worker.get(base(study.slug)).status_code in (403, 404)
+    assert worker.post(base(study.slug) + "study/", {"action": "create"}).status_code in (403, 404)
+    assert Client().get(base(study.slug)).status_code == 302
+    assert ProlificLink.objects.get().prolific_study_id == ""
+
+
+def test_a_refusal_comes_back_as_a_message_naming_the_field(study, author_client):
+    response = author_client.post(base(study.slug) + "link/", {"places": "many"}, follow=True)
+    assert "places: a whole number" in response.content.decode()
+    response = author_client.post(base(study.slug) + "link/", {"name": "x", "places": "0"}, follow=True)
+    assert "places: at least one participant" in response.content.decode()
+    assert ProlificLink.objects.get().places == 3
+
+
+def test_the_whole_run_from_the_page_never_shows_a_secret(study, author, make_user, standin, caplog, settings):
+    caplog.set_level(logging.DEBUG)
+    client = Client()
+    client.force_login(author)
+    seen = []
+
+    def visit(method, path, data=None):
+        response = getattr(client, method)(path, data or {}, follow=True)
+        assert response.status_code == 200, (path, response.status_code)
+        body = b"".join(response.streaming_content) if response.streaming else response.content
+        seen.append(body.decode())
+        return response
+
+    page = visit("get", base(study.slug))
+    assert "(set: type a new one to replace it)" in page.content.decode()
+    assert "{{%PROLIFIC_PID%}}" in page.content.decode()
+    visit(
+        "post",
+        base(study.slug) + "link/",
+        {
+            "token": TOKEN,
+            "name": "Judge pairs",
+            "places": "3",
+            "reward_cents": "150",
+            "currency": "gbp",
+            "estimated_minutes": "8",
+            "screen_out_reward_cents": "20",
+            "screen_out_slots": "2",
+        },
+    )
+    visit("post", base(study.slug) + "study/", {"action": "create"})
+    page = visit("post", base(study.slug) + "study/", {"action": "publish"})
+    assert "published here" in page.content.decode()
+    link = ProlificLink.objects.get()
+    assert link.currency == "GBP" and link.state == "active"
+    study.refresh_from_db()
+    session = arrive(study, "PDONE", pages=1, gold=[True, True])
+    done = standin.add_submission(link.prolific_study_id, "PDONE", "AWAITING REVIEW", session.completion_code)
+    page = visit("post", base(study.slug) + "pull/")
+    assert "1 submissions read" in page.content.decode() and "PDONE" in page.content.decode()
+    visit("post", base(study.slug) + "decide/", {"decision": "approve", "submission": [done]})
+    assert standin.submissions[done]["status"] == "APPROVED"
+    visit(
+        "post",
+        base(study.slug) + "bonuses/",
+        {"rule": "manual", "participant": "PDONE", "amount": "0.50", "reason": "clear comments", "key": "k1"},
+    )
+    visit(
+        "post",
+        base(study.slug) + "bonuses/",
+        {"rule": "manual", "participant": "PDONE", "amount": "0.50", "reason": "clear comments", "key": "k1"},
+    )  # submitted twice
+    page = visit("post", base(study.slug) + "bonuses/pay/")
+    assert "Paid 1" in page.content.decode() and len(standin.payments) == 1 and Bonus.objects.count() == 1
+    page = visit("post", base(study.slug) + "groups/", {"name": "good", "minimum": "0.8"})
+    assert "holds 1 participant" in page.content.decode()
+    visit("get", f"/projects/{study.slug}/")
+    for fmt in ("jsonl", "csv"):
+        visit("get", f"/projects/{study.slug}/export/{fmt}/")
+    root = make_user("root", "admin")
+    root.is_superuser = True  # the admin's model pages ask for model permissions
+    root.save()
+    admin = Client()
+    admin.force_login(root)
+    for path in ("/admin/recruitment/prolificlink/", f"/admin/recruitment/prolificlink/{link.pk}/change/", "/audit/"):
+        response = admin.get(path)
+        assert response.status_code == 200, path
+        seen.append(response.content.decode())
+    audit = json.dumps(list(AuditEntry.objects.values("action", "details")), default=str)
+    assert '"operation": "link"' in audit and '"replaced": ["token"]' in audit
+    seen += [audit, caplog.text]
+    for secret in (TOKEN, WEBHOOK_SECRET):
+        assert not [text for text in seen if secret in text]
+
+
+def test_the_reward_form_suggests_an_amount_and_warns_below_prolifics_minimum(study, author_client):
+    arrive(study, "PPILOT", pages=1)
+    page = author_client.get(base(study.slug), {"hourly_rate": "5"}).content.decode()
+    assert "below Prolific&#x27;s minimum" in page or "below Prolific's minimum" in page
+    assert 'id="suggested-reward"' in page
+    refused = author_client.get(base(study.slug), {"hourly_rate": "lots"}).content.decode()
+    assert "hourly_rate: &#x27;lots&#x27; is not an amount" in refused
