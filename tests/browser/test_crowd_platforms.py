@@ -261,6 +261,43 @@ def test_new_screens_and_the_dashboard_do_not_scroll_sideways(open_window, sign_
     page.goto(f"{base}/enter/{MTURK_STUDY}/?assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE&hitId=HIT-9")
     expect(page.locator("#mturk-preview")).to_be_visible()
     assert no_sideways_scroll(page)
+    # A paused Prolific-only study turns arrivals away with its code and the way back, and an MTurk worker
+    # sent to it is told it takes Prolific participants only: pages, never a 404 or a debug page.
+    paused = f"crowd-paused-{width}"
+    manage(
+        demo_server,
+        [
+            "create_project",
+            paused,
+            "--task-type",
+            "nli_label",
+            "--owner",
+            "author",
+            "--status",
+            "paused",
+            "--audience",
+            "prolific",
+            "--returned-code",
+            "RET-PAUSED",
+            "--returned-message",
+            "Thank you: come back later.",
+        ],
+    )
+    response = page.goto(f"{base}/enter/{paused}/?PROLIFIC_PID=p-{width}&STUDY_ID=s&SESSION_ID=x")
+    assert response.status == 200
+    expect(page.locator("#turnaway")).to_have_attribute("data-reason", "paused")
+    expect(page.locator("#returned-message")).to_have_text("Thank you: come back later.")
+    expect(page.locator("#returned-code")).to_have_text("RET-PAUSED")
+    tab_to_link(page, "Go back to Prolific with this code")
+    assert "RET-PAUSED" in page.evaluate("document.activeElement.href")
+    save_screenshot(page, f"crowd-turnaway-paused-{width}")
+    assert no_sideways_scroll(page), too_wide(page)
+    response = page.goto(f"{base}/enter/{paused}/?workerId=W-{width}&assignmentId=A-{width}&hitId=H")
+    assert response.status == 403
+    expect(page.locator("#turnaway-explanation")).to_contain_text("Prolific only")
+    expect(page.locator("#platform-action")).to_contain_text("return the HIT")
+    assert "RET-PAUSED" not in page.content()  # never the other platform's code
+    assert no_sideways_scroll(page), too_wide(page)
     # Someone with an account but no role yet is told what to do (logged in by keyboard).
     manage(
         demo_server,
