@@ -3,6 +3,7 @@
 DATABASE_URL  database URL; default a SQLite file under var/
 REDIS_URL     unset: in-memory channel layer and database task queue; set: Redis for both
 SECRET_KEY, DEBUG, ALLOWED_HOSTS, TASKS_BACKEND (database | rq | immediate)
+SECRETS_ENCRYPTION_KEY  Fernet key the Prolific tokens are stored under; default derived from SECRET_KEY
 MTURK_EXTRA_ORIGINS  a local stand-in for MTurk (frame host and submit endpoint)
 MTURK_SANDBOX (default true), MTURK_ACCESS_KEY_ID, MTURK_SECRET_ACCESS_KEY, MTURK_FRAME_HEIGHT  MTurk's requester API
 DB_POOL_SIZE  PostgreSQL connections per process (default 4; 0: no pool)
@@ -53,6 +54,9 @@ if not SECRET_KEY:
     if not DEBUG:
         raise RuntimeError("SECRET_KEY must be set when DEBUG is off (DEBUG=true while developing)")
     SECRET_KEY = "insecure-development-key-set-SECRET_KEY-in-production"
+# The Prolific API tokens and webhook secrets are stored encrypted under this Fernet key (recruitment/secrets.py);
+# unset: a key derived from SECRET_KEY. Changing either leaves the stored ones unreadable (entered again).
+SECRETS_ENCRYPTION_KEY = env_str("SECRETS_ENCRYPTION_KEY")
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "127.0.0.1,localhost")
 
 INSTALLED_APPS = [

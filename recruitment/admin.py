@@ -7,7 +7,7 @@ from recruitment.models import Bonus, ParticipantGroup, ProlificLink, ProlificSu
 class ProlificLinkAdmin(admin.ModelAdmin):
     list_display = ("project", "prolific_study_id", "state", "places", "reward_cents", "currency")
     # The token and the webhook secret are never shown, not even to admins: the study's Prolific page replaces them.
-    exclude = ("token", "webhook_secret")
+    exclude = ("token_encrypted", "webhook_secret_encrypted")
 
 
 @admin.register(ProlificSubmission)

@@ -1,6 +1,18 @@
 from django.apps import AppConfig
+from django.core import checks
 
 
 class RecruitmentConfig(AppConfig):
     name = "recruitment"
     verbose_name = "Recruitment"
+
+    def ready(self):
+        checks.register(secrets_key_check, checks.Tags.security)
+
+
+def secrets_key_check(app_configs, **kwargs):
+    """A SECRETS_ENCRYPTION_KEY that is not a Fernet key stops the server at start-up, not at the first save."""
+    from recruitment.secrets import check_key
+
+    problem = check_key()
+    return [checks.Error(problem, id="recruitment.E001")] if problem else []

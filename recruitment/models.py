@@ -4,11 +4,26 @@ submissions Prolific reports, the bonuses ledger and the webhook events received
 from django.db import models
 
 from annotation.models import Project
+from recruitment import secrets
+
+
+def _secret(field: str, label: str) -> property:
+    """The secret kept encrypted in `field`, read and written in clear (recruitment.secrets seals it). Reading
+    one the current key cannot open raises secrets.SecretUnreadable, which asks for it to be entered again."""
+
+    def read(link) -> str:
+        return secrets.reveal(getattr(link, field), label)
+
+    def write(link, value: str) -> None:
+        setattr(link, field, secrets.seal(value))
+
+    return property(read, write, doc=f"The {label} in clear; empty when none is stored.")
 
 
 class ProlificLink(models.Model):
     """One study run on Prolific. The token and the webhook secret are read by recruitment.prolific only:
-    no form, page, export, admin list or audit entry shows them (forms say "set" and offer to replace)."""
+    no form, page, export, admin list or audit entry shows them (forms say "set" and offer to replace).
+    They are stored encrypted (recruitment.secrets): `token` and `webhook_secret` read and write them in clear."""
 
     class State(models.TextChoices):
         LINKED = "linked"  # a token, no Prolific study yet
@@ -18,8 +33,8 @@ class ProlificLink(models.Model):
         STOPPED = "stopped"
 
     project = models.OneToOneField(Project, on_delete=models.CASCADE, related_name="prolific_link")
-    token = models.TextField(blank=True)
-    webhook_secret = models.TextField(blank=True)
+    token_encrypted = models.TextField(blank=True)  # Fernet ciphertext: use `token`
+    webhook_secret_encrypted = models.TextField(blank=True)  # Fernet ciphertext: use `webhook_secret`
     workspace_id = models.CharField(max_length=64, blank=True)
     prolific_study_id = models.CharField(max_length=64, blank=True)
     state = models.CharField(max_length=10, choices=State.choices, default=State.LINKED)
@@ -40,6 +55,23 @@ class ProlificLink(models.Model):
     allow_groups = models.JSONField(default=list, blank=True)
     block_groups = models.JSONField(default=list, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+
+    token = _secret("token_encrypted", "API token")
+    webhook_secret = _secret("webhook_secret_encrypted", "webhook secret")
+
+    @property
+    def secret_states(self) -> dict[str, str]:
+        """For the page: whether each secret is set, unset or stored but unreadable under the current key."""
+        return {
+            "token": secrets.state(self.token_encrypted),
+            "webhook_secret": secrets.state(self.webhook_secret_encrypted),
+        }
+
+    @property
+    def unreadable_secrets(self) -> list[str]:
+        """The labels of the secrets stored but unreadable under the current key: they must be entered again."""
+        labels = {"token": "API token", "webhook_secret": "webhook secret"}
+        return [labels[name] for name, state in self.secret_states.items() if state == secrets.UNREADABLE]
 
 
 class ProlificSubmission(models.Model):

@@ -13,6 +13,7 @@ from annotation.services.crowd import study_setting
 from annotation.services.projects import update_project
 from recruitment.models import ProlificLink
 from recruitment.prolific import ProlificClient, ProlificError, recording_transport
+from recruitment.secrets import SecretUnreadable
 
 RETURN_REASON = "You stopped before the end of the study: please return it so that someone else can take your place."
 # What each action does to the study on both sides: Prolific's transition, the link's state, our status.
@@ -82,7 +83,11 @@ def check_study_fields(link: ProlificLink) -> None:
 
 
 def client_for(link: ProlificLink, transport=None) -> ProlificClient:
-    return ProlificClient(link.token, transport=transport)
+    """A client with the study's token; a token the server's key no longer opens asks for it again."""
+    try:
+        return ProlificClient(link.token, transport=transport)
+    except SecretUnreadable as error:
+        raise RecruitmentError(str(error)) from None
 
 
 def entry_url(project: Project, site: str) -> str:
@@ -199,7 +204,11 @@ def dry_run(link: ProlificLink, site: str) -> list:
         return {"id": "DRY-RUN-STUDY", "status": "UNPUBLISHED"}
 
     transport, recorded = recording_transport(answer)
-    client = ProlificClient(link.token or "dry-run", transport=transport)
+    try:
+        token = link.token
+    except SecretUnreadable:
+        token = ""  # a rehearsal sends nothing (its token is redacted): an unreadable one does not stop it
+    client = ProlificClient(token or "dry-run", transport=transport)
     with transaction.atomic():
         try:
             link.prolific_study_id = ""  # rehearse the whole run, even for a study already on Prolific

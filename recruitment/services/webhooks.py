@@ -9,6 +9,7 @@ import base64
 import hashlib
 import hmac
 import json
+import logging
 import time
 from datetime import UTC, datetime
 
@@ -17,7 +18,11 @@ from django.db import IntegrityError, transaction
 from django.utils.dateparse import parse_datetime
 
 from recruitment.models import ProlificLink, WebhookEvent
+from recruitment.secrets import SecretUnreadable
 from recruitment.services import settle
+
+logger = logging.getLogger(__name__)
+NOT_TAKEN = "no study here takes events for this Prolific study"
 
 
 class WebhookRefused(Exception):
@@ -36,8 +41,17 @@ def _link_for(payload: dict) -> ProlificLink:
         if study_id
         else None
     )
-    if link is None or not link.webhook_secret:
-        raise WebhookRefused("no study here takes events for this Prolific study")
+    if link is None:
+        raise WebhookRefused(NOT_TAKEN)
+    try:
+        secret = link.webhook_secret
+    except SecretUnreadable as error:
+        # The sender is told no more than for a study with no secret; the operator reads why in the log
+        # (and on the study's Prolific page).
+        logger.warning("Prolific event refused for the study of project %s: %s", link.project_id, error)
+        secret = ""
+    if not secret:
+        raise WebhookRefused(NOT_TAKEN)
     return link
 
 
