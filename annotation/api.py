@@ -23,6 +23,7 @@ from annotation.serializers import (
     ProjectSerializer,
     ReasonTagRequestSerializer,
     ResultSerializer,
+    SelfJudgmentsRequestSerializer,
     SubmitResultSerializer,
     SubmitSerializer,
     settings_from,
@@ -35,6 +36,8 @@ from annotation.services import (
     exporters,
     linking,
     reasons,
+    self_judgments,
+    variation,
 )
 from annotation.services.assignments import (
     SubmissionError,
@@ -266,6 +269,78 @@ class ProjectViewSet(
         from annotation.services.annotator_models import INTERACTIVE_ANSWERS, project_annotator_models
 
         return Response(project_annotator_models(self._managed(), max_answers=INTERACTIVE_ANSWERS))
+
+    @extend_schema(
+        responses={
+            200: OpenApiResponse(
+                description='label variation: {"project", "label_order", "items": [{"key", "round_one", "validated", '
+                '"chaosnli", "verdicts", "variation", "error"}], "study": {"items", "variation", "error", "both", '
+                '"undecided", "explanations", "judgments", "lengths", "alpha"}}'
+            )
+        }
+    )
+    @action(detail=True, methods=["get"])
+    def variation(self, request, slug=None):
+        """The report's label variation: per item the round-1 distribution, the validated one (labels judged
+        errors removed) and the ChaosNLI one where imported, with VariErr's verdict on each label; per study
+        the share of items with variation and with errors, explanation lengths and the validators' agreement."""
+        project = self._managed()
+        return Response(variation.report_json(project, variation.variation_report(project)))
+
+    @extend_schema(
+        responses={
+            200: OpenApiResponse(
+                description='disagreement reasons: {"taxonomy", "items", "imported_items", "reasons": [{"tag", '
+                '"name", "items", "share", "examples", "in_taxonomy"}], "rounds": [{"round", "items", "reconciled", '
+                '"agreement"}], "release_rule"}'
+            )
+        }
+    )
+    @action(detail=True, methods=["get"], url_path="reasons", url_name="reasons")
+    def reasons_report(self, request, slug=None):
+        """The report's disagreement reasons: how many items carry each reason, with examples, and per round
+        how far the two taggers agree and how many items were reconciled."""
+        return Response(reasons.reasons_report(self._managed()))
+
+    @extend_schema(
+        methods=["GET"],
+        responses={
+            200: OpenApiResponse(
+                description='{"pending", "judged", "pairs": [{"pair", "premise", "hypothesis", "label", '
+                '"explanation", "premise_spans", "hypothesis_spans"}]}: your pairs waiting for your judgment'
+            ),
+            403: ErrorSerializer,
+        },
+    )
+    @extend_schema(
+        methods=["POST"],
+        request=SelfJudgmentsRequestSerializer,
+        responses={
+            201: OpenApiResponse(description='{"stored", "pending", "judged", "pairs"}: the judgments were stored'),
+            400: ErrorSerializer,
+            403: ErrorSerializer,
+        },
+    )
+    @action(detail=True, methods=["get", "post"], url_path="own-explanations")
+    def own_explanations(self, request, slug=None):
+        """The authors' self-check (VariErr's round 2): GET lists your label-explanation pairs of this study
+        not judged yet; POST {"judgments": [{"pair", "makes_sense"}]} judges them, all or nothing (a pair not
+        yours, one judged already or a judgment that is not yes or no refuses the page, naming it)."""
+        project = self._project("submit")
+        if not self_judgments.has_self_check(project):
+            raise NotFound("this study has no validation round for its explanations")
+        if request.method == "GET":
+            return Response(self_judgments.own_pairs(project, request.user))
+        body = request.data.get("judgments") if isinstance(request.data, dict) else None
+        try:
+            stored = self_judgments.record_self_judgments(
+                project, request.user, self_judgments.judgments_from_list(body)
+            )
+        except self_judgments.SelfJudgmentError as exc:
+            return error_response(400, exc.message, exc.field)
+        return Response(
+            {"stored": stored, **self_judgments.own_pairs(project, request.user)}, status=status.HTTP_201_CREATED
+        )
 
     @extend_schema(
         request={"multipart/form-data": ImportSerializer},

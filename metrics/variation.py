@@ -32,6 +32,8 @@ class Explanation:
 
     Spans are [start, end) character offsets into the item's premise and hypothesis. `self_judgment` is the
     author's own judgment of their explanation (VariErr's round 2); None where the author gave none.
+    `peer_judges`, where the caller knows them, names who gave each of `peer_judgments` (parallel to it; None
+    for a judge the source does not name); the metrics do not read it.
     """
 
     item_key: str
@@ -42,6 +44,7 @@ class Explanation:
     hypothesis_spans: tuple[tuple[int, int], ...] = ()
     peer_judgments: tuple[bool, ...] = ()
     self_judgment: bool | None = None
+    peer_judges: tuple[str | None, ...] = ()
 
 
 def by_item(explanations: Iterable[Explanation]) -> dict[str, dict[str, list[Explanation]]]:

@@ -50,8 +50,8 @@ class VariErr(Format):
             "label_correction, reason (the explanation), self_corrected}: imported ones as the file had them; on "
             "an item the file did not have, the collected ones (annotator: the anonymised annotator id; id: "
             "<item>-<label>-<n>; judgments: the author's own self-check first where they gave it (annotator: the "
-            "author's id, as in the release), then the linked validation study's votes, validators not named "
-            "(annotator null); label_correction and self_corrected false; premise_spans, hypothesis_spans added)",
+            "author's id, as in the release), then the linked validation study's votes under each validator's "
+            "anonymised id; label_correction and self_corrected false; premise_spans, hypothesis_spans added)",
         ),
         FieldDoc("idk", "list", "the annotators who said they did not know"),
         FieldDoc(
@@ -179,16 +179,16 @@ class VariErr(Format):
 
 
 def _judgments(explained) -> dict:
-    """{(example key, label, worker id): (the author's own judgment or None, the validators' judgments)}
-    "makes sense" of the collected explanations among these (as the one reader of explanations,
-    annotation.services.variation, gives them)."""
+    """{(example key, label, worker id): (the author's own judgment or None, [(validator's anonymised id,
+    their judgment), ...])} "makes sense" of the collected explanations among these (as the one reader of
+    explanations, annotation.services.variation, gives them)."""
     judged = {}
     for explanation in explained:
         if explanation.author.startswith("worker:"):
             worker = int(explanation.author.removeprefix("worker:"))
             judged[explanation.item_key, explanation.label, worker] = (
                 explanation.self_judgment,
-                explanation.peer_judgments,
+                list(zip(explanation.peer_judges, explanation.peer_judgments, strict=True)),
             )
     return judged
 
@@ -215,9 +215,9 @@ def _explained(task, record: ItemRecord, provenance: Provenance, judged: dict) -
                 {
                     "annotator": annotator,
                     "id": f"{record.item.id}-{LONG_NAMES[label]}-{len(entries) + 1}",
-                    # The author's self-check first, under their own id as in the release; validators unnamed.
+                    # The author's self-check first, under their own id as in the release; then the validators'.
                     "judgments": ([] if own is None else [{"annotator": annotator, "makes_sense": own}])
-                    + [{"annotator": None, "makes_sense": makes_sense} for makes_sense in peers],
+                    + [{"annotator": judge, "makes_sense": makes_sense} for judge, makes_sense in peers],
                     "label_correction": False,
                     "reason": explained["explanation"],
                     "self_corrected": False,

@@ -529,6 +529,7 @@ def reasons_report(project: Project) -> dict:
         number: set_agreement(first, second, list(names)) for number, (first, second) in pairs.items() if first
     }
     return {
+        "project": project.slug,
         "taxonomy": categories,
         "items": items,
         "imported_items": imported,

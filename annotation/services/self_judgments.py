@@ -22,6 +22,7 @@ from annotation.models import Example, Project, SelfJudgment
 from annotation.tasktypes.base import AnswerError
 
 MAX_PAGE = 200  # pairs shown (and judged) at once
+MAX_ID = 2**63 - 1  # the largest id the database stores
 
 
 class SelfJudgmentError(ValueError):
@@ -68,6 +69,54 @@ def judged_count(project: Project, worker) -> int:
     ).count()
 
 
+def pair_record(example: Example) -> dict:
+    """One of the worker's pairs as the API lists it: its id (what a judgment names), the pair, the label and
+    the explanation with its highlighted spans, as the self-check page shows them."""
+    data = example.source_data or {}
+    return {
+        "pair": example.pk,
+        "premise": example.premise,
+        "hypothesis": example.hypothesis,
+        "label": data.get("label") or example.source_label,
+        "explanation": data.get("explanation", ""),
+        "premise_spans": data.get("premise_spans", []),
+        "hypothesis_spans": data.get("hypothesis_spans", []),
+    }
+
+
+def own_pairs(project: Project, worker) -> dict:
+    """The self-check as the API gives it: {"pending", "judged" (counts), "pairs" (the first MAX_PAGE pending
+    ones, `pair_record`s)}."""
+    return {
+        "pending": pending_count(project, worker),
+        "judged": judged_count(project, worker),
+        "pairs": [pair_record(example) for example in pending_pairs(project, worker)],
+    }
+
+
+def judgments_from_list(entries) -> dict:
+    """A page of judgments sent as a list, [{"pair": id, "makes_sense": judgment}, ...] (the API's body), as
+    `record_self_judgments` takes it. A list that is not one, an entry without its pair or judgment, or a
+    pair given twice is a SelfJudgmentError naming the entry's field (judgments[2].pair)."""
+    if not isinstance(entries, list):
+        raise SelfJudgmentError("judgments", 'must be a list of {"pair": id, "makes_sense": true|false}')
+    judgments: dict[int, object] = {}
+    for index, entry in enumerate(entries):
+        where = f"judgments[{index}]"
+        if not isinstance(entry, dict):
+            raise SelfJudgmentError(where, 'must be {"pair": id, "makes_sense": true|false}')
+        for name in ("pair", "makes_sense"):
+            if name not in entry:
+                raise SelfJudgmentError(f"{where}.{name}", "is required")
+        pair = entry["pair"]
+        if isinstance(pair, bool) or not isinstance(pair, int):
+            raise SelfJudgmentError(f"{where}.pair", "must be a pair id, a whole number")
+        if pair in judgments:
+            raise SelfJudgmentError(f"{where}.pair", f"pair {pair} is judged twice in this request")
+        judgments[pair] = entry["makes_sense"]
+    return judgments
+
+
 def record_self_judgments(project: Project, worker, judgments: Mapping) -> int:
     """Store the worker's judgments of their own pairs, {validation example id: judgment}; returns how many.
 
@@ -87,6 +136,8 @@ def record_self_judgments(project: Project, worker, judgments: Mapping) -> int:
             example_id = int(given_id)
         except (TypeError, ValueError):
             raise SelfJudgmentError(field, "is not a pair id") from None
+        if not 0 < example_id <= MAX_ID:  # the database's ids: a larger number would not even be looked up
+            raise SelfJudgmentError(field, "is not a pair id")
         try:
             _, value = validation.task.parse_answer({"value": given}, validation.options)
         except AnswerError as error:

@@ -15,6 +15,7 @@ from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 
 from annotation.models import Annotation, Example, Project
+from annotation.services.provenance import annotator_id
 from annotation.services.self_judgments import self_judgments
 from common.vocabulary import NLI, livenli_labels, to_label
 from metrics.variation import (
@@ -58,14 +59,16 @@ def _read_varierr(key: str, record: dict, into: Explained) -> None:
             author = entry["annotator"]
             judgments = entry.get("judgments", ())
             own = [judgment["makes_sense"] for judgment in judgments if judgment["annotator"] == author]
+            peers = [judgment for judgment in judgments if judgment["annotator"] != author]
             into.explanations.append(
                 Explanation(
                     item_key=key,
                     label=label,
                     author=f"varierr:{author}",
                     text=entry["reason"],
-                    peer_judgments=tuple(j["makes_sense"] for j in judgments if j["annotator"] != author),
+                    peer_judgments=tuple(judgment["makes_sense"] for judgment in peers),
                     self_judgment=own[0] if own else None,
+                    peer_judges=tuple(None if j["annotator"] is None else str(j["annotator"]) for j in peers),
                 )
             )
     if isinstance(record.get("chaosnli_labels"), dict):
@@ -104,8 +107,8 @@ def read_record(source_format: str, key: str, record: dict, into: Explained | No
 
 def _collected(project: Project, keys: Collection[str] | None, into: Explained) -> None:
     """The project's own answers (labels with explanations), with the "makes sense" votes of its linked
-    validation project as peer judgments and the authors' self-check (annotation.services.self_judgments)
-    as self-judgments."""
+    validation project as peer judgments (their validators named by the study's anonymised annotator ids, as
+    its exports name them) and the authors' self-check (annotation.services.self_judgments) as self-judgments."""
     answers = Annotation.objects.counted().filter(item__project=project, worker__isnull=False)
     if keys is not None:
         answers = answers.filter(item__example__key__in=keys)
@@ -122,10 +125,15 @@ def _collected(project: Project, keys: Collection[str] | None, into: Explained) 
         ):
             votes.setdefault((origin, target), []).append((worker, bool(value["makes_sense"])))
     own_judgments = self_judgments(project, keys) if rows else {}
+    judge_ids: dict[int, str | None] = {}
     for answer_id, key, worker, value in rows:
         for label, explained in project.task.explained_labels(value).items():
             judged = votes.get((answer_id, label), [])
             own = [makes_sense for judge, makes_sense in judged if judge == worker]
+            peers = [(judge, makes_sense) for judge, makes_sense in judged if judge != worker]
+            for judge, _ in peers:
+                if judge not in judge_ids:
+                    judge_ids[judge] = annotator_id(project, judge)
             if (answer_id, label) in own_judgments:  # the author's self-check (VariErr's round 2)
                 own = [own_judgments[answer_id, label]]
             into.explanations.append(
@@ -136,8 +144,9 @@ def _collected(project: Project, keys: Collection[str] | None, into: Explained) 
                     text=explained["explanation"],
                     premise_spans=tuple(map(tuple, explained.get("premise_spans", ()))),
                     hypothesis_spans=tuple(map(tuple, explained.get("hypothesis_spans", ()))),
-                    peer_judgments=tuple(makes_sense for judge, makes_sense in judged if judge != worker),
+                    peer_judgments=tuple(makes_sense for _, makes_sense in peers),
                     self_judgment=own[0] if own else None,
+                    peer_judges=tuple(judge_ids[judge] for judge, _ in peers),
                 )
             )
 
@@ -225,10 +234,23 @@ def _share_of(count: int, total: int) -> str:
     return f"{count} ({count / total:.0%})" if total else "0"
 
 
-def report_tables(project: Project) -> list[dict]:
+def report_json(project: Project, report: dict) -> dict:
+    """`variation_report` as the API and `manage.py variation_report --json` give it: the same figures, with
+    the project named and Krippendorff's alpha None where it cannot be computed (JSON has no NaN)."""
+    alpha = report["study"]["alpha"]
+    return {
+        "project": project.slug,
+        **report,
+        "label_order": list(report["label_order"]),
+        "study": {**report["study"], "alpha": None if math.isnan(alpha) else float(alpha)},
+    }
+
+
+def report_tables(project: Project, report: dict | None = None) -> list[dict]:
     """The report's label variation tables (TaskType.report_tables' shape): the study's figures and each
-    item's distributions and verdicts; none for a project without explanations."""
-    report = variation_report(project)
+    item's distributions and verdicts; none for a project without explanations. `report`: the project's
+    `variation_report`, where the caller has it already."""
+    report = variation_report(project) if report is None else report
     if not report["items"]:
         return []
     study, lengths = report["study"], report["study"]["lengths"]

@@ -6,6 +6,7 @@ import io
 import json
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.test import Client
 
 from annotation.formats import ExportOptions
@@ -26,6 +27,7 @@ from annotation.services.validation import validate
 from annotation.services.variation import explanations, label_verdicts
 
 pytestmark = pytest.mark.django_db
+User = get_user_model()
 PREMISE = "A man in a grey suit is reading a newspaper on a crowded train."
 HYPOTHESIS = "A man is going to work."
 
@@ -127,25 +129,32 @@ def test_the_rule_follows_the_authors_own_judgment_over_the_peers(study, django_
     own = {(e.author, e.label): e for e in read}
     assert own[f"worker:{writer.id}", "n"].self_judgment is False
     assert own[f"worker:{writer.id}", "n"].peer_judgments == (True, True, True)
+    validators = User.objects.filter(username__startswith="validator")
+    assert sorted(own[f"worker:{writer.id}", "n"].peer_judges) == sorted(
+        annotator_id(project, v.id) for v in validators
+    )
     assert own[f"worker:{other.id}", "e"].self_judgment is None
     # VariErr's rule: n is an error though its validators all said it makes sense; e is confirmed by its author.
     assert list(label_verdicts(project).values()) == [{"e": "supported", "n": "error"}]
 
 
 def test_the_varierr_export_carries_the_authors_judgment_under_their_id(study):
-    project, writer, _, pairs = study
+    project, writer, other, pairs = study
     record_self_judgments(project, writer, {pairs[writer, "e"].pk: "yes", pairs[writer, "n"].pk: "no"})
     text = "".join(exporters.export(project, "varierr", ExportOptions(include_unanswered=True)))
     assert validate(lambda: io.BytesIO(text.encode()), "varierr").valid
     (record,) = [json.loads(line) for line in text.splitlines()]
     author = annotator_id(project, writer.id)
+    validators = [annotator_id(project, user.id) for user in User.objects.filter(username__startswith="validator")]
     (neutral,) = record["neutral"]
     assert neutral["annotator"] == author
-    assert (
-        neutral["judgments"]
-        == [{"annotator": author, "makes_sense": False}] + [{"annotator": None, "makes_sense": True}] * 3
-    )
-    assert [e["judgments"][0]["annotator"] for e in record["entailment"]] == [author, None]
+    # The author's own judgment first under their id, then each validator's under theirs, as the release has it.
+    assert neutral["judgments"][0] == {"annotator": author, "makes_sense": False}
+    assert sorted(j["annotator"] for j in neutral["judgments"][1:]) == sorted(validators)
+    assert [j["makes_sense"] for j in neutral["judgments"][1:]] == [True] * 3
+    assert len(set(validators) | {author, annotator_id(project, other.id)}) == 5
+    first = [e["judgments"][0]["annotator"] for e in record["entailment"]]
+    assert first[0] == author and first[1] in validators  # the other writer gave no judgment of their own
     assert (record["error_labels"], record["label_set_round_2"]) == (["neutral"], ["entailment"])
     # Round 2 counts what the authors confirmed, as the release does: only the writer's e.
     assert record["label_count_round_2"] == {"entailment": 1.0, "neutral": None, "contradiction": None}

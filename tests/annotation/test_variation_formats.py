@@ -131,6 +131,20 @@ def test_livenli_round_trips_every_row_with_its_text(shared_data, make_project, 
     )
 
 
+def test_export_dataset_counts_livenli_rows_not_lines(shared_data, make_project, tmp_path):
+    """LiveNLI's explanations hold line breaks and doubled quotes inside quoted cells: the command counts the
+    rows the file holds, as csv reads them back, not its lines."""
+    project = make_project("label_explanation", slug="livenli-count")
+    import_file(project, shared_data / LIVENLI, "livenli")
+    out, said = tmp_path / "livenli.csv", io.StringIO()
+    call_command("export_dataset", project.slug, "--format", "livenli", "--output", str(out), stdout=said)
+    text = out.read_text(encoding="utf-8")
+    rows = list(csv.reader(io.StringIO(text)))[1:]
+    assert len(rows) == 1405 and any("\n" in cell for row in rows for cell in row) and '""' in text
+    assert text.count("\n") > 1405 + 1  # what counting lines got wrong
+    assert f"wrote 1405 records to {out}" in said.getvalue()
+
+
 def test_taxonomy_round_trips_both_rounds(shared_data, make_project):
     project = make_project("nli_label", slug="taxonomy")
     original = []
@@ -283,7 +297,7 @@ def test_collected_explanations_are_written_with_their_validators_judgments(shar
     answer_page(validation, validator, lambda item: {"makes_sense": item.example.origin_target != "c"})
 
     records = {r["id"]: r for r in json_records(exported(study, "varierr"))}
-    writer = annotator_id(study, first.id)
+    writer, judge = annotator_id(study, first.id), annotator_id(study, validator.id)
     imported, built = records[record["id"]], records["plain-1"]
     assert {k: v for k, v in imported.items() if k != STUDIO_KEY} == record  # the file's record untouched
     collected = imported[STUDIO_KEY]["collected"]
@@ -292,7 +306,7 @@ def test_collected_explanations_are_written_with_their_validators_judgments(shar
         {
             "annotator": writer,
             "id": f"{item_id}-entailment-1",
-            "judgments": [{"annotator": None, "makes_sense": True}],
+            "judgments": [{"annotator": judge, "makes_sense": True}],  # the validator named, as in the release
             "label_correction": False,
             "reason": because,
             "self_corrected": False,
@@ -300,7 +314,10 @@ def test_collected_explanations_are_written_with_their_validators_judgments(shar
             "hypothesis_spans": [],
         }
     ]
-    assert [entry["judgments"] for entry in collected["contradiction"]] == [[{"annotator": None, "makes_sense": False}]]
+    assert [entry["judgments"] for entry in collected["contradiction"]] == [
+        [{"annotator": judge, "makes_sense": False}]
+    ]
+    assert judge not in (writer, None)
     assert collected["neutral"][0]["annotator"] == annotator_id(study, second.id)
     # The pair the file did not have: its own fields hold the collected explanations and VariErr's rule.
     assert (built["context"], built["label_set_round_1"]) == (

@@ -169,6 +169,10 @@ def test_the_file_holds_500_items_1933_explanations_and_7574_judgments(varierr):
     assert int(judgment_counts(explanations).sum()) == 7574
     # The paper's 7,732 is 1,933 x 4: every explanation judged by all four annotators.
     assert 1933 * 4 - 7574 == 158
+    # Each peer judgment names its judge as the file does, never the explanation's own author.
+    assert all(len(e.peer_judges) == len(e.peer_judgments) for e in explanations)
+    assert all(f"varierr:{judge}" != e.author for e in explanations for judge in e.peer_judges)
+    assert {judge for e in explanations for judge in e.peer_judges} == {"0", "1", "2", "3"}
 
 
 def test_the_rule_reproduces_the_files_error_labels_exactly(varierr):

@@ -172,6 +172,11 @@ API = [
     ),
     ("project-agreement", "get", "/api/projects/{slug}/agreement/?bootstrap=0", MANAGE_API),
     ("project-annotator-models", "get", "/api/projects/{slug}/annotator-models/", MANAGE_API),
+    ("project-variation", "get", "/api/projects/{slug}/variation/", MANAGE_API),
+    ("project-reasons", "get", "/api/projects/{slug}/reasons/", MANAGE_API),
+    # The authors' self-check: a 3-way label study has none (404 to its workers), as the page says.
+    ("project-own-explanations", "get", "/api/projects/{slug}/own-explanations/", row(401, 404, 404, 403, 404, 403)),
+    ("project-own-explanations", "post", "/api/projects/{slug}/own-explanations/", row(401, 404, 404, 403, 404, 403)),
     ("project-import-file", "post", "/api/projects/{slug}/import/", MANAGE_API),
     ("project-export", "get", "/api/projects/{slug}/export/?as=jsonl", MANAGE_API),
     ("project-export", "get", "/api/projects/{slug}/export/?as=usnli", row(401, 403, 403, 400, 404, 400)),

@@ -63,6 +63,7 @@ BEYOND_THE_SCHEMA = {
     "GET /api/v1/projects/{slug}/export/",
     "POST /api/v1/projects/{slug}/send-to-validation/",
     "POST /api/v1/assignments/{id}/submit/",
+    "POST /api/v1/projects/{slug}/own-explanations/",  # whether the pairs are the caller's own
 }
 
 pytestmark = pytest.mark.django_db(transaction=True)
