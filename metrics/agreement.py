@@ -25,6 +25,7 @@ import pandas as pd
 from scipy import stats
 
 from metrics.checks import check_reliability_data, check_value_counts
+from metrics.distance_correlation import distance_correlation
 from metrics.distributions import js_distance
 
 LEVELS = ("nominal", "ordinal", "interval", "ratio")
@@ -823,8 +824,6 @@ def bootstrap_figures(
         name -> ConfidenceInterval(estimate on all units, low, high); resamples on which a figure is
         undefined (NaN or infinite) are left out of its percentiles.
     """
-    from metrics.soft_labels import distance_correlation
-
     if not 0 < alpha < 1:
         raise ValueError(f"alpha must be in (0, 1), got {alpha}")
     if n_boot < 0:

@@ -17,9 +17,6 @@ import numpy as np
 from metrics.checks import check_distributions
 from metrics.distributions import floor_probabilities
 
-# Above this many items the (n, n) distance matrices of `distance_correlation` would not fit in memory.
-DISTANCE_CORRELATION_MAX_ITEMS = 20_000
-
 
 def check_pair(human, model) -> tuple[np.ndarray, np.ndarray]:
     """Both arrays checked as distributions of the same shape (ValueError otherwise)."""
@@ -97,33 +94,6 @@ def ranking_calibration(human, model) -> np.ndarray:
     humans_prefer = human[:, :, None] > human[:, None, :]
     model_agrees = model[:, :, None] > model[:, None, :]
     return np.all(~humans_prefer | model_agrees, axis=(1, 2)).astype(float)
-
-
-def _centred_distances(points: np.ndarray) -> np.ndarray:
-    distances = np.sqrt(((points[:, None, :] - points[None, :, :]) ** 2).sum(axis=2))
-    return distances - distances.mean(axis=0) - distances.mean(axis=1)[:, None] + distances.mean()
-
-
-def distance_correlation(x, y) -> float:
-    """Distance correlation (Székely, Rizzo and Bakirov 2007, the V-statistic) of paired samples.
-
-    x: (n,) or (n, p); y: (n,) or (n, q), n >= 2, finite. Returns a value in [0, 1]: 0 when the samples are
-    independent (in the limit), 1 when one is a similarity transform of the other. NaN when either sample is
-    constant. Memory grows with n^2: more than DISTANCE_CORRELATION_MAX_ITEMS items is a ValueError.
-    """
-    x, y = (np.asarray(values, dtype=float) for values in (x, y))
-    x, y = (values[:, None] if values.ndim == 1 else values for values in (x, y))
-    if x.ndim != 2 or y.ndim != 2 or len(x) != len(y) or len(x) < 2:
-        raise ValueError(f"distance_correlation needs two samples of the same length >= 2, got {x.shape} and {y.shape}")
-    if len(x) > DISTANCE_CORRELATION_MAX_ITEMS:
-        raise ValueError(f"distance_correlation takes at most {DISTANCE_CORRELATION_MAX_ITEMS} items, got {len(x)}")
-    if not (np.isfinite(x).all() and np.isfinite(y).all()):
-        raise ValueError("distance_correlation needs finite values (no NaN or infinity)")
-    a, b = _centred_distances(x), _centred_distances(y)
-    covariance, variance_x, variance_y = (a * b).mean(), (a * a).mean(), (b * b).mean()
-    if variance_x <= 0 or variance_y <= 0:
-        return float("nan")
-    return float(np.sqrt(max(covariance, 0.0) / np.sqrt(variance_x * variance_y)))
 
 
 def _check_annotator_labels(labels, predicted) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

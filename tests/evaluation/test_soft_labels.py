@@ -10,6 +10,7 @@ from sklearn.metrics import brier_score_loss, log_loss
 
 from metrics import soft_labels
 from metrics.agreement import bootstrap_ci, bootstrap_figures
+from metrics.distance_correlation import distance_correlation
 
 PAIRWISE = [
     soft_labels.manhattan_distance,
@@ -99,13 +100,13 @@ def test_ranking_calibration_hand_worked_cases():
 def test_distance_correlation_hand_worked_and_invariances():
     x = np.array([1.0, 2.0, 3.0, 4.0, 5.0])
     # A similarity transform has distance correlation 1; a symmetric pattern is dependent yet uncorrelated.
-    assert soft_labels.distance_correlation(x, -3 * x + 7) == pytest.approx(1.0)
+    assert distance_correlation(x, -3 * x + 7) == pytest.approx(1.0)
     y = (x - 3) ** 2
     assert stats.pearsonr(x, y)[0] == pytest.approx(0.0, abs=1e-12)
-    assert 0.4 < soft_labels.distance_correlation(x, y) < 1
+    assert 0.4 < distance_correlation(x, y) < 1
     # By hand for x = (0, 1) and y = (0, 2): centred distance matrices are +-0.5 and +-1, so dCor = 1.
-    assert soft_labels.distance_correlation([0.0, 1.0], [0.0, 2.0]) == pytest.approx(1.0)
-    assert np.isnan(soft_labels.distance_correlation([1.0, 1.0, 1.0], [1.0, 2.0, 3.0]))
+    assert distance_correlation([0.0, 1.0], [0.0, 2.0]) == pytest.approx(1.0)
+    assert np.isnan(distance_correlation([1.0, 1.0, 1.0], [1.0, 2.0, 3.0]))
 
 
 def test_distance_correlation_matches_the_definition_on_real_rows(chaos_mnli):
@@ -118,7 +119,7 @@ def test_distance_correlation_matches_the_definition_on_real_rows(chaos_mnli):
 
     a, b = centred(human), centred(model)
     reference = np.sqrt((a * b).mean() / np.sqrt((a * a).mean() * (b * b).mean()))
-    assert soft_labels.distance_correlation(human, model) == pytest.approx(reference, rel=1e-12)
+    assert distance_correlation(human, model) == pytest.approx(reference, rel=1e-12)
 
 
 def test_lewidi_per_annotator_measures_hand_worked():
@@ -168,9 +169,9 @@ def test_pairwise_measures_refuse_what_is_not_a_distribution(function, human, mo
 
 def test_distance_correlation_refuses_bad_samples():
     with pytest.raises(ValueError, match="same length"):
-        soft_labels.distance_correlation([1.0, 2.0], [1.0, 2.0, 3.0])
+        distance_correlation([1.0, 2.0], [1.0, 2.0, 3.0])
     with pytest.raises(ValueError, match="finite"):
-        soft_labels.distance_correlation([1.0, float("nan")], [1.0, 2.0])
+        distance_correlation([1.0, float("nan")], [1.0, 2.0])
 
 
 def test_bootstrap_figures_match_resampling_item_by_item():
@@ -194,7 +195,7 @@ def test_bootstrap_figures_match_resampling_item_by_item():
         "xy.pearson": bootstrap_ci(lambda a, b: stats.pearsonr(a, b)[0], (x, y), n_boot=60, seed=11),
         "xy.spearman": bootstrap_ci(lambda a, b: stats.spearmanr(a, b)[0], (x, y), n_boot=60, seed=11),
         "yx.spearman": bootstrap_ci(lambda a, b: stats.spearmanr(a, b)[0], (y, x), n_boot=60, seed=11),
-        "dcor": bootstrap_ci(soft_labels.distance_correlation, (x, y), n_boot=60, seed=11),
+        "dcor": bootstrap_ci(distance_correlation, (x, y), n_boot=60, seed=11),
     }
     for name, interval in expected.items():
         np.testing.assert_allclose(figures[name], interval, rtol=1e-5, err_msg=name)
