@@ -37,6 +37,8 @@ class ProlificLink(models.Model):
     webhook_secret_encrypted = models.TextField(blank=True)  # Fernet ciphertext: use `webhook_secret`
     workspace_id = models.CharField(max_length=64, blank=True)
     prolific_study_id = models.CharField(max_length=64, blank=True)
+    # The workspace's hook subscription to submission status events made from here ("" when none).
+    hook_subscription_id = models.CharField(max_length=64, blank=True)
     state = models.CharField(max_length=10, choices=State.choices, default=State.LINKED)
     # The study as it was sent: name, places, reward (in cents or pence), minutes, codes, filters.
     name = models.CharField(max_length=255, blank=True)

@@ -30,6 +30,9 @@ REJECTION_CATEGORIES = (
 )
 REJECTION_MESSAGE_MIN = 100  # Prolific refuses a rejection message shorter than this
 STUDY_ACTIONS = ("PUBLISH", "START", "PAUSE", "STOP")
+# The hook event this app takes in (docs.prolific.com, Webhooks > Receiving); GET /api/v1/hooks/event-types/
+# lists what a workspace may subscribe to.
+SUBMISSION_STATUS_EVENT = "submission.status.change"
 REDACTED = "Token ********"
 
 
@@ -105,6 +108,27 @@ class Group:
     participant_count: int = 0
 
 
+@dataclass(frozen=True)
+class Hook:
+    """A hook subscription (model/hook.go): Prolific calls `target_url` on each `event_type` of the workspace."""
+
+    id: str
+    event_type: str
+    target_url: str
+    is_enabled: bool = False
+    workspace_id: str = ""
+
+    @classmethod
+    def from_json(cls, data: dict) -> Hook:
+        return cls(
+            id=str(data["id"]),
+            event_type=str(data.get("event_type", "")),
+            target_url=str(data.get("target_url", "")),
+            is_enabled=bool(data.get("is_enabled")),
+            workspace_id=str(data.get("workspace_id") or ""),
+        )
+
+
 def _error_detail(response: httpx.Response) -> str:
     """Prolific's two error shapes (client.go): {"error": {"detail": ...}} and {"message", "detail"}."""
     try:
@@ -136,6 +160,10 @@ class ProlificClient:
         self._http.close()
 
     def _call(self, method: str, path: str, body: Any = None, expect: tuple[int, ...] = (200, 201)) -> Any:
+        response = self._send(method, path, body, expect)
+        return response.json() if response.content else None
+
+    def _send(self, method: str, path: str, body: Any, expect: tuple[int, ...]) -> httpx.Response:
         try:
             response = (
                 self._http.request(method, path, json=body) if body is not None else self._http.request(method, path)
@@ -149,7 +177,7 @@ class ProlificClient:
                 f"{method} {path}: Prolific answered {response.status_code}: {_error_detail(response)}",
                 response.status_code,
             )
-        return response.json() if response.content else None
+        return response
 
     # ------------------------------------------------------------------ studies
 
@@ -239,6 +267,32 @@ class ProlificClient:
     def remove_group_members(self, group_id: str, participant_ids: list[str]) -> None:
         path = f"/api/v1/participant-groups/{group_id}/participants/"
         self._call("DELETE", path, {"participant_ids": participant_ids})
+
+    # ------------------------------------------------------------------ hooks (client.go: GetHookEventTypes,
+    # CreateHookSecret, CreateHookSubscription, ConfirmHookSubscription, DeleteHookSubscription)
+
+    def hook_event_types(self) -> list[str]:
+        data = self._call("GET", "/api/v1/hooks/event-types/")
+        return [str(row.get("event_type", "")) for row in data.get("results", [])]
+
+    def create_hook_secret(self, workspace_id: str) -> str:
+        """A new signing secret for the workspace's hooks; it replaces the one before (one a workspace)."""
+        data = self._call("POST", "/api/v1/hooks/secrets/", {"workspace_id": workspace_id}, expect=(201,))
+        return str(data.get("value") or "")
+
+    def create_hook_subscription(self, event_type: str, target_url: str, workspace_id: str) -> tuple[Hook, str]:
+        """The subscription, not yet enabled, and the one-time X-Hook-Secret that confirms it (not the
+        signing secret)."""
+        payload = {"event_type": event_type, "target_url": target_url, "workspace_id": workspace_id}
+        response = self._send("POST", "/api/v1/hooks/subscriptions/", payload, expect=(201,))
+        return Hook.from_json(response.json()), response.headers.get("X-Hook-Secret", "")
+
+    def confirm_hook_subscription(self, subscription_id: str, confirm_secret: str) -> Hook:
+        path = f"/api/v1/hooks/subscriptions/{subscription_id}/"
+        return Hook.from_json(self._call("POST", path, {"secret": confirm_secret}, expect=(200,)))
+
+    def delete_hook_subscription(self, subscription_id: str) -> None:
+        self._call("DELETE", f"/api/v1/hooks/subscriptions/{subscription_id}/", expect=(204,))
 
 
 # ---------------------------------------------------------------------------- dry run

@@ -13,5 +13,6 @@ urlpatterns = [
     path("projects/<slug:slug>/prolific/bonuses/pay/", views.pay_bonuses, name="prolific_pay"),
     path("projects/<slug:slug>/prolific/groups/", views.build_group, name="prolific_group"),
     path("projects/<slug:slug>/prolific/groups/use/", views.use_group, name="prolific_group_use"),
+    path("projects/<slug:slug>/prolific/hooks/", views.hooks, name="prolific_hooks"),
     path("webhooks/prolific/", views.webhook, name="prolific_webhook"),
 ]

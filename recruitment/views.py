@@ -7,6 +7,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpResponseForbidden, JsonResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 
@@ -42,6 +43,7 @@ def prolific_page(request, slug):
         "project": project,
         "link": link,
         "entry_url": studies.entry_url(project, _site(request)),
+        "webhook_url": request.build_absolute_uri(reverse("recruitment:prolific_webhook")),
         "rows": rows,
         "mismatches": settle.mismatches(rows),
         "bonuses": Bonus.objects.filter(project=project),
@@ -222,6 +224,25 @@ def use_group(request, slug):
     return _acted(request, slug, run)
 
 
+@login_required
+@require_POST
+def hooks(request, slug):
+    """Subscribe the workspace's submission status events to this app's webhook, or remove the subscription."""
+    operation = request.POST.get("operation", "")
+
+    def run(link):
+        if operation == "subscribe":
+            target = request.build_absolute_uri(reverse("recruitment:prolific_webhook"))
+            webhooks.subscribe(link, target, request.user)
+            return f"Subscribed to submission events ({link.hook_subscription_id}); Prolific sends them to {target}."
+        if operation == "unsubscribe":
+            webhooks.unsubscribe(link, request.user)
+            return "Subscription removed: Prolific sends no more submission events here."
+        raise studies.RecruitmentError(f"unknown operation {operation!r}")
+
+    return _acted(request, slug, run)
+
+
 @csrf_exempt  # Prolific signs the request instead (webhooks.receive checks the signature and its age)
 @require_POST
 def webhook(request):
@@ -230,6 +251,8 @@ def webhook(request):
             request.body,
             request.headers.get("X-Prolific-Request-Signature", ""),
             request.headers.get("X-Prolific-Request-Timestamp", ""),
+            event_id=request.headers.get("X-Event-ID", ""),
+            sent_at=request.headers.get("X-Timestamp", ""),
         )
     except WebhookRefused as refused:
         return HttpResponseForbidden(str(refused))

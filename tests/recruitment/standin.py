@@ -9,10 +9,15 @@ Run alone (a rehearsal without Prolific):  python -m tests.recruitment.standin -
 from __future__ import annotations
 
 import argparse
+import base64
+import hashlib
+import hmac
 import itertools
 import json
 import re
+import secrets
 import threading
+import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
@@ -77,6 +82,13 @@ REJECTION_CATEGORIES = {
     "UNSUPP_DEVICE",
     "OTHER",
 }
+# GET /api/v1/hooks/event-types/ (docs.prolific.com, Webhooks: the events a workspace may subscribe to).
+HOOK_EVENT_TYPES = {
+    "study.status.change": "A study's status changed.",
+    "study.progress.change": "A study's places filled or freed.",
+    "study.has_high_return_rate": "Many participants returned the study.",
+    "submission.status.change": "A submission's status changed.",
+}
 STUDY_TRANSITIONS = {"PUBLISH": "ACTIVE", "START": "ACTIVE", "PAUSE": "PAUSED", "STOP": "COMPLETED"}
 
 
@@ -113,6 +125,8 @@ class StandIn:
         self.bonus_setups: dict[str, dict] = {}
         self.payments: list[str] = []  # bulk ids paid, one entry a payment
         self.groups: dict[str, dict] = {}
+        self.hook_secrets: dict[str, dict] = {}  # workspace id -> its one secret (a new one replaces it)
+        self.hooks: dict[str, dict] = {}  # subscription id -> subscription, with the secret that confirms it
         self.holds: list[Hold] = []
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
@@ -181,6 +195,18 @@ class StandIn:
         }
         return submission_id
 
+    def event_headers(self, workspace_id: str, body: bytes, event_id: str, sent: int | None = None) -> dict:
+        """The headers Prolific sends an event with, signed with the workspace's current secret."""
+        stamp = str(int(time.time()) if sent is None else sent)
+        secret = self.hook_secrets[workspace_id]["value"].encode()
+        signature = base64.b64encode(hmac.new(secret, stamp.encode() + body, hashlib.sha256).digest()).decode()
+        return {
+            "X-Prolific-Request-Signature": signature,
+            "X-Prolific-Request-Timestamp": stamp,
+            "X-Event-ID": event_id,
+            "X-Timestamp": stamp,
+        }
+
     def calls_to(self, method: str, pattern: str) -> list[Call]:
         return [call for call in self.calls if call.method == method and re.fullmatch(pattern, call.path.split("?")[0])]
 
@@ -207,19 +233,21 @@ class StandIn:
             if authorization != f"Token {self.token}":
                 raise Refused(401, "Authentication credentials were not provided or are wrong.")
             with self._lock:
-                status, answer = self._route(handler.command, parts.path, parse_qs(parts.query), body)
+                status, answer, *headers = self._route(handler.command, parts.path, parse_qs(parts.query), body)
         except Refused as refused:
-            status, answer = refused.status, _error(refused.status, refused.detail)
+            status, answer, headers = refused.status, _error(refused.status, refused.detail), []
         if hold is not None:
             hold.reached.set()
             hold.released.wait(60)
             return  # taken in, but the answer never comes
-        self._answer(handler, status, answer)
+        self._answer(handler, status, answer, headers[0] if headers else {})
 
-    def _answer(self, handler, status: int, answer) -> None:
+    def _answer(self, handler, status: int, answer, headers: dict | None = None) -> None:
         data = b"" if answer is None else json.dumps(answer).encode()
         try:
             handler.send_response(status)
+            for name, value in (headers or {}).items():
+                handler.send_header(name, value)
             handler.send_header("Content-Type", "application/json")
             handler.send_header("Content-Length", str(len(data)))
             handler.end_headers()
@@ -243,6 +271,11 @@ class StandIn:
             ("GET", r"/api/v1/participant-groups/(?P<group>\w+)/participants/", self._group_members),
             ("POST", r"/api/v1/participant-groups/(?P<group>\w+)/participants/", self._add_members),
             ("DELETE", r"/api/v1/participant-groups/(?P<group>\w+)/participants/", self._remove_members),
+            ("GET", r"/api/v1/hooks/event-types/", self._hook_event_types),
+            ("POST", r"/api/v1/hooks/secrets/", self._create_hook_secret),
+            ("POST", r"/api/v1/hooks/subscriptions/", self._create_hook),
+            ("POST", r"/api/v1/hooks/subscriptions/(?P<hook>\w+)/", self._confirm_hook),
+            ("DELETE", r"/api/v1/hooks/subscriptions/(?P<hook>\w+)/", self._delete_hook),
         ]
         for route_method, pattern, handler in routes:
             match = re.fullmatch(pattern, path)
@@ -416,6 +449,53 @@ class StandIn:
         record = self._group(group)
         record["members"] = [p for p in record["members"] if p not in body["participant_ids"]]
         return self._group_members(None, query, group)
+
+    def _hook_event_types(self, body, query):
+        return 200, {"results": [{"event_type": name, "description": text} for name, text in HOOK_EVENT_TYPES.items()]}
+
+    def _create_hook_secret(self, body, query):
+        _expect_object(body, {"workspace_id"}, {"workspace_id"})
+        if not body["workspace_id"]:
+            raise Refused(400, {"workspace_id": ["This field may not be blank."]})
+        secret = {
+            "id": self._new_id("secret"),
+            "value": secrets.token_urlsafe(32),
+            "workspace_id": body["workspace_id"],
+        }
+        self.hook_secrets[body["workspace_id"]] = secret
+        return 201, secret
+
+    def _create_hook(self, body, query):
+        _expect_object(body, {"event_type", "target_url", "workspace_id"}, {"event_type", "target_url", "workspace_id"})
+        if body["event_type"] not in HOOK_EVENT_TYPES:
+            raise Refused(400, {"event_type": [f"unknown event type {body['event_type']}"]})
+        if not str(body["target_url"]).startswith("https://"):
+            raise Refused(400, {"target_url": ["must use https://"]})
+        if body["workspace_id"] not in self.hook_secrets:
+            raise Refused(400, "create a secret for the workspace before subscribing")
+        hook = {**body, "id": self._new_id("hook"), "is_enabled": False}
+        self.hooks[hook["id"]] = {**hook, "confirm": secrets.token_hex(16)}
+        return 201, hook, {"X-Hook-Secret": self.hooks[hook["id"]]["confirm"]}
+
+    def _hook(self, hook: str) -> dict:
+        if hook not in self.hooks:
+            raise Refused(404, f"no subscription {hook}")
+        return self.hooks[hook]
+
+    def _confirm_hook(self, body, query, hook):
+        _expect_object(body, {"secret"}, {"secret"})
+        record = self._hook(hook)
+        if body["secret"] != record["confirm"]:
+            raise Refused(400, {"secret": ["does not confirm this subscription"]})
+        record["is_enabled"] = True
+        return 200, {key: value for key, value in record.items() if key != "confirm"}
+
+    def _delete_hook(self, body, query, hook):
+        if body is not None:
+            raise Refused(400, "the body must be empty")
+        self._hook(hook)
+        del self.hooks[hook]
+        return 204, None
 
 
 def _error(status: int, detail) -> dict:

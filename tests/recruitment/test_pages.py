@@ -129,3 +129,40 @@ def test_the_reward_form_suggests_an_amount_and_warns_below_prolifics_minimum(st
     assert 'id="suggested-reward"' in page
     refused = author_client.get(base(study.slug), {"hourly_rate": "lots"}).content.decode()
     assert "hourly_rate: &#x27;lots&#x27; is not an amount" in refused
+
+
+def test_subscribing_to_submission_events_from_the_page(study, author_client, standin):
+    page = author_client.get(base(study.slug), secure=True).content.decode()
+    assert "Not subscribed. Enter the Prolific workspace id above first." in page
+    assert 'id="webhook-url">https://testserver/recruitment/webhooks/prolific/<' in page
+    refused = author_client.post(base(study.slug) + "hooks/", {"operation": "subscribe"}, secure=True, follow=True)
+    assert "workspace_id: the Prolific workspace" in refused.content.decode() and standin.calls == []
+    author_client.post(base(study.slug) + "link/", {"workspace_id": "ws000001"}, secure=True)
+    plain = author_client.post(base(study.slug) + "hooks/", {"operation": "subscribe"}, follow=True)
+    assert "public https:// address" in plain.content.decode() and standin.calls == []
+
+    page = author_client.post(base(study.slug) + "hooks/", {"operation": "subscribe"}, secure=True, follow=True)
+    link = ProlificLink.objects.get()
+    text = page.content.decode()
+    assert f"Subscribed to submission events ({link.hook_subscription_id})" in text
+    assert "Remove the subscription" in text and link.hook_subscription_id in text
+    hook = standin.hooks[link.hook_subscription_id]
+    assert hook["target_url"] == "https://testserver/recruitment/webhooks/prolific/" and hook["is_enabled"]
+    secret = standin.hook_secrets["ws000001"]["value"]
+    assert link.webhook_secret == secret
+    assert "(set: type a new one to replace it)" in text
+
+    page = author_client.post(base(study.slug) + "hooks/", {"operation": "unsubscribe"}, secure=True, follow=True)
+    assert "Subscription removed" in page.content.decode() and not standin.hooks
+    audit = json.dumps(list(AuditEntry.objects.values("details")), default=str)
+    assert '"operation": "subscribe"' in audit and '"operation": "unsubscribe"' in audit
+    for shown in (text, page.content.decode(), audit):
+        assert secret not in shown and hook["confirm"] not in shown and TOKEN not in shown
+
+
+def test_only_the_studys_manager_subscribes(study, make_user, standin):
+    other = Client()
+    other.force_login(make_user("author2", "author"))
+    assert other.post(base(study.slug) + "hooks/", {"operation": "subscribe"}, secure=True).status_code == 404
+    assert Client().post(base(study.slug) + "hooks/", {"operation": "subscribe"}).status_code == 302
+    assert standin.calls == []

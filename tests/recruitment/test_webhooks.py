@@ -1,6 +1,9 @@
 """Prolific's submission status events at POST /recruitment/webhooks/prolific/: signed and recent events
 update the settle table once; a bad signature or a stale timestamp is refused (403) and stores nothing; a
-repeated event id changes nothing; an event older than what is known does not move a submission back."""
+repeated event id changes nothing; an event older than what is known does not move a submission back.
+Subscribing from here (against the stand-in): Prolific's exact calls, the new workspace secret stored and
+verifying Prolific-shaped events (X-Event-ID, X-Timestamp, the study found from the submission), removing the
+subscription, and the refusals, ours and Prolific's."""
 
 import json
 import time
@@ -8,10 +11,14 @@ import time
 import pytest
 from django.test import Client
 
-from recruitment.models import ProlificSubmission, WebhookEvent
-from recruitment.services import studies
+from annotation.models import AuditEntry
+from recruitment.models import ProlificLink, ProlificSubmission, WebhookEvent
+from recruitment.prolific import ProlificError
+from recruitment.services import studies, webhooks
+from recruitment.services.studies import RecruitmentError
 from recruitment.services.webhooks import sign
-from tests.recruitment.conftest import SITE, WEBHOOK_SECRET
+from tests.recruitment.conftest import SITE, TOKEN, WEBHOOK_SECRET, arrive
+from tests.recruitment.standin import Refused
 
 pytestmark = pytest.mark.django_db
 URL = "/recruitment/webhooks/prolific/"
@@ -91,7 +98,185 @@ def test_a_changed_body_does_not_pass_with_the_old_signature(on_prolific):
     assert not WebhookEvent.objects.exists()
 
 
-def test_an_event_for_a_study_not_linked_here_is_refused(on_prolific):
+def test_an_event_of_another_study_is_answered_not_taken_when_a_secret_here_signed_it(on_prolific):
+    # A subscription covers the workspace: Prolific retries refused deliveries and may disable it.
     body = json.dumps({"event_id": "x", "study_id": "someone-elses", "status": "APPROVED"}).encode()
-    assert deliver(body).status_code == 403
+    answer = deliver(body)
+    assert answer.status_code == 200 and answer.json() == {"taken": False}
+    assert deliver(body, secret="a-secret-stored-nowhere-here").status_code == 403
+    assert deliver(body, timestamp=int(time.time()) - 3600).status_code == 403
+    assert not WebhookEvent.objects.exists()
     assert Client().get(URL).status_code == 405
+
+
+# ---------------------------------------------------------------------------- subscribing from here
+
+WORKSPACE = "ws000001"
+TARGET = "https://studio.example.org/recruitment/webhooks/prolific/"
+
+
+@pytest.fixture
+def in_workspace(study, author, standin):
+    return studies.save_link(study, author, workspace_id=WORKSPACE)
+
+
+def prolific_event(submission: str, status: str, participant: str = "PONE") -> bytes:
+    """A body as Prolific sends it (docs.prolific.com, Webhooks > Receiving): no study id, no event id."""
+    return json.dumps(
+        {
+            "resource_id": submission,
+            "event_type": "submission.status.change",
+            "participant_id": participant,
+            "status": status,
+        }
+    ).encode()
+
+
+def post_event(body: bytes, headers: dict):
+    return Client().post(URL, body, content_type="application/json", headers=headers)
+
+
+def test_subscribing_sends_prolifics_calls_and_keeps_the_secret_that_signs_events(in_workspace, author, standin):
+    link = webhooks.subscribe(in_workspace, TARGET, author)
+    sent = [(call.method, call.path, call.body) for call in standin.calls]
+    hook = link.hook_subscription_id
+    assert sent == [
+        ("GET", "/api/v1/hooks/event-types/", None),
+        ("POST", "/api/v1/hooks/secrets/", {"workspace_id": WORKSPACE}),
+        (
+            "POST",
+            "/api/v1/hooks/subscriptions/",
+            {"event_type": "submission.status.change", "target_url": TARGET, "workspace_id": WORKSPACE},
+        ),
+        ("POST", f"/api/v1/hooks/subscriptions/{hook}/", {"secret": standin.hooks[hook]["confirm"]}),
+    ]
+    assert standin.hooks[hook]["is_enabled"] is True
+    secret = standin.hook_secrets[WORKSPACE]["value"]
+    link = ProlificLink.objects.get()
+    assert link.webhook_secret == secret and secret not in link.webhook_secret_encrypted
+    assert link.hook_subscription_id == hook
+    entry = AuditEntry.objects.filter(action="prolific").latest("pk")
+    assert entry.details["operation"] == "subscribe" and entry.details["subscription"] == hook
+    assert entry.details["done"] == ["secret", "subscription", "confirmed"]
+    assert secret not in json.dumps(entry.details) and standin.hooks[hook]["confirm"] not in json.dumps(entry.details)
+
+    # An event as Prolific sends it, signed with the workspace's new secret, finds its study by the submission
+    # (the participant's SESSION_ID) and is taken once by its X-Event-ID.
+    arrive(link.project, "PONE")
+    body = prolific_event("session-PONE", "AWAITING REVIEW")
+    answer = post_event(body, standin.event_headers(WORKSPACE, body, "evt-1"))
+    assert answer.status_code == 200 and answer.json() == {"taken": True, "applied": True}
+    row = ProlificSubmission.objects.get()
+    assert (row.submission_id, row.participant_id, row.status) == ("session-PONE", "PONE", "AWAITING REVIEW")
+    assert post_event(body, standin.event_headers(WORKSPACE, body, "evt-1")).json() == {"taken": False}
+    # The secret pasted before no longer signs anything on Prolific: an event signed with it is refused.
+    assert deliver(prolific_event("session-PONE", "APPROVED"), secret=WEBHOOK_SECRET).status_code == 403
+
+
+def test_an_event_of_a_pulled_submission_is_ordered_by_x_timestamp(in_workspace, author, standin):
+    webhooks.subscribe(in_workspace, TARGET, author)
+    now = int(time.time())
+    newer, older = prolific_event("sub-7", "APPROVED"), prolific_event("sub-7", "AWAITING REVIEW")
+    ProlificSubmission.objects.create(link=in_workspace, submission_id="sub-7", participant_id="P7", status="ACTIVE")
+    assert post_event(newer, standin.event_headers(WORKSPACE, newer, "e-new", sent=now)).status_code == 200
+    late = post_event(older, standin.event_headers(WORKSPACE, older, "e-old", sent=now - 60))
+    assert late.json() == {"taken": True, "applied": False}
+    assert ProlificSubmission.objects.get().status == "APPROVED"
+
+
+def test_an_event_of_a_submission_unknown_here_is_not_taken_and_a_foreign_signature_refused(
+    in_workspace, author, standin
+):
+    webhooks.subscribe(in_workspace, TARGET, author)
+    body = prolific_event("someone-elses-submission", "APPROVED")
+    answer = post_event(body, standin.event_headers(WORKSPACE, body, "evt-x"))
+    assert answer.status_code == 200 and answer.json() == {"taken": False}
+    forged = {**standin.event_headers(WORKSPACE, body, "evt-y"), "X-Prolific-Request-Signature": sign("x", "1", body)}
+    assert post_event(body, forged).status_code == 403
+    assert not WebhookEvent.objects.exists()
+
+
+def test_every_study_of_the_workspace_gets_the_new_secret(in_workspace, author, standin, make_project):
+    other = make_project("nli_label", slug="wave-two")
+    studies.save_link(other, author, token=TOKEN, webhook_secret="old-one", workspace_id=WORKSPACE)
+    webhooks.subscribe(in_workspace, TARGET, author)
+    secret = standin.hook_secrets[WORKSPACE]["value"]
+    assert [link.webhook_secret for link in ProlificLink.objects.order_by("pk")] == [secret, secret]
+    assert AuditEntry.objects.filter(action="prolific").latest("pk").details["secret_shared_with"] == 1
+
+
+def test_unsubscribing_deletes_the_subscription_and_keeps_the_secret(in_workspace, author, standin):
+    link = webhooks.subscribe(in_workspace, TARGET, author)
+    hook = link.hook_subscription_id
+    webhooks.unsubscribe(link, author)
+    assert standin.calls[-1].method == "DELETE" and standin.calls[-1].path == f"/api/v1/hooks/subscriptions/{hook}/"
+    assert standin.calls[-1].body is None and not standin.hooks
+    link = ProlificLink.objects.get()
+    assert link.hook_subscription_id == "" and link.webhook_secret == standin.hook_secrets[WORKSPACE]["value"]
+    entry = AuditEntry.objects.filter(action="prolific").latest("pk")
+    assert entry.details == {"operation": "unsubscribe", "subscription": hook, "already_gone": False}
+    with pytest.raises(RecruitmentError, match="no subscription to remove"):
+        webhooks.unsubscribe(link, author)
+
+
+def test_a_subscription_already_gone_on_prolific_counts_as_removed(in_workspace, author, standin):
+    link = webhooks.subscribe(in_workspace, TARGET, author)
+    standin.hooks.clear()  # removed on Prolific's site
+    webhooks.unsubscribe(link, author)
+    assert ProlificLink.objects.get().hook_subscription_id == ""
+    assert AuditEntry.objects.filter(action="prolific").latest("pk").details["already_gone"] is True
+
+
+@pytest.mark.parametrize(
+    ("change", "target", "message"),
+    [
+        ({"workspace_id": ""}, TARGET, "workspace_id: the Prolific workspace"),
+        ({}, "http://studio.example.org/recruitment/webhooks/prolific/", "public https:// address"),
+        ({"hook_subscription_id": "hook999999"}, TARGET, "already subscribed"),
+    ],
+    ids=["no workspace", "not https", "already subscribed"],
+)
+def test_a_subscription_this_study_cannot_make_sends_nothing(in_workspace, author, standin, change, target, message):
+    ProlificLink.objects.filter(pk=in_workspace.pk).update(**change)
+    with pytest.raises(RecruitmentError, match=message):
+        webhooks.subscribe(ProlificLink.objects.get(), target, author)
+    assert standin.calls == []
+    assert ProlificLink.objects.get().webhook_secret == WEBHOOK_SECRET
+
+
+def test_the_standin_refuses_other_shapes_as_prolific_does(in_workspace, standin):
+    client = studies.client_for(in_workspace)
+    with pytest.raises(ProlificError, match="create a secret for the workspace before subscribing"):
+        client.create_hook_subscription("submission.status.change", TARGET, WORKSPACE)
+    client.create_hook_secret(WORKSPACE)
+    with pytest.raises(ProlificError, match=r"unknown event type submission\.changed"):
+        client.create_hook_subscription("submission.changed", TARGET, WORKSPACE)
+    with pytest.raises(ProlificError, match="must use https"):
+        client.create_hook_subscription("submission.status.change", "http://x.example/", WORKSPACE)
+    hook, _ = client.create_hook_subscription("submission.status.change", TARGET, WORKSPACE)
+    with pytest.raises(ProlificError, match="does not confirm this subscription"):
+        client.confirm_hook_subscription(hook.id, "guessed")
+    with pytest.raises(ProlificError, match="answered 404"):
+        client.delete_hook_subscription("hook424242")
+    with pytest.raises(ProlificError, match="unknown field"):
+        client._call("POST", "/api/v1/hooks/secrets/", {"workspace_id": WORKSPACE, "name": "x"})
+
+
+def test_a_refused_confirmation_is_audited_and_the_subscription_kept_to_remove(in_workspace, author, standin):
+    original = standin._confirm_hook
+
+    def refuse(body, query, hook):
+        raise Refused(400, {"secret": ["does not confirm this subscription"]})
+
+    standin._confirm_hook = refuse
+    try:
+        with pytest.raises(ProlificError, match="does not confirm"):
+            webhooks.subscribe(in_workspace, TARGET, author)
+    finally:
+        standin._confirm_hook = original
+    link = ProlificLink.objects.get()
+    assert link.hook_subscription_id in standin.hooks  # kept: it can be removed from the page
+    entry = AuditEntry.objects.filter(action="prolific").latest("pk")
+    assert entry.details["done"] == ["secret", "subscription"] and "does not confirm" in entry.details["error"]
+    webhooks.unsubscribe(link, author)
+    assert not standin.hooks

@@ -132,6 +132,7 @@ PAGES = [
             ("pay", "bonuses/pay"),
             ("group", "groups"),
             ("group_use", "groups/use"),
+            ("hooks", "hooks"),
             ("link", "link"),  # saved with the defaults: back to the page
         )
     ],
