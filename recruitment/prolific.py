@@ -13,7 +13,7 @@ import httpx
 from django.conf import settings
 
 SUBMISSIONS_PAGE = 100
-# The submission transitions the researcher can send (cmd/submission/transition.go).
+# The categories a rejection must give (cmd/submission/transition.go).
 REJECTION_CATEGORIES = (
     "TOO_QUICKLY",
     "TOO_SLOWLY",

@@ -13,7 +13,6 @@ from annotation.formats import ExportOptions
 from annotation.models import SelfJudgment
 from annotation.services import exporters
 from annotation.services.assignments import claim_page, submit_page
-from annotation.services.linking import send_to_validation
 from annotation.services.projects import update_project
 from annotation.services.provenance import annotator_id
 from annotation.services.self_judgments import (
@@ -25,15 +24,10 @@ from annotation.services.self_judgments import (
 )
 from annotation.services.validation import validate
 from annotation.services.variation import explanations, label_verdicts
+from tests.annotation.explanations import explain_and_send
 
 pytestmark = pytest.mark.django_db
 User = get_user_model()
-PREMISE = "A man in a grey suit is reading a newspaper on a crowded train."
-HYPOTHESIS = "A man is going to work."
-
-
-def explained(text: str, premise_spans=()) -> dict:
-    return {"explanation": text, "premise_spans": [list(span) for span in premise_spans], "hypothesis_spans": []}
 
 
 @pytest.fixture
@@ -41,21 +35,7 @@ def study(make_project, import_rows, make_user):
     """One pair: the writer explains e and n, another writer e; three validators find every explanation
     makes sense. Returns (study, writer, other writer, {(writer, label): validation example})."""
     project = make_project("label_explanation", slug="self-check", redundancy=2, max_annotations=2)
-    import_rows(project, [{"id": "train", "premise": PREMISE, "hypothesis": HYPOTHESIS}])
-    writer, other = make_user("writer", "worker"), make_user("other", "worker")
-    answers = {
-        writer: {
-            "e": explained("Reading a newspaper on a train is what commuters do.", [(11, 20)]),
-            "n": explained("Nothing in the sentence says where the train is going."),
-        },
-        other: {"e": explained("Suits and crowded trains mean a morning commute to work.")},
-    }
-    for person, labels in answers.items():
-        page = claim_page(project, person)
-        (claim,) = page.claims.all()
-        submit_page(page.pk, person, {str(claim.item_id): {"value": {"labels": labels, "idk": False}}})
-    send_to_validation(project)
-    project.refresh_from_db()
+    writer, other = explain_and_send(project, import_rows, make_user)
     validation = update_project(project.validation_project, items_per_page=10)
     for number in range(3):
         validator = make_user(f"validator{number}", "worker")

@@ -16,16 +16,13 @@ from rest_framework.test import APIClient
 
 from annotation.models import ReasonTag, SelfJudgment
 from annotation.services import reasons
-from annotation.services.assignments import claim_page, submit_page
 from annotation.services.importers import import_stream
-from annotation.services.linking import send_to_validation
 from annotation.services.projects import update_project
 from annotation.services.variation import report_json, variation_report
+from tests.annotation.explanations import PREMISE, explain_and_send
 from tests.conftest import SHARED_DATA
 
 pytestmark = pytest.mark.django_db
-PREMISE = "A man in a grey suit is reading a newspaper on a crowded train."
-HYPOTHESIS = "A man is going to work."
 VARIERR_LINES = 12
 
 
@@ -66,30 +63,12 @@ def tagged_study(make_project, import_rows, author, make_user):
     return project
 
 
-def explained(text: str, premise_spans=()) -> dict:
-    return {"explanation": text, "premise_spans": [list(span) for span in premise_spans], "hypothesis_spans": []}
-
-
 @pytest.fixture
 def self_check(make_project, import_rows, make_user):
     """A label-explanation study sent to validation: the writer explained e and n, another writer e.
     Returns (study, writer, other writer, {(writer, label): pair in the validation study})."""
     project = make_project("label_explanation", slug="self-check-api", redundancy=2, max_annotations=2)
-    import_rows(project, [{"id": "train", "premise": PREMISE, "hypothesis": HYPOTHESIS}])
-    writer, other = make_user("writer", "worker"), make_user("other", "worker")
-    answers = {
-        writer: {
-            "e": explained("Reading a newspaper on a train is what commuters do.", [(11, 20)]),
-            "n": explained("Nothing in the sentence says where the train is going."),
-        },
-        other: {"e": explained("Suits and crowded trains mean a morning commute to work.")},
-    }
-    for person, labels in answers.items():
-        page = claim_page(project, person)
-        (claim,) = page.claims.all()
-        submit_page(page.pk, person, {str(claim.item_id): {"value": {"labels": labels, "idk": False}}})
-    send_to_validation(project)
-    project.refresh_from_db()
+    writer, other = explain_and_send(project, import_rows, make_user)
     update_project(project.validation_project, items_per_page=10)
     pairs = {
         (e.origin.worker, e.origin_target): e

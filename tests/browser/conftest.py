@@ -6,7 +6,9 @@ import os
 import shutil
 import subprocess
 import sys
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
+from urllib.parse import parse_qs, urlparse
 
 import pytest
 
@@ -225,3 +227,34 @@ def import_through_preview(page, fmt: str, path, purpose: str = "data", mapping:
     for field, column in (mapping or {}).items():
         page.select_option(f"#id_map_{field}", column)
     page.get_by_role("button", name="Import", exact=True).click()
+
+
+class MTurkStandIn(BaseHTTPRequestHandler):
+    """MTurk's part of a HIT: the worker page that frames it (`frame_src`, else the `src` query parameter), and
+    externalSubmit, which records the fields it gets in `submitted` (a fixture empties it)."""
+
+    frame_src = ""
+    submitted: list[dict] = []
+
+    def do_GET(self):
+        src = self.frame_src or parse_qs(urlparse(self.path).query)["src"][0]
+        self._answer(
+            "<!doctype html><title>HIT</title><h1>MTurk sandbox</h1>"
+            f'<iframe id="hit" src="{src}" width="1100" height="820"></iframe>'
+        )
+
+    def do_POST(self):
+        fields = parse_qs(self.rfile.read(int(self.headers.get("Content-Length", 0))).decode())
+        MTurkStandIn.submitted.append({"path": urlparse(self.path).path, **{k: v[0] for k, v in fields.items()}})
+        self._answer("<!doctype html><h1>HIT submitted</h1>")
+
+    def _answer(self, body: str):
+        data = body.encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args):
+        pass

@@ -6,13 +6,13 @@ to the stand-in's external-submit endpoint. The new screens have no sideways scr
 import json
 import re
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from urllib.parse import parse_qs, quote, urlparse
 
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import focused_item, manage, next_item, save_screenshot, tab_to_link
+from tests.browser.conftest import MTurkStandIn, focused_item, manage, next_item, save_screenshot, tab_to_link
 
 pytestmark = pytest.mark.browser
 
@@ -166,40 +166,12 @@ def test_prolific_participant_qualifies_works_and_returns_to_prolific_with_the_c
     assert page.url.startswith("https://app.prolific.com/submissions/complete?")
 
 
-class StandIn(BaseHTTPRequestHandler):
-    """MTurk's part: a page that frames the HIT, and the external-submit endpoint that records what it gets."""
-
-    submitted: list[dict] = []
-
-    def do_GET(self):
-        src = parse_qs(urlparse(self.path).query)["src"][0]
-        body = f'<!doctype html><title>HIT</title><iframe id="hit" src="{src}" width="1100" height="820"></iframe>'
-        self._answer(body)
-
-    def do_POST(self):
-        length = int(self.headers.get("Content-Length", 0))
-        fields = parse_qs(self.rfile.read(length).decode())
-        StandIn.submitted.append({"path": urlparse(self.path).path, **{k: v[0] for k, v in fields.items()}})
-        self._answer("<h1>HIT submitted</h1>")
-
-    def _answer(self, body: str):
-        data = body.encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args):
-        pass
-
-
 @pytest.fixture
 def mturk_stand_in(demo_server):
-    server = ThreadingHTTPServer(("127.0.0.1", demo_server["mturk_port"]), StandIn)
+    server = ThreadingHTTPServer(("127.0.0.1", demo_server["mturk_port"]), MTurkStandIn)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    StandIn.submitted = []
+    MTurkStandIn.submitted, MTurkStandIn.frame_src = [], ""
     yield f"http://127.0.0.1:{demo_server['mturk_port']}"
     server.shutdown()
     server.server_close()
@@ -232,7 +204,7 @@ def test_mturk_worker_previews_accepts_works_in_the_frame_and_the_hit_is_posted(
     save_screenshot(page, "crowd-mturk-frame-end")
     frame.get_by_role("button", name="Submit the HIT to MTurk").click()
     expect(frame.locator("h1")).to_have_text("HIT submitted")
-    assert StandIn.submitted == [
+    assert MTurkStandIn.submitted == [
         {
             "path": "/mturk/externalSubmit",
             "assignmentId": "ASG-9",

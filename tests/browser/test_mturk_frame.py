@@ -6,14 +6,14 @@ no cookie of ours sent, the Content-Security-Policy and the external submit to M
 import datetime
 import ssl
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from urllib.parse import parse_qs, quote, urlparse
+from http.server import ThreadingHTTPServer
+from urllib.parse import quote
 
 import pytest
 from playwright.sync_api import expect
 
 from benchmarks._common import free_port
-from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS, manage, save_screenshot
+from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS, MTurkStandIn, manage, save_screenshot
 
 pytestmark = pytest.mark.browser
 
@@ -50,43 +50,14 @@ def self_signed_certificate(folder) -> tuple[str, str]:
     return str(cert_path), str(key_path)
 
 
-class MTurkSandbox(BaseHTTPRequestHandler):
-    """MTurk's part: the worker page that frames the HIT, and externalSubmit, which records what it gets."""
-
-    frame_src = ""
-    submitted: list[dict] = []
-
-    def do_GET(self):
-        self._answer(
-            "<!doctype html><title>HIT</title><h1>MTurk sandbox</h1>"
-            f'<iframe id="hit" src="{self.frame_src}" width="1100" height="820"></iframe>'
-        )
-
-    def do_POST(self):
-        fields = parse_qs(self.rfile.read(int(self.headers.get("Content-Length", 0))).decode())
-        MTurkSandbox.submitted.append({"path": urlparse(self.path).path, **{k: v[0] for k, v in fields.items()}})
-        self._answer("<!doctype html><h1>HIT submitted</h1>")
-
-    def _answer(self, body: str):
-        data = body.encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args):
-        pass
-
-
 @pytest.fixture
 def mturk_sandbox(tmp_path):
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(*self_signed_certificate(tmp_path))
-    server = ThreadingHTTPServer(("127.0.0.1", free_port()), MTurkSandbox)
+    server = ThreadingHTTPServer(("127.0.0.1", free_port()), MTurkStandIn)
     server.socket = context.wrap_socket(server.socket, server_side=True)
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    MTurkSandbox.submitted = []
+    MTurkStandIn.submitted, MTurkStandIn.frame_src = [], ""
     yield server.server_address[1]
     server.shutdown()
     server.server_close()
@@ -105,7 +76,7 @@ def test_an_accepted_hit_is_completed_inside_mturks_cross_site_frame(browser, de
     )  # fmt: skip
     manage(demo_server, ["import_items", STUDY, str(rows), "--format", "jsonl"])
     base = demo_server["url"]
-    MTurkSandbox.frame_src = (
+    MTurkStandIn.frame_src = (
         f"{base}/enter/{STUDY}/?assignmentId=ASG-F1&hitId=HIT-F&workerId=WK-F1"
         f"&turkSubmitTo={quote(f'https://{MTURK_HOST}')}"
     )
@@ -139,7 +110,7 @@ def test_an_accepted_hit_is_completed_inside_mturks_cross_site_frame(browser, de
         context.close()
     finally:
         framed_browser.close()
-    assert MTurkSandbox.submitted == [
+    assert MTurkStandIn.submitted == [
         {
             "path": "/mturk/externalSubmit",
             "assignmentId": "ASG-F1",
