@@ -76,7 +76,7 @@ def crowd_frame(view):
             response = view(request, slug, *args, **kwargs)
         else:
             response = protected(request, slug, *args, **kwargs)
-        if session is not None or getattr(request, "mturk_frame", False) or _is_mturk_arrival(request, slug):
+        if _framed_in_mturk(request, response, slug, session):
             allow_framing(response, settings.MTURK_FRAME_ANCESTORS, settings.MTURK_FORM_ACTION)
         return response
 
@@ -84,12 +84,27 @@ def crowd_frame(view):
     return framed
 
 
-def _is_mturk_arrival(request, slug) -> bool:
+def _framed_in_mturk(request, response, slug, session) -> bool:
+    """Whether this response is shown in MTurk's frame: a page or redirect of an MTurk arrival (a JSON answer
+    to the page's scripts, such as a draft save, is never framed). A view that read the crowd session says so
+    in `request.mturk_frame`; otherwise the session is looked up here."""
+    if session is not None:
+        return True
+    if response.get("Content-Type", "").startswith("application/json"):
+        return False
+    said = getattr(request, "mturk_frame", None)
+    if said is not None:
+        return bool(said)
     if not request.user.is_authenticated:
         return False
     return CrowdSession.objects.filter(
         project__slug=slug, worker=request.user, platform=CrowdSession.Platform.MTURK
     ).exists()
+
+
+def _note_platform(request, session) -> None:
+    """Tell crowd_frame whether this crowd session came from MTurk (it need not look the session up again)."""
+    request.mturk_frame = session is not None and session.platform == CrowdSession.Platform.MTURK
 
 
 def _frame_query(request) -> str:
@@ -109,6 +124,7 @@ def work(request, slug):
     """Show the worker's current page of this project, claiming a new one when needed."""
     project = access.project_for(request.user, slug)
     session = crowd.session_of(project, request.user)
+    _note_platform(request, session)
     if session is not None and (session.completion_code or crowd.quota_reached(session)):
         if not session.completion_code:
             crowd.complete(session)
@@ -214,6 +230,7 @@ def done(request, slug):
     to Prolific with it, MTurk arrivals post the HIT), else the study's returned message."""
     project = access.project_for(request.user, slug)
     session = crowd.session_of(project, request.user)
+    _note_platform(request, session)
     if session is None:
         raise Http404("no crowd session for this project")
     if request.method == "POST" and not session.completion_code:
