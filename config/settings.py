@@ -11,10 +11,14 @@ REQUESTS_PER_PROCESS  requests a web process serves at once (default DB_POOL_SIZ
 REQUESTS_PER_CONNECTION  requests a keep-alive connection serves on average before the server closes it
                  (default 100; 0: never), so that connections spread again over the web processes
 NLI_STUDIO_MODELS  folder of local checkpoints for the models pages; default var/models
+NLI_STUDIO_HOST_NAME  this host's name on the job and models pages (default: the machine's host name)
 NLI_STUDIO_WORDNET WordNet dict folder for the antonym pipeline; default var/wordnet/dict
+AWS_STORAGE_BUCKET_NAME (+ AWS_S3_ENDPOINT_URL, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_S3_REGION_NAME)
+                 kept files in an S3-compatible bucket instead of under NLI_STUDIO_VAR (several hosts)
 """
 
 import os
+import socket
 import sys
 from pathlib import Path
 
@@ -212,8 +216,32 @@ WHITENOISE_USE_FINDERS = DEBUG  # no collectstatic needed while developing
 # In production (DEBUG off) collectstatic, which bin/serve runs, writes a gzip copy beside each file
 # (Brotli too where the brotli package is installed); WhiteNoise serves them to clients that accept them,
 # from every web process. While developing, files are served from their folders as they are.
+# ---------------------------------------------------------------------------- Kept files
+# Every file the app keeps (staged uploads, job inputs and outputs, exports, bundles, trained checkpoints) goes
+# through the default storage (jobs/files.py): the file system under NLI_STUDIO_VAR, or, once
+# AWS_STORAGE_BUCKET_NAME is set, an S3-compatible bucket shared by the web, worker and GPU hosts (django-storages,
+# configured with its own settings, read from the environment).
+AWS_STORAGE_BUCKET_NAME = env_str("AWS_STORAGE_BUCKET_NAME")
+if AWS_STORAGE_BUCKET_NAME:
+    DEFAULT_STORAGE = {"BACKEND": "storages.backends.s3.S3Storage"}
+    AWS_S3_ENDPOINT_URL = env_str("AWS_S3_ENDPOINT_URL") or None
+    AWS_S3_REGION_NAME = env_str("AWS_S3_REGION_NAME") or None
+    AWS_ACCESS_KEY_ID = env_str("AWS_ACCESS_KEY_ID") or None
+    AWS_SECRET_ACCESS_KEY = env_str("AWS_SECRET_ACCESS_KEY") or None
+    AWS_DEFAULT_ACL = None  # the bucket's own policy; objects are never public
+    AWS_QUERYSTRING_EXPIRE = 300  # a pre-signed URL, where one is made, lives five minutes
+    AWS_S3_MAX_MEMORY_SIZE = 1024 * 1024  # a file opened through the storage spills to disk past 1 MiB
+else:
+    DEFAULT_STORAGE = {"BACKEND": "django.core.files.storage.FileSystemStorage"}
+# Work in progress (a job's local copies of its inputs, what it is writing, downloaded checkpoints) stays on the
+# host that does it: published to the storage only once complete, so nothing half-written has its final name.
+SCRATCH_DIR = VAR_DIR / "scratch"
+# How this host is named on the job and models pages (task workers, checkpoints placed by hand in its models folder).
+HOST_NAME = env_str("NLI_STUDIO_HOST_NAME") or socket.gethostname()
+CHECKPOINT_CACHE_DIR = Path(env_str("NLI_STUDIO_CHECKPOINT_CACHE") or VAR_DIR / "checkpoint-cache")
+# ---------------------------------------------------------------------------- end of Kept files
 STORAGES = {
-    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "default": DEFAULT_STORAGE,
     "staticfiles": {
         "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"
         if DEBUG

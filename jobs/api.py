@@ -1,15 +1,18 @@
 """REST API of jobs: list and read your jobs (admins: all), follow their progress, cancel them."""
 
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import mixins, serializers, viewsets
 from rest_framework.decorators import action
+from rest_framework.exceptions import NotFound
 from rest_framework.permissions import BasePermission
 from rest_framework.response import Response
 
 from core import roles
 from core.throttles import SignedInAfterThrottles
-from jobs import services
+from jobs import files, services, workers
 from jobs.models import Job
+from jobs.views import download_name as _download_name
 
 
 class IsAuthor(BasePermission):
@@ -25,6 +28,9 @@ class JobSerializer(serializers.ModelSerializer):
     created_by = serializers.CharField(source="created_by.username", allow_null=True, default=None)
     project = serializers.CharField(source="project.slug", allow_null=True, default=None)
     output_url = serializers.SerializerMethodField()
+    waiting_reason = serializers.SerializerMethodField(
+        help_text="why a queued job has not started: no live worker takes its queue (empty otherwise)"
+    )
 
     class Meta:
         model = Job
@@ -47,11 +53,17 @@ class JobSerializer(serializers.ModelSerializer):
             "started_at",
             "finished_at",
             "output_url",
+            "queue",
+            "worker",
+            "waiting_reason",
         ]
         read_only_fields = fields
 
+    def get_waiting_reason(self, job) -> str:
+        return workers.waiting_reason(job)
+
     def get_output_url(self, job) -> str | None:
-        return f"/jobs/{job.pk}/output/" if job.status == Job.Status.DONE and job.output else None
+        return f"/api/v1/jobs/{job.pk}/output/" if job.status == Job.Status.DONE and job.output else None
 
 
 class JobViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
@@ -59,7 +71,23 @@ class JobViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
     permission_classes = [SignedInAfterThrottles, IsAuthor]
 
     def get_queryset(self):
+        workers.reap_dead()
         return roles.visible_runs(self.request.user, Job.objects.select_related("created_by", "project"))
+
+    @extend_schema(
+        request=None,
+        responses={
+            (200, "application/octet-stream"): OpenApiTypes.BINARY,
+            404: OpenApiResponse(description="no output"),
+        },
+    )
+    @action(detail=True, methods=["get"])
+    def output(self, request, pk=None):
+        """The file the job wrote, streamed from the storage (a trained model: its checkpoint archive)."""
+        job = self.get_object()
+        if job.status != Job.Status.DONE or not job.output:
+            raise NotFound("this job has no output file")
+        return files.download_response(job.output, _download_name(job))
 
     @extend_schema(request=None, responses={200: JobSerializer})
     @action(detail=True, methods=["post"])

@@ -1,7 +1,7 @@
 """A stored background run: what was asked (kind, settings, input files with checksums), how far it got,
 and how it ended (result, output file, or the error)."""
 
-import shutil
+import logging
 from pathlib import Path
 
 from django.conf import settings
@@ -19,12 +19,11 @@ class Job(models.Model):
         CANCELLED = "cancelled"
 
     FINISHED = (Status.DONE, Status.FAILED, Status.CANCELLED)
-    LOG_NAME = "log.txt"
     LOG_LINES = 200  # the page shows the log's last lines
 
     kind = models.CharField(max_length=32)  # a name in jobs.kinds.KINDS
     params = models.JSONField(default=dict, blank=True)
-    # One entry per input file: {"role", "name", "size", "sha256", "path" (relative to MEDIA_ROOT)}.
+    # One entry per input file: {"role", "name", "size", "sha256", "path" (its key in the default storage)}.
     inputs = models.JSONField(default=list, blank=True)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
     done = models.PositiveBigIntegerField(default=0)
@@ -32,10 +31,17 @@ class Job(models.Model):
     # Checked by the running job at each progress step; it stops at the next one.
     cancel_requested = models.BooleanField(default=False)
     result = models.JSONField(null=True, blank=True)
-    # A file the job wrote (predictions, a trained model's card, an export), relative to MEDIA_ROOT.
+    # The file the job wrote (predictions, an export, a trained model's archive): its key in the default storage.
     output = models.CharField(max_length=500, blank=True)
     error = models.TextField(blank=True)
+    # Kept in the database, not beside the job's files: the worker writing it and the page reading it may be
+    # on different hosts.
+    log = models.TextField(blank=True, default="")
     queue = models.CharField(max_length=20, default="default")
+    # Which task worker runs it (a WorkerHeartbeat's name) and the process doing the work, so that a job whose
+    # worker died is marked failed (jobs/workers.py).
+    worker = models.CharField(max_length=200, blank=True, default="")
+    runner_pid = models.IntegerField(null=True, blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="jobs"
     )
@@ -57,26 +63,25 @@ class Job(models.Model):
         return f"{self.kind} job {self.pk} ({self.status})"
 
     @property
-    def folder(self) -> Path:
-        """Where this job keeps its copies of its inputs and the files it writes."""
-        return Path(settings.MEDIA_ROOT) / "jobs" / str(self.pk)
+    def storage_prefix(self) -> str:
+        """Where this job keeps its copies of its inputs and the file it writes, in the default storage."""
+        return f"jobs/{self.pk}"
 
     def input_path(self, role: str) -> Path:
+        """A local copy of one input (jobs/files.py fetches it when the storage is not this host's disk)."""
+        from jobs.files import fetch, scratch
+
         entry = next(entry for entry in self.inputs if entry["role"] == role)
-        return Path(settings.MEDIA_ROOT) / entry["path"]
+        return fetch(entry["path"], scratch("jobs", str(self.pk), "input", role) / entry["name"], entry.get("sha256"))
 
     @property
-    def output_path(self) -> Path | None:
-        return Path(settings.MEDIA_ROOT) / self.output if self.output else None
+    def output_name(self) -> str:
+        return Path(self.output).name if self.output else ""
 
     @property
     def log_lines(self) -> list[str]:
         """The last lines of the job's log (jobs.services.log writes it)."""
-        try:
-            with (self.folder / self.LOG_NAME).open(encoding="utf-8") as handle:
-                return [line.rstrip("\n") for line in handle.readlines()[-self.LOG_LINES :]]
-        except FileNotFoundError:
-            return []
+        return self.log.splitlines()[-self.LOG_LINES :]
 
     @property
     def finished(self) -> bool:
@@ -105,5 +110,29 @@ class Job(models.Model):
 
 @receiver(post_delete, sender=Job)
 def _remove_files(sender, instance, **kwargs):
-    # A job's copies of its inputs and its outputs are only reachable through the job.
-    shutil.rmtree(instance.folder, ignore_errors=True)
+    # A job's copies of its inputs and its output are only reachable through the job.
+    from jobs.files import StorageError, delete_tree
+
+    try:
+        delete_tree(instance.storage_prefix)
+    except StorageError as error:  # the row goes all the same; the files are left for the stale-file sweep
+        logging.getLogger(__name__).warning("job %s: files not removed: %s", instance.pk, error)
+
+
+class WorkerHeartbeat(models.Model):
+    """A live task worker: which host and process, which queues it takes, when it last said so. Each worker
+    writes its row every few seconds (jobs/workers.py); a row left unrefreshed is a dead worker."""
+
+    name = models.CharField(max_length=200, unique=True)
+    host = models.CharField(max_length=200)
+    pid = models.IntegerField()
+    queues = models.JSONField(default=list)
+    backend = models.CharField(max_length=20)
+    started_at = models.DateTimeField()
+    seen_at = models.DateTimeField(db_index=True)
+
+    class Meta:
+        ordering = ["host", "name"]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({', '.join(self.queues)})"

@@ -1,27 +1,29 @@
 """Start, run, follow and cancel jobs. Every background run goes through here, whatever its kind.
 
-start_job   store the job and copies of its input files (with sizes and sha256), then queue it (or run it
-            here and now with background=False, as the command line does with --save)
+start_job   store the job and copies of its input files (with sizes and sha256) in the default storage, then
+            queue it (or run it here and now with background=False, as the command line does with --save)
 execute     what a task worker does: claim the job atomically (a job delivered twice runs once), run its
-            kind, record the result or the failure
+            kind, publish the file it wrote to the storage, record the result or the failure
 cancel      a queued job never starts; a running one stops at its next progress step
 log         a line in the job's log (its page shows the log as the job runs)
 """
 
 from __future__ import annotations
 
-import hashlib
 import logging
+import os
 import shutil
-import tempfile
 import time
 import zipfile
 from pathlib import Path
 
 from django.conf import settings
+from django.db.models import F, TextField, Value
+from django.db.models.functions import Concat
 from django.utils import timezone
 from django.utils.text import get_valid_filename
 
+from jobs import files, workers
 from jobs.kinds import Cancelled, get_kind
 from jobs.models import Job
 
@@ -76,23 +78,11 @@ def start_job(
 
 
 def store_input(job: Job, role: str, source) -> dict:
-    """Copy one input into the job's folder, hashing it on the way; its entry for `job.inputs`."""
+    """Copy one input into the job's storage folder, hashing it on the way; its entry for `job.inputs`."""
     name = get_valid_filename(Path(source.name if hasattr(source, "chunks") else source).name) or role
-    target = job.folder / role / name
-    target.parent.mkdir(parents=True, exist_ok=True)
-    digest, size = hashlib.sha256(), 0
-    with open(target, "wb") as out:
-        for chunk in _chunks(source):
-            digest.update(chunk)
-            size += len(chunk)
-            out.write(chunk)
-    return {
-        "role": role,
-        "name": name,
-        "size": size,
-        "sha256": digest.hexdigest(),
-        "path": str(target.relative_to(Path(settings.MEDIA_ROOT))),
-    }
+    key = f"{job.storage_prefix}/input/{role}/{name}"
+    size, sha256 = files.save_chunks(key, _chunks(source))
+    return {"role": role, "name": name, "size": size, "sha256": sha256, "path": key}
 
 
 def _chunks(source):
@@ -101,7 +91,7 @@ def _chunks(source):
         yield from source.chunks()
         return
     with open(source, "rb") as handle:
-        while chunk := handle.read(CHUNK):
+        while chunk := handle.read(files.CHUNK):
             yield chunk
 
 
@@ -111,39 +101,60 @@ def remove_stale_files(max_age_days: float, now=None) -> int:
     cutoff = (now or timezone.now()) - timezone.timedelta(days=max_age_days)
     cleared = 0
     for job in Job.objects.filter(status__in=Job.FINISHED, finished_at__lt=cutoff).exclude(inputs=[], output=""):
-        for part in job.folder.iterdir() if job.folder.is_dir() else []:
-            if part.is_dir():
-                shutil.rmtree(part, ignore_errors=True)
+        files.delete_tree(job.storage_prefix)
         Job.objects.filter(pk=job.pk).update(output="", inputs=[])
         log(job, f"input and output files removed after {max_age_days:g} days (JOB_FILES_MAX_AGE_DAYS)")
         cleared += 1
     return cleared
 
 
+def scratch_folder(job: Job) -> Path:
+    """This host's working folder for the job (local copies, what it is writing); removed when the job ends."""
+    return files.scratch("jobs", str(job.pk))
+
+
 def output_file(job: Job, name: str) -> Path:
-    """A path in the job's folder for a file it writes; record it with `job.output`."""
-    path = job.folder / "output" / get_valid_filename(name)
+    """A local path for the file (or folder) the job writes; published to the storage when the job succeeds."""
+    path = scratch_folder(job) / "output" / get_valid_filename(name)
     path.parent.mkdir(parents=True, exist_ok=True)
-    job.output = str(path.relative_to(Path(settings.MEDIA_ROOT)))
-    Job.objects.filter(pk=job.pk).update(output=job.output)
+    job.pending_output = path
     return path
 
 
+def set_output(job: Job, key: str) -> None:
+    """Record a file already in the storage as the job's output (a trained model's archive)."""
+    job.pending_output = None
+    job.output = key
+    Job.objects.filter(pk=job.pk).update(output=key)
+
+
+def _publish_output(job: Job) -> None:
+    path = getattr(job, "pending_output", None)
+    if path is None or not path.exists():
+        return
+    if path.is_dir():  # a folder (a trained model) is kept as one zip archive
+        archive = path.with_name(path.name + ".zip")
+        zip_folder(path, archive)
+        path = archive
+    set_output(job, files.publish(path, f"{job.storage_prefix}/output/{path.name}"))
+
+
 def log(job: Job, message: str) -> None:
-    """Append a timestamped line to the job's log file (kept in its folder, removed with it)."""
-    job.folder.mkdir(parents=True, exist_ok=True)
-    with (job.folder / Job.LOG_NAME).open("a", encoding="utf-8") as handle:
-        handle.write(f"{timezone.now():%H:%M:%S} {message}\n")
+    """Append a timestamped line to the job's log (in the database: the page may be served by another host)."""
+    Job.objects.filter(pk=job.pk).update(
+        log=Concat(F("log"), Value(f"{timezone.now():%H:%M:%S} {message}\n"), output_field=TextField())
+    )
 
 
-def zipped(folder: Path):
-    """A folder as a zip archive in an anonymous temporary file (gone once closed), opened for reading."""
-    archive = tempfile.TemporaryFile()  # noqa: SIM115 - returned open: the caller streams and closes it
+def zip_folder(folder: Path, archive: Path) -> Path:
+    """A folder as a zip archive, its files in name order (the same folder gives the same archive)."""
     with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zipped_folder:
         for path in sorted(folder.rglob("*")):
             if path.is_file():
-                zipped_folder.write(path, path.relative_to(folder))
-    archive.seek(0)
+                info = zipfile.ZipInfo(str(path.relative_to(folder)), date_time=(1980, 1, 1, 0, 0, 0))
+                info.compress_type = zipfile.ZIP_DEFLATED
+                with path.open("rb") as source, zipped_folder.open(info, "w") as target:
+                    shutil.copyfileobj(source, target, files.CHUNK)
     return archive
 
 
@@ -176,30 +187,36 @@ def execute(job_id: int) -> Job:
         status=Job.Status.CANCELLED, finished_at=timezone.now()
     )
     claimed = Job.objects.filter(pk=job_id, status=Job.Status.QUEUED).update(
-        status=Job.Status.RUNNING, started_at=timezone.now()
+        status=Job.Status.RUNNING, started_at=timezone.now(), worker=workers.current_worker, runner_pid=os.getpid()
     )
     job = Job.objects.get(pk=job_id)
     if not claimed:
         return job
-    log(job, f"started: {job.title}")
+    log(job, f"started: {job.title}" + (f" on {workers.current_worker}" if workers.current_worker else ""))
     try:
         result = get_kind(job.kind).run(job, progress_recorder(job))
+        _publish_output(job)
     except Cancelled:
         return _finish(job, Job.Status.CANCELLED)
     except Exception as error:
         if not isinstance(error, (JobError, OSError)):
             logger.exception("job %s (%s) failed", job.pk, job.kind)
         return _finish(job, Job.Status.FAILED, error=describe_error(error, job))
+    finally:
+        shutil.rmtree(scratch_folder(job), ignore_errors=True)
     return _finish(job, Job.Status.DONE, result=result)
 
 
 def _finish(job: Job, status: str, result=None, error: str = "") -> Job:
-    log(job, f"{status}{': ' + error if error else ''}")
+    """Record how the job ended, unless it was already ended for it (its worker was taken for dead, or a
+    cancel stopped it): then that stands."""
+    values = {"status": status, "result": result, "error": error, "finished_at": timezone.now()}
+    running = Job.objects.filter(pk=job.pk, status=Job.Status.RUNNING)
+    if status == Job.Status.DONE:
+        values["done"] = F("total")
+    if running.update(**values):
+        log(job, f"{status}{': ' + error if error else ''}")
     job.refresh_from_db()
-    job.status, job.result, job.error, job.finished_at = status, result, error, timezone.now()
-    if status == Job.Status.DONE and job.total:
-        job.done = job.total
-    job.save(update_fields=["status", "result", "error", "finished_at", "done"])
     return job
 
 
@@ -211,10 +228,11 @@ def describe_error(error: Exception, job: Job) -> str:
         message = str(error)  # the project's own input errors (RowError, JobError, ...) speak for themselves
     else:
         message = f"{type(error).__name__}: {error}"
-    media = Path(settings.MEDIA_ROOT)
-    for entry in job.inputs:
-        message = message.replace(str(media / entry["path"]), entry["name"])
-    return message
+    for folder in (Path(settings.MEDIA_ROOT), scratch_folder(job) / "input"):
+        for entry in job.inputs:
+            message = message.replace(str(folder / entry["path"]), entry["name"])
+            message = message.replace(str(folder / entry["role"] / entry["name"]), entry["name"])
+    return message.replace(str(scratch_folder(job)) + "/", "")
 
 
 def cancel(job: Job) -> Job:

@@ -3,13 +3,13 @@ the page polls, cancel, and the output download. Only its owner and admins see a
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import FileResponse, Http404
+from django.http import Http404
 from django.shortcuts import redirect, render
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST
 
 from core import roles
-from jobs import services
+from jobs import files, services, workers
 from jobs.kinds import get_kind
 from jobs.models import Job
 
@@ -31,7 +31,12 @@ def job_list(request):
 def job_detail(request, job_id):
     job = _job(request, job_id)
     # Rows, not job.result.items in the template: a result with an "items" key (an import's) would be read instead.
-    context = {"job": job, "result_rows": list((job.result or {}).items())}
+    context = {
+        "job": job,
+        "result_rows": list((job.result or {}).items()),
+        "waiting_reason": workers.waiting_reason(job),
+        "workers": workers.live_workers(),
+    }
     kind = get_kind(job.kind)
     if job.status == Job.Status.DONE and kind.present:
         context.update(kind.present(job))
@@ -41,8 +46,9 @@ def job_detail(request, job_id):
 @login_required
 def job_status(request, job_id):
     """The status fragment the detail page polls; once the job has finished, htmx reloads the whole page."""
+    workers.reap_dead()
     job = _job(request, job_id)
-    response = render(request, "jobs/_status.html", {"job": job})
+    response = render(request, "jobs/_status.html", {"job": job, "waiting_reason": workers.waiting_reason(job)})
     if job.finished and request.htmx:
         response["HX-Refresh"] = "true"
     return response
@@ -61,12 +67,14 @@ def job_cancel(request, job_id):
 @login_required
 def job_output(request, job_id):
     job = _job(request, job_id)
-    path = job.output_path
-    if job.status != Job.Status.DONE or path is None or not path.exists():
+    if job.status != Job.Status.DONE or not job.output:
         raise Http404("this job has no output file")
-    if path.is_dir():  # a trained model: its folder as one zip archive
-        return FileResponse(services.zipped(path), as_attachment=True, filename=f"job-{job.pk}-{path.name}.zip")
-    return FileResponse(open(path, "rb"), as_attachment=True, filename=path.name)
+    return files.download_response(job.output, download_name(job))
+
+
+def download_name(job: Job) -> str:
+    """A trained model's archive is named after its job, not its content hash."""
+    return f"job-{job.pk}-model.zip" if job.output.startswith("checkpoints/") else job.output_name
 
 
 def safe_svg(svg: str) -> str:

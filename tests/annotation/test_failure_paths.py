@@ -423,8 +423,10 @@ def test_stale_uploads_and_old_jobs_files_are_removed(make_project, author, sett
     project = make_project("nli_label")
     old = uploads.stage(project, SimpleUploadedFile("a.jsonl", b'{"premise": "P", "hypothesis": "H"}\n'))
     fresh = uploads.stage(project, SimpleUploadedFile("b.jsonl", b'{"premise": "P", "hypothesis": "H"}\n'))
-    folder = uploads.staged(project, old).parent
-    os.utime(folder, (time.time() - 48 * 3600,) * 2)
+    kept = settings.MEDIA_ROOT / "uploads" / str(project.pk) / old
+    stale = time.time() - 48 * 3600
+    for path in kept.iterdir():
+        os.utime(path, (stale, stale))
     job = background.start_export(project, "jsonl", author)
     Job.objects.filter(pk=job.pk).update(finished_at=job.finished_at - __import__("datetime").timedelta(days=40))
     out = io.StringIO()
@@ -432,7 +434,8 @@ def test_stale_uploads_and_old_jobs_files_are_removed(make_project, author, sett
     assert json.loads(out.getvalue()) == {"uploads": 1, "jobs": 1}
     assert uploads.staged(project, old) is None and uploads.staged(project, fresh) is not None
     job.refresh_from_db()
-    assert job.output == "" and job.result["records"] == 0 and (job.folder / Job.LOG_NAME).exists()
+    assert job.output == "" and job.result["records"] == 0 and "files removed after 30 days" in job.log
+    assert not (settings.MEDIA_ROOT / job.storage_prefix).exists()
 
 
 # ---------------------------------------------------------------- the API contract

@@ -72,10 +72,10 @@ def test_chaos_run_stores_run_chaos_results_and_checksums(chaos_run, chaos_files
         ("human", human.name, human.stat().st_size, sha256(human)),
         ("predictions", predictions.name, predictions.stat().st_size, sha256(predictions)),
     ]
-    # The run keeps its own copies under MEDIA_ROOT/jobs/<id>/.
+    # The run keeps its own copies in the storage, under jobs/<id>/input/ (MEDIA_ROOT on one host).
     for entry in run.inputs:
         copy = settings.MEDIA_ROOT / entry["path"]
-        assert copy.parent.parent == settings.MEDIA_ROOT / "jobs" / str(run.pk)
+        assert copy.parent.parent == settings.MEDIA_ROOT / "jobs" / str(run.pk) / "input"
         assert sha256(copy) == entry["sha256"]
 
 
@@ -105,10 +105,11 @@ def test_uploaded_files_are_stored_like_paths(chaos_files, author):
     assert [i["sha256"] for i in run.inputs] == [sha256(human), sha256(predictions)]
 
 
-def test_deleting_a_run_removes_its_stored_inputs(chaos_run):
-    assert chaos_run.folder.is_dir()
+def test_deleting_a_run_removes_its_stored_inputs(chaos_run, settings):
+    folder = settings.MEDIA_ROOT / chaos_run.storage_prefix
+    assert folder.is_dir()
     chaos_run.delete()
-    assert not chaos_run.folder.exists()
+    assert not folder.exists()
 
 
 def test_background_runs_are_queued_as_tasks(chaos_files, author, settings):

@@ -189,6 +189,7 @@ API = [
     ("job-list", "get", "/api/jobs/", row(401, 403, 403, 200, 200, 200)),
     ("job-detail", "get", "/api/jobs/{model_run}/", RUN_API),
     ("job-cancel", "post", "/api/jobs/{model_run}/cancel/", RUN_API),
+    ("job-output", "get", "/api/jobs/{model_run}/output/", row(401, 403, 403, 404, 404, 404)),  # no output yet
     ("evaluation-run-list", "get", "/api/evaluation/runs/", row(401, 403, 403, 200, 200, 200)),
     ("evaluation-run-list", "post", "/api/evaluation/runs/", row(401, 403, 403, 400, 400, 400)),  # no files
     ("evaluation-run-detail", "get", "/api/evaluation/runs/{run}/", RUN_API),

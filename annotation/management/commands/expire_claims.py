@@ -6,6 +6,7 @@ from django.db import close_old_connections
 
 from annotation.services import files
 from annotation.services.assignments import expire_all_stale
+from jobs.workers import reap_dead
 
 
 class Command(BaseCommand):
@@ -31,6 +32,7 @@ class Command(BaseCommand):
         while True:
             try:
                 expire_all_stale()
+                reap_dead()  # running jobs of task workers that died end failed (jobs/workers.py)
                 if time.monotonic() - files_removed_at >= files.EVERY_SECONDS:
                     files.remove_stale_files()
                     files_removed_at = time.monotonic()

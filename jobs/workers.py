@@ -1,0 +1,184 @@
+"""Task workers you can see: each writes a heartbeat row every few seconds naming its host, process and queues.
+
+From those rows:
+- a queued job whose queue no live worker takes says so at once ("no worker listens on queue gpu ...");
+- a running job whose worker stopped beating (killed, host lost) is marked failed within DEAD_AFTER seconds
+  plus one beat of any live worker or one look at the job (documented in docs/deploying.md);
+- a job whose own process died while its worker lives (RQ runs each job in a forked process) is marked failed
+  at the worker's next beat, and a cancelled job that does not reach its next progress step is stopped.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import threading
+from collections.abc import Callable
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import connection
+from django.utils import timezone
+
+from jobs.models import Job, WorkerHeartbeat
+
+logger = logging.getLogger(__name__)
+BEAT_SECONDS = 5
+DEAD_AFTER = timedelta(seconds=30)
+CANCEL_GRACE_BEATS = 2  # beats a cancelled job has to reach its next progress step before it is killed
+
+# The worker this process belongs to (set by run_worker; inherited by the processes RQ forks for each job).
+current_worker = ""
+_on_start: list[Callable[[], None]] = []
+
+
+def on_worker_start(hook: Callable[[], None]) -> None:
+    """Run `hook` in every task worker as it starts (models_backend lists the checkpoints of the host's folder)."""
+    _on_start.append(hook)
+
+
+def worker_name() -> str:
+    return f"{settings.HOST_NAME}:{os.getpid()}"
+
+
+def live_workers():
+    return WorkerHeartbeat.objects.filter(seen_at__gte=timezone.now() - DEAD_AFTER)
+
+
+def listening(queue: str) -> bool:
+    return any(queue in worker.queues or "*" in worker.queues for worker in live_workers())
+
+
+def waiting_reason(job: Job) -> str:
+    """Why a queued job has not started, when no live worker takes its queue; "" otherwise."""
+    if job.status != Job.Status.QUEUED or listening(job.queue):
+        return ""
+    where = "a GPU host" if job.queue == "gpu" else "a worker host (bin/serve starts one unless TASK_WORKERS=0)"
+    return f"no worker listens on queue {job.queue}: start bin/worker {job.queue} on {where}"
+
+
+def reap_dead(now=None) -> int:
+    """Fail the running jobs of workers that stopped beating, and forget those workers; how many jobs failed."""
+    now = now or timezone.now()
+    dead = WorkerHeartbeat.objects.filter(seen_at__lt=now - DEAD_AFTER)
+    dead_names = list(dead.values_list("name", flat=True))
+    live_names = WorkerHeartbeat.objects.filter(seen_at__gte=now - DEAD_AFTER).values_list("name", flat=True)
+    orphans = Job.objects.filter(status=Job.Status.RUNNING).exclude(worker="").exclude(worker__in=list(live_names))
+    failed = 0
+    for job in orphans:
+        failed += _fail(job, f"its task worker ({job.worker}) stopped: no sign of life for {DEAD_AFTER.seconds} s")
+    if dead_names:
+        WorkerHeartbeat.objects.filter(name__in=dead_names, seen_at__lt=now - DEAD_AFTER).delete()
+    return failed
+
+
+def _fail(job: Job, reason: str) -> int:
+    from jobs.services import log
+
+    changed = Job.objects.filter(pk=job.pk, status=Job.Status.RUNNING, worker=job.worker).update(
+        status=Job.Status.FAILED, error=reason, finished_at=timezone.now()
+    )
+    if changed:
+        log(job, f"failed: {reason}")
+        logger.warning("job %s failed: %s", job.pk, reason)
+    return changed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:  # a forked job process that ended but was not yet reaped by its parent is a zombie: gone
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return True
+
+
+class Heartbeat(threading.Thread):
+    """The worker's heartbeat: refreshes its row, looks after the jobs its own processes run, reaps dead workers."""
+
+    def __init__(self, queues: list[str], backend: str):
+        super().__init__(name="heartbeat", daemon=True)
+        self.queues, self.backend = queues, backend
+        self.name_ = worker_name()
+        self.stopping = threading.Event()
+        self.cancel_seen: dict[int, int] = {}
+
+    def register(self) -> None:
+        now = timezone.now()
+        WorkerHeartbeat.objects.update_or_create(
+            name=self.name_,
+            defaults={
+                "host": settings.HOST_NAME,
+                "pid": os.getpid(),
+                "queues": self.queues,
+                "backend": self.backend,
+                "started_at": now,
+                "seen_at": now,
+            },
+        )
+
+    def run(self) -> None:
+        while True:
+            try:
+                self.beat()
+            except Exception:  # a database hiccup must not end the heartbeat: the next beat tries again
+                logger.exception("heartbeat of %s failed", self.name_)
+                connection.close()  # a new connection next time
+            if self.stopping.wait(BEAT_SECONDS):
+                break
+        connection.close()
+
+    def beat(self) -> None:
+        if not WorkerHeartbeat.objects.filter(name=self.name_).update(seen_at=timezone.now()):
+            self.register()  # reaped while this host was cut off: say so again
+        self.look_after_own_jobs()
+        reap_dead()
+
+    def look_after_own_jobs(self) -> None:
+        mine = Job.objects.filter(status=Job.Status.RUNNING, worker=self.name_).exclude(runner_pid=os.getpid())
+        for job in mine.exclude(runner_pid=None):
+            if not _alive(job.runner_pid):
+                _fail(job, f"the process running it ({job.runner_pid}) ended without finishing it")
+            elif job.cancel_requested:
+                seen = self.cancel_seen[job.pk] = self.cancel_seen.get(job.pk, 0) + 1
+                if seen > CANCEL_GRACE_BEATS:
+                    self.stop_cancelled(job)
+
+    def stop_cancelled(self, job: Job) -> None:
+        from jobs.services import log
+
+        try:
+            os.kill(job.runner_pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        if Job.objects.filter(pk=job.pk, status=Job.Status.RUNNING).update(
+            status=Job.Status.CANCELLED, finished_at=timezone.now()
+        ):
+            log(job, "cancelled: stopped by its worker (it did not reach its next step in time)")
+        self.cancel_seen.pop(job.pk, None)
+
+    def stop(self) -> None:
+        self.stopping.set()
+        self.join(timeout=BEAT_SECONDS * 2)
+        WorkerHeartbeat.objects.filter(name=self.name_).delete()
+
+
+def start_heartbeat(queues: list[str], backend: str) -> Heartbeat:
+    """Register this process as a worker of `queues`, run the start hooks, and start beating."""
+    global current_worker
+    for hook in _on_start:  # first: a slow hook (reading checkpoints) must not age the heartbeat
+        try:
+            hook()
+        except Exception:
+            logger.exception("worker start hook %s failed", hook)
+    heartbeat = Heartbeat(queues, backend)
+    heartbeat.register()
+    current_worker = heartbeat.name_
+    heartbeat.start()
+    return heartbeat
