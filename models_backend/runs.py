@@ -9,7 +9,9 @@ it writes goes into its own folder, unless its settings name paths on the server
 
 from __future__ import annotations
 
+import functools
 import json
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -161,12 +163,29 @@ def _make_antonym_pairs(job, progress):
     )
 
 
+def _releasing_gpu(run: Callable) -> Callable:
+    """A model job that hands its cached GPU memory back when it ends, however it ends (a worker outlives its
+    jobs; see devices.release_cuda_memory)."""
+
+    @functools.wraps(run)
+    def releasing(job, progress):
+        try:
+            return run(job, progress)
+        finally:
+            if "torch" in sys.modules:  # a job that failed before loading a model has nothing to hand back
+                from models_backend.devices import release_cuda_memory
+
+                release_cuda_memory()
+
+    return releasing
+
+
 for _kind in (
-    JobKind(PREDICT, "Prediction", _predict, group="models"),
-    JobKind(EVALUATE_MODEL, "Model evaluation against gold", _evaluate_model, group="models"),
-    JobKind(TRAIN_UNLI, "UNLI training", _train_unli, group="models"),
-    JobKind(GENERATE_ATOMS, "Atom generation", _generate_atoms, group="models"),
-    JobKind(MAKE_ANTONYM_PAIRS, "Antonym pairs", _make_antonym_pairs, group="models"),
+    JobKind(PREDICT, "Prediction", _releasing_gpu(_predict), group="models"),
+    JobKind(EVALUATE_MODEL, "Model evaluation against gold", _releasing_gpu(_evaluate_model), group="models"),
+    JobKind(TRAIN_UNLI, "UNLI training", _releasing_gpu(_train_unli), group="models"),
+    JobKind(GENERATE_ATOMS, "Atom generation", _releasing_gpu(_generate_atoms), group="models"),
+    JobKind(MAKE_ANTONYM_PAIRS, "Antonym pairs", _releasing_gpu(_make_antonym_pairs), group="models"),
 ):
     register(_kind)
 
