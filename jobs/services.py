@@ -63,6 +63,9 @@ def start_job(
     # Copied outside a transaction: a large upload must not hold the database's write lock.
     try:
         job.inputs = [store_input(job, role, source) for role, source in (inputs or {}).items()]
+    except files.StorageError as error:
+        job.delete()
+        raise JobError(f"the job was not started: {error}") from None
     except BaseException:
         job.delete()  # also removes the partial copies
         raise
@@ -222,7 +225,9 @@ def _finish(job: Job, status: str, result=None, error: str = "") -> Job:
 
 def describe_error(error: Exception, job: Job) -> str:
     """The error as the owner should read it: stored input paths shown as the uploaded files' names."""
-    if isinstance(error, OSError) and error.filename:
+    if isinstance(error, files.StorageError):
+        message = str(error)  # names the storage and what it answered
+    elif isinstance(error, OSError) and error.filename:
         message = f"{Path(error.filename).name}: {error.strerror}"
     elif isinstance(error, ValueError) and type(error) is not ValueError:
         message = str(error)  # the project's own input errors (RowError, JobError, ...) speak for themselves

@@ -26,11 +26,10 @@ import zipfile
 from http.client import HTTPConnection
 from pathlib import Path
 
-import boto3
 import pytest
 from rest_framework.authtoken.models import Token
 
-from benchmarks._common import PYTHON, REPO_ROOT, AppServer, django_env, free_port
+from benchmarks._common import PYTHON, REPO_ROOT, AppServer, django_env
 from tests.conftest import require_service
 from tests.faults.test_server_faults import served_database_url
 from tests.models_backend.conftest import build_bert_classifier, build_bert_encoder, build_gpt2
@@ -53,50 +52,6 @@ def redis_url():
     client.flushdb()  # no job queued by an earlier run
     yield f"redis://127.0.0.1:6379/{REDIS_DB}"
     client.flushdb()
-
-
-@pytest.fixture
-def s3(tmp_path):
-    """moto's S3 server (the local stand-in for AWS S3, MinIO, Ceph ...) with an empty bucket; the settings
-    every host reads to use it."""
-    port = free_port()
-    log = open(tmp_path / "moto.log", "wb")
-    server = subprocess.Popen(
-        [PYTHON, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    endpoint = f"http://127.0.0.1:{port}"
-    env = {
-        "AWS_STORAGE_BUCKET_NAME": "nli-studio-test",
-        "AWS_S3_ENDPOINT_URL": endpoint,
-        "AWS_ACCESS_KEY_ID": "test-key",
-        "AWS_SECRET_ACCESS_KEY": "test-secret",
-        "AWS_S3_REGION_NAME": "us-east-1",
-    }
-    client = boto3.client(
-        "s3",
-        endpoint_url=endpoint,
-        aws_access_key_id="test-key",
-        aws_secret_access_key="test-secret",
-        region_name="us-east-1",
-    )
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            client.create_bucket(Bucket="nli-studio-test")
-            break
-        except Exception as error:
-            if server.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(
-                    f"moto's S3 server did not start: {(tmp_path / 'moto.log').read_text()[-2000:]}"
-                ) from error
-            time.sleep(0.3)
-    yield env, client
-    os.killpg(server.pid, signal.SIGKILL)
-    server.wait()
-    log.close()
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,92 @@
+"""Kept files in an S3-compatible bucket (moto's server as the stand-in), from this process: what a bad bucket
+looks like to `manage.py check` and to a job, and that an outage while a job writes leaves no output behind."""
+
+import io
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import SystemCheckError
+from django.test import override_settings
+
+from jobs import files, services
+from jobs.kinds import JobKind, register
+from jobs.models import Job
+from tests.faults.conftest import BUCKET
+
+pytestmark = pytest.mark.django_db
+IMMEDIATE = {"default": {"BACKEND": "django_tasks.backends.immediate.ImmediateBackend"}}
+
+
+def bucket_settings(env: dict, bucket: str = BUCKET) -> dict:
+    """The settings config/settings.py derives from the AWS_* variables, for this process."""
+    return {
+        "AWS_STORAGE_BUCKET_NAME": bucket,
+        "AWS_S3_ENDPOINT_URL": env["AWS_S3_ENDPOINT_URL"],
+        "AWS_ACCESS_KEY_ID": env["AWS_ACCESS_KEY_ID"],
+        "AWS_SECRET_ACCESS_KEY": env["AWS_SECRET_ACCESS_KEY"],
+        "AWS_S3_REGION_NAME": "us-east-1",
+        "AWS_DEFAULT_ACL": None,
+        "STORAGES": {
+            "default": {"BACKEND": "storages.backends.s3.S3Storage"},
+            "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+        },
+        "TASKS": IMMEDIATE,
+    }
+
+
+def keys(client) -> list[str]:
+    return [item["Key"] for item in client.list_objects_v2(Bucket=BUCKET).get("Contents", [])]
+
+
+def test_a_bucket_that_does_not_exist_is_named_by_check_and_by_the_job(s3, author, tmp_path):
+    env, _ = s3
+    with override_settings(**bucket_settings(env, "no-such-bucket")):
+        with pytest.raises(SystemCheckError) as refused:
+            call_command("check", stdout=io.StringIO(), stderr=io.StringIO())
+        assert "no-such-bucket" in str(refused.value) and "NoSuchBucket" in str(refused.value)
+        source = tmp_path / "in.txt"
+        source.write_text("x\n")
+        with pytest.raises(services.JobError) as not_started:
+            services.start_job("import", {}, author, inputs={"file": source})
+        assert "bucket 'no-such-bucket'" in str(not_started.value) and "Traceback" not in str(not_started.value)
+    assert not Job.objects.exists()  # nothing stored
+
+
+def test_check_passes_on_a_bucket_it_can_write(s3):
+    env, client = s3
+    with override_settings(**bucket_settings(env)):
+        call_command("check", stdout=io.StringIO())
+    assert keys(client) == []  # its probe removed
+
+
+def test_files_round_trip_through_the_bucket_in_chunks(s3):
+    env, client = s3
+    content = bytes(range(256)) * 8192  # 2 MiB
+    with override_settings(**bucket_settings(env)):
+        size, _ = files.save_chunks(
+            "jobs/1/output/big.bin", (content[i : i + 65536] for i in range(0, len(content), 65536))
+        )
+        assert size == len(content) and files.local_path("jobs/1/output/big.bin") is None
+        chunks = list(files.read_chunks("jobs/1/output/big.bin", chunk_size=1 << 20))
+        assert len(chunks) == 2 and b"".join(chunks) == content
+        files.delete_tree("jobs/1/")
+    assert keys(client) == []
+
+
+def test_an_outage_while_a_job_writes_leaves_no_output(s3, author):
+    env, client = s3
+
+    def write_then_lose_the_bucket(job, progress):
+        path = services.output_file(job, "out.jsonl")
+        path.write_text('{"a": 1}\n' * 1000)
+        client.delete_bucket(Bucket=BUCKET)  # the store goes away before the output is published
+        return {"rows": 1000}
+
+    register(JobKind("storage-outage-test", "Outage", write_then_lose_the_bucket, group="data"))
+    with override_settings(**bucket_settings(env)):
+        job = services.start_job("storage-outage-test", {}, author)
+    assert job.status == "failed" and job.output == ""
+    assert "could not write jobs/" in job.error and "NoSuchBucket" in job.error and "Traceback" not in job.error
+    client.create_bucket(Bucket=BUCKET)
+    assert keys(client) == []
+    assert not services.scratch_folder(job).joinpath("output").exists()
