@@ -156,7 +156,7 @@ def test_wawa_first_seen_ties_equal_crowd_kit_skills():
     from crowdkit.aggregation import Wawa
 
     answers, _ = simulated_crowd([0.7, 0.6, 0.5, 0.45, 0.4], n_items=150, per_item=4, seed=7)
-    items, workers, labels, n_items, n_workers, k = answers
+    items, workers, labels, n_items, _, k = answers
     votes = np.zeros((n_items, k))
     np.add.at(votes, (items, labels), 1)
     tied = (votes == votes.max(axis=1, keepdims=True)).sum(axis=1) > 1
