@@ -119,3 +119,50 @@ def labels_to_settle(
         galloping[searching] &= ~stable
         probe[searching] = np.minimum(size * 2, maximum)
     return low
+
+
+def majority_decided(counts: Any, budget: int) -> np.ndarray:
+    """(n_items,) bools: the item's majority label can no longer change within `budget` labels, because the
+    leader's lead over the runner-up exceeds the labels still to come (budget - collected). Then stopping
+    gives the label that all `budget` labels would give; an item at `budget` labels is decided whatever its
+    votes (a tie stays a tie)."""
+    counts = check_counts(counts)
+    if budget < 1:
+        raise ValueError(f"budget must be at least 1 label, got {budget}")
+    ordered = np.sort(counts, axis=1)
+    lead = ordered[:, -1] - ordered[:, -2]
+    collected = counts.sum(axis=1)
+    return (lead > budget - collected) | (collected >= budget)
+
+
+def labels_to_decide_majority(distributions: Any, budget: int) -> np.ndarray:
+    """Expected labels an item needs under majority-decided stopping (`majority_decided` within `budget`),
+    for each (n_items, n_classes) label distribution (rows rescaled to sum to 1), labels drawn with
+    replacement: exact, over every count vector up to `budget` labels, shape (n_items,)."""
+    rows = np.asarray(distributions, dtype=float)
+    if (
+        rows.ndim != 2
+        or rows.shape[1] < 2
+        or not np.isfinite(rows).all()
+        or (rows < 0).any()
+        or (rows.sum(axis=1) == 0).any()
+    ):
+        raise ValueError("distributions must be an (n_items, n_classes) array of finite values >= 0, no row all 0")
+    if budget < 1:
+        raise ValueError(f"budget must be at least 1 label, got {budget}")
+    rows = rows / rows.sum(axis=1, keepdims=True)
+    n_classes = rows.shape[1]
+    # reach[vector] = probability of collecting exactly that count vector without having stopped before
+    reach = {(0,) * n_classes: np.ones(len(rows))}
+    expected = np.zeros(len(rows))
+    for collected in range(budget + 1):
+        following: dict[tuple, np.ndarray] = {}
+        for vector, chance in reach.items():
+            if collected and majority_decided([vector], budget)[0]:
+                expected += collected * chance
+                continue
+            for label in range(n_classes):
+                grown = tuple(count + (index == label) for index, count in enumerate(vector))
+                following[grown] = following.get(grown, 0.0) + chance * rows[:, label]
+        reach = following
+    return expected
