@@ -153,7 +153,7 @@ def policy(rule_tables: Tables, price: float, minimum: int) -> list[np.ndarray]:
 def outcome(stops: list[np.ndarray], world: Tables) -> tuple[float, float]:
     """(mean labels, mean error) of a stopping table when items come from `world`'s population (exact: the
     chance of reaching every count vector, no simulation)."""
-    reach = np.ones(1)
+    reach: np.ndarray = np.ones(1)
     labels = error = 0.0
     for n, stop in enumerate(stops):
         labels += n * reach[stop].sum()

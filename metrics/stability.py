@@ -44,8 +44,10 @@ def expected_error(
     """Posterior expected JS distance between each item's collected distribution and its population one,
     shape (n_items,); an item with no labels yet gets inf (nothing is known about it)."""
     counts = check_counts(counts)
-    if prior <= 0 or draws < 1:
-        raise ValueError("prior must be > 0 and draws >= 1")
+    if not prior > 0:
+        raise ValueError(f"prior must be > 0 (pseudo-labels per class), got {prior}")
+    if draws < 1:
+        raise ValueError(f"draws must be at least 1, got {draws}")
     unique, inverse = np.unique(counts, axis=0, return_inverse=True)
     errors = np.full(len(unique), np.inf)
     for index, row in enumerate(unique):
@@ -66,8 +68,10 @@ def is_stable(
     """(n_items,) bools: an item is settled once it has `maximum` labels, or at least `minimum` and an
     expected error (see `expected_error`) at most `threshold`."""
     counts = check_counts(counts)
-    if not 0 < threshold < 1 or not 1 <= minimum <= maximum:
-        raise ValueError("threshold must be in (0, 1) and 1 <= minimum <= maximum")
+    if not 0 < threshold < 1:
+        raise ValueError(f"threshold must be in (0, 1), got {threshold}")
+    if not 1 <= minimum <= maximum:
+        raise ValueError(f"need 1 <= minimum ({minimum}) <= maximum ({maximum})")
     labels = counts.sum(axis=1)
     stable = labels >= maximum
     candidates = ~stable & (labels >= minimum)

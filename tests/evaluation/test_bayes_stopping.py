@@ -9,7 +9,7 @@ import pytest
 
 from metrics import bayes_stopping
 from metrics.distributions import js_distance
-from metrics.stability import labels_to_decide_majority, majority_decided
+from metrics.stability import expected_error, is_stable, labels_to_decide_majority, majority_decided
 
 # Two kinds of item: unanimous ones and evenly split ones (between the first two classes).
 TWO_KINDS = np.array([[10, 0, 0], [5, 5, 0]])
@@ -112,3 +112,20 @@ def test_majority_decided_on_snli_keeps_every_five_label_majority(shared_data):
     for order in ("file_order", "shuffled"):
         assert result[order]["agreement_with_five_label_majority"] == 1.0
         assert 0.2 < result[order]["labels_saved"] < 0.4  # most SNLI items are decided after 3 or 4 labels
+
+
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda: expected_error([[2, 1, 0]], prior=0), "prior must be > 0 .* got 0"),
+        (lambda: expected_error([[2, 1, 0]], prior=float("nan")), "prior must be > 0"),
+        (
+            lambda: is_stable([[2, 1, 0]], threshold=1.5, minimum=2, maximum=5),
+            r"threshold must be in \(0, 1\), got 1.5",
+        ),
+        (lambda: is_stable([[2, 1, 0]], threshold=0.1, minimum=6, maximum=5), r"need 1 <= minimum \(6\)"),
+    ],
+)
+def test_stability_refuses_a_prior_or_threshold_out_of_range_naming_it(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
