@@ -8,13 +8,18 @@ figure the app reports) between the collected distribution and the 100-label one
 Rules: fixed k = 3, 5, 10 labels per item, and the 'stability' strategy (metrics.stability.is_stable, the
 function the app's redundancy applies) at several thresholds, between --minimum and --maximum labels.
 
-The labels-saved figure is honest about the choice of threshold: it is picked on SNLI alone (the largest
-threshold whose mean error is at most fixed-10's) and then applied unchanged to MNLI, which reports its own
-error and labels against its own fixed-10.
+The stability rule's threshold is picked on SNLI alone (the largest threshold whose mean error is at most
+fixed-10's) and then applied unchanged to MNLI (`stability_labels_saved_*`).
+
+The headline figures are exact, not simulated (`stopping_limit_and_rule`): the limit of any stopping rule
+that does not know the items (`bound_labels_saved_*`) and the Bayes rule fitted on one half of the items and
+reported on the other (`labels_saved_*`, `reaches_fixed10_error_*`). Majority-decided stopping is measured on
+SNLI's original five labels an item (`majority_decided_*`).
 
 Usage: python benchmarks/redundancy.py [--json] [--plot PATH] [--seed S] [--minimum M] [--maximum X]
-With --json the last line of stdout is {"snli": {...}, "mnli": {...}, "threshold", "labels_saved_snli",
-"labels_saved_mnli", ...}.
+With --json the last line of stdout is {"snli": {...}, "mnli": {...}, "bound_labels_saved_snli",
+"labels_saved_snli", "reaches_fixed10_error_snli", the same for mnli, "majority_decided_labels_saved_snli",
+"bayes_snli": {...}, ...}.
 """
 
 from __future__ import annotations
@@ -30,8 +35,9 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
 
 from benchmarks._common import SHARED_DATA, argument_parser, log  # noqa: E402
+from metrics import bayes_stopping  # noqa: E402
 from metrics.distributions import js_distance  # noqa: E402
-from metrics.stability import expected_error  # noqa: E402
+from metrics.stability import expected_error, majority_decided  # noqa: E402
 
 DATASETS = {
     "snli": SHARED_DATA / "chaosnli" / "chaosNLI_snli.jsonl",
@@ -94,8 +100,8 @@ def oracle_labels(label_counts: np.ndarray, reference: int, maximum: int, seed: 
     """What knowing every item's true distribution is worth: the mean labels per item when labels go, one at
     a time, where they cut the expected error most, until the mean expected error is at most that of
     `reference` labels for every item. Expected errors are of labels drawn with replacement, averaged over
-    `samples` draws. Not a strict bound on stopping rules (a rule also sees the labels drawn, which this
-    allocation does not), but a rule that does not know the distributions can hardly do much better."""
+    `samples` draws. Not a bound on stopping rules: a rule also sees the labels drawn, which this allocation
+    does not, and on MNLI-m the Bayes-optimal rule (`stopping_limit_and_rule`) saves far more."""
     rng = np.random.default_rng(seed)
     truth = label_counts / label_counts.sum(axis=1, keepdims=True)
     n_items, n_classes = truth.shape
@@ -114,6 +120,82 @@ def oracle_labels(label_counts: np.ndarray, reference: int, maximum: int, seed: 
         gain = np.where(allotted < maximum, curve[rows, allotted] - after, -np.inf)
         allotted[np.argmax(gain)] += 1
     return float(allotted.mean())
+
+
+def stopping_limit_and_rule(label_counts: np.ndarray, seed: int, maximum: int, reference: int = 10) -> dict:
+    """The limit of stopping rules and the Bayes rule the app can run, on one data set (metrics.bayes_stopping).
+
+    Items are split in two halves by a seeded permutation (np.random.default_rng(seed).permutation: the
+    first half, floor(n/2) items, calibrates, the rest is reported on). Every figure is an exact expectation
+    over label orders (draws without replacement from each item's 100 labels), not a simulation.
+    - The limit (bound): the Bayes-optimal rule whose population is the reported half's own items, the best
+      any rule that does not know an item can do there; its price per label is set so that the mean error
+      equals the reference's, mixing the two rules around it (a randomised rule) where no single one does.
+    - The rule: the Bayes rule whose population is the calibration half (its items' exact label pools), its
+      price set on that half so that the mean error there is at most the reference's; then applied unchanged
+      to the reported half.
+    """
+    order = np.random.default_rng(seed).permutation(len(label_counts))
+    calibration, reported = label_counts[order[: len(order) // 2]], label_counts[order[len(order) // 2 :]]
+    world = bayes_stopping.tables(bayes_stopping.Population.of_counts(reported, without_replacement=True), maximum)
+    target = bayes_stopping.fixed_outcome(world, reference)
+    _, reaching, missing = bayes_stopping.price_for(world, world, target, minimum=1)
+    bound_labels = bayes_stopping.labels_at(target, reaching, missing)
+    calibration_world = bayes_stopping.tables(
+        bayes_stopping.Population.of_counts(calibration, without_replacement=True), maximum
+    )
+    calibration_target = bayes_stopping.fixed_outcome(calibration_world, reference)
+    price, _, _ = bayes_stopping.price_for(calibration_world, calibration_world, calibration_target, minimum=1)
+    labels, error = bayes_stopping.outcome(bayes_stopping.policy(calibration_world, price, 1), world)
+    return {
+        "split": f"seeded permutation (seed {seed}): first {len(calibration)} items calibrate, {len(reported)} reported",
+        f"fixed{reference}_error": round(target, 5),
+        "bound_labels": round(bound_labels, 3),
+        "bound_labels_saved": round(1 - bound_labels / reference, 4),
+        "rule_price_per_label": price,
+        "rule_labels": round(labels, 3),
+        "rule_error": round(error, 5),
+        "rule_labels_saved": round(1 - labels / reference, 4),
+        "rule_reaches_reference_error": error <= target,
+    }
+
+
+SNLI_ORIGINAL = SHARED_DATA / "snli" / "partial_original_format" / "snli_1.0_dev.partial.jsonl"
+SNLI_LABELS = ("entailment", "neutral", "contradiction")
+
+
+def majority_decided_on_snli(path: Path = SNLI_ORIGINAL, budget: int = 5, seed: int = 0) -> dict:
+    """Majority-decided stopping (metrics.stability.majority_decided) against fixed-5 on SNLI's original
+    five labels an item (items with fewer are left out): labels are taken in the file's order (the pair's
+    writer first), and, as a check that the order does not matter, in a seeded random order. Agreement is
+    with the five-label majority (a tie counts as its own outcome); stopping once the majority is decided
+    cannot change it, so the agreement is 1 by construction and the test suite checks it on the data."""
+    with open(path, encoding="utf-8") as rows:
+        votes = [json.loads(line)["annotator_labels"] for line in rows if line.strip()]
+    votes = [[SNLI_LABELS.index(label) for label in item] for item in votes if len(item) == budget]
+    orders = {"file_order": np.array(votes)}
+    orders["shuffled"] = np.random.default_rng(seed).permuted(orders["file_order"], axis=1)
+    result: dict = {"items": len(votes), "budget": budget}
+    for name, labels in orders.items():
+        one_hot = labels[:, :, None] == np.arange(len(SNLI_LABELS))
+        counts = np.cumsum(one_hot, axis=1)  # (items, budget, classes): counts after 1..budget labels
+        decided = majority_decided(counts.reshape(-1, len(SNLI_LABELS)), budget).reshape(len(labels), budget)
+        stop = np.argmax(decided, axis=1)  # index of the first decided step (the last step always is)
+        at_stop = counts[np.arange(len(labels)), stop]
+        final = counts[:, -1]
+        agree = np.array([_majority(a) == _majority(b) for a, b in zip(at_stop, final, strict=True)])
+        result[name] = {
+            "labels_per_item": round(float((stop + 1).mean()), 4),
+            "labels_saved": round(float(1 - (stop + 1).mean() / budget), 4),
+            "agreement_with_five_label_majority": float(agree.mean()),
+        }
+    return result
+
+
+def _majority(counts: np.ndarray) -> int:
+    """The leading class, -1 for a tie at the top."""
+    top = counts.max()
+    return int(np.argmax(counts)) if (counts == top).sum() == 1 else -1
 
 
 def matching_threshold(rules: dict, reference: str = "fixed-10") -> float | None:
@@ -201,6 +283,32 @@ def main() -> None:
             f"\n{name}: stability-{threshold:g} spends {chosen['labels']:.2f} labels per item "
             f"({saved:.1%} fewer than fixed-10), error {chosen['error']:.4f} vs {rules['fixed-10']['error']:.4f}"
         )
+    # The limit of any stopping rule, and the Bayes rule fitted on a calibration half (the headline figures).
+    for name, counts in label_counts.items():
+        log(f"Bayes stopping on {name}")
+        limit = stopping_limit_and_rule(counts, args.seed, min(args.maximum, 30))
+        figures[f"bayes_{name}"] = limit
+        figures[f"stability_labels_saved_{name}"] = figures.pop(f"labels_saved_{name}", None)
+        figures[f"stability_reaches_fixed10_error_{name}"] = figures.pop(f"reaches_fixed10_error_{name}", None)
+        figures[f"bound_labels_saved_{name}"] = limit["bound_labels_saved"]
+        figures[f"labels_saved_{name}"] = limit["rule_labels_saved"]
+        figures[f"reaches_fixed10_error_{name}"] = limit["rule_reaches_reference_error"]
+        print(
+            f"\n{name}: no rule that does not know the items saves more than {limit['bound_labels_saved']:.1%} of "
+            f"fixed-10's labels at its error ({limit['fixed10_error']:.4f}); the Bayes rule fitted on the other half "
+            f"saves {limit['rule_labels_saved']:.1%} with error {limit['rule_error']:.4f} ({limit['split']})"
+        )
+    log("majority-decided stopping on SNLI's original five labels")
+    decided = majority_decided_on_snli(seed=args.seed)
+    figures["majority_decided_snli"] = decided
+    figures["majority_decided_labels_saved_snli"] = decided["file_order"]["labels_saved"]
+    figures["majority_decided_agreement_snli"] = decided["file_order"]["agreement_with_five_label_majority"]
+    print(
+        f"\nSNLI dev, original 5 labels ({decided['items']} items): majority-decided stopping spends "
+        f"{decided['file_order']['labels_per_item']:.2f} labels per item ({decided['file_order']['labels_saved']:.1%} "
+        f"fewer than fixed-5), agreeing with the five-label majority on "
+        f"{decided['file_order']['agreement_with_five_label_majority']:.1%} of items"
+    )
     write_plot(results, args.plot)
     log(f"plot written to {args.plot}")
     if args.json:

@@ -223,6 +223,7 @@ def score_chaos(inputs: ChaosInputs, divergence: bool = False, seed: int = 0, bo
         more_means=per_item | {"human_split_jsd": split_jsd},
     )
     scores["soft_labels"] = soft["figures"] | {"distance_correlation_items": soft["distance_correlation_items"]}
+    scores["soft_label_conventions"] = soft["conventions"]
     scores["most_human_like"] = soft["most_human_like"]
     scores["least_human_like"] = soft["least_human_like"]
     scores["intervals"] = {name: [interval.low, interval.high] for name, interval in soft["more"].items()} | {

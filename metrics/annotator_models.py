@@ -17,7 +17,7 @@ answer; a worker answers an item at most once.
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -33,6 +33,13 @@ DAWID_SKENE_TOLERANCE = 1e-5
 # crowd-kit's default is 10: each restart costs about a second of pandas work even on a few hundred
 # answers, and the report page fits models while the author waits.
 MACE_RESTARTS = 3
+
+# How Wawa scores a worker's answer on an item whose majority vote ties. "share": an answer on one of k tied
+# labels counts 1/k (the expected agreement if the tie were broken at random). "first_seen": the tie goes to
+# the tied label that occurs first in the answers, as crowd-kit 1.4.2's MajorityVote breaks it (pandas
+# idxmax over label columns in order of first appearance), so its Wawa skills are reproduced exactly when it
+# is given the answers in the same order.
+WAWA_TIES = ("share", "first_seen")
 
 # What each method's per-worker figure is; majority vote estimates none.
 RELIABILITY = {
@@ -54,6 +61,8 @@ class AnnotatorModels:
 
     scores: dict[str, np.ndarray]
     reliability: dict[str, np.ndarray]
+    # method -> the convention it followed where references differ (Wawa's ties: WAWA_TIES)
+    conventions: dict[str, str] = field(default_factory=dict)
 
     def labels(self, method: str) -> np.ndarray:
         """(n_items,) the code of each item's highest score, -1 where two or more tie."""
@@ -122,14 +131,17 @@ def fit_annotator_models(
     n_categories: int,
     seed: int = 0,
     methods: tuple[str, ...] = METHODS,
+    wawa_ties: str = "share",
 ) -> AnnotatorModels:
     """Fit each of `methods` (names from METHODS) to the answers; see the module docstring for the shapes.
 
-    seed: MACE's random restarts (the only method with randomness).
+    seed: MACE's random restarts (the only method with randomness). wawa_ties: one of WAWA_TIES.
     """
     unknown = [method for method in methods if method not in METHODS]
     if unknown:
         raise ValueError(f"unknown annotator models {unknown}; known: {list(METHODS)}")
+    if wawa_ties not in WAWA_TIES:
+        raise ValueError(f"wawa_ties must be one of {list(WAWA_TIES)}, got {wawa_ties!r}")
     items, workers, labels = check_answers(items, workers, labels, n_items, n_workers, n_categories)
     votes = np.zeros((n_items, n_categories))
     np.add.at(votes, (items, labels), 1.0)
@@ -139,22 +151,31 @@ def fit_annotator_models(
         if method == "majority_vote":
             scores[method] = votes
         elif method == "wawa":
-            scores[method], reliability[method] = _wawa(items, workers, labels, votes, n_workers)
+            scores[method], reliability[method] = _wawa(items, workers, labels, votes, n_workers, wawa_ties)
         elif method == "dawid_skene":
             scores[method], reliability[method] = _dawid_skene(items, workers, labels, votes, n_workers)
         else:
             scores[method], reliability[method] = _crowd_kit(
                 method, items, workers, labels, n_items, n_workers, n_categories, seed
             )
-    return AnnotatorModels(scores=scores, reliability=reliability)
+    conventions = {"wawa": f"ties={wawa_ties}"} if "wawa" in methods else {}
+    return AnnotatorModels(scores=scores, reliability=reliability, conventions=conventions)
 
 
-def _wawa(items, workers, labels, votes, n_workers):
-    """Worker skill = agreement with the majority vote (a tie counts 1/k, as in expected_accuracy); the
-    labels are the votes weighted by skill. crowd-kit's Wawa gives the same skills, but its predict fails
-    with scikit-learn 1.9."""
-    at_top = np.isclose(votes, votes.max(axis=1, keepdims=True))
-    credit = at_top[items, labels] / at_top.sum(axis=1)[items]
+def _wawa(items, workers, labels, votes, n_workers, ties):
+    """Worker skill = agreement with the majority vote, a tie scored as `ties` says (WAWA_TIES); the labels
+    are the votes weighted by skill. crowd-kit's Wawa.fit gives the "first_seen" skills (its predict fails
+    with scikit-learn 1.9)."""
+    if ties == "first_seen":
+        seen, first_at = np.unique(labels, return_index=True)
+        rank = np.full(votes.shape[1], votes.shape[1])
+        rank[seen[np.argsort(first_at)]] = np.arange(len(seen))
+        at_top = votes == votes.max(axis=1, keepdims=True)
+        majority = np.where(at_top, rank, votes.shape[1] + 1).argmin(axis=1)
+        credit = (labels == majority[items]).astype(float)
+    else:
+        at_top = np.isclose(votes, votes.max(axis=1, keepdims=True))
+        credit = at_top[items, labels] / at_top.sum(axis=1)[items]
     skill = np.bincount(workers, weights=credit, minlength=n_workers) / np.bincount(workers, minlength=n_workers)
     weighted = np.zeros_like(votes)
     np.add.at(weighted, (items, labels), skill[workers])

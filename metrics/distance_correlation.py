@@ -16,8 +16,8 @@ def distance_correlation(x, y) -> float:
     """Distance correlation (Székely, Rizzo and Bakirov 2007, the V-statistic) of paired samples.
 
     x: (n,) or (n, p); y: (n,) or (n, q), n >= 2, finite. Returns a value in [0, 1]: 0 when the samples are
-    independent (in the limit), 1 when one is a similarity transform of the other. NaN when either sample is
-    constant. Memory grows with n^2: more than DISTANCE_CORRELATION_MAX_ITEMS items is a ValueError.
+    independent (in the limit), 1 when one is a similarity transform of the other. 0 when either sample is
+    constant (the definition's value: a constant has distance variance 0 and is independent of anything). Memory grows with n^2: more than DISTANCE_CORRELATION_MAX_ITEMS items is a ValueError.
     """
     x, y = (np.asarray(values, dtype=float) for values in (x, y))
     x, y = (values[:, None] if values.ndim == 1 else values for values in (x, y))
@@ -30,5 +30,5 @@ def distance_correlation(x, y) -> float:
     a, b = _centred_distances(x), _centred_distances(y)
     covariance, variance_x, variance_y = (a * b).mean(), (a * a).mean(), (b * b).mean()
     if variance_x <= 0 or variance_y <= 0:
-        return float("nan")
+        return 0.0
     return float(np.sqrt(max(covariance, 0.0) / np.sqrt(variance_x * variance_y)))

@@ -67,6 +67,9 @@ def brier_score(human, model) -> np.ndarray:
     return ((model - human) ** 2).sum(axis=1)
 
 
+ENTROPY_UNITS = ("bits", "nats")
+
+
 def entropy_bits(distributions, name: str = "distributions") -> np.ndarray:
     """Per-row Shannon entropy in bits (0 log 0 = 0), shape (n_items,)."""
     # Sorted so that every permutation of a distribution sums in one order and gets the same entropy (ties in
@@ -77,20 +80,36 @@ def entropy_bits(distributions, name: str = "distributions") -> np.ndarray:
     return -terms.sum(axis=1)
 
 
-def entropy_calibration_error(human, model) -> np.ndarray:
-    """Per-item EntCE of Baan et al. (2022): model entropy minus human entropy, bits. Positive: the model is
-    less certain than the crowd on that item; negative: more certain."""
+def entropy_calibration_error(human, model, unit: str = "bits") -> np.ndarray:
+    """Per-item EntCE of Baan et al. (2022): model entropy minus human entropy. Positive: the model is
+    less certain than the crowd on that item; negative: more certain.
+
+    unit: "bits" (the app's reports, like ChaosNLI's `entropy` field) or "nats" (Baan et al.'s released code,
+    scipy.stats.entropy's default): the nats figure is ln 2 times the bits one."""
+    if unit not in ENTROPY_UNITS:
+        raise ValueError(f"unit must be one of {list(ENTROPY_UNITS)}, got {unit!r}")
     human, model = check_pair(human, model)
-    return entropy_bits(model, "model") - entropy_bits(human, "human")
+    gap = entropy_bits(model, "model") - entropy_bits(human, "human")
+    return gap * np.log(2) if unit == "nats" else gap
 
 
-def ranking_calibration(human, model) -> np.ndarray:
-    """Per-item RankCS of Baan et al. (2022): 1.0 where the model orders the classes as the humans do, else 0.
+# How RankCS treats classes with equal probability. "strict_pairs" (the app's reading of the paper): every
+# pair of classes humans rank strictly must be ranked the same way, strictly, by the model; classes humans
+# tie are free. "argsort" (Baan et al.'s released code, analysis_utils.generate_table1): the two rows'
+# ascending argsorts must be equal, so ties on either side are broken by class index, lower index first.
+RANKCS_TIES = ("strict_pairs", "argsort")
 
-    Our reading of "the same order": every pair of classes that humans rank strictly (human_i > human_j)
-    gets the same strict order from the model (model_i > model_j); classes humans tie are free.
-    """
+
+def ranking_calibration(human, model, ties: str = "strict_pairs") -> np.ndarray:
+    """Per-item RankCS of Baan et al. (2022): 1.0 where the model orders the classes as the humans do, else 0;
+    `ties` is one of RANKCS_TIES (see there). The two differ only on items with a tie in either row."""
+    if ties not in RANKCS_TIES:
+        raise ValueError(f"ties must be one of {list(RANKCS_TIES)}, got {ties!r}")
     human, model = check_pair(human, model)
+    if ties == "argsort":
+        return np.all(
+            np.argsort(human, axis=1, kind="stable") == np.argsort(model, axis=1, kind="stable"), axis=1
+        ).astype(float)
     humans_prefer = human[:, :, None] > human[:, None, :]
     model_agrees = model[:, :, None] > model[:, None, :]
     return np.all(~humans_prefer | model_agrees, axis=(1, 2)).astype(float)
@@ -124,15 +143,38 @@ def annotator_error_rate(labels, predicted) -> np.ndarray:
     return wrong.sum(axis=1) / given.sum(axis=1)
 
 
-def normalised_absolute_distance(labels, predicted, scale_min: float, scale_max: float) -> np.ndarray:
-    """Per-item mean |label - prediction| over the item's annotators divided by the scale's range
-    (LeWiDi 2025's perspectivist score for rating tasks), in [0, 1] for values on the scale."""
+# What LeWiDi 2025's per-annotator rating score divides the mean absolute distance by. "range": the scale's
+# range, scale_max - scale_min (10 for Par's -5..+5, 5 for CSC's 1..6), so a prediction at the far end of the
+# scale scores 1. "scale_points": the number of points on the scale, scale_max - scale_min + 1 (11 and 6), what
+# the organisers' scoring code passes.
+NORMALISERS = ("range", "scale_points")
+
+
+def normalised_absolute_distance(
+    labels, predicted, scale_min: float, scale_max: float, normaliser: str = "range"
+) -> np.ndarray:
+    """Per-item mean |label - prediction| over the item's annotators divided by the scale's `normaliser`
+    (NORMALISERS; LeWiDi 2025's perspectivist score for rating tasks), in [0, 1] for values on the scale."""
+    if normaliser not in NORMALISERS:
+        raise ValueError(f"normaliser must be one of {list(NORMALISERS)}, got {normaliser!r}")
     if not scale_max > scale_min:
         raise ValueError(f"scale_max ({scale_max}) must be greater than scale_min ({scale_min})")
     labels, predicted, given = _check_annotator_labels(labels, predicted)
     distance = np.where(given, np.abs(labels - np.where(given, predicted, 0.0)), 0.0)
-    return distance.sum(axis=1) / given.sum(axis=1) / (scale_max - scale_min)
+    divisor = scale_max - scale_min + (1 if normaliser == "scale_points" else 0)
+    return distance.sum(axis=1) / given.sum(axis=1) / divisor
 
+
+# What each figure of `soft_label_report` follows, where a paper's code does it differently.
+SOFT_LABEL_CONVENTIONS = {
+    "entropy_calibration_error": "mean |EntCE| in bits",
+    "entropy_calibration_error_signed": "mean EntCE in bits",
+    "entropy_calibration_error_nats": "mean |EntCE| in nats (Baan et al.'s code)",
+    "ranking_calibration": "RankCS, ties=strict_pairs (classes humans tie are free)",
+    "ranking_calibration_argsort": "RankCS, ties=argsort (Baan et al.'s code: ties broken by class index)",
+    "distance_correlation": "V-statistic; interval: percentile bootstrap shifted by its bias",
+    "other intervals": "percentile bootstrap",
+}
 
 # Entropies are rounded to this many decimals before they are ranked: probabilities written as text differ
 # in their last bits, and two items with the same distribution must tie in Spearman's ranks.
@@ -160,9 +202,10 @@ def soft_label_report(
     caller's own per-item figures (name -> (n,), NaN where undefined), bootstrapped from the same resamples
     (one draw of the resampling weights serves all) and returned under "more".
     Returns {"figures": {name: value}, "intervals": {name: [low, high]}, "more": {name: ConfidenceInterval},
-    "distance_correlation_items": m,
+    "distance_correlation_items": m, "conventions": SOFT_LABEL_CONVENTIONS,
     "most_human_like": [...], "least_human_like": [...]}: the figures are means over items of TVD,
-    Manhattan, cross-entropy, Brier, |EntCE| and signed EntCE (bits), RankCS, the Pearson and Spearman
+    Manhattan, cross-entropy, Brier, |EntCE| and signed EntCE (bits), |EntCE| in nats, RankCS in both tie
+    conventions (RANKCS_TIES), the Pearson and Spearman
     correlation of human and model entropy, and the distance correlation of the two distributions (on a
     seeded sample of DISTANCE_CORRELATION_SAMPLE items when there are more). The two lists hold the
     `extremes` items with the smallest and the largest JSD, with both distributions.
@@ -184,6 +227,9 @@ def soft_label_report(
         "entropy_calibration_error": np.abs(entce),
         "entropy_calibration_error_signed": entce,
         "ranking_calibration": ranking_calibration(human, model),
+        # The cited authors' conventions side by side, for comparing with their published numbers.
+        "entropy_calibration_error_nats": np.abs(entce) * np.log(2),
+        "ranking_calibration_argsort": ranking_calibration(human, model, ties="argsort"),
     }
     more_means = more_means or {}
     intervals = bootstrap_figures(
@@ -224,6 +270,7 @@ def soft_label_report(
         "intervals": {name: [interval.low, interval.high] for name, interval in intervals.items()},
         "more": more,
         "distance_correlation_items": len(sample),
+        "conventions": SOFT_LABEL_CONVENTIONS,
         "most_human_like": describe(order[:extremes]),
         "least_human_like": describe(order[::-1][:extremes]),
     }

@@ -44,8 +44,10 @@ def expected_error(
     """Posterior expected JS distance between each item's collected distribution and its population one,
     shape (n_items,); an item with no labels yet gets inf (nothing is known about it)."""
     counts = check_counts(counts)
-    if prior <= 0 or draws < 1:
-        raise ValueError("prior must be > 0 and draws >= 1")
+    if not prior > 0:
+        raise ValueError(f"prior must be > 0 (pseudo-labels per class), got {prior}")
+    if draws < 1:
+        raise ValueError(f"draws must be at least 1, got {draws}")
     unique, inverse = np.unique(counts, axis=0, return_inverse=True)
     errors = np.full(len(unique), np.inf)
     for index, row in enumerate(unique):
@@ -66,8 +68,10 @@ def is_stable(
     """(n_items,) bools: an item is settled once it has `maximum` labels, or at least `minimum` and an
     expected error (see `expected_error`) at most `threshold`."""
     counts = check_counts(counts)
-    if not 0 < threshold < 1 or not 1 <= minimum <= maximum:
-        raise ValueError("threshold must be in (0, 1) and 1 <= minimum <= maximum")
+    if not 0 < threshold < 1:
+        raise ValueError(f"threshold must be in (0, 1), got {threshold}")
+    if not 1 <= minimum <= maximum:
+        raise ValueError(f"need 1 <= minimum ({minimum}) <= maximum ({maximum})")
     labels = counts.sum(axis=1)
     stable = labels >= maximum
     candidates = ~stable & (labels >= minimum)
@@ -119,3 +123,50 @@ def labels_to_settle(
         galloping[searching] &= ~stable
         probe[searching] = np.minimum(size * 2, maximum)
     return low
+
+
+def majority_decided(counts: Any, budget: int) -> np.ndarray:
+    """(n_items,) bools: the item's majority label can no longer change within `budget` labels, because the
+    leader's lead over the runner-up exceeds the labels still to come (budget - collected). Then stopping
+    gives the label that all `budget` labels would give; an item at `budget` labels is decided whatever its
+    votes (a tie stays a tie)."""
+    counts = check_counts(counts)
+    if budget < 1:
+        raise ValueError(f"budget must be at least 1 label, got {budget}")
+    ordered = np.sort(counts, axis=1)
+    lead = ordered[:, -1] - ordered[:, -2]
+    collected = counts.sum(axis=1)
+    return (lead > budget - collected) | (collected >= budget)
+
+
+def labels_to_decide_majority(distributions: Any, budget: int) -> np.ndarray:
+    """Expected labels an item needs under majority-decided stopping (`majority_decided` within `budget`),
+    for each (n_items, n_classes) label distribution (rows rescaled to sum to 1), labels drawn with
+    replacement: exact, over every count vector up to `budget` labels, shape (n_items,)."""
+    rows = np.asarray(distributions, dtype=float)
+    if (
+        rows.ndim != 2
+        or rows.shape[1] < 2
+        or not np.isfinite(rows).all()
+        or (rows < 0).any()
+        or (rows.sum(axis=1) == 0).any()
+    ):
+        raise ValueError("distributions must be an (n_items, n_classes) array of finite values >= 0, no row all 0")
+    if budget < 1:
+        raise ValueError(f"budget must be at least 1 label, got {budget}")
+    rows = rows / rows.sum(axis=1, keepdims=True)
+    n_classes = rows.shape[1]
+    # reach[vector] = probability of collecting exactly that count vector without having stopped before
+    reach = {(0,) * n_classes: np.ones(len(rows))}
+    expected = np.zeros(len(rows))
+    for collected in range(budget + 1):
+        following: dict[tuple, np.ndarray] = {}
+        for vector, chance in reach.items():
+            if collected and majority_decided([vector], budget)[0]:
+                expected += collected * chance
+                continue
+            for label in range(n_classes):
+                grown = tuple(count + (index == label) for index, count in enumerate(vector))
+                following[grown] = following.get(grown, 0.0) + chance * rows[:, label]
+        reach = following
+    return expected

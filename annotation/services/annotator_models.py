@@ -171,6 +171,7 @@ def _fit(project: Project, categories: list, answers: tuple, seed: int, result: 
         .values_list("pk", "example_id", "is_gold", "gold", "adjudicated")
         .iterator(chunk_size=STREAM_CHUNK)
     }
+    result["conventions"] = models.conventions
     labels = {method: models.labels(method) for method in methods}
     for position, item_id in enumerate(item_keys.tolist()):
         example_id, is_gold, _, _ = item_facts[item_id]

@@ -1,7 +1,8 @@
 """The budget planner: from the disagreement of a pilot (the study's items that have two or more answers so
 far), how many labels an item needs for its label distribution to be known to a target precision, and what
 the whole study would then cost. The precision is the stability strategy's: the expected JS distance between
-an item's collected distribution and its full one (metrics.stability)."""
+an item's collected distribution and its full one (metrics.stability). Beside it, the labels an item needs
+under majority-decided stopping (the label fixed-k collection would give, for fewer labels)."""
 
 from __future__ import annotations
 
@@ -54,6 +55,9 @@ class BudgetPlan:
     labels_to_go: int
     cost_total: float | None  # None without a price per label
     cost_to_go: float | None
+    # Majority-decided stopping (the study's `decided_within` labels): expected labels per item over the pilot
+    decided_within: int
+    majority_decided_labels_per_item: float
 
 
 def applies(project: Project) -> bool:
@@ -64,7 +68,8 @@ def applies(project: Project) -> bool:
 def plan(project: Project, target_error: float, price_per_label: float = 0.0) -> BudgetPlan | None:
     """The plan for `project` at the given precision and price (checked with PLAN_SETTINGS first); None while
     no item has PILOT_MINIMUM_ANSWERS answers. Raises ValueError for a task type without categories."""
-    from metrics.stability import labels_to_settle  # numpy: not at start-up
+    from annotation.tasktypes.base import DEFAULT_DECIDED_WITHIN
+    from metrics.stability import labels_to_decide_majority, labels_to_settle  # numpy: not at start-up
 
     categories = project.task.categories(project.options)
     if categories is None:
@@ -85,6 +90,8 @@ def plan(project: Project, target_error: float, price_per_label: float = 0.0) ->
     if not pilot:
         return None
     needed = labels_to_settle(pilot, target_error, minimum=project.redundancy, maximum=MOST_LABELS_PLANNED)
+    decided_within = int(project.options.get("decided_within", DEFAULT_DECIDED_WITHIN))
+    to_decide = labels_to_decide_majority(pilot, decided_within)
     items = Item.objects.filter(project=project, is_gold=False).count()
     labels_per_item = float(needed.mean())
     labels_total = round(labels_per_item * items)
@@ -103,4 +110,6 @@ def plan(project: Project, target_error: float, price_per_label: float = 0.0) ->
         labels_to_go=to_go,
         cost_total=round(labels_total * price_per_label, 2) if priced else None,
         cost_to_go=round(to_go * price_per_label, 2) if priced else None,
+        decided_within=decided_within,
+        majority_decided_labels_per_item=round(float(to_decide.mean()), 2),
     )

@@ -309,6 +309,10 @@ class TaskType(ABC):
 # Redundancy strategies of categorical task types: the default asks for one more answer on any disagreement;
 # STABILITY asks for one more until the item's label distribution is stable (metrics.stability).
 STABILITY = "stability"
+# MAJORITY_DECIDED asks for one more until the majority label can no longer change within `decided_within`
+# labels (metrics.stability.majority_decided): the label fixed-k collection would give, for fewer labels.
+MAJORITY_DECIDED = "majority_decided"
+DEFAULT_DECIDED_WITHIN = 5
 # About the mean error of 10 labels an item on ChaosNLI-SNLI (benchmarks/redundancy.py, docs/studies.md).
 DEFAULT_STABILITY_THRESHOLD = 0.15
 REDUNDANCY_SETTINGS: tuple[Setting, ...] = (
@@ -320,7 +324,18 @@ REDUNDANCY_SETTINGS: tuple[Setting, ...] = (
         choices=(
             ("disagreement", "One more whenever the answers disagree"),
             (STABILITY, "One more until the label distribution is stable"),
+            (MAJORITY_DECIDED, "One more until the majority label is decided"),
         ),
+    ),
+    Setting(
+        "decided_within",
+        "int",
+        DEFAULT_DECIDED_WITHIN,
+        "majority-decided strategy: the fixed number of labels whose majority the study wants; an item stops "
+        "once more answers, up to this many in all, could no longer change its majority (set the redundancy "
+        "below it, e.g. 3 for 5, and the maximum annotations to at least it)",
+        minimum=1,
+        maximum=100,
     ),
     Setting(
         "stability_threshold",
@@ -356,6 +371,11 @@ class NominalTaskType(TaskType):
     def disagree(self, raws, values, options):
         if options.get("redundancy_strategy") == STABILITY:
             return not self.distribution_stable(values, options)
+        if options.get("redundancy_strategy") == MAJORITY_DECIDED:
+            from metrics.stability import majority_decided  # numpy: not at start-up
+
+            counts = [[values.count(label) for label in self.labels(options)]]
+            return not bool(majority_decided(counts, options.get("decided_within", DEFAULT_DECIDED_WITHIN))[0])
         return len(set(values)) > 1
 
     def distribution_stable(self, values, options) -> bool:

@@ -8,7 +8,7 @@ from annotation.services import budget
 from annotation.services.assignments import claim_page, submit_page
 from annotation.services.projects import update_project
 from common.schema import SettingError
-from metrics.stability import expected_error, labels_to_settle
+from metrics.stability import expected_error, labels_to_decide_majority, labels_to_settle
 
 pytestmark = pytest.mark.django_db
 
@@ -75,6 +75,7 @@ def test_the_default_strategy_stops_agreeing_items_at_the_redundancy(make_projec
     "task_type, given, field, message",
     [
         ("nli_label", {"redundancy_strategy": "sometimes"}, "redundancy_strategy", "one of disagreement, stability"),
+        ("nli_label", {"decided_within": 0}, "decided_within", "at least 1"),
         ("nli_label", {"stability_threshold": "0.9"}, "stability_threshold", "at most 0.5"),
         ("nli_label", {"stability_threshold": "nan"}, "stability_threshold", "finite"),
         ("atom_validity", {"stability_threshold": 0}, "stability_threshold", "at least 0.01"),
@@ -115,6 +116,25 @@ def test_the_planner_reads_the_pilots_disagreement(make_project, import_rows, ma
     assert plan.cost_total == round(plan.labels_total * 0.12, 2)
     assert budget.plan(project, 0.3).labels_per_item < plan.labels_per_item
     assert budget.plan(project, 0.15).cost_total is None
+    # Majority-decided stopping within 5 labels, exact over the pilot's three distributions.
+    decided = labels_to_decide_majority([[1, 1, 0], [2, 0, 0], [0, 0, 2]], 5)
+    assert plan.decided_within == 5 and plan.majority_decided_labels_per_item == round(decided.mean(), 2)
+    assert plan.majority_decided_labels_per_item < 5
+
+
+def test_majority_decided_stops_once_the_majority_of_five_is_settled(make_project, import_rows, make_user):
+    project = make_project(
+        "nli_label", items_per_page=1, redundancy=3, max_annotations=5, redundancy_strategy="majority_decided"
+    )
+    import_rows(project, [{"id": "1", "premise": "P", "hypothesis": "H"}])
+    # e, e, e: the majority of 5 cannot change after 3.
+    states = answer_until_closed(project, make_user, ["e", "e", "e", "n", "n"])
+    assert [count for count, _, _ in states] == [1, 2, 3] and states[-1][1] == Item.Status.DONE
+    assert project.task.disagree([], ["e", "n", "e"], project.options)  # 2-1 after 3: two more could tie it
+    assert not project.task.disagree([], ["e", "n", "e", "e"], project.options)  # 3-1 with one to come
+    update_project(project, decided_within=3)
+    project.refresh_from_db()
+    assert not project.task.disagree([], ["e", "n", "e"], project.options)  # within 3, 2-1 is final
 
 
 def test_the_planner_on_the_study_page(make_project, import_rows, author):

@@ -25,6 +25,9 @@ def test_author_plans_a_budget_by_keyboard(sign_in, demo_server, width):
     # The demo study's simulated answers are its pilot.
     assert float(page.locator("#plan-labels-per-item").inner_text()) >= 2
     assert float(page.locator("#plan-cost").inner_text()) > 0
+    # Majority-decided stopping within 5 labels: fewer than 5 an item, never fewer than 1.
+    decided = page.locator("#plan-majority-decided")
+    assert decided.is_visible() and 1 <= float(decided.locator("b").inner_text()) <= 5
     assert page.locator("#id_target_error").input_value() == "0.2"  # the form keeps what was asked
     budget = page.locator("#budget").bounding_box()
     assert budget["x"] >= 0 and budget["x"] + budget["width"] <= width, budget

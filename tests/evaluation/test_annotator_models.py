@@ -148,3 +148,29 @@ def test_bad_answers_are_refused_with_a_reason(answers, message):
 def test_unknown_method_is_refused():
     with pytest.raises(ValueError, match="unknown annotator models"):
         fit_annotator_models([0, 0], [0, 1], [0, 1], 1, 2, 2, methods=("zero_shot",))
+
+
+def test_wawa_first_seen_ties_equal_crowd_kit_skills():
+    """crowd-kit 1.4.2's Wawa.fit breaks majority-vote ties to the label seen first in the answers; with wawa_ties="first_seen"
+    the skills are crowd-kit's exactly, on a crowd of 4 workers per item where ties are common."""
+    from crowdkit.aggregation import Wawa
+
+    answers, _ = simulated_crowd([0.7, 0.6, 0.5, 0.45, 0.4], n_items=150, per_item=4, seed=7)
+    items, workers, labels, n_items, _, k = answers
+    votes = np.zeros((n_items, k))
+    np.add.at(votes, (items, labels), 1)
+    tied = (votes == votes.max(axis=1, keepdims=True)).sum(axis=1) > 1
+    assert tied.sum() >= 20  # the case under test occurs often
+    reference = Wawa().fit(pd.DataFrame({"task": items, "worker": workers, "label": labels})).skills_
+    ours = fit_annotator_models(*answers, methods=("wawa",), wawa_ties="first_seen")
+    np.testing.assert_allclose(ours.reliability["wawa"], reference.sort_index().to_numpy(), atol=1e-12)
+    assert ours.conventions == {"wawa": "ties=first_seen"}
+    # The default scores a tie 1/k and so differs from crowd-kit where workers answered tied items.
+    shared = fit_annotator_models(*answers, methods=("wawa",))
+    assert shared.conventions == {"wawa": "ties=share"}
+    assert np.abs(shared.reliability["wawa"] - ours.reliability["wawa"]).max() > 1e-3
+
+
+def test_wawa_ties_option_is_checked():
+    with pytest.raises(ValueError, match="wawa_ties must be one of"):
+        fit_annotator_models([0, 0], [0, 1], [0, 1], 1, 2, 2, methods=("wawa",), wawa_ties="random")

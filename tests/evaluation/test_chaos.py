@@ -259,15 +259,31 @@ def test_soft_label_figures_intervals_and_extremes(shared_data):
     human_entropy, model_entropy = (np.round(entropy(rows, axis=1), 12) for rows in (human, model))
     assert soft["entropy_correlation.spearman"] == pytest.approx(spearmanr(human_entropy, model_entropy)[0], rel=1e-9)
     assert soft["distance_correlation_items"] == 1599
+    # The cited authors' conventions beside the app's, each named in the result.
+    assert soft["entropy_calibration_error_nats"] == pytest.approx(
+        np.mean(np.abs(entropy(model, axis=1) - entropy(human, axis=1))), rel=1e-9
+    )
+    counts = np.array([item["label_count"] for item in reference["items"]])
+    assert soft["ranking_calibration_argsort"] == pytest.approx(
+        np.all(model.argsort(-1) == counts.argsort(-1), axis=-1).mean()
+    )
+    conventions = result["soft_label_conventions"]
+    assert (
+        "nats" in conventions["entropy_calibration_error_nats"] and "bits" in conventions["entropy_calibration_error"]
+    )
+    assert "argsort" in conventions["ranking_calibration_argsort"]
 
     # Every figure has an interval; those of means hold their estimate.
     intervals = result["intervals"]
     for name in ("jsd", "kl", "majority_acc", "old_acc", "human_split_jsd"):
         low, high = intervals[name]
         assert low < result[name] < high, name
-    for name in ("tvd", "manhattan", "cross_entropy", "brier", "ranking_calibration"):
+    for name in ("tvd", "manhattan", "cross_entropy", "brier", "ranking_calibration", "ranking_calibration_argsort"):
         low, high = intervals[f"soft_labels.{name}"]
         assert low < soft[name] < high, name
+    # The distance correlation's interval is shifted by the resampling's bias, so it holds its estimate too.
+    low, high = intervals["soft_labels.distance_correlation"]
+    assert low <= soft["distance_correlation"] <= high
     assert set(soft) - {"distance_correlation_items"} == {
         name.removeprefix("soft_labels.") for name in intervals if name.startswith("soft_labels.")
     }

@@ -90,6 +90,44 @@ def test_entropy_calibration_error_is_model_minus_human_entropy_in_bits(chaos_mn
     assert soft_labels.entropy_calibration_error([[1.0, 0.0, 0.0]], [[1 / 3] * 3])[0] == pytest.approx(np.log2(3))
 
 
+def chaos_snli_random_baseline(shared_data):
+    items = [json.loads(line) for line in open(shared_data / "chaosnli" / "chaosNLI_snli.jsonl")]
+    predictions = json.load(open(shared_data / "chaosnli" / "prediction_samples" / "snli_random_baseline.json"))
+    model = next(iter(predictions.values()))
+    counts = np.array([item["label_count"] for item in items], dtype=float)
+    predicted = np.array([model[item["uid"]]["predicted_probabilities"] for item in items], dtype=float)
+    return counts, predicted / predicted.sum(axis=1, keepdims=True)
+
+
+def test_ranking_calibration_argsort_is_baan_et_al_code_on_chaosnli_snli(shared_data):
+    counts, model = chaos_snli_random_baseline(shared_data)
+    human = counts / counts.sum(axis=1, keepdims=True)
+    # Baan et al.'s released code (analysis_utils.generate_table1): argsorts of model and human votes equal.
+    reference = np.all(model.argsort(-1) == counts.argsort(-1), axis=-1)
+    theirs = soft_labels.ranking_calibration(human, model, ties="argsort")
+    np.testing.assert_array_equal(theirs, reference)
+    ours = soft_labels.ranking_calibration(human, model)
+    # The two conventions differ only on items with a tie, and give different means on this baseline.
+    differ = theirs != ours
+    tie = lambda rows: (np.diff(np.sort(rows, axis=1), axis=1) == 0).any(axis=1)  # noqa: E731
+    assert differ.any() and (tie(human) | tie(model))[differ].all()
+    assert theirs.mean() == pytest.approx(reference.mean()) and abs(theirs.mean() - ours.mean()) > 0.05
+    with pytest.raises(ValueError, match="ties must be one of"):
+        soft_labels.ranking_calibration(human, model, ties="random")
+
+
+def test_entropy_calibration_error_in_nats_is_baan_et_al_ent_ce(chaos_mnli):
+    human, model = chaos_mnli
+    # Baan et al.'s ent_ce: scipy.stats.entropy (natural log) of prediction minus that of the humans.
+    reference = stats.entropy(model, axis=1) - stats.entropy(human, axis=1)
+    np.testing.assert_allclose(soft_labels.entropy_calibration_error(human, model, unit="nats"), reference, atol=1e-12)
+    assert soft_labels.entropy_calibration_error([[1.0, 0.0, 0.0]], [[1 / 3] * 3], unit="nats")[0] == pytest.approx(
+        np.log(3)
+    )
+    with pytest.raises(ValueError, match="unit must be one of"):
+        soft_labels.entropy_calibration_error(human, model, unit="dits")
+
+
 def test_ranking_calibration_hand_worked_cases():
     human = [[0.6, 0.3, 0.1], [0.6, 0.3, 0.1], [0.5, 0.5, 0.0], [0.5, 0.5, 0.0]]
     model = [[0.5, 0.4, 0.1], [0.4, 0.5, 0.1], [0.2, 0.7, 0.1], [0.4, 0.2, 0.4]]
@@ -106,7 +144,9 @@ def test_distance_correlation_hand_worked_and_invariances():
     assert 0.4 < distance_correlation(x, y) < 1
     # By hand for x = (0, 1) and y = (0, 2): centred distance matrices are +-0.5 and +-1, so dCor = 1.
     assert distance_correlation([0.0, 1.0], [0.0, 2.0]) == pytest.approx(1.0)
-    assert np.isnan(distance_correlation([1.0, 1.0, 1.0], [1.0, 2.0, 3.0]))
+    # A constant sample: 0 by definition (it is independent of anything), either side.
+    assert distance_correlation([1.0, 1.0, 1.0], [1.0, 2.0, 3.0]) == 0.0
+    assert distance_correlation([[0.2, 0.8]] * 4, [[0.1, 0.9], [0.5, 0.5], [0.3, 0.7], [0.0, 1.0]]) == 0.0
 
 
 def test_distance_correlation_matches_the_definition_on_real_rows(chaos_mnli):
@@ -131,6 +171,20 @@ def test_lewidi_per_annotator_measures_hand_worked():
     guesses = np.array([[2, 3, 0], [3, 1, 5]])
     # Scale 1..5 (range 4): item 0 mean |diff| (1 + 2) / 2 = 1.5 -> 0.375; item 1 (0 + 2 + 2) / 3 -> 1/3.
     np.testing.assert_allclose(soft_labels.normalised_absolute_distance(ratings, guesses, 1, 5), [0.375, 1 / 3])
+
+
+def test_normalised_absolute_distance_scale_points_is_the_lewidi_scoring_normaliser():
+    # Par's -5..+5 scale: the scoring code divides the mean absolute distance by 11 (points), not 10 (range);
+    # CSC's 1..6 by 6, not 5. Item: labels 5 and -5, guesses 0 and 0 -> mean |diff| 5.
+    labels, guesses = np.array([[5.0, -5.0]]), np.array([[0.0, 0.0]])
+    assert soft_labels.normalised_absolute_distance(labels, guesses, -5, 5, normaliser="scale_points")[0] == 5 / 11
+    assert soft_labels.normalised_absolute_distance(labels, guesses, -5, 5)[0] == 5 / 10
+    csc = soft_labels.normalised_absolute_distance(
+        [[1.0, 6.0, 3.0]], [[2.0, 2.0, 2.0]], 1, 6, normaliser="scale_points"
+    )
+    assert csc[0] == pytest.approx((1 + 4 + 1) / 3 / 6)
+    with pytest.raises(ValueError, match="normaliser must be one of"):
+        soft_labels.normalised_absolute_distance(labels, guesses, -5, 5, normaliser="points")
 
 
 @pytest.mark.parametrize(
@@ -195,10 +249,26 @@ def test_bootstrap_figures_match_resampling_item_by_item():
         "xy.pearson": bootstrap_ci(lambda a, b: stats.pearsonr(a, b)[0], (x, y), n_boot=60, seed=11),
         "xy.spearman": bootstrap_ci(lambda a, b: stats.spearmanr(a, b)[0], (x, y), n_boot=60, seed=11),
         "yx.spearman": bootstrap_ci(lambda a, b: stats.spearmanr(a, b)[0], (y, x), n_boot=60, seed=11),
-        "dcor": bootstrap_ci(distance_correlation, (x, y), n_boot=60, seed=11),
     }
     for name, interval in expected.items():
         np.testing.assert_allclose(figures[name], interval, rtol=1e-5, err_msg=name)
+    # The distance correlation's interval is the percentile one moved down by the resampling's bias (the
+    # replicates' mean minus the estimate), from the same resamples, recomputed here.
+    rng = np.random.default_rng(11)
+    draws = [rng.integers(0, 120, 120) for _ in range(60)]
+    replicates = np.array([distance_correlation(x[draw], y[draw]) for draw in draws])
+    estimate = distance_correlation(x, y)
+    shifted = np.percentile(replicates, [2.5, 97.5]) - (replicates.mean() - estimate)
+    np.testing.assert_allclose(figures["dcor"], [estimate, *np.clip(shifted, 0, 1)], rtol=1e-5)
+
+
+def test_distance_correlation_interval_contains_its_estimate_where_the_percentile_one_does_not(chaos_mnli):
+    human, model = chaos_mnli
+    human, model = human[:200], model[:200]
+    interval = bootstrap_figures(200, distance_correlations={"dcor": (human, model)}, n_boot=300, seed=0)["dcor"]
+    percentile = bootstrap_ci(distance_correlation, (human, model), n_boot=300, seed=0)
+    assert percentile.estimate < percentile.low  # resampling's upward bias: the plain interval misses it
+    assert interval.low <= interval.estimate <= interval.high
 
 
 def test_bootstrap_figures_are_seeded_and_zero_resamples_give_no_bounds():
