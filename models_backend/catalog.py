@@ -109,13 +109,13 @@ def register_host_folder() -> None:
         StoredCheckpoint.objects.update_or_create(
             key=checkpoint.key,
             host=host,
-            defaults={
-                "name": entry.name,
-                "kind": checkpoint.kind,
-                "labels": checkpoint.labels,
-                "size": checkpoint.size,
-                "problem": checkpoint.problem,
-            },
+            defaults=dict(
+                name=entry.name,
+                kind=checkpoint.kind,
+                labels=checkpoint.labels,
+                size=checkpoint.size,
+                problem=checkpoint.problem,
+            ),
         )
     StoredCheckpoint.objects.filter(host=host, key__startswith="shared/").exclude(
         key__in=[f"shared/{entry.name}" for entry in found]
@@ -222,16 +222,16 @@ def store_trained(job: Job, folder: Path) -> StoredCheckpoint:
     row, _ = StoredCheckpoint.objects.update_or_create(
         key=f"job/{job.pk}",
         host="",
-        defaults={
-            "name": folder.name,
-            "kind": described.kind,
-            "labels": described.labels,
-            "size": described.size,
-            "problem": described.problem,
-            "archive": key,
-            "sha256": digest,
-            "job": job,
-        },
+        defaults=dict(
+            name=folder.name,
+            kind=described.kind,
+            labels=described.labels,
+            size=described.size,
+            problem=described.problem,
+            archive=key,
+            sha256=digest,
+            job=job,
+        ),
     )
     set_output(job, key)
     return row

@@ -68,7 +68,7 @@ def applies(project: Project) -> bool:
 def plan(project: Project, target_error: float, price_per_label: float = 0.0) -> BudgetPlan | None:
     """The plan for `project` at the given precision and price (checked with PLAN_SETTINGS first); None while
     no item has PILOT_MINIMUM_ANSWERS answers. Raises ValueError for a task type without categories."""
-    from annotation.tasktypes.base import DEFAULT_DECIDED_WITHIN
+    from annotation.tasktypes.base import decided_within
     from metrics.stability import labels_to_decide_majority, labels_to_settle  # numpy: not at start-up
 
     categories = project.task.categories(project.options)
@@ -90,8 +90,8 @@ def plan(project: Project, target_error: float, price_per_label: float = 0.0) ->
     if not pilot:
         return None
     needed = labels_to_settle(pilot, target_error, minimum=project.redundancy, maximum=MOST_LABELS_PLANNED)
-    decided_within = int(project.options.get("decided_within", DEFAULT_DECIDED_WITHIN))
-    to_decide = labels_to_decide_majority(pilot, decided_within)
+    within = decided_within(project.options)
+    to_decide = labels_to_decide_majority(pilot, within)
     items = Item.objects.filter(project=project, is_gold=False).count()
     labels_per_item = float(needed.mean())
     labels_total = round(labels_per_item * items)
@@ -110,6 +110,6 @@ def plan(project: Project, target_error: float, price_per_label: float = 0.0) ->
         labels_to_go=to_go,
         cost_total=round(labels_total * price_per_label, 2) if priced else None,
         cost_to_go=round(to_go * price_per_label, 2) if priced else None,
-        decided_within=decided_within,
+        decided_within=within,
         majority_decided_labels_per_item=round(float(to_decide.mean()), 2),
     )

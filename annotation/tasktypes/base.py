@@ -313,6 +313,13 @@ STABILITY = "stability"
 # labels (metrics.stability.majority_decided): the label fixed-k collection would give, for fewer labels.
 MAJORITY_DECIDED = "majority_decided"
 DEFAULT_DECIDED_WITHIN = 5
+
+
+def decided_within(options: dict) -> int:
+    """The study's `decided_within` (the majority-decided strategy's fixed number of labels)."""
+    return int(options.get("decided_within", DEFAULT_DECIDED_WITHIN))
+
+
 # About the mean error of 10 labels an item on ChaosNLI-SNLI (benchmarks/redundancy.py, docs/studies.md).
 DEFAULT_STABILITY_THRESHOLD = 0.15
 REDUNDANCY_SETTINGS: tuple[Setting, ...] = (
@@ -375,7 +382,7 @@ class NominalTaskType(TaskType):
             from metrics.stability import majority_decided  # numpy: not at start-up
 
             counts = [[values.count(label) for label in self.labels(options)]]
-            return not bool(majority_decided(counts, options.get("decided_within", DEFAULT_DECIDED_WITHIN))[0])
+            return not bool(majority_decided(counts, decided_within(options))[0])
         return len(set(values)) > 1
 
     def distribution_stable(self, values, options) -> bool:
