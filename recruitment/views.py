@@ -176,6 +176,7 @@ def plan_bonuses(request, slug):
                 request.POST.get("reason", ""),
                 request.user,
                 key=request.POST.get("key", ""),
+                confirm_duplicate=request.POST.get("again") == "1",
             )
         else:
             raise studies.RecruitmentError(f"unknown rule {rule!r}")
