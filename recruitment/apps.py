@@ -7,7 +7,11 @@ class RecruitmentConfig(AppConfig):
     verbose_name = "Recruitment"
 
     def ready(self):
+        from annotation.services import crowd
+        from recruitment.services.studies import registered_codes
+
         checks.register(secrets_key_check, checks.Tags.security)
+        crowd.register_code_source(registered_codes)
 
 
 def secrets_key_check(app_configs, **kwargs):

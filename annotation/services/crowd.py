@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 from enum import StrEnum
@@ -295,14 +296,47 @@ def turnaway(project: Project, platform: str, session: CrowdSession | None) -> T
     return None
 
 
+# The codes a study's platform study has registered, for a study linked to one (the recruitment app sets this
+# at start-up: annotation never imports it). None: not known here, every code the study's settings set is shown.
+_registered_codes: Callable[[Project], set[str] | None] = lambda project: None
+
+SCREENED_OUT_MESSAGE = (
+    "You were screened out of this study. Prolific pays you for screening out when you go back with the code "
+    "below: do not return the study on Prolific, since returning it gives up that payment."
+)
+
+
+def register_code_source(source: Callable[[Project], set[str] | None]) -> None:
+    global _registered_codes
+    _registered_codes = source
+
+
 def leaving_code(project: Project, platform: str, screened_out: bool = False) -> str:
     """The Prolific code of a participant who leaves without completing: the screen-out code for one who may
     not take part (ineligible, failed the qualification) where the study has one, else the returned code.
-    MTurk has no such codes: its workers return the HIT."""
+    A code the linked Prolific study never registered is never shown (Prolific would not know it). MTurk has
+    no such codes: its workers return the HIT."""
     if platform != CrowdSession.Platform.PROLIFIC:
         return ""
-    returned = study_setting(project, "returned_code")
-    return (study_setting(project, "screened_out_code") or returned) if screened_out else returned
+    registered = _registered_codes(project)
+
+    def shown(name: str) -> str:
+        code = study_setting(project, name)
+        return code if code and (registered is None or code in registered) else ""
+
+    returned = shown("returned_code")
+    return (shown("screened_out_code") or returned) if screened_out else returned
+
+
+def is_screen_out_code(project: Project, code: str) -> bool:
+    """Whether `code` is the study's screen-out code: its holder is paid for screening out and must not return."""
+    return bool(code) and code == study_setting(project, "screened_out_code")
+
+
+def leaving_message(project: Project, code: str) -> str:
+    """What a participant leaving with `code` reads: the screen-out note with a screen-out code (the study's
+    returned message asks them to return, which would forfeit that payment), else the returned message."""
+    return SCREENED_OUT_MESSAGE if is_screen_out_code(project, code) else study_setting(project, "returned_message")
 
 
 def _turnaway(project: Project, platform: str, reason: str, explanation: str, status: int = 200) -> Turnaway:
@@ -312,7 +346,7 @@ def _turnaway(project: Project, platform: str, reason: str, explanation: str, st
         explanation=explanation,
         platform=platform,
         title="" if project.status == Project.Status.DRAFT else project.title,
-        message=study_setting(project, "returned_message"),
+        message=leaving_message(project, code),
         code=code,
         return_url=prolific_url(code) if code else "",
         status=status,

@@ -13,7 +13,7 @@ from django.db.models import Q
 
 from annotation.models import Annotation, AuditEntry, Project
 from annotation.services import access, audit, instrument
-from annotation.services.study_settings import current_setting, settings_schema
+from annotation.services.study_settings import WAVE_CODES, current_setting, settings_schema
 from annotation.tasktypes import get_task_type
 from common.schema import Schema, Setting, SettingError
 
@@ -175,10 +175,12 @@ def clone_project(project: Project, slug: str, owner, with_items: bool = False) 
     schema = settings_schema(project.task)
     settings = {setting.name: current_setting(project, schema, setting.name) for setting in schema}
     settings.update(status=Project.Status.DRAFT, title=f"{project.title} (copy)")
+    settings.update(dict.fromkeys(WAVE_CODES, ""))  # a new wave gets codes of its own
     with transaction.atomic():
         clone = create_project(slug, project.task_type, owner, **settings)
         clone.qualification_id = project.qualification_id
-        clone.options = {**project.options, **clone.options}
+        kept = {name: value for name, value in project.options.items() if name not in WAVE_CODES}
+        clone.options = {**kept, **clone.options}
         clone.save(update_fields=["qualification", "options"])
         if with_items:
             examples = list(project.examples.order_by("id"))

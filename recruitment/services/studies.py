@@ -114,6 +114,15 @@ def ensure_codes(link: ProlificLink, by) -> None:
         setattr(link, field, codes[setting])
 
 
+def registered_codes(project: Project) -> set[str] | None:
+    """The codes the study's Prolific study was created with (None when it is not on Prolific from here:
+    then the codes of its settings are the author's to register, and are shown)."""
+    link = ProlificLink.objects.filter(project=project).exclude(prolific_study_id="").first()
+    if link is None:
+        return None
+    return {code for code in (link.completed_code, link.returned_code, link.screened_out_code) if code}
+
+
 def completion_codes(link: ProlificLink) -> list[dict]:
     completed = {
         "code": link.completed_code,
