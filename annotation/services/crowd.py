@@ -298,7 +298,7 @@ def turnaway(project: Project, platform: str, session: CrowdSession | None) -> T
 
 # The codes a study's platform study has registered, for a study linked to one (the recruitment app sets this
 # at start-up: annotation never imports it). None: not known here, every code the study's settings set is shown.
-_registered_codes: Callable[[Project], set[str] | None] = lambda project: None
+_code_sources: list[Callable[[Project], set[str] | None]] = []
 
 SCREENED_OUT_MESSAGE = (
     "You were screened out of this study. Prolific pays you for screening out when you go back with the code "
@@ -307,8 +307,13 @@ SCREENED_OUT_MESSAGE = (
 
 
 def register_code_source(source: Callable[[Project], set[str] | None]) -> None:
-    global _registered_codes
-    _registered_codes = source
+    if source not in _code_sources:
+        _code_sources.append(source)
+
+
+def _registered_codes(project: Project) -> set[str] | None:
+    known = [codes for codes in (source(project) for source in _code_sources) if codes is not None]
+    return set().union(*known) if known else None
 
 
 def leaving_code(project: Project, platform: str, screened_out: bool = False) -> str:
