@@ -131,6 +131,9 @@ class WebhookEvent(models.Model):
     """A Prolific hook event taken in (its id is kept once: a repeated delivery changes nothing)."""
 
     event_id = models.CharField(max_length=100, unique=True)
+    # sha256 of the signed timestamp and signature: Prolific does not sign X-Event-ID, so a delivery sent again
+    # under a new event id is recognised by this ("" for events taken before it was kept).
+    delivery = models.CharField(max_length=64, blank=True)
     link = models.ForeignKey(ProlificLink, on_delete=models.CASCADE, related_name="events")
     event_type = models.CharField(max_length=100)
     submission_id = models.CharField(max_length=64, blank=True)
@@ -138,6 +141,13 @@ class WebhookEvent(models.Model):
     occurred_at = models.DateTimeField()
     applied = models.BooleanField(default=False)  # False: older than what was known, kept for the record
     received_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["delivery"], condition=~models.Q(delivery=""), name="webhook_delivery_once"
+            ),
+        ]
 
 
 class ParticipantGroup(models.Model):

@@ -79,11 +79,13 @@ class Submission:
     completed_at: str | None = None
     time_taken: int | None = None
     bonus_payments: list = field(default_factory=list)
+    study_id: str = ""
 
     @classmethod
     def from_json(cls, data: dict) -> Submission:
         return cls(
             id=str(data["id"]),
+            study_id=str(data.get("study_id") or ""),
             participant_id=str(data.get("participant_id") or data.get("participant") or ""),
             status=str(data.get("status", "")),
             study_code=str(data.get("study_code") or ""),
@@ -211,6 +213,9 @@ class ProlificClient:
             more = ((page.get("_links") or page.get("links") or {}).get("next") or {}).get("href")
             if not results or (total is not None and offset >= total) or (total is None and not more):
                 return
+
+    def get_submission(self, submission_id: str) -> Submission:
+        return Submission.from_json(self._call("GET", f"/api/v1/submissions/{submission_id}/"))
 
     def transition_submission(
         self, submission_id: str, action: str, message: str = "", rejection_category: str = ""

@@ -5,7 +5,7 @@ import secrets
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import HttpResponseForbidden, JsonResponse
+from django.http import HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
@@ -20,6 +20,7 @@ from recruitment.services.webhooks import WebhookRefused
 
 NUMBER_FIELDS = ("places", "reward_cents", "estimated_minutes", "screen_out_reward_cents", "screen_out_slots")
 TEXT_FIELDS = ("name", "description", "currency", "workspace_id")
+WEBHOOK_BODY_LIMIT = 64 * 1024  # a submission event is a few hundred bytes
 
 
 def _site(request) -> str:
@@ -247,6 +248,8 @@ def hooks(request, slug):
 @csrf_exempt  # Prolific signs the request instead (webhooks.receive checks the signature and its age)
 @require_POST
 def webhook(request):
+    if len(request.body) > WEBHOOK_BODY_LIMIT:
+        return HttpResponse("the body is larger than any Prolific event", status=413)
     try:
         event = webhooks.receive(
             request.body,
@@ -256,7 +259,7 @@ def webhook(request):
             sent_at=request.headers.get("X-Timestamp", ""),
         )
     except WebhookRefused as refused:
-        return HttpResponseForbidden(str(refused))
+        return HttpResponse(str(refused), status=refused.status, content_type="text/plain")
     if event is None:
         return JsonResponse({"taken": False})
     return JsonResponse({"taken": True, "applied": event.applied})

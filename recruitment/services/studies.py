@@ -61,10 +61,43 @@ def save_link(project: Project, by, token: str = "", webhook_secret: str = "", *
     if webhook_secret:
         link.webhook_secret = webhook_secret.strip()
     check_study_fields(link)
+    if not link.webhook_secret_encrypted:
+        _adopt_workspace_secret(link)
     link.save()
     replaced = [name for name, value in (("token", token), ("webhook_secret", webhook_secret)) if value]
     audit.record(by, PROLIFIC, project, operation="link", fields=sorted(fields), replaced=replaced)
     return link
+
+
+def same_account_links(link: ProlificLink) -> list[ProlificLink]:
+    """The other studies linked to the same Prolific workspace under the same API token (the same account):
+    they share the workspace's hook secret. A study that only names the workspace (anyone can type its id)
+    gets nothing of it."""
+    if not link.workspace_id:
+        return []
+    try:
+        token = link.token
+    except SecretUnreadable:
+        return []
+    found = []
+    for other in ProlificLink.objects.filter(workspace_id=link.workspace_id).exclude(pk=link.pk):
+        try:
+            if token and other.token == token:
+                found.append(other)
+        except SecretUnreadable:
+            continue
+    return found
+
+
+def _adopt_workspace_secret(link: ProlificLink) -> None:
+    """A study linked after its workspace was subscribed from here verifies the workspace's events too."""
+    subscribed = [other for other in same_account_links(link) if other.hook_subscription_id]
+    for other in subscribed:
+        try:
+            link.webhook_secret = other.webhook_secret
+            return
+        except SecretUnreadable:
+            continue
 
 
 def check_study_fields(link: ProlificLink) -> None:

@@ -262,6 +262,7 @@ class StandIn:
             ("PATCH", r"/api/v1/studies/(?P<study>\w+)/", self._update_study),
             ("POST", r"/api/v1/studies/(?P<study>\w+)/transition/", self._transition_study),
             ("GET", r"/api/v1/studies/(?P<study>\w+)/submissions/", self._list_submissions),
+            ("GET", r"/api/v1/submissions/(?P<submission>\w+)/", self._get_submission),
             ("POST", r"/api/v1/submissions/(?P<submission>\w+)/transition/", self._transition_submission),
             ("POST", r"/api/v1/submissions/(?P<submission>\w+)/request-return/", self._request_return),
             ("POST", r"/api/v1/submissions/bulk-approve/", self._bulk_approve),
@@ -351,6 +352,9 @@ class StandIn:
         more = offset + limit < len(rows)
         next_href = f"/api/v1/studies/{study}/submissions/?limit={limit}&offset={offset + limit}" if more else None
         return 200, {"results": page, "_links": {"next": {"href": next_href}}, "meta": {"count": len(rows)}}
+
+    def _get_submission(self, body, query, submission):
+        return 200, self._submission(submission)
 
     def _transition_submission(self, body, query, submission):
         _expect_object(
