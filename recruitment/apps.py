@@ -8,10 +8,10 @@ class RecruitmentConfig(AppConfig):
 
     def ready(self):
         from annotation.services import crowd
-        from recruitment.services.studies import registered_codes
+        from recruitment.services.studies import prolific_study
 
         checks.register(secrets_key_check, checks.Tags.security)
-        crowd.register_code_source(registered_codes)
+        crowd.register_platform_study_source(prolific_study)
 
 
 def secrets_key_check(app_configs, **kwargs):

@@ -107,12 +107,13 @@ def save_link(request, slug):
 @require_POST
 def study_action(request, slug):
     action = request.POST.get("action", "")
+    confirm_low_pay = request.POST.get("confirm_low_pay") == "1"
 
     def run(link):
         if action == "create":
-            studies.create_draft(link, _site(request), request.user)
+            studies.create_draft(link, _site(request), request.user, confirm_low_pay=confirm_low_pay)
             return f"Created on Prolific as a draft ({link.prolific_study_id})."
-        studies.transition(link, action, request.user)
+        studies.transition(link, action, request.user, confirm_low_pay=confirm_low_pay)
         return f"Prolific: {action} done; the study is {link.project.status} here."
 
     return _acted(request, slug, run)

@@ -134,6 +134,7 @@ def enter(project: Project, params) -> CrowdSession:
     if params.get("resume") and not any(params.get(names[0]) for names in PLATFORM_PARAMETERS.values()):
         return _resumed(project, params["resume"])
     arrival = identify(params)
+    _check_study_id(project, arrival)
     key = {"project": project, "platform": arrival.platform, "participant_id": arrival.participant_id}
     session = CrowdSession.objects.select_related("worker").filter(**key).first()
     if session is None:
@@ -160,7 +161,20 @@ def check_link(project: Project, params) -> None:
     if params.get("resume") and not any(params.get(names[0]) for names in PLATFORM_PARAMETERS.values()):
         _resumed(project, params["resume"])
     else:
-        identify(params)
+        _check_study_id(project, identify(params))
+
+
+def _check_study_id(project: Project, arrival: Arrival) -> None:
+    """A Prolific arrival names the Prolific study it came from: one other than this study's (a link copied
+    into another study, a wave's link reused) would earn a code that study never registered."""
+    if arrival.platform != CrowdSession.Platform.PROLIFIC:
+        return
+    linked = platform_study(project, arrival.platform)
+    if linked is not None and arrival.study_id != linked.study_id:
+        raise EntryError(
+            f"STUDY_ID: this link belongs to another Prolific study ({arrival.study_id}); this study runs on "
+            "Prolific as another one. Return to Prolific and open the study from there."
+        )
 
 
 def frame_token(session: CrowdSession) -> str:
@@ -296,24 +310,33 @@ def turnaway(project: Project, platform: str, session: CrowdSession | None) -> T
     return None
 
 
-# The codes a study's platform study has registered, for a study linked to one (the recruitment app sets this
-# at start-up: annotation never imports it). None: not known here, every code the study's settings set is shown.
-_code_sources: list[Callable[[Project], set[str] | None]] = []
+@dataclass(frozen=True)
+class PlatformStudy:
+    """A study's study on a platform, as this app created it there: its id there (the STUDY_ID its entry link
+    must carry) and the codes it registered (the only ones a participant may be shown)."""
+
+    study_id: str
+    codes: frozenset[str]
+
+
+# Where platform studies are known: the recruitment app adds its source at start-up (annotation never
+# imports it). None from every source: the study is not on the platform from here, its settings' codes count.
+_platform_study_sources: list[Callable[[Project, str], PlatformStudy | None]] = []
+
+
+def register_platform_study_source(source: Callable[[Project, str], PlatformStudy | None]) -> None:
+    if source not in _platform_study_sources:
+        _platform_study_sources.append(source)
+
+
+def platform_study(project: Project, platform: str) -> PlatformStudy | None:
+    return next((found for source in _platform_study_sources if (found := source(project, platform))), None)
+
 
 SCREENED_OUT_MESSAGE = (
     "You were screened out of this study. Prolific pays you for screening out when you go back with the code "
     "below: do not return the study on Prolific, since returning it gives up that payment."
 )
-
-
-def register_code_source(source: Callable[[Project], set[str] | None]) -> None:
-    if source not in _code_sources:
-        _code_sources.append(source)
-
-
-def _registered_codes(project: Project) -> set[str] | None:
-    known = [codes for codes in (source(project) for source in _code_sources) if codes is not None]
-    return set().union(*known) if known else None
 
 
 def leaving_code(project: Project, platform: str, screened_out: bool = False) -> str:
@@ -323,11 +346,11 @@ def leaving_code(project: Project, platform: str, screened_out: bool = False) ->
     no such codes: its workers return the HIT."""
     if platform != CrowdSession.Platform.PROLIFIC:
         return ""
-    registered = _registered_codes(project)
+    linked = platform_study(project, platform)
 
     def shown(name: str) -> str:
         code = study_setting(project, name)
-        return code if code and (registered is None or code in registered) else ""
+        return code if code and (linked is None or code in linked.codes) else ""
 
     returned = shown("returned_code")
     return (shown("screened_out_code") or returned) if screened_out else returned

@@ -4,12 +4,14 @@ reward, time, completion codes and their actions), and publishing, pausing and s
 from __future__ import annotations
 
 import secrets
+from decimal import Decimal
 
 from django.db import transaction
 
 from annotation.models import AuditEntry, CrowdSession, Project
-from annotation.services import audit, crowd
+from annotation.services import access, audit, crowd
 from annotation.services.crowd import study_setting
+from annotation.services.pay import CURRENCY_SIGNS, PROLIFIC_MINIMUM_HOURLY, PROLIFIC_RECOMMENDED_HOURLY
 from annotation.services.projects import update_project
 from recruitment.models import ProlificLink
 from recruitment.prolific import ProlificClient, ProlificError, recording_transport
@@ -147,13 +149,17 @@ def ensure_codes(link: ProlificLink, by) -> None:
         setattr(link, field, codes[setting])
 
 
-def registered_codes(project: Project) -> set[str] | None:
-    """The codes the study's Prolific study was created with (None when it is not on Prolific from here:
-    then the codes of its settings are the author's to register, and are shown)."""
+def prolific_study(project: Project, platform: str) -> crowd.PlatformStudy | None:
+    """The study's Prolific study as created from here, with the codes it was created with (None when it is
+    not on Prolific from here: then its STUDY_ID is not known, and the codes of its settings are the author's
+    to register, and are shown)."""
+    if platform != CrowdSession.Platform.PROLIFIC:
+        return None
     link = ProlificLink.objects.filter(project=project).exclude(prolific_study_id="").first()
     if link is None:
         return None
-    return {code for code in (link.completed_code, link.returned_code, link.screened_out_code) if code}
+    codes = frozenset(code for code in (link.completed_code, link.returned_code, link.screened_out_code) if code)
+    return crowd.PlatformStudy(link.prolific_study_id, codes)
 
 
 def completion_codes(link: ProlificLink) -> list[dict]:
@@ -206,13 +212,52 @@ def study_payload(link: ProlificLink, site: str) -> dict:
     return payload
 
 
-def create_draft(link: ProlificLink, site: str, by, client: ProlificClient | None = None) -> ProlificLink:
+class LowPay(RecruitmentError):
+    """The reward is below the hourly rate Prolific recommends: sent only when the author confirms it."""
+
+
+def hourly_rate(link: ProlificLink) -> Decimal:
+    return (Decimal(link.reward_cents) / 100 * 60 / Decimal(max(link.estimated_minutes, 1))).quantize(Decimal("0.01"))
+
+
+def check_before_money(link: ProlificLink, confirm_low_pay: bool = False) -> None:
+    """What must hold before Prolific is asked to take participants (create, publish, start): a study whose
+    audience turns every Prolific arrival away, or a reward below Prolific's minimum hourly rate, is refused;
+    one below the rate Prolific recommends needs `confirm_low_pay`."""
+    project = link.project
+    if CrowdSession.Platform.PROLIFIC not in access.admitted_platforms(project.audience):
+        raise RecruitmentError(
+            f"audience: this study takes no Prolific arrivals (audience {project.get_audience_display()}); "
+            "every participant Prolific sends would be turned away. Set its audience to Prolific (or any "
+            "platform) in its settings first."
+        )
+    if not link.reward_cents:
+        raise RecruitmentError("reward_cents: set the reward before creating the study")
+    if link.currency not in PROLIFIC_MINIMUM_HOURLY:
+        return
+    rate, sign = hourly_rate(link), CURRENCY_SIGNS[link.currency]
+    minimum, recommended = PROLIFIC_MINIMUM_HOURLY[link.currency], PROLIFIC_RECOMMENDED_HOURLY[link.currency]
+    pay = f"{link.reward_cents} for {link.estimated_minutes} minutes is {sign}{rate:.2f} an hour"
+    if rate < minimum:
+        raise RecruitmentError(
+            f"reward_cents: {pay}, below Prolific's minimum of {sign}{minimum:.2f}: Prolific refuses it. "
+            "Raise the reward or correct the estimated minutes."
+        )
+    if rate < recommended and not confirm_low_pay:
+        raise LowPay(
+            f"reward_cents: {pay}, below the {sign}{recommended:.2f} Prolific recommends. Tick "
+            "'pay below the recommended rate' to go on anyway."
+        )
+
+
+def create_draft(
+    link: ProlificLink, site: str, by, client: ProlificClient | None = None, confirm_low_pay: bool = False
+) -> ProlificLink:
     """Create the study on Prolific as a draft (once: a linked study is changed on Prolific, not made twice)."""
     if link.prolific_study_id:
         raise RecruitmentError(f"this study is already on Prolific ({link.prolific_study_id})")
     check_study_fields(link)
-    if not link.reward_cents:
-        raise RecruitmentError("reward_cents: set the reward before creating the study")
+    check_before_money(link, confirm_low_pay)
     ensure_codes(link, by)
     study = (client or client_for(link)).create_study(study_payload(link, site))
     link.prolific_study_id = study.id
@@ -222,12 +267,16 @@ def create_draft(link: ProlificLink, site: str, by, client: ProlificClient | Non
     return link
 
 
-def transition(link: ProlificLink, action: str, by, client: ProlificClient | None = None) -> ProlificLink:
+def transition(
+    link: ProlificLink, action: str, by, client: ProlificClient | None = None, confirm_low_pay: bool = False
+) -> ProlificLink:
     """Publish, pause, start again or stop the study on Prolific, and move our study the same way."""
     if action not in ACTIONS:
         raise RecruitmentError(f"unknown action {action!r} (one of {', '.join(ACTIONS)})")
     if not link.prolific_study_id:
         raise RecruitmentError("create the study on Prolific first")
+    if action in ("publish", "start"):
+        check_before_money(link, confirm_low_pay)
     prolific_action, state, status = ACTIONS[action]
     (client or client_for(link)).transition_study(link.prolific_study_id, prolific_action)
     with transaction.atomic():
@@ -254,8 +303,8 @@ def dry_run(link: ProlificLink, site: str) -> list:
     with transaction.atomic():
         try:
             link.prolific_study_id = ""  # rehearse the whole run, even for a study already on Prolific
-            drafted = create_draft(link, site, None, client=client)
-            transition(drafted, "publish", None, client=client)
+            drafted = create_draft(link, site, None, client=client, confirm_low_pay=True)
+            transition(drafted, "publish", None, client=client, confirm_low_pay=True)
         except ProlificError as error:
             raise RecruitmentError(str(error)) from None
         finally:

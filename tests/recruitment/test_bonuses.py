@@ -185,7 +185,7 @@ SEED = f"""
     import io
     rows = open("../shared/data/snli/snli_dev_gold_only.jsonl", encoding="utf-8").readlines()[:4]
     import_stream(project, io.StringIO("".join(rows)), "snli")
-    link = studies.save_link(project, author, token={TOKEN!r}, name="Crash", places=2, reward_cents=100)
+    link = studies.save_link(project, author, token={TOKEN!r}, name="Crash", places=2, reward_cents=150)
     link = studies.create_draft(link, "{SITE}", author)
     project.refresh_from_db()
     arrive(project, "PCRASH", pages=2)

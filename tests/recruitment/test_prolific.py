@@ -220,7 +220,7 @@ def test_a_group_of_good_workers_is_built_updated_and_used_in_the_next_wave(
     assert sorted(standin.groups[group.prolific_group_id]["members"]) == ["PDONE", "PGAVEUP"]
 
     wave_two = make_project("nli_label", slug="wave-two")
-    next_link = studies.save_link(wave_two, author, token=TOKEN, name="Wave two", reward_cents=100)
+    next_link = studies.save_link(wave_two, author, token=TOKEN, name="Wave two", reward_cents=150)
     groups.use_group(next_link, group, "allow", author)
     studies.create_draft(next_link, SITE, author)
     body = standin.calls_to("POST", "/api/v1/studies/")[-1].body

@@ -360,12 +360,13 @@ def test_when_two_studies_could_hold_a_submission_prolific_is_asked(in_workspace
     webhooks.subscribe(in_workspace, TARGET, author)
     studies.create_draft(in_workspace, SITE, author)
     sibling = make_project("nli_label", slug="sibling")
-    studies.save_link(sibling, author, token=TOKEN, workspace_id=WORKSPACE, name="Sibling", reward_cents=100)
+    studies.save_link(sibling, author, token=TOKEN, workspace_id=WORKSPACE, name="Sibling", reward_cents=150)
     studies.create_draft(studies.link_of(sibling), SITE, author)
     sibling.refresh_from_db()
     submission = standin.add_submission(in_workspace.prolific_study_id, "PONE", "ACTIVE")
     for project in (in_workspace.project, sibling):  # a SESSION_ID is the participant's to type
-        crowd.enter(project, {"PROLIFIC_PID": "PONE", "STUDY_ID": "S", "SESSION_ID": submission})
+        study_id = crowd.platform_study(project, "prolific").study_id
+        crowd.enter(project, {"PROLIFIC_PID": "PONE", "STUDY_ID": study_id, "SESSION_ID": submission})
     body = prolific_event(submission, "AWAITING REVIEW")
     assert post_event(body, standin.event_headers(WORKSPACE, body, "evt-both")).json()["taken"] is True
     assert ProlificSubmission.objects.get().link == in_workspace
