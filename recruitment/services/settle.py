@@ -191,7 +191,7 @@ def approve(link: ProlificLink, submission_ids: list[str], by, client: ProlificC
     if len(waiting) != len(rows):
         others = ", ".join(f"{row.submission_id} ({row.status.lower()})" for row in rows if row not in waiting)
         raise RecruitmentError(f"only submissions awaiting review can be approved: {others}")
-    (client or client_for(link)).bulk_approve(link.prolific_study_id, [row.submission_id for row in rows])
+    (client or client_for(link)).bulk_approve([row.submission_id for row in rows])
     _after_action(link, rows, "APPROVED", "approve", by)
     return len(rows)
 
@@ -214,8 +214,16 @@ def reject(
 
 
 def screen_out(link: ProlificLink, submission_id: str, by, client: ProlificClient | None = None) -> None:
+    """Screen a participant out with the study's fixed screen-out code (Prolific pays its screen-out reward)."""
+    if not link.screened_out_code:
+        raise RecruitmentError(
+            "this study was created on Prolific without a screen-out code (no screen-out reward): ask for a "
+            "return instead"
+        )
     rows = _submissions(link, [submission_id])
-    (client or client_for(link)).transition_submission(submission_id, "SCREEN_OUT")
+    (client or client_for(link)).transition_submission(
+        submission_id, "SCREEN_OUT", completion_code=link.screened_out_code
+    )
     _after_action(link, rows, "SCREENED OUT", "screen-out", by)
 
 
