@@ -7,11 +7,12 @@ class RecruitmentConfig(AppConfig):
     verbose_name = "Recruitment"
 
     def ready(self):
-        from annotation.services import crowd
-        from recruitment.services.studies import prolific_study
+        from annotation.services import crowd, projects
+        from recruitment.services.studies import follow_status, prolific_study
 
         checks.register(secrets_key_check, checks.Tags.security)
         crowd.register_platform_study_source(prolific_study)
+        projects.register_status_follower(follow_status)
 
 
 def secrets_key_check(app_configs, **kwargs):

@@ -38,7 +38,15 @@ def prolific_page(request, slug):
             suggestion = suggest_reward(project, request.GET["hourly_rate"], link.currency if link else "GBP")
         except ValueError as error:
             suggestion_error = str(error)
+    drift, drift_error = [], ""
+    if link and link.prolific_study_id:
+        try:
+            drift = studies.drift(link)
+        except (studies.RecruitmentError, ProlificError) as error:
+            drift_error = str(error)
     context = {
+        "drift": drift,
+        "drift_error": drift_error,
         "suggestion": suggestion,
         "suggestion_error": suggestion_error,
         "project": project,
@@ -99,7 +107,9 @@ def save_link(request, slug):
     except studies.RecruitmentError as error:
         messages.error(request, str(error))
     else:
-        messages.success(request, "Saved.")
+        link = studies.link_of(project)
+        sent = " and sent to the Prolific study" if link and link.prolific_study_id else ""
+        messages.success(request, f"Saved{sent}.")
     return redirect("recruitment:prolific", slug=slug)
 
 
@@ -113,6 +123,16 @@ def study_action(request, slug):
         if action == "create":
             studies.create_draft(link, _site(request), request.user, confirm_low_pay=confirm_low_pay)
             return f"Created on Prolific as a draft ({link.prolific_study_id})."
+        if action == "fix":
+            return (
+                "Both sides brought together: "
+                + ("; ".join(studies.fix_drift(link, request.user)) or "nothing to do")
+                + "."
+            )
+        if action == "stop" and request.POST.get("confirm") != "1":
+            raise studies.RecruitmentError(
+                "Stop ends the Prolific study for good (it cannot be started again): tick the box next to Stop to confirm."
+            )
         studies.transition(link, action, request.user, confirm_low_pay=confirm_low_pay)
         return f"Prolific: {action} done; the study is {link.project.status} here."
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
@@ -163,7 +164,23 @@ def schema_status(value) -> str:
     return Setting("status", "choice", None, choices=tuple(Project.Status.choices)).clean(value)
 
 
+# Platforms that run the study too (the recruitment app adds Prolific's at start-up: annotation never imports
+# it). Each is told of a lifecycle change from the dashboard before it is made here, and raises SettingError
+# to refuse it, so that both sides stay in one state.
+_status_followers: list[Callable[[Project, str, object], None]] = []
+
+
+def register_status_follower(follower: Callable[[Project, str, object], None]) -> None:
+    if follower not in _status_followers:
+        _status_followers.append(follower)
+
+
 def set_status(project: Project, status: str, changed_by=None) -> Project:
+    """Publish, pause, resume, close or reopen the study, and its study on each platform it runs on."""
+    status = _checked_status(project, status)
+    for follower in _status_followers:
+        follower(project, status, changed_by)
+    project.refresh_from_db()
     return update_project(project, changed_by=changed_by, status=status)
 
 

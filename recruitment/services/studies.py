@@ -13,6 +13,7 @@ from annotation.services import access, audit, crowd
 from annotation.services.crowd import study_setting
 from annotation.services.pay import CURRENCY_SIGNS, PROLIFIC_MINIMUM_HOURLY, PROLIFIC_RECOMMENDED_HOURLY
 from annotation.services.projects import update_project
+from common.schema import SettingError
 from recruitment.models import ProlificLink
 from recruitment.prolific import ProlificClient, ProlificError, recording_transport
 from recruitment.secrets import SecretUnreadable
@@ -56,6 +57,7 @@ def save_link(project: Project, by, token: str = "", webhook_secret: str = "", *
     if unknown:
         raise RecruitmentError(f"unknown field(s): {', '.join(sorted(unknown))}")
     link = link_of(project) or ProlificLink(project=project, name=project.title)
+    before = {name: getattr(link, name) for name in SENT_AFTER_CREATION}
     for name, value in fields.items():
         setattr(link, name, value)
     if token:
@@ -65,10 +67,44 @@ def save_link(project: Project, by, token: str = "", webhook_secret: str = "", *
     check_study_fields(link)
     if not link.webhook_secret_encrypted:
         _adopt_workspace_secret(link)
+    changed = {name: getattr(link, name) for name, value in before.items() if getattr(link, name) != value}
+    if link.prolific_study_id and changed:
+        _send_changes(link, before, changed)
     link.save()
     replaced = [name for name, value in (("token", token), ("webhook_secret", webhook_secret)) if value]
     audit.record(by, PROLIFIC, project, operation="link", fields=sorted(fields), replaced=replaced)
     return link
+
+
+# What the Prolific study is told again when it changes here after creation (our field: Prolific's).
+SENT_AFTER_CREATION = {
+    "places": "total_available_places",
+    "reward_cents": "reward",
+    "estimated_minutes": "estimated_completion_time",
+}
+
+
+def _send_changes(link: ProlificLink, before: dict, changed: dict) -> None:
+    """Update the Prolific study before saving here, so that a refusal leaves both sides as they were. Once it
+    runs, only places may change, and only up (Prolific takes more places on a running study)."""
+    if link.state not in (ProlificLink.State.DRAFT, ProlificLink.State.LINKED):
+        if link.state == ProlificLink.State.STOPPED:
+            raise RecruitmentError("the Prolific study is stopped: clone the study for a new wave")
+        fixed = sorted(set(changed) - {"places"})
+        if fixed:
+            raise RecruitmentError(f"{fixed[0]}: the Prolific study is running; only places can be added now")
+        if changed["places"] < before["places"]:
+            raise RecruitmentError(
+                f"places: the Prolific study is running; places can only go up (from {before['places']})"
+            )
+    payload = {SENT_AFTER_CREATION[name]: value for name, value in changed.items()}
+    client = client_for(link)
+    try:
+        client.update_study(link.prolific_study_id, payload)
+    except ProlificError as error:
+        raise RecruitmentError(f"Prolific refused the change: {error}") from None
+    finally:
+        client.close()
 
 
 def same_account_links(link: ProlificLink) -> list[ProlificLink]:
@@ -286,6 +322,101 @@ def transition(
             update_project(link.project, changed_by=by, status=status)
     audit.record(by, PROLIFIC, link.project, operation=action, prolific_study=link.prolific_study_id)
     return link
+
+
+# The Prolific action that brings the Prolific study to a status the study takes here, by the link's state.
+FOLLOW = {
+    (Project.Status.PUBLISHED, ProlificLink.State.DRAFT): "publish",
+    (Project.Status.PUBLISHED, ProlificLink.State.PAUSED): "start",
+    (Project.Status.PAUSED, ProlificLink.State.ACTIVE): "pause",
+    (Project.Status.CLOSED, ProlificLink.State.ACTIVE): "stop",
+    (Project.Status.CLOSED, ProlificLink.State.PAUSED): "stop",
+}
+
+
+def follow_status(project: Project, status: str, by) -> None:
+    """The study's dashboard publishes, pauses, resumes or closes it: its Prolific study does the same first
+    (a refusal, ours or Prolific's, leaves both as they were). Reopening a study whose Prolific study was
+    stopped is refused: Prolific cannot start it again (clone the study for a new wave)."""
+    link = ProlificLink.objects.filter(project=project).exclude(prolific_study_id="").first()
+    if link is None:
+        return
+    if link.state == ProlificLink.State.STOPPED and status == Project.Status.PUBLISHED:
+        raise SettingError({"status": "its Prolific study was stopped and cannot start again: clone it for a new wave"})
+    action = FOLLOW.get((status, link.state))
+    if action is None:
+        return
+    try:
+        transition(link, action, by)
+    except (RecruitmentError, ProlificError) as error:
+        raise SettingError({"status": f"Prolific: {error}"}) from None
+
+
+# Prolific's study statuses as the link's states (AWAITING REVIEW and COMPLETED: it takes no one any more).
+PROLIFIC_STATES = {
+    "UNPUBLISHED": ProlificLink.State.DRAFT,
+    "PUBLISHING": ProlificLink.State.ACTIVE,
+    "SCHEDULED": ProlificLink.State.ACTIVE,
+    "ACTIVE": ProlificLink.State.ACTIVE,
+    "PAUSED": ProlificLink.State.PAUSED,
+    "AWAITING REVIEW": ProlificLink.State.STOPPED,
+    "COMPLETED": ProlificLink.State.STOPPED,
+}
+# The study's status here that each link state goes with.
+STATE_STATUS = {state: status for _action, state, status in ACTIONS.values()}
+
+
+def drift(link: ProlificLink, client: ProlificClient | None = None) -> list[str]:
+    """What differs between the two sides, as Prolific answers now: the state, places and reward sent, and
+    the study's status here against its Prolific study's."""
+    if not link.prolific_study_id:
+        return []
+    study = (client or client_for(link)).get_study(link.prolific_study_id)
+    found = []
+    there = PROLIFIC_STATES.get(study.status)
+    if there is not None and there != link.state:
+        found.append(f"state: Prolific says {study.status}, this page {link.get_state_display()}")
+    if study.total_available_places != link.places:
+        found.append(f"places: {study.total_available_places} on Prolific, {link.places} here")
+    if round(study.reward) != link.reward_cents:
+        found.append(f"reward: {round(study.reward)} on Prolific, {link.reward_cents} here")
+    wanted = STATE_STATUS.get(link.state)
+    if wanted is not None and link.project.status != wanted:
+        found.append(f"status: the study is {link.project.status} here, its Prolific study {link.get_state_display()}")
+    return found
+
+
+def fix_drift(link: ProlificLink, by, client: ProlificClient | None = None) -> list[str]:
+    """Bring the sides together: places and reward as set here are sent again; the state follows Prolific
+    when Prolific's study has ended, else the study's status here moves Prolific."""
+    client = client or client_for(link)
+    study = client.get_study(link.prolific_study_id)
+    done = []
+    there = PROLIFIC_STATES.get(study.status)
+    if there == ProlificLink.State.STOPPED or (there is not None and link.state == ProlificLink.State.STOPPED):
+        link.state = there
+        link.save(update_fields=["state"])
+        if link.project.status != STATE_STATUS[there]:
+            update_project(link.project, changed_by=by, status=STATE_STATUS[there])
+        done.append(f"state taken from Prolific ({study.status})")
+    else:
+        if there is not None and there != link.state:
+            link.state = there
+            link.save(update_fields=["state"])
+        action = FOLLOW.get((link.project.status, link.state))
+        if action:
+            transition(link, action, by, client=client, confirm_low_pay=True)
+            done.append(f"Prolific: {action}")
+    numbers = {}
+    if study.total_available_places != link.places:
+        numbers["total_available_places"] = link.places
+    if round(study.reward) != link.reward_cents and there == ProlificLink.State.DRAFT:
+        numbers["reward"] = link.reward_cents
+    if numbers:
+        client.update_study(link.prolific_study_id, numbers)
+        done.append("sent " + ", ".join(f"{name} {value}" for name, value in numbers.items()))
+    audit.record(by, PROLIFIC, link.project, operation="fix-drift", done=done)
+    return done
 
 
 def dry_run(link: ProlificLink, site: str) -> list:

@@ -415,6 +415,12 @@ class StandIn:
 
     def _update_study(self, body, query, study):
         _expect_object(body, STUDY_FIELDS, set())
+        record = self._study(study)
+        if record["status"] != "UNPUBLISHED":  # model.UpdateStudy: a running study takes more places only
+            if set(body) - {"total_available_places"}:
+                raise Refused(400, "a published study can change its total_available_places only")
+            if body.get("total_available_places", 0) < record["total_available_places"]:
+                raise Refused(400, {"total_available_places": ["can only increase once published"]})
         self._study(study).update(body)
         return 200, self._study(study)
 
