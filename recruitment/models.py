@@ -56,6 +56,10 @@ class ProlificLink(models.Model):
     # Participant groups of earlier waves this study admits only, or keeps out (Prolific group ids).
     allow_groups = models.JSONField(default=list, blank=True)
     block_groups = models.JSONField(default=list, blank=True)
+    # Prescreening from Prolific's filter list: the lowest approval rate (percent, 0: none) and the Prolific
+    # studies whose participants are kept out (earlier waves, pilots).
+    minimum_approval_rate = models.PositiveSmallIntegerField(default=0)
+    blocked_studies = models.JSONField(default=list, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     token = _secret("token_encrypted", "API token")

@@ -18,7 +18,14 @@ from recruitment.prolific import REJECTION_CATEGORIES, REJECTION_MESSAGE_MIN, Pr
 from recruitment.services import bonuses, groups, settle, studies, webhooks
 from recruitment.services.webhooks import WebhookRefused
 
-NUMBER_FIELDS = ("places", "reward_cents", "estimated_minutes", "screen_out_reward_cents", "screen_out_slots")
+NUMBER_FIELDS = (
+    "places",
+    "reward_cents",
+    "estimated_minutes",
+    "screen_out_reward_cents",
+    "screen_out_slots",
+    "minimum_approval_rate",
+)
 TEXT_FIELDS = ("name", "description", "currency", "workspace_id")
 WEBHOOK_BODY_LIMIT = 64 * 1024  # a submission event is a few hundred bytes
 
@@ -97,6 +104,8 @@ def save_link(request, slug):
             fields["auto_approve"] = request.POST.get("auto_approve") == "1"
         if "currency" in fields:
             fields["currency"] = fields["currency"].upper()
+        if "blocked_studies" in request.POST:
+            fields["blocked_studies"] = request.POST["blocked_studies"].split()
         studies.save_link(
             project,
             request.user,

@@ -3,6 +3,7 @@ reward, time, completion codes and their actions), and publishing, pausing and s
 
 from __future__ import annotations
 
+import re
 import secrets
 from decimal import Decimal
 
@@ -37,6 +38,8 @@ STUDY_FIELDS = (
     "screen_out_reward_cents",
     "screen_out_slots",
     "workspace_id",
+    "minimum_approval_rate",
+    "blocked_studies",
 )
 
 PROLIFIC = AuditEntry.Action.PROLIFIC
@@ -151,6 +154,12 @@ def check_study_fields(link: ProlificLink) -> None:
         raise RecruitmentError("screen_out_reward_cents: Prolific requires it below the study's reward")
     if link.screen_out_reward_cents and not link.screen_out_slots:
         raise RecruitmentError("screen_out_slots: how many participants may be screened out with a reward")
+    if not 0 <= link.minimum_approval_rate <= 100:
+        raise RecruitmentError("minimum_approval_rate: a percentage between 0 and 100")
+    if not isinstance(link.blocked_studies, list) or not all(
+        isinstance(study, str) and re.fullmatch(r"[0-9a-zA-Z]{1,64}", study) for study in link.blocked_studies
+    ):
+        raise RecruitmentError("blocked_studies: Prolific study ids (letters and digits), one a line")
 
 
 def client_for(link: ProlificLink, transport=None) -> ProlificClient:
@@ -243,6 +252,12 @@ def study_payload(link: ProlificLink, site: str) -> dict:
         )
         if groups
     ]
+    if link.minimum_approval_rate:
+        filters.append(
+            {"filter_id": "approval_rate", "selected_range": {"lower": link.minimum_approval_rate, "upper": 100}}
+        )
+    if link.blocked_studies:
+        filters.append({"filter_id": "previous_studies_blocklist", "selected_values": list(link.blocked_studies)})
     if filters:
         payload["filters"] = filters
     return payload

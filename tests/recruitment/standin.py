@@ -73,7 +73,14 @@ CODE_ACTIONS = {
     "DYNAMIC_PAYMENT": set(),
     "FIXED_SCREEN_OUT_PAYMENT": {"fixed_screen_out_reward", "slots"},
 }
-FILTER_IDS = {"participant_group_allowlist", "participant_group_blocklist", "previous_studies_blocklist"}
+FILTER_IDS = {
+    "participant_group_allowlist",
+    "participant_group_blocklist",
+    "previous_studies_blocklist",
+    "approval_rate",
+}
+# Filters chosen by a range (docs.prolific.com, Studies > Create: selected_range {lower, upper}).
+RANGE_FILTERS = {"approval_rate": (0, 100)}
 SUBMISSION_ACTIONS = {"APPROVE", "COMPLETE", "REJECT", "RETURN", "SCREEN_OUT", "START", "UNREJECT", "UNRETURN"}
 REJECTION_CATEGORIES = {
     "TOO_QUICKLY",
@@ -403,6 +410,13 @@ class StandIn:
             )
             if study_filter["filter_id"] not in FILTER_IDS:
                 raise Refused(400, {"filters": [f"unknown filter {study_filter['filter_id']}"]})
+            if study_filter["filter_id"] in RANGE_FILTERS:
+                low, high = RANGE_FILTERS[study_filter["filter_id"]]
+                chosen = study_filter.get("selected_range") or {}
+                if set(chosen) != {"lower", "upper"} or not low <= chosen["lower"] <= chosen["upper"] <= high:
+                    raise Refused(
+                        400, {"filters": [f"{study_filter['filter_id']}: selected_range lower..upper in {low}..{high}"]}
+                    )
             unknown = set(study_filter.get("selected_values", [])) - set(self.groups)
             if study_filter["filter_id"].startswith("participant_group") and unknown:
                 raise Refused(400, {"filters": [f"no participant group {sorted(unknown)}"]})

@@ -66,3 +66,20 @@ def test_an_entry_link_naming_another_prolific_study_is_turned_away(study, autho
     assert response.status_code == 400 and "STUDY_ID" in response.content.decode()
     assert not CrowdSession.objects.exists()
     assert crowd.enter(study, {**params, "STUDY_ID": link.prolific_study_id}).participant_id == "PWRONG"
+
+
+def test_prescreening_chosen_on_the_page_is_sent_with_the_study(study, author, standin):
+    client = Client()
+    client.force_login(author)
+    base = f"/recruitment/projects/{study.slug}/prolific/"
+    client.post(
+        base + "link/", {"name": "Wave two", "minimum_approval_rate": "95", "blocked_studies": "study1\nstudy2"}
+    )
+    page = client.get(base).content.decode()
+    assert 'value="95"' in page and "study1\nstudy2" in page
+    refused = client.post(base + "link/", {"blocked_studies": "not an id!"}, follow=True).content.decode()
+    assert "blocked_studies: Prolific study ids" in refused
+    studies.create_draft(studies.link_of(study), SITE, author)
+    filters = standin.calls_to("POST", "/api/v1/studies/")[-1].body["filters"]
+    assert {"filter_id": "approval_rate", "selected_range": {"lower": 95, "upper": 100}} in filters
+    assert {"filter_id": "previous_studies_blocklist", "selected_values": ["study1", "study2"]} in filters
