@@ -89,7 +89,8 @@ def test_a_prolific_study_from_link_to_second_wave(open_window, sign_in, demo_se
     author.locator("#token").focus()
     author.keyboard.type(TOKEN)
     for field, value in (("#study-name", "Judge sentence pairs"), ("#places", "3"), ("#reward", "150"),
-                         ("#minutes", "5"), ("#screen-reward", "20"), ("#screen-slots", "2")):  # fmt: skip
+                         ("#minutes", "5"), ("#screen-reward", "20"), ("#screen-slots", "2"),
+                         ("#workspace", "ws000001")):  # fmt: skip
         author.locator(field).fill(value)
     author.locator("#screen-slots").focus()
     with author.expect_navigation():
