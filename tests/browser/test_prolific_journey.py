@@ -184,3 +184,17 @@ def test_a_prolific_study_from_link_to_second_wave(open_window, sign_in, demo_se
     assert TOKEN not in author.content()
     assert all(call.authorization == f"Token {TOKEN}" for call in prolific.calls)
     save_screenshot(author, "prolific-settled-360")
+
+    # The study's dashboard pauses and resumes it: the Prolific study follows.
+    author.goto(f"{base}/projects/{SLUG}/")
+    press(author, "Pause")
+    assert prolific.studies[study_id]["status"] == "PAUSED"
+    press(author, "Resume")
+    assert prolific.studies[study_id]["status"] == "ACTIVE"
+    # Stop asks first: its box is ticked from the keyboard, then Stop.
+    author.goto(f"{base}/recruitment/projects/{SLUG}/prolific/")
+    author.locator("#stop-form input[name=confirm]").focus()
+    author.keyboard.press("Space")
+    press(author, "Stop")
+    expect(author.locator("#link-state")).to_have_text("Stopped")
+    assert prolific.studies[study_id]["status"] == "COMPLETED"
