@@ -7,7 +7,14 @@ class RecruitmentConfig(AppConfig):
     verbose_name = "Recruitment"
 
     def ready(self):
+        from annotation.services import crowd, participants, projects
+        from recruitment.services.erasure import forget_prolific_participant
+        from recruitment.services.studies import follow_status, prolific_study
+
         checks.register(secrets_key_check, checks.Tags.security)
+        crowd.register_platform_study_source(prolific_study)
+        projects.register_status_follower(follow_status)
+        participants.register_eraser(forget_prolific_participant)
 
 
 def secrets_key_check(app_configs, **kwargs):

@@ -56,6 +56,10 @@ class ProlificLink(models.Model):
     # Participant groups of earlier waves this study admits only, or keeps out (Prolific group ids).
     allow_groups = models.JSONField(default=list, blank=True)
     block_groups = models.JSONField(default=list, blank=True)
+    # Prescreening from Prolific's filter list: the lowest approval rate (percent, 0: none) and the Prolific
+    # studies whose participants are kept out (earlier waves, pilots).
+    minimum_approval_rate = models.PositiveSmallIntegerField(default=0)
+    blocked_studies = models.JSONField(default=list, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     token = _secret("token_encrypted", "API token")
@@ -131,6 +135,9 @@ class WebhookEvent(models.Model):
     """A Prolific hook event taken in (its id is kept once: a repeated delivery changes nothing)."""
 
     event_id = models.CharField(max_length=100, unique=True)
+    # sha256 of the signed timestamp and signature: Prolific does not sign X-Event-ID, so a delivery sent again
+    # under a new event id is recognised by this ("" for events taken before it was kept).
+    delivery = models.CharField(max_length=64, blank=True)
     link = models.ForeignKey(ProlificLink, on_delete=models.CASCADE, related_name="events")
     event_type = models.CharField(max_length=100)
     submission_id = models.CharField(max_length=64, blank=True)
@@ -138,6 +145,13 @@ class WebhookEvent(models.Model):
     occurred_at = models.DateTimeField()
     applied = models.BooleanField(default=False)  # False: older than what was known, kept for the record
     received_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["delivery"], condition=~models.Q(delivery=""), name="webhook_delivery_once"
+            ),
+        ]
 
 
 class ParticipantGroup(models.Model):

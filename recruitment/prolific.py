@@ -79,11 +79,13 @@ class Submission:
     completed_at: str | None = None
     time_taken: int | None = None
     bonus_payments: list = field(default_factory=list)
+    study_id: str = ""
 
     @classmethod
     def from_json(cls, data: dict) -> Submission:
         return cls(
             id=str(data["id"]),
+            study_id=str(data.get("study_id") or ""),
             participant_id=str(data.get("participant_id") or data.get("participant") or ""),
             status=str(data.get("status", "")),
             study_code=str(data.get("study_code") or ""),
@@ -212,21 +214,33 @@ class ProlificClient:
             if not results or (total is not None and offset >= total) or (total is None and not more):
                 return
 
+    def get_submission(self, submission_id: str) -> Submission:
+        return Submission.from_json(self._call("GET", f"/api/v1/submissions/{submission_id}/"))
+
     def transition_submission(
-        self, submission_id: str, action: str, message: str = "", rejection_category: str = ""
+        self,
+        submission_id: str,
+        action: str,
+        message: str = "",
+        rejection_category: str = "",
+        completion_code: str = "",
     ) -> Submission:
+        """TransitionSubmissionPayload (client/payloads.go). A screen-out names the study's screen-out code
+        (docs.prolific.com, Submissions > Transition: the code must be one the study was created with)."""
         payload: dict[str, str] = {"action": action}
         if message:
             payload["message"] = message
         if rejection_category:
             payload["rejection_category"] = rejection_category
+        if completion_code:
+            payload["completion_code"] = completion_code
         answer = self._call("POST", f"/api/v1/submissions/{submission_id}/transition/", payload)
         return Submission.from_json(answer)
 
-    def bulk_approve(self, study_id: str, submission_ids: list[str]) -> None:
-        self._call(
-            "POST", "/api/v1/submissions/bulk-approve/", {"study_id": study_id, "submission_ids": submission_ids}
-        )
+    def bulk_approve(self, submission_ids: list[str]) -> None:
+        """The first of bulk approve's two forms: submission ids alone (the other is study_id with
+        participant_ids; cmd/submission/bulk_approve.go refuses a mix). Prolific may take it to do later (202)."""
+        self._call("POST", "/api/v1/submissions/bulk-approve/", {"submission_ids": submission_ids}, expect=(200, 202))
 
     def request_return(self, submission_id: str, reasons: list[str]) -> None:
         self._call("POST", f"/api/v1/submissions/{submission_id}/request-return/", {"request_return_reasons": reasons})
@@ -248,9 +262,11 @@ class ProlificClient:
     # ------------------------------------------------------------------ participant groups
 
     def create_group(self, name: str, workspace_id: str, participant_ids: list[str], description: str = "") -> Group:
-        payload: dict[str, Any] = {"name": name, "participant_ids": participant_ids}
-        if workspace_id:
-            payload["workspace_id"] = workspace_id
+        """Prolific requires the workspace (or organisation) the group belongs to (docs.prolific.com,
+        Participant groups > Create)."""
+        if not workspace_id:
+            raise ProlificError("a participant group needs the workspace it belongs to (workspace_id)")
+        payload: dict[str, Any] = {"name": name, "participant_ids": participant_ids, "workspace_id": workspace_id}
         if description:
             payload["description"] = description
         data = self._call("POST", "/api/v1/participant-groups/", payload)

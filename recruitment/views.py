@@ -5,7 +5,7 @@ import secrets
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import HttpResponseForbidden, JsonResponse
+from django.http import HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
@@ -18,8 +18,16 @@ from recruitment.prolific import REJECTION_CATEGORIES, REJECTION_MESSAGE_MIN, Pr
 from recruitment.services import bonuses, groups, settle, studies, webhooks
 from recruitment.services.webhooks import WebhookRefused
 
-NUMBER_FIELDS = ("places", "reward_cents", "estimated_minutes", "screen_out_reward_cents", "screen_out_slots")
+NUMBER_FIELDS = (
+    "places",
+    "reward_cents",
+    "estimated_minutes",
+    "screen_out_reward_cents",
+    "screen_out_slots",
+    "minimum_approval_rate",
+)
 TEXT_FIELDS = ("name", "description", "currency", "workspace_id")
+WEBHOOK_BODY_LIMIT = 64 * 1024  # a submission event is a few hundred bytes
 
 
 def _site(request) -> str:
@@ -37,7 +45,15 @@ def prolific_page(request, slug):
             suggestion = suggest_reward(project, request.GET["hourly_rate"], link.currency if link else "GBP")
         except ValueError as error:
             suggestion_error = str(error)
+    drift, drift_error = [], ""
+    if link and link.prolific_study_id:
+        try:
+            drift = studies.drift(link)
+        except (studies.RecruitmentError, ProlificError) as error:
+            drift_error = str(error)
     context = {
+        "drift": drift,
+        "drift_error": drift_error,
         "suggestion": suggestion,
         "suggestion_error": suggestion_error,
         "project": project,
@@ -88,6 +104,8 @@ def save_link(request, slug):
             fields["auto_approve"] = request.POST.get("auto_approve") == "1"
         if "currency" in fields:
             fields["currency"] = fields["currency"].upper()
+        if "blocked_studies" in request.POST:
+            fields["blocked_studies"] = request.POST["blocked_studies"].split()
         studies.save_link(
             project,
             request.user,
@@ -98,7 +116,9 @@ def save_link(request, slug):
     except studies.RecruitmentError as error:
         messages.error(request, str(error))
     else:
-        messages.success(request, "Saved.")
+        link = studies.link_of(project)
+        sent = " and sent to the Prolific study" if link and link.prolific_study_id else ""
+        messages.success(request, f"Saved{sent}.")
     return redirect("recruitment:prolific", slug=slug)
 
 
@@ -106,12 +126,23 @@ def save_link(request, slug):
 @require_POST
 def study_action(request, slug):
     action = request.POST.get("action", "")
+    confirm_low_pay = request.POST.get("confirm_low_pay") == "1"
 
     def run(link):
         if action == "create":
-            studies.create_draft(link, _site(request), request.user)
+            studies.create_draft(link, _site(request), request.user, confirm_low_pay=confirm_low_pay)
             return f"Created on Prolific as a draft ({link.prolific_study_id})."
-        studies.transition(link, action, request.user)
+        if action == "fix":
+            return (
+                "Both sides brought together: "
+                + ("; ".join(studies.fix_drift(link, request.user)) or "nothing to do")
+                + "."
+            )
+        if action == "stop" and request.POST.get("confirm") != "1":
+            raise studies.RecruitmentError(
+                "Stop ends the Prolific study for good (it cannot be started again): tick the box next to Stop to confirm."
+            )
+        studies.transition(link, action, request.user, confirm_low_pay=confirm_low_pay)
         return f"Prolific: {action} done; the study is {link.project.status} here."
 
     return _acted(request, slug, run)
@@ -176,6 +207,7 @@ def plan_bonuses(request, slug):
                 request.POST.get("reason", ""),
                 request.user,
                 key=request.POST.get("key", ""),
+                confirm_duplicate=request.POST.get("again") == "1",
             )
         else:
             raise studies.RecruitmentError(f"unknown rule {rule!r}")
@@ -246,6 +278,8 @@ def hooks(request, slug):
 @csrf_exempt  # Prolific signs the request instead (webhooks.receive checks the signature and its age)
 @require_POST
 def webhook(request):
+    if len(request.body) > WEBHOOK_BODY_LIMIT:
+        return HttpResponse("the body is larger than any Prolific event", status=413)
     try:
         event = webhooks.receive(
             request.body,
@@ -255,7 +289,7 @@ def webhook(request):
             sent_at=request.headers.get("X-Timestamp", ""),
         )
     except WebhookRefused as refused:
-        return HttpResponseForbidden(str(refused))
+        return HttpResponse(str(refused), status=refused.status, content_type="text/plain")
     if event is None:
         return JsonResponse({"taken": False})
     return JsonResponse({"taken": True, "applied": event.applied})

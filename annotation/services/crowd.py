@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 from enum import StrEnum
@@ -133,6 +134,7 @@ def enter(project: Project, params) -> CrowdSession:
     if params.get("resume") and not any(params.get(names[0]) for names in PLATFORM_PARAMETERS.values()):
         return _resumed(project, params["resume"])
     arrival = identify(params)
+    _check_study_id(project, arrival)
     key = {"project": project, "platform": arrival.platform, "participant_id": arrival.participant_id}
     session = CrowdSession.objects.select_related("worker").filter(**key).first()
     if session is None:
@@ -159,7 +161,20 @@ def check_link(project: Project, params) -> None:
     if params.get("resume") and not any(params.get(names[0]) for names in PLATFORM_PARAMETERS.values()):
         _resumed(project, params["resume"])
     else:
-        identify(params)
+        _check_study_id(project, identify(params))
+
+
+def _check_study_id(project: Project, arrival: Arrival) -> None:
+    """A Prolific arrival names the Prolific study it came from: one other than this study's (a link copied
+    into another study, a wave's link reused) would earn a code that study never registered."""
+    if arrival.platform != CrowdSession.Platform.PROLIFIC:
+        return
+    linked = platform_study(project, arrival.platform)
+    if linked is not None and arrival.study_id != linked.study_id:
+        raise EntryError(
+            f"STUDY_ID: this link belongs to another Prolific study ({arrival.study_id}); this study runs on "
+            "Prolific as another one. Return to Prolific and open the study from there."
+        )
 
 
 def frame_token(session: CrowdSession) -> str:
@@ -295,14 +310,61 @@ def turnaway(project: Project, platform: str, session: CrowdSession | None) -> T
     return None
 
 
+@dataclass(frozen=True)
+class PlatformStudy:
+    """A study's study on a platform, as this app created it there: its id there (the STUDY_ID its entry link
+    must carry) and the codes it registered (the only ones a participant may be shown)."""
+
+    study_id: str
+    codes: frozenset[str]
+
+
+# Where platform studies are known: the recruitment app adds its source at start-up (annotation never
+# imports it). None from every source: the study is not on the platform from here, its settings' codes count.
+_platform_study_sources: list[Callable[[Project, str], PlatformStudy | None]] = []
+
+
+def register_platform_study_source(source: Callable[[Project, str], PlatformStudy | None]) -> None:
+    if source not in _platform_study_sources:
+        _platform_study_sources.append(source)
+
+
+def platform_study(project: Project, platform: str) -> PlatformStudy | None:
+    return next((found for source in _platform_study_sources if (found := source(project, platform))), None)
+
+
+SCREENED_OUT_MESSAGE = (
+    "You were screened out of this study. Prolific pays you for screening out when you go back with the code "
+    "below: do not return the study on Prolific, since returning it gives up that payment."
+)
+
+
 def leaving_code(project: Project, platform: str, screened_out: bool = False) -> str:
     """The Prolific code of a participant who leaves without completing: the screen-out code for one who may
     not take part (ineligible, failed the qualification) where the study has one, else the returned code.
-    MTurk has no such codes: its workers return the HIT."""
+    A code the linked Prolific study never registered is never shown (Prolific would not know it). MTurk has
+    no such codes: its workers return the HIT."""
     if platform != CrowdSession.Platform.PROLIFIC:
         return ""
-    returned = study_setting(project, "returned_code")
-    return (study_setting(project, "screened_out_code") or returned) if screened_out else returned
+    linked = platform_study(project, platform)
+
+    def shown(name: str) -> str:
+        code = study_setting(project, name)
+        return code if code and (linked is None or code in linked.codes) else ""
+
+    returned = shown("returned_code")
+    return (shown("screened_out_code") or returned) if screened_out else returned
+
+
+def is_screen_out_code(project: Project, code: str) -> bool:
+    """Whether `code` is the study's screen-out code: its holder is paid for screening out and must not return."""
+    return bool(code) and code == study_setting(project, "screened_out_code")
+
+
+def leaving_message(project: Project, code: str) -> str:
+    """What a participant leaving with `code` reads: the screen-out note with a screen-out code (the study's
+    returned message asks them to return, which would forfeit that payment), else the returned message."""
+    return SCREENED_OUT_MESSAGE if is_screen_out_code(project, code) else study_setting(project, "returned_message")
 
 
 def _turnaway(project: Project, platform: str, reason: str, explanation: str, status: int = 200) -> Turnaway:
@@ -312,7 +374,7 @@ def _turnaway(project: Project, platform: str, reason: str, explanation: str, st
         explanation=explanation,
         platform=platform,
         title="" if project.status == Project.Status.DRAFT else project.title,
-        message=study_setting(project, "returned_message"),
+        message=leaving_message(project, code),
         code=code,
         return_url=prolific_url(code) if code else "",
         status=status,

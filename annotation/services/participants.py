@@ -10,6 +10,7 @@ export) stay, so figures and datasets do not change.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
 from django.db import transaction
@@ -47,6 +48,17 @@ def pseudonym(session_or_user_pk: int, kind: str) -> str:
     return f"erased-{kind}-{session_or_user_pk}"
 
 
+# What other apps keep of a participant (the recruitment app's Prolific tables): each eraser is called inside
+# forget_participant's transaction with the platform, the ID and the sessions before they are pseudonymised,
+# and returns how many rows it changed. Added at start-up (annotation never imports those apps).
+_erasers: list[Callable[[str, str, list[CrowdSession]], int]] = []
+
+
+def register_eraser(eraser: Callable[[str, str, list[CrowdSession]], int]) -> None:
+    if eraser not in _erasers:
+        _erasers.append(eraser)
+
+
 def forget_participant(platform: str, participant_id: str, by=None) -> Erasure:
     """Erase what identifies the participant `participant_id` of `platform` (every study they entered),
     keep their answers, and write the erasure (without the ID) to the audit log."""
@@ -62,6 +74,8 @@ def forget_participant(platform: str, participant_id: str, by=None) -> Erasure:
         if not sessions:
             raise ParticipantError(f"no {platform} participant with that ID (already erased, or never entered)")
         workers = {session.worker.pk: session.worker for session in sessions}
+        for eraser in _erasers:
+            eraser(platform, participant_id, sessions)
         _forget_logins([worker.username for worker in workers.values()], participant_id)
         for session in sessions:
             session.participant_id = pseudonym(session.pk, "participant")

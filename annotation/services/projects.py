@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
@@ -13,7 +14,7 @@ from django.db.models import Q
 
 from annotation.models import Annotation, AuditEntry, Project
 from annotation.services import access, audit, instrument
-from annotation.services.study_settings import current_setting, settings_schema
+from annotation.services.study_settings import WAVE_CODES, current_setting, settings_schema
 from annotation.tasktypes import get_task_type
 from common.schema import Schema, Setting, SettingError
 
@@ -163,7 +164,23 @@ def schema_status(value) -> str:
     return Setting("status", "choice", None, choices=tuple(Project.Status.choices)).clean(value)
 
 
+# Platforms that run the study too (the recruitment app adds Prolific's at start-up: annotation never imports
+# it). Each is told of a lifecycle change from the dashboard before it is made here, and raises SettingError
+# to refuse it, so that both sides stay in one state.
+_status_followers: list[Callable[[Project, str, object], None]] = []
+
+
+def register_status_follower(follower: Callable[[Project, str, object], None]) -> None:
+    if follower not in _status_followers:
+        _status_followers.append(follower)
+
+
 def set_status(project: Project, status: str, changed_by=None) -> Project:
+    """Publish, pause, resume, close or reopen the study, and its study on each platform it runs on."""
+    status = _checked_status(project, status)
+    for follower in _status_followers:
+        follower(project, status, changed_by)
+    project.refresh_from_db()
     return update_project(project, changed_by=changed_by, status=status)
 
 
@@ -175,10 +192,12 @@ def clone_project(project: Project, slug: str, owner, with_items: bool = False) 
     schema = settings_schema(project.task)
     settings = {setting.name: current_setting(project, schema, setting.name) for setting in schema}
     settings.update(status=Project.Status.DRAFT, title=f"{project.title} (copy)")
+    settings.update(dict.fromkeys(WAVE_CODES, ""))  # a new wave gets codes of its own
     with transaction.atomic():
         clone = create_project(slug, project.task_type, owner, **settings)
         clone.qualification_id = project.qualification_id
-        clone.options = {**project.options, **clone.options}
+        kept = {name: value for name, value in project.options.items() if name not in WAVE_CODES}
+        clone.options = {**kept, **clone.options}
         clone.save(update_fields=["qualification", "options"])
         if with_items:
             examples = list(project.examples.order_by("id"))

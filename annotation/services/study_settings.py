@@ -12,6 +12,9 @@ from annotation.tasktypes import TASK_TYPES
 from common.schema import Schema, Setting
 
 WORKED_EXAMPLE_FIELDS = ("premise", "hypothesis", "update", "atom", "answer", "why")
+# The codes a participant takes back to the platform: each wave has its own (a clone never copies them, or
+# wave 1's participants would know wave 2's completion code before they start).
+WAVE_CODES = ("completion_code", "returned_code", "screened_out_code")
 
 
 def _check_worked_examples(value) -> None:

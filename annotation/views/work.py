@@ -214,7 +214,7 @@ def _returned_context(request, session, screened_out: bool = False) -> dict:
         return {}
     code = crowd.leaving_code(session.project, session.platform, screened_out)
     return {
-        "returned_message": crowd.study_setting(session.project, "returned_message"),
+        "returned_message": crowd.leaving_message(session.project, code),
         "returned_code": code,
         "platform_url": crowd.prolific_url(code) if code else "",
         "resume_token": crowd.resume_token(session),

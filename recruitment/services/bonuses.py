@@ -3,11 +3,17 @@ Prolific; paying reads the ledger first, so a retry after a timeout or a crash p
 
     planned --set-up call--> set_up (Prolific's bulk id stored) --row marked--> paying --pay call--> paid
 
+Concurrent runs (two browser tabs, a double click, the command beside the page) pay nothing twice: a run
+sets up only the planned rows it locked (SELECT ... FOR UPDATE SKIP LOCKED, held across the set-up call, which
+moves no money), records the bulk id only when every row of that set-up is still planned, and sends a bulk's
+pay call only after moving all of that bulk's rows set_up -> paying in one conditional UPDATE that one run wins.
+
 Prolific's pay call is not idempotent, so a row left `paying` (the process died or the call timed out
 after it was sent) is never paid again automatically: the next run looks for the bonus on the participant's
 submission and marks it paid when Prolific shows it; otherwise it stays "pay sent, not confirmed" until the
-author has checked on Prolific and releases it (`release_unconfirmed`). A crash before the bulk id is stored
-leaves the row planned: the set-up Prolific made then is never paid, and the next run sets up again."""
+author has checked on Prolific and releases it (`release_unconfirmed`, a whole bulk at a time: one pay call
+pays every line of its set-up). A crash before the bulk id is stored leaves the row planned: the set-up
+Prolific made then is never paid, and the next run sets up again."""
 
 from __future__ import annotations
 
@@ -98,14 +104,32 @@ def plan_per_page(link: ProlificLink, amount_per_page, by) -> list[Bonus]:
     return _recorded(link, [bonus for bonus in planned if bonus], by, rule="per page")
 
 
-def plan_manual(link: ProlificLink, participant_id: str, amount, reason: str, by, key: str = "") -> list[Bonus]:
-    """One bonus the author decides; `key` (a form's one-time key) makes a double submit plan it once."""
-    reason = reason.strip()
+class DuplicateBonus(RecruitmentError):
+    """The same bonus (participant, amount, reason) is in the ledger already: planned again only when confirmed."""
+
+
+def plan_manual(
+    link: ProlificLink, participant_id: str, amount, reason: str, by, key: str = "", confirm_duplicate: bool = False
+) -> list[Bonus]:
+    """One bonus the author decides; `key` (a form's one-time key) makes a double submit plan it once. The
+    same participant, amount and reason as a bonus already in the ledger (a form planned again after Back gets
+    a new key) is refused unless `confirm_duplicate` says the author means a second one."""
+    reason = reason.strip()[:200]
     if not reason:
         raise RecruitmentError("reason: say what the bonus is for")
     if participant_id not in {row.participant_id for row in _paid_rows(link)}:
         raise RecruitmentError(f"participant: {participant_id!r} has no submission in this study")
-    bonus = _plan(link, participant_id, _amount(amount), reason[:200], f"manual:{key or participant_id + ':' + reason}")
+    amount = _amount(amount)
+    full_key = f"{link.project_id}:manual:{key or participant_id + ':' + reason}"
+    same = Bonus.objects.filter(project=link.project, participant_id=participant_id, amount=amount, reason=reason)
+    same = same.exclude(state=Bonus.State.FAILED).exclude(idempotency_key=full_key)
+    if same.exists() and not confirm_duplicate:
+        bonus = same.first()
+        raise DuplicateBonus(
+            f"{participant_id} already has a bonus of {amount} {bonus.currency} for {reason!r} "
+            f"({bonus.get_state_display()}): tick 'plan it again' if a second one is meant"
+        )
+    bonus = _plan(link, participant_id, amount, reason, f"manual:{key or participant_id + ':' + reason}")
     return _recorded(link, [bonus] if bonus else [], by, rule="manual")
 
 
@@ -122,6 +146,51 @@ def _set(bonuses, **changes) -> None:
     Bonus.objects.filter(pk__in=[bonus.pk for bonus in bonuses]).update(**changes)
 
 
+class _Lost(Exception):
+    """Another run took some of these rows first: this run's set-up or pay claim is given up."""
+
+
+def _set_up_planned(link: ProlificLink, client: ProlificClient) -> None:
+    """One set-up for the planned rows this run locks; rows another run holds are left to it."""
+    try:
+        with transaction.atomic():
+            planned = list(
+                Bonus.objects.select_for_update(skip_locked=True)
+                .filter(project=link.project, state=Bonus.State.PLANNED)
+                .order_by("pk")
+            )
+            if not planned:
+                return
+            set_up = client.set_up_bonuses(
+                link.prolific_study_id, [(bonus.participant_id, str(bonus.amount)) for bonus in planned]
+            )
+            # Conditional: where locks do nothing (SQLite) a row set up by another run meanwhile is not
+            # planned any more, and this set-up (which would pay it again) is left unpaid.
+            taken = Bonus.objects.filter(pk__in=[bonus.pk for bonus in planned], state=Bonus.State.PLANNED).update(
+                state=Bonus.State.SET_UP, bulk_id=set_up.id
+            )
+            if taken != len(planned):
+                raise _Lost
+    except _Lost:
+        pass
+
+
+def _claim_bulk(link: ProlificLink, bulk_id: str) -> list[Bonus]:
+    """Every row of the set-up moved set_up -> paying, committed before the pay call; [] when another run
+    claimed it first (or any of its rows is elsewhere: paying the bulk would pay that row's line too)."""
+    try:
+        with transaction.atomic():
+            rows = list(Bonus.objects.select_for_update().filter(project=link.project, bulk_id=bulk_id).order_by("pk"))
+            claimed = Bonus.objects.filter(pk__in=[row.pk for row in rows], state=Bonus.State.SET_UP).update(
+                state=Bonus.State.PAYING
+            )
+            if not rows or claimed != len(rows):
+                raise _Lost
+    except _Lost:
+        return []
+    return rows
+
+
 def pay(link: ProlificLink, by, client: ProlificClient | None = None) -> PayReport:
     """Pay every bonus of the study that is not paid yet, each once (see the module's docstring)."""
     client = client or client_for(link)
@@ -129,18 +198,13 @@ def pay(link: ProlificLink, by, client: ProlificClient | None = None) -> PayRepo
     ledger = Bonus.objects.filter(project=link.project)
     if ledger.filter(state=Bonus.State.PAYING).exists():
         _confirm_paying(link, client, report)
-    planned = list(ledger.filter(state=Bonus.State.PLANNED))
-    if planned:
-        set_up = client.set_up_bonuses(
-            link.prolific_study_id, [(bonus.participant_id, str(bonus.amount)) for bonus in planned]
-        )
-        _set(planned, state=Bonus.State.SET_UP, bulk_id=set_up.id)
-    by_bulk = defaultdict(list)
-    for bonus in ledger.filter(state=Bonus.State.SET_UP):
-        by_bulk[bonus.bulk_id].append(bonus)
-    for bulk_id, bonuses in by_bulk.items():
+    _set_up_planned(link, client)
+    bulk_ids = sorted(set(ledger.filter(state=Bonus.State.SET_UP).values_list("bulk_id", flat=True)))
+    for bulk_id in bulk_ids:
+        bonuses = _claim_bulk(link, bulk_id)
+        if not bonuses:
+            continue
         keys = [bonus.idempotency_key for bonus in bonuses]
-        _set(bonuses, state=Bonus.State.PAYING)  # committed before the call: a crash now never pays twice
         try:
             client.pay_bonuses(bulk_id)
         except ProlificTimeout:
@@ -187,8 +251,11 @@ def _confirm_paying(link: ProlificLink, client: ProlificClient, report: PayRepor
 
 
 def release_unconfirmed(link: ProlificLink, bonus_ids: list[int], by) -> int:
-    """The author checked on Prolific that these were not paid: the next run pays them (same set-up)."""
-    rows = Bonus.objects.filter(project=link.project, pk__in=bonus_ids, state=Bonus.State.PAYING)
+    """The author checked on Prolific that these were not paid: the next run pays them (same set-up). The
+    whole set-up of each chosen bonus is released, since its one pay call pays all of its lines."""
+    chosen = Bonus.objects.filter(project=link.project, pk__in=bonus_ids, state=Bonus.State.PAYING)
+    bulk_ids = set(chosen.values_list("bulk_id", flat=True))
+    rows = Bonus.objects.filter(project=link.project, bulk_id__in=bulk_ids, state=Bonus.State.PAYING)
     count = rows.update(state=Bonus.State.SET_UP)
     if count:
         audit.record(by, PROLIFIC, link.project, operation="bonus-retry", bonuses=count)

@@ -31,6 +31,8 @@ def build_group(
     name = name.strip()
     if not name:
         raise RecruitmentError("name: the group needs a name")
+    if not link.workspace_id:
+        raise RecruitmentError("workspace_id: Prolific keeps a participant group in a workspace; enter its id first")
     members = members_by_gold(link, minimum_accuracy)
     client = client or client_for(link)
     group = ParticipantGroup.objects.filter(project=link.project, name=name).first()

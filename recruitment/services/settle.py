@@ -14,9 +14,10 @@ from django.utils.dateparse import parse_datetime
 
 from annotation.models import Annotation, AuditEntry, CrowdSession, WorkerStatus
 from annotation.services import audit
+from annotation.services.assignments import open_assignment, release_page
 from annotation.services.crowd import submitted_pages
 from annotation.services.qualification import has_passed
-from annotation.services.quality import worker_figures
+from annotation.services.quality import block, worker_figures
 from recruitment.models import ProlificLink, ProlificSubmission
 from recruitment.prolific import REJECTION_CATEGORIES, REJECTION_MESSAGE_MIN, ProlificClient, Submission
 from recruitment.services.studies import RecruitmentError, client_for
@@ -89,9 +90,40 @@ def pull(link: ProlificLink, client: ProlificClient | None = None) -> int:
     return count
 
 
+# Prolific statuses whose participant takes no more work here: the page they hold goes back to the pool.
+GONE = ("RETURNED", "TIMED-OUT", "REJECTED")
+
+
 def record_status(link: ProlificLink, submission_id: str, status: str, at: datetime, **values) -> bool:
     """Take in what Prolific says of a submission at `at`; the status moves only if `at` is newer than
     what is known. Returns whether the status was applied."""
+    applied = _record_status(link, submission_id, status, at, **values)
+    if applied and status in GONE:
+        participant = ProlificSubmission.objects.filter(link=link, submission_id=submission_id).first()
+        if participant is not None:
+            release_pages(link, participant.participant_id)
+    return applied
+
+
+def _session(link: ProlificLink, participant_id: str) -> CrowdSession | None:
+    return (
+        CrowdSession.objects.select_related("worker")
+        .filter(project=link.project, platform=CrowdSession.Platform.PROLIFIC, participant_id=participant_id)
+        .first()
+        if participant_id
+        else None
+    )
+
+
+def release_pages(link: ProlificLink, participant_id: str) -> None:
+    """A participant who returned, timed out or was rejected holds no page: its items go back to the pool
+    (Prolific reopens their place itself)."""
+    session = _session(link, participant_id)
+    if session is not None and (page := open_assignment(link.project, session.worker)) is not None:
+        release_page(page.pk, session.worker)
+
+
+def _record_status(link: ProlificLink, submission_id: str, status: str, at: datetime, **values) -> bool:
     with transaction.atomic():
         row = ProlificSubmission.objects.select_for_update().filter(link=link, submission_id=submission_id).first()
         if row is None:
@@ -191,7 +223,7 @@ def approve(link: ProlificLink, submission_ids: list[str], by, client: ProlificC
     if len(waiting) != len(rows):
         others = ", ".join(f"{row.submission_id} ({row.status.lower()})" for row in rows if row not in waiting)
         raise RecruitmentError(f"only submissions awaiting review can be approved: {others}")
-    (client or client_for(link)).bulk_approve(link.prolific_study_id, [row.submission_id for row in rows])
+    (client or client_for(link)).bulk_approve([row.submission_id for row in rows])
     _after_action(link, rows, "APPROVED", "approve", by)
     return len(rows)
 
@@ -211,11 +243,23 @@ def reject(
     (client or client_for(link)).transition_submission(submission_id, "REJECT", message, category)
     # The category is kept, the message to the participant is not copied into the log.
     _after_action(link, rows, "REJECTED", "reject", by, category=category)
+    # Their answers leave every figure (exports flag them with the reason) and their items are asked again.
+    session = _session(link, rows[0].participant_id)
+    if session is not None:
+        block(link.project, session.worker, by, exclude_answers=True, reason=f"rejected on Prolific ({category})")
 
 
 def screen_out(link: ProlificLink, submission_id: str, by, client: ProlificClient | None = None) -> None:
+    """Screen a participant out with the study's fixed screen-out code (Prolific pays its screen-out reward)."""
+    if not link.screened_out_code:
+        raise RecruitmentError(
+            "this study was created on Prolific without a screen-out code (no screen-out reward): ask for a "
+            "return instead"
+        )
     rows = _submissions(link, [submission_id])
-    (client or client_for(link)).transition_submission(submission_id, "SCREEN_OUT")
+    (client or client_for(link)).transition_submission(
+        submission_id, "SCREEN_OUT", completion_code=link.screened_out_code
+    )
     _after_action(link, rows, "SCREENED OUT", "screen-out", by)
 
 

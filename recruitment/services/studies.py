@@ -3,14 +3,18 @@ reward, time, completion codes and their actions), and publishing, pausing and s
 
 from __future__ import annotations
 
+import re
 import secrets
+from decimal import Decimal
 
 from django.db import transaction
 
 from annotation.models import AuditEntry, CrowdSession, Project
-from annotation.services import audit, crowd
+from annotation.services import access, audit, crowd
 from annotation.services.crowd import study_setting
+from annotation.services.pay import CURRENCY_SIGNS, PROLIFIC_MINIMUM_HOURLY, PROLIFIC_RECOMMENDED_HOURLY
 from annotation.services.projects import update_project
+from common.schema import SettingError
 from recruitment.models import ProlificLink
 from recruitment.prolific import ProlificClient, ProlificError, recording_transport
 from recruitment.secrets import SecretUnreadable
@@ -34,6 +38,8 @@ STUDY_FIELDS = (
     "screen_out_reward_cents",
     "screen_out_slots",
     "workspace_id",
+    "minimum_approval_rate",
+    "blocked_studies",
 )
 
 PROLIFIC = AuditEntry.Action.PROLIFIC
@@ -54,6 +60,7 @@ def save_link(project: Project, by, token: str = "", webhook_secret: str = "", *
     if unknown:
         raise RecruitmentError(f"unknown field(s): {', '.join(sorted(unknown))}")
     link = link_of(project) or ProlificLink(project=project, name=project.title)
+    before = {name: getattr(link, name) for name in SENT_AFTER_CREATION}
     for name, value in fields.items():
         setattr(link, name, value)
     if token:
@@ -61,10 +68,77 @@ def save_link(project: Project, by, token: str = "", webhook_secret: str = "", *
     if webhook_secret:
         link.webhook_secret = webhook_secret.strip()
     check_study_fields(link)
+    if not link.webhook_secret_encrypted:
+        _adopt_workspace_secret(link)
+    changed = {name: getattr(link, name) for name, value in before.items() if getattr(link, name) != value}
+    if link.prolific_study_id and changed:
+        _send_changes(link, before, changed)
     link.save()
     replaced = [name for name, value in (("token", token), ("webhook_secret", webhook_secret)) if value]
     audit.record(by, PROLIFIC, project, operation="link", fields=sorted(fields), replaced=replaced)
     return link
+
+
+# What the Prolific study is told again when it changes here after creation (our field: Prolific's).
+SENT_AFTER_CREATION = {
+    "places": "total_available_places",
+    "reward_cents": "reward",
+    "estimated_minutes": "estimated_completion_time",
+}
+
+
+def _send_changes(link: ProlificLink, before: dict, changed: dict) -> None:
+    """Update the Prolific study before saving here, so that a refusal leaves both sides as they were. Once it
+    runs, only places may change, and only up (Prolific takes more places on a running study)."""
+    if link.state not in (ProlificLink.State.DRAFT, ProlificLink.State.LINKED):
+        if link.state == ProlificLink.State.STOPPED:
+            raise RecruitmentError("the Prolific study is stopped: clone the study for a new wave")
+        fixed = sorted(set(changed) - {"places"})
+        if fixed:
+            raise RecruitmentError(f"{fixed[0]}: the Prolific study is running; only places can be added now")
+        if changed["places"] < before["places"]:
+            raise RecruitmentError(
+                f"places: the Prolific study is running; places can only go up (from {before['places']})"
+            )
+    payload = {SENT_AFTER_CREATION[name]: value for name, value in changed.items()}
+    client = client_for(link)
+    try:
+        client.update_study(link.prolific_study_id, payload)
+    except ProlificError as error:
+        raise RecruitmentError(f"Prolific refused the change: {error}") from None
+    finally:
+        client.close()
+
+
+def same_account_links(link: ProlificLink) -> list[ProlificLink]:
+    """The other studies linked to the same Prolific workspace under the same API token (the same account):
+    they share the workspace's hook secret. A study that only names the workspace (anyone can type its id)
+    gets nothing of it."""
+    if not link.workspace_id:
+        return []
+    try:
+        token = link.token
+    except SecretUnreadable:
+        return []
+    found = []
+    for other in ProlificLink.objects.filter(workspace_id=link.workspace_id).exclude(pk=link.pk):
+        try:
+            if token and other.token == token:
+                found.append(other)
+        except SecretUnreadable:
+            continue
+    return found
+
+
+def _adopt_workspace_secret(link: ProlificLink) -> None:
+    """A study linked after its workspace was subscribed from here verifies the workspace's events too."""
+    subscribed = [other for other in same_account_links(link) if other.hook_subscription_id]
+    for other in subscribed:
+        try:
+            link.webhook_secret = other.webhook_secret
+            return
+        except SecretUnreadable:
+            continue
 
 
 def check_study_fields(link: ProlificLink) -> None:
@@ -80,6 +154,12 @@ def check_study_fields(link: ProlificLink) -> None:
         raise RecruitmentError("screen_out_reward_cents: Prolific requires it below the study's reward")
     if link.screen_out_reward_cents and not link.screen_out_slots:
         raise RecruitmentError("screen_out_slots: how many participants may be screened out with a reward")
+    if not 0 <= link.minimum_approval_rate <= 100:
+        raise RecruitmentError("minimum_approval_rate: a percentage between 0 and 100")
+    if not isinstance(link.blocked_studies, list) or not all(
+        isinstance(study, str) and re.fullmatch(r"[0-9a-zA-Z]{1,64}", study) for study in link.blocked_studies
+    ):
+        raise RecruitmentError("blocked_studies: Prolific study ids (letters and digits), one a line")
 
 
 def client_for(link: ProlificLink, transport=None) -> ProlificClient:
@@ -112,6 +192,19 @@ def ensure_codes(link: ProlificLink, by) -> None:
         update_project(link.project, changed_by=by, **codes)
     for field, setting in names.items():
         setattr(link, field, codes[setting])
+
+
+def prolific_study(project: Project, platform: str) -> crowd.PlatformStudy | None:
+    """The study's Prolific study as created from here, with the codes it was created with (None when it is
+    not on Prolific from here: then its STUDY_ID is not known, and the codes of its settings are the author's
+    to register, and are shown)."""
+    if platform != CrowdSession.Platform.PROLIFIC:
+        return None
+    link = ProlificLink.objects.filter(project=project).exclude(prolific_study_id="").first()
+    if link is None:
+        return None
+    codes = frozenset(code for code in (link.completed_code, link.returned_code, link.screened_out_code) if code)
+    return crowd.PlatformStudy(link.prolific_study_id, codes)
 
 
 def completion_codes(link: ProlificLink) -> list[dict]:
@@ -159,18 +252,63 @@ def study_payload(link: ProlificLink, site: str) -> dict:
         )
         if groups
     ]
+    if link.minimum_approval_rate:
+        filters.append(
+            {"filter_id": "approval_rate", "selected_range": {"lower": link.minimum_approval_rate, "upper": 100}}
+        )
+    if link.blocked_studies:
+        filters.append({"filter_id": "previous_studies_blocklist", "selected_values": list(link.blocked_studies)})
     if filters:
         payload["filters"] = filters
     return payload
 
 
-def create_draft(link: ProlificLink, site: str, by, client: ProlificClient | None = None) -> ProlificLink:
+class LowPay(RecruitmentError):
+    """The reward is below the hourly rate Prolific recommends: sent only when the author confirms it."""
+
+
+def hourly_rate(link: ProlificLink) -> Decimal:
+    return (Decimal(link.reward_cents) / 100 * 60 / Decimal(max(link.estimated_minutes, 1))).quantize(Decimal("0.01"))
+
+
+def check_before_money(link: ProlificLink, confirm_low_pay: bool = False) -> None:
+    """What must hold before Prolific is asked to take participants (create, publish, start): a study whose
+    audience turns every Prolific arrival away, or a reward below Prolific's minimum hourly rate, is refused;
+    one below the rate Prolific recommends needs `confirm_low_pay`."""
+    project = link.project
+    if CrowdSession.Platform.PROLIFIC not in access.admitted_platforms(project.audience):
+        raise RecruitmentError(
+            f"audience: this study takes no Prolific arrivals (audience {project.get_audience_display()}); "
+            "every participant Prolific sends would be turned away. Set its audience to Prolific (or any "
+            "platform) in its settings first."
+        )
+    if not link.reward_cents:
+        raise RecruitmentError("reward_cents: set the reward before creating the study")
+    if link.currency not in PROLIFIC_MINIMUM_HOURLY:
+        return
+    rate, sign = hourly_rate(link), CURRENCY_SIGNS[link.currency]
+    minimum, recommended = PROLIFIC_MINIMUM_HOURLY[link.currency], PROLIFIC_RECOMMENDED_HOURLY[link.currency]
+    pay = f"{link.reward_cents} for {link.estimated_minutes} minutes is {sign}{rate:.2f} an hour"
+    if rate < minimum:
+        raise RecruitmentError(
+            f"reward_cents: {pay}, below Prolific's minimum of {sign}{minimum:.2f}: Prolific refuses it. "
+            "Raise the reward or correct the estimated minutes."
+        )
+    if rate < recommended and not confirm_low_pay:
+        raise LowPay(
+            f"reward_cents: {pay}, below the {sign}{recommended:.2f} Prolific recommends. Tick "
+            "'pay below the recommended rate' to go on anyway."
+        )
+
+
+def create_draft(
+    link: ProlificLink, site: str, by, client: ProlificClient | None = None, confirm_low_pay: bool = False
+) -> ProlificLink:
     """Create the study on Prolific as a draft (once: a linked study is changed on Prolific, not made twice)."""
     if link.prolific_study_id:
         raise RecruitmentError(f"this study is already on Prolific ({link.prolific_study_id})")
     check_study_fields(link)
-    if not link.reward_cents:
-        raise RecruitmentError("reward_cents: set the reward before creating the study")
+    check_before_money(link, confirm_low_pay)
     ensure_codes(link, by)
     study = (client or client_for(link)).create_study(study_payload(link, site))
     link.prolific_study_id = study.id
@@ -180,12 +318,16 @@ def create_draft(link: ProlificLink, site: str, by, client: ProlificClient | Non
     return link
 
 
-def transition(link: ProlificLink, action: str, by, client: ProlificClient | None = None) -> ProlificLink:
+def transition(
+    link: ProlificLink, action: str, by, client: ProlificClient | None = None, confirm_low_pay: bool = False
+) -> ProlificLink:
     """Publish, pause, start again or stop the study on Prolific, and move our study the same way."""
     if action not in ACTIONS:
         raise RecruitmentError(f"unknown action {action!r} (one of {', '.join(ACTIONS)})")
     if not link.prolific_study_id:
         raise RecruitmentError("create the study on Prolific first")
+    if action in ("publish", "start"):
+        check_before_money(link, confirm_low_pay)
     prolific_action, state, status = ACTIONS[action]
     (client or client_for(link)).transition_study(link.prolific_study_id, prolific_action)
     with transaction.atomic():
@@ -195,6 +337,101 @@ def transition(link: ProlificLink, action: str, by, client: ProlificClient | Non
             update_project(link.project, changed_by=by, status=status)
     audit.record(by, PROLIFIC, link.project, operation=action, prolific_study=link.prolific_study_id)
     return link
+
+
+# The Prolific action that brings the Prolific study to a status the study takes here, by the link's state.
+FOLLOW = {
+    (Project.Status.PUBLISHED, ProlificLink.State.DRAFT): "publish",
+    (Project.Status.PUBLISHED, ProlificLink.State.PAUSED): "start",
+    (Project.Status.PAUSED, ProlificLink.State.ACTIVE): "pause",
+    (Project.Status.CLOSED, ProlificLink.State.ACTIVE): "stop",
+    (Project.Status.CLOSED, ProlificLink.State.PAUSED): "stop",
+}
+
+
+def follow_status(project: Project, status: str, by) -> None:
+    """The study's dashboard publishes, pauses, resumes or closes it: its Prolific study does the same first
+    (a refusal, ours or Prolific's, leaves both as they were). Reopening a study whose Prolific study was
+    stopped is refused: Prolific cannot start it again (clone the study for a new wave)."""
+    link = ProlificLink.objects.filter(project=project).exclude(prolific_study_id="").first()
+    if link is None:
+        return
+    if link.state == ProlificLink.State.STOPPED and status == Project.Status.PUBLISHED:
+        raise SettingError({"status": "its Prolific study was stopped and cannot start again: clone it for a new wave"})
+    action = FOLLOW.get((status, link.state))
+    if action is None:
+        return
+    try:
+        transition(link, action, by)
+    except (RecruitmentError, ProlificError) as error:
+        raise SettingError({"status": f"Prolific: {error}"}) from None
+
+
+# Prolific's study statuses as the link's states (AWAITING REVIEW and COMPLETED: it takes no one any more).
+PROLIFIC_STATES = {
+    "UNPUBLISHED": ProlificLink.State.DRAFT,
+    "PUBLISHING": ProlificLink.State.ACTIVE,
+    "SCHEDULED": ProlificLink.State.ACTIVE,
+    "ACTIVE": ProlificLink.State.ACTIVE,
+    "PAUSED": ProlificLink.State.PAUSED,
+    "AWAITING REVIEW": ProlificLink.State.STOPPED,
+    "COMPLETED": ProlificLink.State.STOPPED,
+}
+# The study's status here that each link state goes with.
+STATE_STATUS = {state: status for _action, state, status in ACTIONS.values()}
+
+
+def drift(link: ProlificLink, client: ProlificClient | None = None) -> list[str]:
+    """What differs between the two sides, as Prolific answers now: the state, places and reward sent, and
+    the study's status here against its Prolific study's."""
+    if not link.prolific_study_id:
+        return []
+    study = (client or client_for(link)).get_study(link.prolific_study_id)
+    found = []
+    there = PROLIFIC_STATES.get(study.status)
+    if there is not None and there != link.state:
+        found.append(f"state: Prolific says {study.status}, this page {link.get_state_display()}")
+    if study.total_available_places != link.places:
+        found.append(f"places: {study.total_available_places} on Prolific, {link.places} here")
+    if round(study.reward) != link.reward_cents:
+        found.append(f"reward: {round(study.reward)} on Prolific, {link.reward_cents} here")
+    wanted = STATE_STATUS.get(link.state)
+    if wanted is not None and link.project.status != wanted:
+        found.append(f"status: the study is {link.project.status} here, its Prolific study {link.get_state_display()}")
+    return found
+
+
+def fix_drift(link: ProlificLink, by, client: ProlificClient | None = None) -> list[str]:
+    """Bring the sides together: places and reward as set here are sent again; the state follows Prolific
+    when Prolific's study has ended, else the study's status here moves Prolific."""
+    client = client or client_for(link)
+    study = client.get_study(link.prolific_study_id)
+    done = []
+    there = PROLIFIC_STATES.get(study.status)
+    if there == ProlificLink.State.STOPPED or (there is not None and link.state == ProlificLink.State.STOPPED):
+        link.state = there
+        link.save(update_fields=["state"])
+        if link.project.status != STATE_STATUS[there]:
+            update_project(link.project, changed_by=by, status=STATE_STATUS[there])
+        done.append(f"state taken from Prolific ({study.status})")
+    else:
+        if there is not None and there != link.state:
+            link.state = there
+            link.save(update_fields=["state"])
+        action = FOLLOW.get((link.project.status, link.state))
+        if action:
+            transition(link, action, by, client=client, confirm_low_pay=True)
+            done.append(f"Prolific: {action}")
+    numbers = {}
+    if study.total_available_places != link.places:
+        numbers["total_available_places"] = link.places
+    if round(study.reward) != link.reward_cents and there == ProlificLink.State.DRAFT:
+        numbers["reward"] = link.reward_cents
+    if numbers:
+        client.update_study(link.prolific_study_id, numbers)
+        done.append("sent " + ", ".join(f"{name} {value}" for name, value in numbers.items()))
+    audit.record(by, PROLIFIC, link.project, operation="fix-drift", done=done)
+    return done
 
 
 def dry_run(link: ProlificLink, site: str) -> list:
@@ -212,8 +449,8 @@ def dry_run(link: ProlificLink, site: str) -> list:
     with transaction.atomic():
         try:
             link.prolific_study_id = ""  # rehearse the whole run, even for a study already on Prolific
-            drafted = create_draft(link, site, None, client=client)
-            transition(drafted, "publish", None, client=client)
+            drafted = create_draft(link, site, None, client=client, confirm_low_pay=True)
+            transition(drafted, "publish", None, client=client, confirm_low_pay=True)
         except ProlificError as error:
             raise RecruitmentError(str(error)) from None
         finally:

@@ -57,7 +57,11 @@ def turned_away(response, reason: str) -> str:
     """The page's text, after checking it is the designed turnaway page for this reason."""
     text = response.content.decode()
     assert response.templates[0].name == "annotation/turnaway.html", response.templates[0].name
-    assert f'data-reason="{reason}"' in text and MESSAGE in text
+    assert f'data-reason="{reason}"' in text
+    # One screened out is told they are paid for it and must not return; anyone else reads the study's message.
+    screened_out = f'id="returned-code">{SCREENED_OUT}<' in text
+    assert (crowd.SCREENED_OUT_MESSAGE if screened_out else MESSAGE) in text
+    assert not screened_out or MESSAGE not in text
     assert PROLIFIC_CODE not in text  # the completion code is never given to someone turned away
     return text
 
@@ -194,6 +198,7 @@ def test_a_failed_qualification_gives_the_screen_out_code(make_study):
     item = study.qualification.items.get()
     failed = client.post(f"/qualify/{study.slug}/", {f"value_{item.id}": "c"})
     assert failed.context["returned_code"] == SCREENED_OUT
+    assert failed.context["returned_message"] == crowd.SCREENED_OUT_MESSAGE
     assert parse_qs(urlparse(failed.context["platform_url"]).query) == {"cc": [SCREENED_OUT]}
 
 

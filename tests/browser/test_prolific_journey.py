@@ -69,10 +69,10 @@ def press(page, text: str, presses: int = 150) -> None:
         page.keyboard.press("Enter")
 
 
-def participant(open_window, base: str, pid: str):
+def participant(open_window, base: str, pid: str, study_id: str):
     page = open_window(360, 740)
     page.route("https://app.prolific.com/**", lambda route: route.fulfill(status=200, body="<h1>Prolific</h1>"))
-    page.goto(f"{base}/enter/{SLUG}/?PROLIFIC_PID={pid}&STUDY_ID=S1&SESSION_ID=SE-{pid}")
+    page.goto(f"{base}/enter/{SLUG}/?PROLIFIC_PID={pid}&STUDY_ID={study_id}&SESSION_ID=SE-{pid}")
     page.wait_for_url(f"{base}/qualify/{SLUG}/")
     return page
 
@@ -89,7 +89,8 @@ def test_a_prolific_study_from_link_to_second_wave(open_window, sign_in, demo_se
     author.locator("#token").focus()
     author.keyboard.type(TOKEN)
     for field, value in (("#study-name", "Judge sentence pairs"), ("#places", "3"), ("#reward", "150"),
-                         ("#minutes", "5"), ("#screen-reward", "20"), ("#screen-slots", "2")):  # fmt: skip
+                         ("#minutes", "5"), ("#screen-reward", "20"), ("#screen-slots", "2"),
+                         ("#workspace", "ws000001")):  # fmt: skip
         author.locator(field).fill(value)
     author.locator("#screen-slots").focus()
     with author.expect_navigation():
@@ -107,19 +108,19 @@ def test_a_prolific_study_from_link_to_second_wave(open_window, sign_in, demo_se
     save_screenshot(author, "prolific-study-360")
 
     # Three participants arrive.
-    failing = participant(open_window, base, "PQFAIL")
+    failing = participant(open_window, base, "PQFAIL", study_id)
     answer_by_keyboard(failing, ["c", "c"])
     failing.locator("fieldset.item input[type=radio]").first.focus()
     answer_by_keyboard(failing, ["c", "c"])
     expect(failing.locator("#returned-code")).to_have_text(codes["FIXED_SCREENOUT"])
 
-    leaving = participant(open_window, base, "PRETURN")
+    leaving = participant(open_window, base, "PRETURN", study_id)
     answer_by_keyboard(leaving, ["e", "n"])  # passed: on to the work page
     leaving.wait_for_url(f"{base}/work/{SLUG}/")
     press(leaving, "Give this page back and stop")
     expect(leaving.locator("#returned-code")).to_have_text(codes["OTHER"])
 
-    done = participant(open_window, base, "PDONE")
+    done = participant(open_window, base, "PDONE", study_id)
     answer_by_keyboard(done, ["e", "n"])
     done.wait_for_url(f"{base}/work/{SLUG}/")
     answer_by_keyboard(done, ["e"])  # every item of this study, gold checks included, is entailed
@@ -183,3 +184,17 @@ def test_a_prolific_study_from_link_to_second_wave(open_window, sign_in, demo_se
     assert TOKEN not in author.content()
     assert all(call.authorization == f"Token {TOKEN}" for call in prolific.calls)
     save_screenshot(author, "prolific-settled-360")
+
+    # The study's dashboard pauses and resumes it: the Prolific study follows.
+    author.goto(f"{base}/projects/{SLUG}/")
+    press(author, "Pause")
+    assert prolific.studies[study_id]["status"] == "PAUSED"
+    press(author, "Resume")
+    assert prolific.studies[study_id]["status"] == "ACTIVE"
+    # Stop asks first: its box is ticked from the keyboard, then Stop.
+    author.goto(f"{base}/recruitment/projects/{SLUG}/prolific/")
+    author.locator("#stop-form input[name=confirm]").focus()
+    author.keyboard.press("Space")
+    press(author, "Stop")
+    expect(author.locator("#link-state")).to_have_text("Stopped")
+    assert prolific.studies[study_id]["status"] == "COMPLETED"

@@ -57,7 +57,9 @@ def study(make_project, snli_lines, author):
 def arrive(project, participant_id: str, pages: int = 0, gold: list[bool] | None = None) -> CrowdSession:
     """A Prolific participant arrives through the study's entry link, submits `pages` pages and, when given,
     gets these gold results; with pages done the study shows them the completion code."""
-    params = {"PROLIFIC_PID": participant_id, "STUDY_ID": "S", "SESSION_ID": f"session-{participant_id}"}
+    linked = crowd.platform_study(project, "prolific")
+    study_id = linked.study_id if linked else "S"
+    params = {"PROLIFIC_PID": participant_id, "STUDY_ID": study_id, "SESSION_ID": f"session-{participant_id}"}
     session = crowd.enter(project, params)
     for _ in range(pages):
         page = claim_page(project, session.worker)

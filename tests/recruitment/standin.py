@@ -2,8 +2,13 @@
 payload shapes of Prolific's official client (github.com/prolific-oss/cli, client/*.go and model/*.go),
 refuses anything else with Prolific's error shape ({"error": {"status", "title", "detail"}}), records
 every call, and can hold a call (recorded or not) to stand for a timeout or a process killed mid-call.
+Where Prolific's docs (docs.prolific.com, API reference) say more than the client, it refuses as they do: a
+screen-out or a completion without one of the study's codes, bulk approve mixing its two forms, a participant
+group with neither (or both) a workspace and an organisation.
 
 Run alone (a rehearsal without Prolific):  python -m tests.recruitment.standin --port 8765 --token T
+Its /_standin/ controls (see StandIn._rehearse) start submissions, move them and send signed webhook
+deliveries, so that a whole study can be rehearsed from the browser (docs/crowd.md).
 """
 
 from __future__ import annotations
@@ -18,6 +23,8 @@ import re
 import secrets
 import threading
 import time
+import urllib.error
+import urllib.request
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
@@ -66,7 +73,14 @@ CODE_ACTIONS = {
     "DYNAMIC_PAYMENT": set(),
     "FIXED_SCREEN_OUT_PAYMENT": {"fixed_screen_out_reward", "slots"},
 }
-FILTER_IDS = {"participant_group_allowlist", "participant_group_blocklist", "previous_studies_blocklist"}
+FILTER_IDS = {
+    "participant_group_allowlist",
+    "participant_group_blocklist",
+    "previous_studies_blocklist",
+    "approval_rate",
+}
+# Filters chosen by a range (docs.prolific.com, Studies > Create: selected_range {lower, upper}).
+RANGE_FILTERS = {"approval_rate": (0, 100)}
 SUBMISSION_ACTIONS = {"APPROVE", "COMPLETE", "REJECT", "RETURN", "SCREEN_OUT", "START", "UNREJECT", "UNRETURN"}
 REJECTION_CATEGORIES = {
     "TOO_QUICKLY",
@@ -230,6 +244,11 @@ class StandIn:
             hold.released.wait(60)
             return  # never answered, never taken in: the call did not reach Prolific
         try:
+            if parts.path.startswith("/_standin/"):  # the rehearsal's own controls: no Prolific token
+                # Not under the lock: a delivery waits for the app, which may call this stand-in back.
+                status, answer = self._rehearse(handler.command, parts.path, body)
+                self._answer(handler, status, answer)
+                return
             if authorization != f"Token {self.token}":
                 raise Refused(401, "Authentication credentials were not provided or are wrong.")
             with self._lock:
@@ -262,6 +281,7 @@ class StandIn:
             ("PATCH", r"/api/v1/studies/(?P<study>\w+)/", self._update_study),
             ("POST", r"/api/v1/studies/(?P<study>\w+)/transition/", self._transition_study),
             ("GET", r"/api/v1/studies/(?P<study>\w+)/submissions/", self._list_submissions),
+            ("GET", r"/api/v1/submissions/(?P<submission>\w+)/", self._get_submission),
             ("POST", r"/api/v1/submissions/(?P<submission>\w+)/transition/", self._transition_submission),
             ("POST", r"/api/v1/submissions/(?P<submission>\w+)/request-return/", self._request_return),
             ("POST", r"/api/v1/submissions/bulk-approve/", self._bulk_approve),
@@ -282,6 +302,78 @@ class StandIn:
             if match and route_method == method:
                 return handler(body=body, query=query, **match.groupdict())
         raise Refused(404, f"{method} {path} is not an endpoint of this API")
+
+    # ------------------------------------------------------------------ a rehearsal's controls (not Prolific's)
+
+    def _rehearse(self, method: str, path: str, body):
+        """POST /_standin/participants/ {"study_id", "participant_id"}: a participant starts the study (a
+        submission, ACTIVE) and gets its entry URL with Prolific's placeholders filled in.
+        POST /_standin/submissions/<id>/ {"status", "study_code"?}: Prolific's side of a submission moves.
+        POST /_standin/deliveries/ {"submission_id", "target_url"?}: a signed submission.status.change
+        delivery of its current status to every enabled subscription (or to target_url, any http address)."""
+        if method != "POST":
+            raise Refused(405, "the rehearsal controls take POST")
+        if path == "/_standin/participants/":
+            _expect_object(body, {"study_id", "participant_id"}, {"study_id", "participant_id"})
+            study = self._study(body["study_id"])
+            submission = self.add_submission(study["id"], str(body["participant_id"]))
+            url = str(study.get("external_study_url", ""))
+            for name, value in (
+                ("PROLIFIC_PID", body["participant_id"]),
+                ("STUDY_ID", study["id"]),
+                ("SESSION_ID", submission),
+            ):
+                url = url.replace("{{%" + name + "%}}", str(value))
+            return 201, {"submission_id": submission, "entry_url": url}
+        match = re.fullmatch(r"/_standin/submissions/(?P<submission>\w+)/", path)
+        if match:
+            _expect_object(body, {"status", "study_code"}, {"status"})
+            record = self._submission(match["submission"])
+            record["status"] = body["status"]
+            record["study_code"] = body.get("study_code", record["study_code"])
+            if body["status"] not in ("ACTIVE", "RESERVED"):
+                record["is_complete"], record["completed_at"] = True, "2026-01-01T10:10:00Z"
+            return 200, record
+        if path == "/_standin/deliveries/":
+            _expect_object(body, {"submission_id", "target_url", "event_id"}, {"submission_id"})
+            return 200, {
+                "deliveries": self.deliver(body["submission_id"], body.get("target_url"), body.get("event_id"))
+            }
+        raise Refused(404, f"POST {path} is not a rehearsal control")
+
+    def deliver(self, submission_id: str, target_url: str | None = None, event_id: str | None = None) -> list:
+        """Send the submission's status as Prolific would, signed with each subscription's workspace secret."""
+        record = self._submission(submission_id)
+        body = json.dumps(
+            {
+                "resource_id": submission_id,
+                "event_type": "submission.status.change",
+                "participant_id": record["participant_id"],
+                "status": record["status"],
+            }
+        ).encode()
+        hooks = [
+            hook
+            for hook in self.hooks.values()
+            if hook["is_enabled"] and hook["event_type"] == "submission.status.change"
+        ]
+        sent = []
+        for hook in hooks:
+            headers = {
+                **self.event_headers(hook["workspace_id"], body, event_id or self._new_id("event")),
+                "Content-Type": "application/json",
+            }
+            request = urllib.request.Request(
+                target_url or hook["target_url"], data=body, headers=headers, method="POST"
+            )
+            try:
+                with urllib.request.urlopen(request, timeout=10) as response:
+                    sent.append({"target_url": request.full_url, "status": response.status})
+            except urllib.error.HTTPError as error:
+                sent.append({"target_url": request.full_url, "status": error.code})
+            except OSError as error:
+                sent.append({"target_url": request.full_url, "error": type(error).__name__})
+        return sent
 
     # ------------------------------------------------------------------ endpoints
 
@@ -318,6 +410,13 @@ class StandIn:
             )
             if study_filter["filter_id"] not in FILTER_IDS:
                 raise Refused(400, {"filters": [f"unknown filter {study_filter['filter_id']}"]})
+            if study_filter["filter_id"] in RANGE_FILTERS:
+                low, high = RANGE_FILTERS[study_filter["filter_id"]]
+                chosen = study_filter.get("selected_range") or {}
+                if set(chosen) != {"lower", "upper"} or not low <= chosen["lower"] <= chosen["upper"] <= high:
+                    raise Refused(
+                        400, {"filters": [f"{study_filter['filter_id']}: selected_range lower..upper in {low}..{high}"]}
+                    )
             unknown = set(study_filter.get("selected_values", [])) - set(self.groups)
             if study_filter["filter_id"].startswith("participant_group") and unknown:
                 raise Refused(400, {"filters": [f"no participant group {sorted(unknown)}"]})
@@ -330,6 +429,12 @@ class StandIn:
 
     def _update_study(self, body, query, study):
         _expect_object(body, STUDY_FIELDS, set())
+        record = self._study(study)
+        if record["status"] != "UNPUBLISHED":  # model.UpdateStudy: a running study takes more places only
+            if set(body) - {"total_available_places"}:
+                raise Refused(400, "a published study can change its total_available_places only")
+            if body.get("total_available_places", 0) < record["total_available_places"]:
+                raise Refused(400, {"total_available_places": ["can only increase once published"]})
         self._study(study).update(body)
         return 200, self._study(study)
 
@@ -352,6 +457,9 @@ class StandIn:
         next_href = f"/api/v1/studies/{study}/submissions/?limit={limit}&offset={offset + limit}" if more else None
         return 200, {"results": page, "_links": {"next": {"href": next_href}}, "meta": {"count": len(rows)}}
 
+    def _get_submission(self, body, query, submission):
+        return 200, self._submission(submission)
+
     def _transition_submission(self, body, query, submission):
         _expect_object(
             body, {"action", "message", "rejection_category", "completion_code", "completion_code_data"}, {"action"}
@@ -367,6 +475,12 @@ class StandIn:
                 raise Refused(400, {"message": ["at least 100 characters"]})
             if record["status"] != "AWAITING REVIEW":
                 raise Refused(400, "only a submission awaiting review can be rejected")
+        if action in ("SCREEN_OUT", "COMPLETE"):
+            wanted = {"SCREEN_OUT": "FIXED_SCREENOUT"}.get(action)
+            codes = self._study(record["study_id"]).get("completion_codes", [])
+            known = {code["code"] for code in codes if wanted is None or code["code_type"] == wanted}
+            if body.get("completion_code") not in known:
+                raise Refused(400, {"completion_code": [f"required for {action}: one of the study's codes"]})
         if action == "SCREEN_OUT" and record["status"] not in ("ACTIVE", "AWAITING REVIEW"):
             raise Refused(400, "this submission cannot be screened out now")
         record["status"] = {"APPROVE": "APPROVED", "REJECT": "REJECTED", "RETURN": "RETURNED"}.get(
@@ -383,13 +497,25 @@ class StandIn:
 
     def _bulk_approve(self, body, query):
         _expect_object(body, {"submission_ids", "study_id", "participant_ids"}, set())
-        ids = body.get("submission_ids") or []
+        # Two forms (cmd/submission/bulk_approve.go, docs.prolific.com Submissions > Bulk approve):
+        # submission_ids alone, or study_id with participant_ids. A mix is refused.
+        if body.get("submission_ids") and (body.get("study_id") or body.get("participant_ids")):
+            raise Refused(400, "give submission_ids, or study_id with participant_ids, not both")
+        if body.get("participant_ids") and not body.get("study_id"):
+            raise Refused(400, {"study_id": ["required with participant_ids"]})
+        if not body.get("submission_ids") and not body.get("participant_ids"):
+            raise Refused(400, "give submission_ids, or study_id with participant_ids")
+        ids = body.get("submission_ids") or [
+            key
+            for key, row in self.submissions.items()
+            if row["study_id"] == body["study_id"] and row["participant_id"] in body["participant_ids"]
+        ]
         for submission in ids:
             if self._submission(submission)["status"] != "AWAITING REVIEW":
                 raise Refused(400, f"submission {submission} is not awaiting review")
         for submission in ids:
             self.submissions[submission]["status"] = "APPROVED"
-        return 200, None
+        return 202, None  # taken, done in the background
 
     def _set_up_bonuses(self, body, query):
         _expect_object(body, {"study_id", "csv_bonuses"}, {"study_id", "csv_bonuses"})
@@ -423,7 +549,9 @@ class StandIn:
         return 202, None
 
     def _create_group(self, body, query):
-        _expect_object(body, {"name", "workspace_id", "description", "participant_ids"}, {"name"})
+        _expect_object(body, {"name", "workspace_id", "organisation_id", "description", "participant_ids"}, {"name"})
+        if bool(body.get("workspace_id")) == bool(body.get("organisation_id")):
+            raise Refused(400, "either a workspace_id or an organisation_id must be given (one of them)")
         group = self._new_id("group")
         members = list(dict.fromkeys(body.get("participant_ids", [])))
         self.groups[group] = {"id": group, "name": body["name"], "members": members}

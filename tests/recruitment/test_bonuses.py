@@ -55,6 +55,21 @@ def test_each_rule_plans_a_row_once_with_its_reason(settled, author):
 
 
 @pytest.mark.django_db
+def test_the_same_manual_bonus_planned_again_from_a_new_form_needs_a_confirmation(settled, author):
+    bonuses.plan_manual(settled, "PWEAK", "1.00", "a careful comment", author, key="form-1")
+    # Back, then the form sent again: a new one-time key, the same participant, amount and reason.
+    with pytest.raises(bonuses.DuplicateBonus, match=r"PWEAK already has a bonus of 1\.00 GBP for .a careful comment."):
+        bonuses.plan_manual(settled, "PWEAK", "1", "a careful comment ", author, key="form-2")
+    assert Bonus.objects.count() == 1
+    # Another amount or reason is another bonus; the author may confirm a second identical one.
+    assert bonuses.plan_manual(settled, "PWEAK", "2.00", "a careful comment", author, key="form-3")
+    again = bonuses.plan_manual(
+        settled, "PWEAK", "1.00", "a careful comment", author, key="form-4", confirm_duplicate=True
+    )
+    assert len(again) == 1 and Bonus.objects.count() == 3
+
+
+@pytest.mark.django_db
 def test_bad_bonuses_are_refused_naming_what_is_wrong(settled, author):
     with pytest.raises(studies.RecruitmentError, match="amount: 'lots' is not a number"):
         bonuses.plan_manual(settled, "PGOOD", "lots", "why", author)
@@ -170,7 +185,7 @@ SEED = f"""
     import io
     rows = open("../shared/data/snli/snli_dev_gold_only.jsonl", encoding="utf-8").readlines()[:4]
     import_stream(project, io.StringIO("".join(rows)), "snli")
-    link = studies.save_link(project, author, token={TOKEN!r}, name="Crash", places=2, reward_cents=100)
+    link = studies.save_link(project, author, token={TOKEN!r}, name="Crash", places=2, reward_cents=150)
     link = studies.create_draft(link, "{SITE}", author)
     project.refresh_from_db()
     arrive(project, "PCRASH", pages=2)

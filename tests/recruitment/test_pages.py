@@ -75,6 +75,7 @@ def test_the_whole_run_from_the_page_never_shows_a_secret(study, author, make_us
             "estimated_minutes": "8",
             "screen_out_reward_cents": "20",
             "screen_out_slots": "2",
+            "workspace_id": "ws000001",
         },
     )
     visit("post", base(study.slug) + "study/", {"action": "create"})

@@ -208,7 +208,12 @@ def test_a_group_of_good_workers_is_built_updated_and_used_in_the_next_wave(
     three_arrivals, author, standin, make_project
 ):
     link, _ = three_arrivals
+    with pytest.raises(studies.RecruitmentError, match="workspace_id: Prolific keeps a participant group"):
+        groups.build_group(link, "wave one, gold >= 0.8", 0.8, author)
+    assert standin.groups == {}
+    link = studies.save_link(link.project, author, workspace_id="ws000001")
     group = groups.build_group(link, "wave one, gold >= 0.8", 0.8, author)
+    assert standin.calls_to("POST", "/api/v1/participant-groups/")[-1].body["workspace_id"] == "ws000001"
     assert standin.groups[group.prolific_group_id]["members"] == ["PDONE"] == group.participant_ids
     # More gold answers later: the same group is brought up to date, not made twice.
     from annotation.services.quality import record_gold_answers
@@ -220,7 +225,7 @@ def test_a_group_of_good_workers_is_built_updated_and_used_in_the_next_wave(
     assert sorted(standin.groups[group.prolific_group_id]["members"]) == ["PDONE", "PGAVEUP"]
 
     wave_two = make_project("nli_label", slug="wave-two")
-    next_link = studies.save_link(wave_two, author, token=TOKEN, name="Wave two", reward_cents=100)
+    next_link = studies.save_link(wave_two, author, token=TOKEN, name="Wave two", reward_cents=150)
     groups.use_group(next_link, group, "allow", author)
     studies.create_draft(next_link, SITE, author)
     body = standin.calls_to("POST", "/api/v1/studies/")[-1].body

@@ -12,6 +12,7 @@ import pytest
 from django.test import Client
 
 from annotation.models import AuditEntry
+from annotation.services import crowd
 from recruitment.models import ProlificLink, ProlificSubmission, WebhookEvent
 from recruitment.prolific import ProlificError
 from recruitment.services import studies, webhooks
@@ -86,7 +87,7 @@ def test_an_older_event_does_not_move_a_submission_back(on_prolific):
 )
 def test_a_bad_signature_or_timestamp_is_refused_and_stores_nothing(on_prolific, tamper):
     response = deliver(event(on_prolific, "ev-9", "APPROVED", "2026-03-01T10:00:00Z"), **tamper)
-    assert response.status_code == 403
+    assert response.status_code == (400 if tamper == {"signature": ""} else 403)
     assert not WebhookEvent.objects.exists() and not ProlificSubmission.objects.exists()
 
 
@@ -280,3 +281,123 @@ def test_a_refused_confirmation_is_audited_and_the_subscription_kept_to_remove(i
     assert entry.details["done"] == ["secret", "subscription"] and "does not confirm" in entry.details["error"]
     webhooks.unsubscribe(link, author)
     assert not standin.hooks
+
+
+# ---------------------------------------------------------------------------- what the signature does not cover
+
+
+def test_a_study_linked_after_the_subscription_verifies_the_workspaces_events(
+    in_workspace, author, standin, make_project
+):
+    webhooks.subscribe(in_workspace, TARGET, author)
+    later = make_project("nli_label", slug="wave-late")
+    studies.save_link(later, author, token=TOKEN, workspace_id=WORKSPACE, name="Later wave")
+    assert studies.link_of(later).webhook_secret == standin.hook_secrets[WORKSPACE]["value"]
+    arrive(later, "PLATE")
+    body = prolific_event("session-PLATE", "AWAITING REVIEW", participant="PLATE")
+    answer = post_event(body, standin.event_headers(WORKSPACE, body, "evt-late"))
+    assert answer.status_code == 200 and answer.json() == {"taken": True, "applied": True}
+    assert ProlificSubmission.objects.get().link == studies.link_of(later)
+    # Naming the workspace under another account's token gives no secret (anyone can type a workspace id).
+    stranger = make_project("nli_label", slug="stranger")
+    studies.save_link(stranger, author, token="another-account", workspace_id=WORKSPACE, name="Stranger")
+    assert studies.link_of(stranger).webhook_secret == ""
+
+
+def test_a_delivery_replayed_under_a_new_event_id_is_refused(in_workspace, author, standin):
+    webhooks.subscribe(in_workspace, TARGET, author)
+    arrive(in_workspace.project, "PONE")
+    body = prolific_event("session-PONE", "AWAITING REVIEW")
+    headers = standin.event_headers(WORKSPACE, body, "evt-1")
+    assert post_event(body, headers).json() == {"taken": True, "applied": True}
+    replay = post_event(body, {**headers, "X-Event-ID": "evt-2"})
+    assert replay.status_code == 409
+    assert list(WebhookEvent.objects.values_list("event_id", flat=True)) == ["evt-1"]
+
+
+def test_a_future_or_stale_timestamp_is_refused(in_workspace, author, standin):
+    webhooks.subscribe(in_workspace, TARGET, author)
+    arrive(in_workspace.project, "PONE")
+    body = prolific_event("session-PONE", "APPROVED")
+    now = int(time.time())
+    future = {**standin.event_headers(WORKSPACE, body, "evt-f"), "X-Timestamp": str(now + 86400 * 365)}
+    assert post_event(body, future).status_code == 400
+    stale = standin.event_headers(WORKSPACE, body, "evt-s", sent=now - 3600)
+    assert post_event(body, stale).status_code == 403
+    ahead = standin.event_headers(WORKSPACE, body, "evt-a", sent=now + 3600)
+    assert post_event(body, ahead).status_code == 403
+    assert not WebhookEvent.objects.exists() and not ProlificSubmission.objects.exists()
+
+
+def test_another_authors_event_naming_a_submission_never_diverts_its_studys_events(
+    in_workspace, author, standin, make_project, make_user
+):
+    webhooks.subscribe(in_workspace, TARGET, author)
+    arrive(in_workspace.project, "PONE")
+    # Another lab's author chooses a secret, arrives in their own study under the victim's submission id and
+    # posts an event naming it, signed with their secret.
+    other = make_user("author2", "author")
+    theirs = make_project("nli_label", slug="theirs", owner=other)
+    studies.save_link(theirs, other, token="their-token", webhook_secret="chosen-secret", name="Theirs")
+    crowd.enter(theirs, {"PROLIFIC_PID": "PTHIEF", "STUDY_ID": "S", "SESSION_ID": "session-PONE"})
+    planted = prolific_event("session-PONE", "RETURNED", participant="PTHIEF")
+    stamp = str(int(time.time()))
+    headers = {
+        "X-Prolific-Request-Timestamp": stamp,
+        "X-Prolific-Request-Signature": sign("chosen-secret", stamp, planted),
+        "X-Event-ID": "evt-planted",
+    }
+    assert post_event(planted, headers).json() == {"taken": True, "applied": True}
+    # Prolific's genuine event still reaches the victim's study.
+    body = prolific_event("session-PONE", "AWAITING REVIEW")
+    answer = post_event(body, standin.event_headers(WORKSPACE, body, "evt-genuine"))
+    assert answer.status_code == 200 and answer.json() == {"taken": True, "applied": True}
+    victim = ProlificSubmission.objects.get(link=in_workspace)
+    assert (victim.participant_id, victim.status) == ("PONE", "AWAITING REVIEW")
+
+
+def test_when_two_studies_could_hold_a_submission_prolific_is_asked(in_workspace, author, standin, make_project):
+    webhooks.subscribe(in_workspace, TARGET, author)
+    studies.create_draft(in_workspace, SITE, author)
+    sibling = make_project("nli_label", slug="sibling")
+    studies.save_link(sibling, author, token=TOKEN, workspace_id=WORKSPACE, name="Sibling", reward_cents=150)
+    studies.create_draft(studies.link_of(sibling), SITE, author)
+    sibling.refresh_from_db()
+    submission = standin.add_submission(in_workspace.prolific_study_id, "PONE", "ACTIVE")
+    for project in (in_workspace.project, sibling):  # a SESSION_ID is the participant's to type
+        study_id = crowd.platform_study(project, "prolific").study_id
+        crowd.enter(project, {"PROLIFIC_PID": "PONE", "STUDY_ID": study_id, "SESSION_ID": submission})
+    body = prolific_event(submission, "AWAITING REVIEW")
+    assert post_event(body, standin.event_headers(WORKSPACE, body, "evt-both")).json()["taken"] is True
+    assert ProlificSubmission.objects.get().link == in_workspace
+    assert standin.calls_to("GET", f"/api/v1/submissions/{submission}/")
+
+
+@pytest.mark.parametrize(
+    "header, value",
+    [
+        ("X-Prolific-Request-Signature", "sïgnature"),
+        ("X-Prolific-Request-Signature", "A" * 5000),
+        ("X-Prolific-Request-Timestamp", "9" * 40),
+        ("X-Prolific-Request-Timestamp", "-5"),
+        ("X-Event-ID", "évènement"),
+        ("X-Event-ID", "e" * 1000),
+        ("X-Timestamp", "9" * 40),
+        ("X-Timestamp", "tomorrow"),
+    ],
+)
+def test_hostile_headers_are_refused_with_a_4xx(in_workspace, author, standin, header, value):
+    webhooks.subscribe(in_workspace, TARGET, author)
+    body = prolific_event("session-PONE", "APPROVED")
+    response = post_event(body, {**standin.event_headers(WORKSPACE, body, "evt-h"), header: value})
+    assert 400 <= response.status_code < 500
+    assert not WebhookEvent.objects.exists()
+
+
+def test_deeply_nested_or_huge_bodies_are_refused_with_a_4xx(on_prolific):
+    nested = b"[" * 200_000 + b"]" * 200_000
+    assert deliver(nested).status_code in (400, 413)
+    deep_but_small = b'{"a":' * 5000 + b"1" + b"}" * 5000
+    assert deliver(deep_but_small).status_code == 400
+    assert deliver(b"not json").status_code == 400
+    assert not WebhookEvent.objects.exists()

@@ -1,0 +1,91 @@
+"""Both sides in step: places, reward and time edited after creation reach the Prolific study (places added
+while it runs, nothing else then); the dashboard's pause, resume and close move Prolific first; Stop asks
+for a confirmation; drift Prolific shows is listed on the page and brought together by one button."""
+
+import pytest
+from django.test import Client
+
+from annotation.models import Project
+from recruitment.models import ProlificLink
+from recruitment.services import studies
+from tests.recruitment.conftest import SITE
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def drafted(study, author, standin):
+    return studies.create_draft(studies.link_of(study), SITE, author)
+
+
+@pytest.fixture
+def author_client(author):
+    client = Client()
+    client.force_login(author)
+    return client
+
+
+def test_edits_after_creation_reach_the_prolific_study(drafted, study, author, standin):
+    studies.save_link(study, author, places=5, reward_cents=200, estimated_minutes=9)
+    sent = standin.calls_to("PATCH", r"/api/v1/studies/\w+/")[-1].body
+    assert sent == {"total_available_places": 5, "reward": 200, "estimated_completion_time": 9}
+    studies.transition(drafted, "publish", author)
+    studies.save_link(study, author, places=8)  # more places while it runs
+    assert standin.studies[drafted.prolific_study_id]["total_available_places"] == 8
+    with pytest.raises(studies.RecruitmentError, match="places can only go up"):
+        studies.save_link(study, author, places=2)
+    with pytest.raises(studies.RecruitmentError, match="reward_cents: the Prolific study is running"):
+        studies.save_link(study, author, reward_cents=300)
+    link = ProlificLink.objects.get()
+    assert (link.places, link.reward_cents) == (8, 200)  # a refusal changes nothing here either
+    assert len(standin.calls_to("PATCH", r"/api/v1/studies/\w+/")) == 2
+
+
+def test_the_dashboard_moves_prolific_too(drafted, study, author, author_client, standin):
+    def dashboard(status, **extra):
+        return author_client.post(f"/projects/{study.slug}/status/", {"status": status, **extra}, follow=True)
+
+    studies.transition(drafted, "publish", author)
+    prolific = standin.studies[drafted.prolific_study_id]
+    dashboard("paused")
+    assert prolific["status"] == "PAUSED" and ProlificLink.objects.get().state == "paused"
+    dashboard("published")
+    assert prolific["status"] == "ACTIVE" and ProlificLink.objects.get().state == "active"
+    dashboard("closed", confirm="1")
+    study.refresh_from_db()
+    assert prolific["status"] == "COMPLETED" and study.status == Project.Status.CLOSED
+    page = dashboard("published").content.decode()
+    assert "cannot start again" in page
+    study.refresh_from_db()
+    assert study.status == Project.Status.CLOSED
+
+
+def test_a_prolific_refusal_leaves_the_dashboard_status_as_it_was(drafted, study, author, author_client, standin):
+    studies.transition(drafted, "publish", author)
+    standin.token = "revoked"
+    page = author_client.post(f"/projects/{study.slug}/status/", {"status": "paused"}, follow=True).content.decode()
+    assert "Prolific" in page and "401" in page
+    study.refresh_from_db()
+    assert study.status == Project.Status.PUBLISHED and ProlificLink.objects.get().state == "active"
+
+
+def test_stop_asks_for_a_confirmation(drafted, study, author, author_client, standin):
+    studies.transition(drafted, "publish", author)
+    url = f"/recruitment/projects/{study.slug}/prolific/study/"
+    page = author_client.post(url, {"action": "stop"}, follow=True).content.decode()
+    assert "tick the box next to Stop" in page
+    assert standin.studies[drafted.prolific_study_id]["status"] == "ACTIVE"
+    author_client.post(url, {"action": "stop", "confirm": "1"})
+    assert standin.studies[drafted.prolific_study_id]["status"] == "COMPLETED"
+
+
+def test_drift_is_shown_and_brought_together(drafted, study, author, author_client, standin):
+    studies.transition(drafted, "publish", author)
+    prolific = standin.studies[drafted.prolific_study_id]
+    prolific["status"], prolific["total_available_places"] = "PAUSED", 2  # changed on Prolific's own site
+    page = author_client.get(f"/recruitment/projects/{study.slug}/prolific/").content.decode()
+    assert 'id="drift"' in page and "state: Prolific says PAUSED" in page and "places: 2 on Prolific, 3 here" in page
+    author_client.post(f"/recruitment/projects/{study.slug}/prolific/study/", {"action": "fix"})
+    assert prolific["status"] == "ACTIVE" and prolific["total_available_places"] == 3
+    assert studies.drift(ProlificLink.objects.get()) == []
+    assert 'id="drift"' not in author_client.get(f"/recruitment/projects/{study.slug}/prolific/").content.decode()
