@@ -230,6 +230,10 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = 64 * 1024
 NLI_MAX_IMPORT_BYTES = env_int("NLI_MAX_IMPORT_BYTES", 200 * 1024 * 1024)
 # The largest body of a request without credentials (logins, crowd entry): larger ones are refused unread.
 ANONYMOUS_MAX_BODY_BYTES = env_int("ANONYMOUS_MAX_BODY_BYTES", 1024 * 1024)
+# A body that stops coming is answered 408 (common/asgi.py): after this many seconds without a byte, or,
+# from a request without valid credentials, when the whole body took longer than ANONYMOUS_BODY_SECONDS.
+BODY_IDLE_SECONDS = env_int("BODY_IDLE_SECONDS", 30)
+ANONYMOUS_BODY_SECONDS = env_int("ANONYMOUS_BODY_SECONDS", 30)
 # Staged uploads not confirmed after this many hours, and finished jobs' files after this many days, are
 # removed by the expiry loop (manage.py remove_stale_files).
 STAGED_UPLOAD_MAX_AGE_HOURS = env_int("STAGED_UPLOAD_MAX_AGE_HOURS", 24)
