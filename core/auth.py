@@ -2,12 +2,12 @@
 claim and submit hot path asks for roles on every call). The rule itself lives in core.roles."""
 
 from importlib import import_module
-from types import SimpleNamespace
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.backends import ModelBackend
 from django.db import connections
+from django.http import HttpRequest
 from django.utils.translation import gettext_lazy as _
 from rest_framework import exceptions
 from rest_framework.authentication import TokenAuthentication
@@ -70,8 +70,9 @@ def credentials_check_out(authorization: str | None, session_key: str | None) ->
             except exceptions.AuthenticationFailed:
                 pass
         if session_key:
-            session = import_module(settings.SESSION_ENGINE).SessionStore(session_key)
-            return get_user(SimpleNamespace(session=session)).is_authenticated  # checks expiry and password hash
+            request = HttpRequest()
+            request.session = import_module(settings.SESSION_ENGINE).SessionStore(session_key)
+            return get_user(request).is_authenticated  # checks the session's expiry and password hash
         return False
     finally:
         connections.close_all()
