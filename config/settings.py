@@ -284,6 +284,12 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["core.throttles.SignedInAfterThrottles"],
+    # DRF's three parsers, JSON with a depth limit (common/request_json.py: deep nesting is no 500)
+    "DEFAULT_PARSER_CLASSES": [
+        "common.parsers.DepthLimitedJSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "common.pagination.PageNumbersOnly",
     "PAGE_SIZE": 50,

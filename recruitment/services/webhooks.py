@@ -18,7 +18,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
-import json
 import logging
 import time
 from datetime import UTC, datetime
@@ -29,6 +28,7 @@ from django.utils.dateparse import parse_datetime
 
 from annotation.models import CrowdSession
 from annotation.services import audit
+from common import request_json
 from recruitment.models import ProlificLink, ProlificSubmission, WebhookEvent
 from recruitment.prolific import SUBMISSION_STATUS_EVENT, ProlificError
 from recruitment.secrets import SecretUnreadable
@@ -115,8 +115,8 @@ def receive(
     stored event, or None when this event id was taken before or names a submission of no study here (signed
     by a workspace secret stored here: another study of a subscribed workspace)."""
     try:
-        payload = json.loads(body)
-    except ValueError:
+        payload = request_json.loads(body)
+    except ValueError:  # not JSON, or nested too deeply
         raise WebhookRefused("the body is not JSON") from None
     if not isinstance(payload, dict):
         raise WebhookRefused("the body is not a JSON object")
