@@ -147,6 +147,8 @@ def progress_socket(project, user):
         communicator.scope["user"] = user
         connected, code = await communicator.connect()
         received = await communicator.receive_output(timeout=1) if connected else None
+        if received and received["type"] == "websocket.close":  # refused: opened and closed with a code
+            connected, code = False, received["code"]
         await communicator.disconnect()
         return connected, code, received
 
