@@ -110,11 +110,14 @@ class ExportOptions:
     include_gold: also write the hidden gold checks (flagged with their pool and reference).
     study_gold: write the study's own final label in the format's label fields (adjudicated, else collected,
     else imported): what a model is evaluated against when a study is its gold; published files keep the
-    imported labels there."""
+    imported labels there.
+    free_text: what becomes of the text workers typed (reasons, explanations, written sentences): "keep" it,
+    "omit" it (emptied), or "scrub" it (e-mail addresses and phone numbers replaced; records.scrubbed)."""
 
     include_unanswered: bool = False
     include_gold: bool = False
     study_gold: bool = False
+    free_text: str = "keep"
 
 
 @dataclass(frozen=True)

@@ -208,3 +208,30 @@ def test_free_text_is_kept_under_the_pseudonym_when_the_consent_says_so(explaine
     assert {answer.reason for answer in kept} == {TYPED}
     assert all(TYPED in part["explanation"] for answer in kept for part in answer.value["labels"].values())
     assert PID not in everything_stored_and_exported(study)
+
+
+def test_exports_can_omit_free_text_or_scrub_addresses_and_phone_numbers(explainer, author):
+    from annotation.formats import exportable
+    from annotation.formats.base import ExportOptions
+    from annotation.services.records import scrubbed
+
+    assert scrubbed("write to jane.doe+x@mail.example.org or call +44 (0)20 7946-0958 today, room 12") == (
+        "write to [email] or call [phone] today, room 12"
+    )
+    study, worker = explainer
+    Annotation.objects.filter(worker=worker).update(reason="mail jane@example.org, phone 0161 496 0000")
+    formats = exportable(study.task, study.options)
+    kept, omitted, scrubbed_text = (
+        "".join("".join(exporters.export(study, fmt, ExportOptions(free_text=choice))) for fmt in formats)
+        for choice in ("keep", "omit", "scrub")
+    )
+    assert "jane@example.org" in kept and TYPED in kept
+    assert "jane@example.org" not in omitted and "0161 496 0000" not in omitted and TYPED not in omitted
+    assert "jane@example.org" not in scrubbed_text and "0161 496 0000" not in scrubbed_text
+    assert "[email]" in scrubbed_text and "[phone]" in scrubbed_text and TYPED in scrubbed_text  # the rest kept
+    api = APIClient()
+    api.force_authenticate(author)
+    answer = api.get(f"/api/projects/{study.slug}/export/?as=annotations&free_text=scrub")
+    assert answer.status_code == 200 and "[email]" in b"".join(answer.streaming_content).decode()
+    refused = api.get(f"/api/projects/{study.slug}/export/?as=annotations&free_text=maybe")
+    assert refused.status_code == 400 and refused.json()["field"] == "free_text"
