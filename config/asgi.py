@@ -21,6 +21,11 @@ from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E40
 
 from annotation.routing import websocket_urlpatterns  # noqa: E402
 
+if "daphne" in settings.INSTALLED_APPS:  # runserver only (config/settings.py): bin/serve never loads Twisted
+    from common.devserver import leave_bodies_to_the_app
+
+    leave_bodies_to_the_app()
+
 application = ProtocolTypeRouter(
     {
         "http": django_asgi_app,
