@@ -74,6 +74,15 @@ def setting_errors(error: SettingError) -> Response:
     return error_response(400, detail, field, error.errors)
 
 
+FREE_TEXT_PARAMETER = OpenApiParameter(
+    "free_text",
+    str,
+    enum=["keep", "omit", "scrub"],
+    description="the text workers typed (reasons, explanations, written sentences): keep (default), omit, or "
+    "scrub e-mail addresses and phone numbers from it",
+)
+
+
 class ProjectViewSet(
     mixins.ListModelMixin,
     mixins.RetrieveModelMixin,
@@ -385,6 +394,7 @@ class ProjectViewSet(
                 bool,
                 description="also write items without a label or answer yet, flagged (default: left out)",
             ),
+            FREE_TEXT_PARAMETER,
         ],
         responses={200: OpenApiResponse(description="the exported file, streamed"), 400: ErrorSerializer},
     )
@@ -407,6 +417,7 @@ class ProjectViewSet(
         parameters=[
             OpenApiParameter("include_gold", bool, description="also write the gold checks, flagged"),
             OpenApiParameter("include_unanswered", bool, description="also write items without a label yet"),
+            FREE_TEXT_PARAMETER,
         ],
         responses={
             202: OpenApiResponse(BackgroundImportSerializer, description="the bundle's job"),

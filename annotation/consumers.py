@@ -19,10 +19,10 @@ class ProgressConsumer(AsyncJsonWebsocketConsumer):
         self.project = await database_sync_to_async(Project.objects.filter(slug=slug).first)()
         # The one status policy, in WebSocket close codes: 4404 not visible, 4403 visible but not yours.
         if self.project is None or not await database_sync_to_async(can_view)(user, self.project):
-            await self.close(code=4404)
+            await self.refuse(4404)
             return
         if not await database_sync_to_async(can_manage)(user, self.project):
-            await self.close(code=4403)
+            await self.refuse(4403)
             return
         self.group = progress_group(self.project.id)
         self.last_sent = 0.0
@@ -30,6 +30,12 @@ class ProgressConsumer(AsyncJsonWebsocketConsumer):
         await self.channel_layer.group_add(self.group, self.channel_name)
         await self.accept()
         await self.send_progress()
+
+    async def refuse(self, code: int):
+        """Open, then close with `code` at once, nothing sent: a socket closed before it is accepted is refused
+        at the handshake, which a browser only sees as a failed connection (1006), never as the code."""
+        await self.accept()
+        await self.close(code=code)
 
     async def disconnect(self, code):
         if getattr(self, "scheduled", None):

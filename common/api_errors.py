@@ -18,6 +18,7 @@ CODE_BY_STATUS = {
     404: "not_found",
     405: "method_not_allowed",
     406: "not_acceptable",
+    408: "timeout",
     409: "conflict",
     413: "too_large",
     415: "unsupported_media_type",

@@ -15,11 +15,14 @@ body, signals, disconnects, streaming) and changes three things:
   interpreter lock and a claim + submit cost more CPU. Reading the request body and sending the response
   (a streamed export, a slow client) hold no slot.
 
-And one about bodies: a request whose declared body (Content-Length) is over the import limit, or over
-ANONYMOUS_MAX_BODY_BYTES when it carries no credentials (no session cookie, no Authorization header), is
-answered 413 before a byte of it is read: Django's handler would otherwise read it whole (to a temporary
-file) before authentication and the import size limit are asked. A body sent without a length is cut off
-at the same limits.
+And one about bodies: a request may send at most ANONYMOUS_MAX_BODY_BYTES unless its credentials check
+out (`credentials_check_out`, given by config/asgi.py: a token or session cookie of an active user, looked up
+on a thread of its own, and only when a body is larger than the anonymous limit, so the hot path never pays for
+it); then the import limit. A declared body (Content-Length) over the limit is answered 413 before a byte of
+it is read: Django's handler would otherwise read it whole (to a temporary file) before authentication and the
+import size limit are asked. A body sent without a length is cut off once it passes the limit, also with 413.
+A body that stops coming is timed out with 408: BODY_IDLE_SECONDS without a byte, or, without credentials,
+ANONYMOUS_BODY_SECONDS for the whole body (a client trickling a byte at a time holds no connection for long).
 
 And one about connections: a response closes its keep-alive connection one time in
 `requests_per_connection`, on average (as a proxy's keepalive_requests does), so clients reconnect now and
@@ -31,6 +34,7 @@ and was replaced all of them stayed on the survivor while the new process idled 
 import asyncio
 import json
 import random
+import time
 import weakref
 from concurrent.futures import ThreadPoolExecutor
 
@@ -38,13 +42,16 @@ from asgiref.sync import ThreadSensitiveContext, sync_to_async
 from django.conf import settings
 from django.core.handlers.asgi import ASGIHandler
 from django.core.handlers.base import BaseHandler
+from django.http.cookie import parse_cookie
+
+from common.api_errors import CODE_BY_STATUS
 
 IDLE_THREADS_KEPT = 64  # after a burst, threads beyond these are ended, not kept for ever
 MULTIPART_OVERHEAD = 2**20  # an upload's form fields and boundaries beside the file
 
 
 class BoundedASGIHandler(ASGIHandler):
-    def __init__(self, slots: int, requests_per_connection: int = 0):
+    def __init__(self, slots: int, requests_per_connection: int = 0, credentials_check_out=None):
         if slots < 1:
             raise ValueError("a web process must run at least one request at a time")
         if requests_per_connection < 0:
@@ -52,6 +59,8 @@ class BoundedASGIHandler(ASGIHandler):
         BaseHandler.__init__(self)  # not ASGIHandler.__init__: it loads the middleware in async mode
         self.load_middleware(is_async=False)
         self.slots = slots
+        # (authorization header, session cookie) -> whether they are an active user's: core.auth's, from config
+        self.credentials_check_out = credentials_check_out or no_credentials_check_out
         self.requests_per_connection = requests_per_connection  # 0: connections are never closed here
         self._turns: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # a semaphore per event loop
         self._idle_threads: list[ThreadPoolExecutor] = []
@@ -59,24 +68,28 @@ class BoundedASGIHandler(ASGIHandler):
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
             raise ValueError(f"Django can only handle ASGI/HTTP connections, not {scope['type']}.")
-        limit = body_limit(scope)
+        body = _LimitedBody(scope, receive, self.credentials_check_out)
         declared = _header(scope, b"content-length")
-        if declared is not None and declared.isdigit() and int(declared) > limit:
-            await _refuse_too_large(scope, send, int(declared), limit)
-            return
-        receive = _cut_off_at(receive, limit)
+        if declared is not None and declared.isdigit() and int(declared) > settings.ANONYMOUS_MAX_BODY_BYTES:
+            limit = await body.limit_for_more_than_anonymous()
+            if int(declared) > limit:
+                await _refuse(scope, send, 413, _too_large(int(declared), limit))
+                return
         if self.requests_per_connection and random.random() * self.requests_per_connection < 1:
             send = _closing_connection(send)
+        send = body.noting_the_response(send)
         # Last in, first out: the threads in use stay few and warm.
         thread = self._idle_threads.pop() if self._idle_threads else ThreadPoolExecutor(1, "django-request")
         try:
             async with ThreadSensitiveContext(executor=thread):
-                await self.handle(scope, receive, send)
+                await self.handle(scope, body.receive, send)
         finally:
             if len(self._idle_threads) < IDLE_THREADS_KEPT:
                 self._idle_threads.append(thread)
             else:
                 thread.shutdown(wait=False)
+        if body.refusal and not body.response_started:  # Django stopped reading the body and answered nothing
+            await _refuse(scope, send, *body.refusal)
 
     async def get_response_async(self, request):
         loop = asyncio.get_running_loop()
@@ -94,24 +107,85 @@ def _header(scope, name: bytes) -> str | None:
     return None
 
 
-def body_limit(scope) -> int:
-    """The largest body this request may send: an import's, or a small one without credentials."""
-    cookies = _header(scope, b"cookie") or ""
-    signed_in = _header(scope, b"authorization") is not None or f"{settings.SESSION_COOKIE_NAME}=" in cookies
-    return settings.NLI_MAX_IMPORT_BYTES + MULTIPART_OVERHEAD if signed_in else settings.ANONYMOUS_MAX_BODY_BYTES
+def no_credentials_check_out(authorization: str | None, session_key: str | None) -> bool:
+    return False
 
 
-async def _refuse_too_large(scope, send, size: int, limit: int) -> None:
-    """413 with the limit in MiB (JSON on the API), the body left unread."""
-    detail = f"the request body is {size / 2**20:.1f} MiB, over the limit of {limit / 2**20:.1f} MiB for this request"
+class _LimitedBody:
+    """The request's `receive`, held to the body limit its credentials earn and timed out when it stalls."""
+
+    def __init__(self, scope, receive, credentials_check_out):
+        self.scope, self._receive, self._credentials_check_out = scope, receive, credentials_check_out
+        self.limit = settings.ANONYMOUS_MAX_BODY_BYTES
+        self.checked = False
+        self.received = 0
+        self.complete = False
+        self.started_at = time.monotonic()
+        self.refusal: tuple[int, str] | None = None
+        self.response_started = False
+
+    async def limit_for_more_than_anonymous(self) -> int:
+        """The limit once the body passes the anonymous one: the import limit if the credentials check out."""
+        if not self.checked:
+            self.checked = True
+            session = parse_cookie(_header(self.scope, b"cookie") or "").get(settings.SESSION_COOKIE_NAME)
+            signed_in = await sync_to_async(self._credentials_check_out, thread_sensitive=False)(
+                _header(self.scope, b"authorization"), session
+            )
+            if signed_in:
+                self.limit = settings.NLI_MAX_IMPORT_BYTES + MULTIPART_OVERHEAD
+        return self.limit
+
+    async def receive(self):
+        if self.refusal:
+            return {"type": "http.disconnect"}
+        if self.complete:  # after the body Django listens for the client going away: no time limit then
+            return await self._receive()
+        try:
+            message = await asyncio.wait_for(self._receive(), self._seconds_left())
+        except TimeoutError:
+            self.refusal = (408, "the request body stopped arriving; send it again")
+            return {"type": "http.disconnect"}
+        if message["type"] == "http.request":
+            self.received += len(message.get("body", b""))
+            self.complete = not message.get("more_body", False)
+            if (
+                self.received > settings.ANONYMOUS_MAX_BODY_BYTES
+                and self.received > await self.limit_for_more_than_anonymous()
+            ):
+                self.refusal = (413, _too_large(self.received, self.limit))
+                return {"type": "http.disconnect"}
+        return message
+
+    def _seconds_left(self) -> float:
+        if self.limit > settings.ANONYMOUS_MAX_BODY_BYTES:
+            return settings.BODY_IDLE_SECONDS
+        whole_body_left = settings.ANONYMOUS_BODY_SECONDS - (time.monotonic() - self.started_at)
+        return max(0.0, min(settings.BODY_IDLE_SECONDS, whole_body_left))
+
+    def noting_the_response(self, send):
+        async def send_and_note(message):
+            if message["type"] == "http.response.start":
+                self.response_started = True
+            await send(message)
+
+        return send_and_note
+
+
+def _too_large(size: int, limit: int) -> str:
+    return f"the request body is {size / 2**20:.1f} MiB, over the limit of {limit / 2**20:.1f} MiB for this request"
+
+
+async def _refuse(scope, send, status: int, detail: str) -> None:
+    """The refusal (JSON in the API's error shape on the API), the rest of the body left unread."""
     if scope.get("path", "").startswith("/api/"):
-        body, kind = json.dumps({"detail": detail, "code": "too_large"}).encode(), b"application/json"
+        body, kind = json.dumps({"detail": detail, "code": CODE_BY_STATUS[status]}).encode(), b"application/json"
     else:
         body, kind = detail.encode(), b"text/plain; charset=utf-8"
     await send(
         {
             "type": "http.response.start",
-            "status": 413,
+            "status": status,
             "headers": [
                 (b"content-type", kind),
                 (b"content-length", str(len(body)).encode()),
@@ -120,22 +194,6 @@ async def _refuse_too_large(scope, send, size: int, limit: int) -> None:
         }
     )
     await send({"type": "http.response.body", "body": body})
-
-
-def _cut_off_at(receive, limit: int):
-    """`receive` that ends a body sent without a length once it passes `limit` (as a client gone away)."""
-    received = 0
-
-    async def receive_within_limit():
-        nonlocal received
-        message = await receive()
-        if message["type"] == "http.request":
-            received += len(message.get("body", b""))
-            if received > limit:
-                return {"type": "http.disconnect"}
-        return message
-
-    return receive_within_limit
 
 
 def _closing_connection(send):

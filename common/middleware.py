@@ -5,6 +5,7 @@ import io
 import logging
 
 from django.conf import settings
+from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
 from django.db import DatabaseError, InterfaceError, OperationalError, connections
 from django.http import JsonResponse
 
@@ -50,7 +51,8 @@ class DatabaseRetryMiddleware:
         self.get_response = get_response
 
     def __call__(self, request):
-        size = int(request.META.get("CONTENT_LENGTH") or 0)
+        declared = request.META.get("CONTENT_LENGTH") or "0"
+        size = int(declared) if declared.isdigit() else 0  # a malformed length is the server's to refuse, not ours
         repeatable = not request.content_type.startswith("multipart/") and size <= settings.DATA_UPLOAD_MAX_MEMORY_SIZE
         if repeatable:
             body = request.body  # read once here so that the retry can read it again
@@ -91,6 +93,12 @@ class ApiJsonErrorMiddleware:
     def process_exception(self, request, exception):
         if not is_api(request) or getattr(request, RETRY_MARK, False):
             return None
+        if isinstance(exception, RequestDataTooBig):  # a JSON or form body over DATA_UPLOAD_MAX_MEMORY_SIZE
+            limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE / 2**20
+            detail = f"the request body is over the limit of {limit:.0f} MiB for a body that is not a file upload"
+            return JsonResponse({"detail": detail, "code": "too_large"}, status=413)
+        if isinstance(exception, SuspiciousOperation):  # too many fields or files, a bad host: the client's fault
+            return JsonResponse({"detail": str(exception) or "request refused", "code": "invalid"}, status=400)
         logger.error("API error on %s %s", request.method, request.path, exc_info=exception)
         unavailable = isinstance(exception, DatabaseError)
         return JsonResponse(

@@ -109,12 +109,19 @@ def _json_problem(record: dict) -> tuple[str, str] | None:
     return None
 
 
-def json_lines(stream: Iterable[str | bytes], file=None) -> Iterator[tuple[int, dict | RowError]]:
-    """(line, object) for every non-blank line holding a JSON object; (line, RowError) for any other."""
+def json_lines(
+    stream: Iterable[str | bytes], file=None, max_line_chars: int | None = None
+) -> Iterator[tuple[int, dict | RowError]]:
+    """(line, object) for every non-blank line holding a JSON object; (line, RowError) for any other. A line
+    longer than `max_line_chars` is refused without being decoded."""
     for number, line in _lines(stream, file):
         if isinstance(line, RowError):
             yield number, line
             return
+        if max_line_chars is not None and len(line) > max_line_chars:
+            message = f"the record is {len(line):,} characters long, over the limit of {max_line_chars:,} for one line"
+            yield number, RowError(JSON_LINE, message, file=file, line=number)
+            continue
         if not line.strip():
             continue
         try:

@@ -9,14 +9,22 @@ django.setup(set_prefix=False)  # what django.core.asgi.get_asgi_application() d
 from django.conf import settings  # noqa: E402
 
 from common.asgi import BoundedASGIHandler  # noqa: E402
+from core.auth import credentials_check_out  # noqa: E402
 
-django_asgi_app = BoundedASGIHandler(settings.REQUESTS_PER_PROCESS, settings.REQUESTS_PER_CONNECTION)
+django_asgi_app = BoundedASGIHandler(
+    settings.REQUESTS_PER_PROCESS, settings.REQUESTS_PER_CONNECTION, credentials_check_out=credentials_check_out
+)
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402  (needs the app registry loaded above)
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
 from annotation.routing import websocket_urlpatterns  # noqa: E402
+
+if "daphne" in settings.INSTALLED_APPS:  # runserver only (config/settings.py): bin/serve never loads Twisted
+    from common.devserver import leave_bodies_to_the_app
+
+    leave_bodies_to_the_app()
 
 application = ProtocolTypeRouter(
     {

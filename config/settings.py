@@ -258,6 +258,10 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = 64 * 1024
 NLI_MAX_IMPORT_BYTES = env_int("NLI_MAX_IMPORT_BYTES", 200 * 1024 * 1024)
 # The largest body of a request without credentials (logins, crowd entry): larger ones are refused unread.
 ANONYMOUS_MAX_BODY_BYTES = env_int("ANONYMOUS_MAX_BODY_BYTES", 1024 * 1024)
+# A body that stops coming is answered 408 (common/asgi.py): after this many seconds without a byte, or,
+# from a request without valid credentials, when the whole body took longer than ANONYMOUS_BODY_SECONDS.
+BODY_IDLE_SECONDS = env_int("BODY_IDLE_SECONDS", 30)
+ANONYMOUS_BODY_SECONDS = env_int("ANONYMOUS_BODY_SECONDS", 30)
 # Staged uploads not confirmed after this many hours, and finished jobs' files after this many days, are
 # removed by the expiry loop (manage.py remove_stale_files).
 STAGED_UPLOAD_MAX_AGE_HOURS = env_int("STAGED_UPLOAD_MAX_AGE_HOURS", 24)
@@ -295,6 +299,9 @@ MTURK_SANDBOX = env_bool("MTURK_SANDBOX", True)
 MTURK_ACCESS_KEY_ID = env_str("MTURK_ACCESS_KEY_ID")
 MTURK_SECRET_ACCESS_KEY = env_str("MTURK_SECRET_ACCESS_KEY")
 MTURK_FRAME_HEIGHT = env_int("MTURK_FRAME_HEIGHT", 0)  # ExternalQuestion's FrameHeight in pixels; 0: the whole window
+# A crowd participant's link to come back (annotation.services.crowd.resume_token) lapses after this many
+# seconds (default 7 days: longer than any study's page, shorter than for ever; docs/crowd.md).
+CROWD_RESUME_LINK_MAX_AGE = env_int("CROWD_RESUME_LINK_MAX_AGE", 7 * 24 * 3600)
 PROLIFIC_COMPLETE_URL = "https://app.prolific.com/submissions/complete?cc="
 # Prolific's REST API (recruitment.prolific); a local stand-in in tests and rehearsals.
 PROLIFIC_API_URL = env_str("PROLIFIC_API_URL", "https://api.prolific.com")
@@ -308,6 +315,12 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["core.throttles.SignedInAfterThrottles"],
+    # DRF's three parsers, JSON with a depth limit (common/request_json.py: deep nesting is no 500)
+    "DEFAULT_PARSER_CLASSES": [
+        "common.parsers.DepthLimitedJSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "common.pagination.PageNumbersOnly",
     "PAGE_SIZE": 50,

@@ -328,7 +328,7 @@ def read_chaos_predictions(
 
 def _chaos_format_entries(document: dict, line: int, n_classes: int, model: str | None, name) -> list:
     """(uid, probabilities, label, line, field) per entry of a {model: {uid: prediction}} object."""
-    if not all(isinstance(entries, dict) for entries in document.values()):
+    if not document or not all(isinstance(entries, dict) for entries in document.values()):
         raise RowError(
             None, "expected {model name: {uid: prediction}} or rows with 'probabilities'", file=name, line=line
         )
@@ -403,6 +403,9 @@ def read_nli_atoms(source) -> tuple[pd.DataFrame, list[list[str]]]:
             if entailed:
                 labels.append(canonical_nli_label(atom.get("predicted_label"), name, line, field + ".predicted_label"))
         atom_labels.append(labels)
+    if not any(atom_labels):  # logical consistency is asked of examples with such atoms only
+        message = "no record has an atom entailed by the hypothesis: logical consistency needs at least one"
+        raise RowError("atoms", message, file=name, line=line)
     return pd.DataFrame.from_records(records, columns=["id", "gold_label", "predicted_label"]), atom_labels
 
 
@@ -453,6 +456,8 @@ def read_defeasible(source) -> tuple[pd.DataFrame, pd.DataFrame]:
                     "buckets": buckets,
                 }
             )
+    if not any(atom["valid"] for atom in atoms):  # the atom and critical-atom accuracies score valid atoms
+        raise RowError("atoms", "no record has a valid atom: the atom metrics need at least one", file=name, line=line)
     return (
         pd.DataFrame.from_records(examples, columns=["id", "gold_label", "predicted_label"]),
         pd.DataFrame.from_records(atoms, columns=["example", "text", "gold", "valid", "predicted", "buckets"]),

@@ -117,7 +117,17 @@ def load_unli(gold, predictions) -> UnliInputs:
             file=source_name(gold),
             line=int(truth["line"].iloc[-1]),
         )
-    return UnliInputs(truth["unli"].to_numpy(), np.array([predicted[item_id] for item_id in truth["id"]]))
+    inputs = UnliInputs(truth["unli"].to_numpy(), np.array([predicted[item_id] for item_id in truth["id"]]))
+    # A correlation with a column that never varies is undefined: nothing to compute, so no run.
+    if np.all(inputs.y_true == inputs.y_true[0]):
+        message = f"every gold probability is {inputs.y_true[0]:g}; Pearson and Spearman need values that vary"
+        raise RowError("unli", message, file=source_name(gold), line=int(truth["line"].iloc[-1]))
+    if np.all(inputs.y_pred == inputs.y_pred[0]):
+        message = (
+            f"every prediction for the gold ids is {inputs.y_pred[0]:g}; Pearson and Spearman need values that vary"
+        )
+        raise RowError("prediction", message, file=source_name(predictions))
+    return inputs
 
 
 def score_unli(inputs: UnliInputs) -> dict:

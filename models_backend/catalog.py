@@ -109,13 +109,13 @@ def register_host_folder() -> None:
         StoredCheckpoint.objects.update_or_create(
             key=checkpoint.key,
             host=host,
-            defaults=dict(
-                name=entry.name,
-                kind=checkpoint.kind,
-                labels=checkpoint.labels,
-                size=checkpoint.size,
-                problem=checkpoint.problem,
-            ),
+            defaults={
+                "name": entry.name,
+                "kind": checkpoint.kind,
+                "label_map": checkpoint.labels,
+                "size": checkpoint.size,
+                "problem": checkpoint.problem,
+            },
         )
     StoredCheckpoint.objects.filter(host=host, key__startswith="shared/").exclude(
         key__in=[f"shared/{entry.name}" for entry in found]
@@ -137,7 +137,7 @@ def _shared() -> list[Checkpoint]:
                 name=first.name,
                 path=path if path.is_dir() else None,
                 kind=first.kind,
-                labels={int(index): label for index, label in first.labels.items()},
+                labels={int(index): label for index, label in first.label_map.items()},
                 size=first.size,
                 origin=f"models folder of {', '.join(hosts)}",
                 problem=first.problem,
@@ -153,7 +153,7 @@ def _trained(row: StoredCheckpoint) -> Checkpoint:
         name=f"job {row.job_id}: {row.name}",
         path=None,
         kind=row.kind,
-        labels={int(index): label for index, label in row.labels.items()},
+        labels={int(index): label for index, label in row.label_map.items()},
         size=row.size,
         origin=f"trained by job {row.job_id}",
         job_id=row.job_id,
@@ -222,16 +222,16 @@ def store_trained(job: Job, folder: Path) -> StoredCheckpoint:
     row, _ = StoredCheckpoint.objects.update_or_create(
         key=f"job/{job.pk}",
         host="",
-        defaults=dict(
-            name=folder.name,
-            kind=described.kind,
-            labels=described.labels,
-            size=described.size,
-            problem=described.problem,
-            archive=key,
-            sha256=digest,
-            job=job,
-        ),
+        defaults={
+            "name": folder.name,
+            "kind": described.kind,
+            "label_map": described.labels,
+            "size": described.size,
+            "problem": described.problem,
+            "archive": key,
+            "sha256": digest,
+            "job": job,
+        },
     )
     set_output(job, key)
     return row

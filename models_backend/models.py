@@ -10,7 +10,7 @@ class StoredCheckpoint(models.Model):
     key = models.CharField(max_length=300)  # "job/<id>" (trained, archived) or "shared/<folder>" (placed by hand)
     name = models.CharField(max_length=300)
     kind = models.CharField(max_length=20, blank=True)  # a ModelKind value, "encoder", or "" when unreadable
-    labels = models.JSONField(default=dict, blank=True)
+    label_map = models.JSONField(default=dict, blank=True)  # output index -> label name, as the config maps them
     size = models.BigIntegerField(default=0)
     problem = models.TextField(blank=True)
     # Placed by hand: the host whose models folder has it ("" for an archived one, which every host can fetch).

@@ -31,7 +31,7 @@ class Annotations(Format):
 
     def write(self, project, options: ExportOptions):
         task, provenance = project.task, Provenance(project)
-        for records in item_batches(project, options.include_gold, batch=200):
+        for records in item_batches(project, options.include_gold, free_text=options.free_text, batch=200):
             lines = []
             for record in records:
                 item, example = record.item, record.item.example

@@ -27,6 +27,12 @@ from common.vocabulary import NLI, LabelError, to_label
 # of the published format finds exactly its fields and a re-import finds ours in one place.
 STUDIO_KEY = "nli_studio"
 POOLS = ("data", "gold")  # what an export's record may say it is (qualification items are never exported)
+# Per-field limits of every import (docs/formats.md): a text (premise, hypothesis, update, atom, any text a
+# format keeps) of at most MAX_TEXT_CHARS characters (below the CSV reader's own 131,072 per field), and a
+# JSON Lines record of at most MAX_RECORD_CHARS, refused before it is decoded. A file breaking either imports
+# nothing; the error names the line and the field.
+MAX_TEXT_CHARS = 100_000
+MAX_RECORD_CHARS = 2**20
 
 
 @dataclass
@@ -104,11 +110,14 @@ class ExportOptions:
     include_gold: also write the hidden gold checks (flagged with their pool and reference).
     study_gold: write the study's own final label in the format's label fields (adjudicated, else collected,
     else imported): what a model is evaluated against when a study is its gold; published files keep the
-    imported labels there."""
+    imported labels there.
+    free_text: what becomes of the text workers typed (reasons, explanations, written sentences): "keep" it,
+    "omit" it (emptied), or "scrub" it (e-mail addresses and phone numbers replaced; records.scrubbed)."""
 
     include_unanswered: bool = False
     include_gold: bool = False
     study_gold: bool = False
+    free_text: str = "keep"
 
 
 @dataclass(frozen=True)
@@ -155,7 +164,7 @@ class Format:
         """(line, record) for every record of a file of this format (the shared JSONL and CSV readers)."""
         if self.extension == "csv":
             return csv_rows(stream, required, may_leave_off=self.may_leave_off)
-        return json_lines(stream)
+        return json_lines(stream, max_line_chars=MAX_RECORD_CHARS)
 
     def may_leave_off(self, column: str) -> bool:
         """CSV formats: whether a row may leave off this header column at its end (read as empty)."""
@@ -202,7 +211,31 @@ def text(row: dict, column: str, required: bool = True, field_name: str | None =
         return ""
     if not isinstance(value, (str, int, float)) or isinstance(value, bool):
         raise RowError(field_name or column, f"must be text, got {type(value).__name__}")
-    return str(value)
+    value = str(value)
+    if len(value) > MAX_TEXT_CHARS:
+        raise RowError(field_name or column, too_long(value))
+    return value
+
+
+def too_long(value: str) -> str:
+    return f"is {len(value):,} characters long, over the limit of {MAX_TEXT_CHARS:,} for a text"
+
+
+def oversized_text(row: ExampleRow | AtomRow) -> RowError | None:
+    """The first text of a parsed row over MAX_TEXT_CHARS, named by the row's field (the readers that take
+    their texts through `text` have already named the file's own column)."""
+    texts: list[tuple[str, Any]] = []
+    if isinstance(row, ExampleRow):
+        texts += [("premise", row.premise), ("hypothesis", row.hypothesis), ("update", row.update)]
+    else:
+        texts += [("hypothesis", row.hypothesis), ("id", row.example_ref)]
+    texts += [(f"atoms[{index}].text", atom.get("text")) for index, atom in enumerate(row.atoms)]
+    for name, value in texts:
+        if isinstance(value, str) and len(value) > MAX_TEXT_CHARS:
+            return RowError(name, too_long(value))
+    if isinstance(row, AtomRow) and row.example is not None:
+        return oversized_text(row.example)
+    return None
 
 
 # A row without an id is known by a hash of its texts; the importer numbers repeats (sha:...:2).

@@ -150,7 +150,7 @@ class ChaosNLI(Format):
         def out(label):
             return int(label) if numeric and label is not None else label
 
-        for records in item_batches(project, options.include_gold):
+        for records in item_batches(project, options.include_gold, free_text=options.free_text):
             lines = []
             for record in records:
                 example = record.item.example

@@ -138,7 +138,7 @@ class JSONLines(Format):
 
     def write(self, project, options: ExportOptions):
         task, provenance = project.task, Provenance(project)
-        for records in item_batches(project, options.include_gold, batch=200):
+        for records in item_batches(project, options.include_gold, free_text=options.free_text, batch=200):
             lines = []
             for record in records:
                 item, example, atom = record.item, record.item.example, record.item.atom

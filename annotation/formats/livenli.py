@@ -224,7 +224,7 @@ class LiveNLI(Format):
         extra = _extra_columns(project)
         yield csv_line([*COLUMNS, *extra, *ADDED, *(GOLD_COLUMNS if options.include_gold else ())])
         task, provenance = project.task, Provenance(project)
-        for records in item_batches(project, options.include_gold):
+        for records in item_batches(project, options.include_gold, free_text=options.free_text):
             carried = read_explanations(project, [record.item.example.key for record in records]).chaosnli
             lines = []
             for record in records:

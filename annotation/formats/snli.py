@@ -112,7 +112,7 @@ class SNLI(Format):
 
     def write(self, project, options: ExportOptions):
         provenance = Provenance(project)
-        for records in item_batches(project, options.include_gold):
+        for records in item_batches(project, options.include_gold, free_text=options.free_text):
             lines = []
             for record in records:
                 item, example = record.item, record.item.example

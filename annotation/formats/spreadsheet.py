@@ -93,7 +93,7 @@ class Spreadsheet(Format):
     def write(self, project, options: ExportOptions):
         task = project.task
         yield csv_line([*COLUMNS, *(("pool",) if options.include_gold else ())])
-        for records in item_batches(project, options.include_gold):
+        for records in item_batches(project, options.include_gold, free_text=options.free_text):
             lines = []
             for record in records:
                 item, example = record.item, record.item.example

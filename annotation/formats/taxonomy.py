@@ -100,7 +100,7 @@ class Taxonomy(Format):
         )
 
     def write(self, project, options: ExportOptions):
-        for records in item_batches(project, options.include_gold):
+        for records in item_batches(project, options.include_gold, free_text=options.free_text):
             tagged = collected_rounds(ReasonTag.objects.filter(item__in=[record.item.id for record in records]))
             lines = []
             for record in records:

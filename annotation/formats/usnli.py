@@ -112,7 +112,7 @@ class USNLI(Format):
         extra = extra_columns(project, COLUMNS + ADDED + GOLD_COLUMNS, self.name)
         yield csv_line([*COLUMNS, *extra, *ADDED, *(GOLD_COLUMNS if options.include_gold else ())])
         task = project.task
-        for records in item_batches(project, options.include_gold):
+        for records in item_batches(project, options.include_gold, free_text=options.free_text):
             lines = []
             for record in records:
                 example, aggregate = record.item.example, record.aggregate(task)

@@ -133,7 +133,7 @@ class VariErr(Format):
 
     def write(self, project, options: ExportOptions):
         task, provenance = project.task, Provenance(project)
-        for records in item_batches(project, options.include_gold):
+        for records in item_batches(project, options.include_gold, free_text=options.free_text):
             read = read_explanations(project, [record.item.example.key for record in records])
             verdicts = classify_labels(read.explanations)
             judged = _judgments(read.explanations)

@@ -1,6 +1,13 @@
 """Validating a page of answers: one rule for the HTML form, the API and qualification tests."""
 
+import json
+
 from annotation.tasktypes import AnswerError, TaskType
+
+# Per-field limits of a submitted answer (docs/api.md): its reason, and its value as stored (the task types
+# check their own texts more tightly, e.g. max_characters; this bounds what none of them reads).
+MAX_REASON_CHARS = 2000
+MAX_ANSWER_CHARS = 50_000
 
 
 class SubmissionError(Exception):
@@ -38,6 +45,8 @@ def parse_answers(task: TaskType, options: dict, item_ids: list[int], answers: d
             raw, value = task.parse_answer(answer, options)
         except AnswerError as exc:
             raise SubmissionError(f"answers[{item_id}].{exc.field}", exc.message) from None
+        if len(json.dumps(raw)) > MAX_ANSWER_CHARS:
+            raise SubmissionError(f"answers[{item_id}].value", f"is longer than {MAX_ANSWER_CHARS:,} characters")
         seconds = answer.get("seconds")
         if seconds not in (None, ""):
             try:
@@ -51,7 +60,9 @@ def parse_answers(task: TaskType, options: dict, item_ids: list[int], answers: d
         reason = answer.get("reason", "") if isinstance(answer.get("reason", ""), str) else ""
         if "\x00" in reason:  # PostgreSQL stores no NUL in text: refused alike on every database
             raise SubmissionError(f"answers[{item_id}].reason", "contains a NUL character")
-        parsed[item_id] = (raw, value, reason[:2000], seconds)
+        if len(reason) > MAX_REASON_CHARS:
+            raise SubmissionError(f"answers[{item_id}].reason", f"is longer than {MAX_REASON_CHARS:,} characters")
+        parsed[item_id] = (raw, value, reason, seconds)
     return parsed
 
 

@@ -67,10 +67,15 @@ def _import(job: Job, progress) -> dict:
     return report.as_dict()
 
 
+def _options_of(job: Job) -> ExportOptions:
+    flags = {name: job.params.get(name, False) for name in ("include_gold", "include_unanswered")}
+    return ExportOptions(**flags, free_text=job.params.get("free_text", "keep"))
+
+
 def _export(job: Job, progress) -> dict:
     fmt = job.params["format"]
     path = output_file(job, exporters.file_name(job.project, fmt))
-    options = ExportOptions(**{name: job.params.get(name, False) for name in ("include_gold", "include_unanswered")})
+    options = _options_of(job)
     records = exporters.write_export(job.project, fmt, path, progress=progress, options=options)
     return {"records": records, "file": path.name}
 
@@ -79,7 +84,7 @@ def _bundle(job: Job, progress) -> dict:
     from annotation.services.bundle import write_bundle  # the statement's figures need scipy: only in the job
 
     path = output_file(job, bundle_name(job.project))
-    options = ExportOptions(**{name: job.params.get(name, False) for name in ("include_gold", "include_unanswered")})
+    options = _options_of(job)
     statement = write_bundle(job.project, path, progress=progress, options=options)
     files = statement["files"]
     return {

@@ -117,15 +117,25 @@ def mturk_submit_host(value: str) -> str:
 
 
 def resume_token(session: CrowdSession) -> str:
-    """The signed token that lets this participant come back from another platform session."""
-    return signing.dumps(session.pk, salt=RESUME_SALT)
+    """The signed token that lets this participant come back from another platform session. It is a bearer
+    credential (whoever holds the link becomes that crowd account), so it lapses after
+    CROWD_RESUME_LINK_MAX_AGE and is bound to the platform session that earned it: it dies with an erasure,
+    which empties that session's id."""
+    return signing.dumps({"session": session.pk, "platform_session": session.session_id}, salt=RESUME_SALT)
+
+
+def _resume_claim(token: str) -> dict | None:
+    """What a resume token names, if it is genuine and unexpired; None otherwise."""
+    try:
+        claim = signing.loads(token, salt=RESUME_SALT, max_age=settings.CROWD_RESUME_LINK_MAX_AGE)
+    except signing.BadSignature:  # SignatureExpired included
+        return None
+    return claim if isinstance(claim, dict) and {"session", "platform_session"} <= claim.keys() else None
 
 
 def _token_fits(token: str, session: CrowdSession) -> bool:
-    try:
-        return signing.loads(token, salt=RESUME_SALT) == session.pk
-    except signing.BadSignature:
-        return False
+    claim = _resume_claim(token)
+    return claim is not None and (claim["session"], claim["platform_session"]) == (session.pk, session.session_id)
 
 
 def enter(project: Project, params) -> CrowdSession:
@@ -210,13 +220,18 @@ def framed_session(slug: str, token: str) -> CrowdSession | None:
 
 def _resumed(project: Project, token: str) -> CrowdSession:
     """The session a resume link names (the link this study handed to that participant)."""
-    try:
-        pk = signing.loads(token, salt=RESUME_SALT)
-    except signing.BadSignature:
-        raise EntryError("the link to come back is not valid") from None
-    session = CrowdSession.objects.select_related("worker").filter(pk=pk, project=project).first()
+    claim = _resume_claim(token)
+    if claim is None:
+        raise EntryError("the link to come back is not valid, or too old: enter again from the platform")
+    session = (
+        CrowdSession.objects.select_related("worker")
+        .filter(pk=claim["session"], project=project, worker__is_active=True)
+        .first()
+    )
     if session is None:
         raise EntryError("the link to come back is not for this study")
+    if session.session_id != claim["platform_session"]:  # an erased participant's session keeps no id
+        raise EntryError("the link to come back is no longer valid: enter again from the platform")
     return session
 
 

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from annotation.formats import FORMATS, ExportOptions, exportable, get_format
 from annotation.models import AuditEntry, Project
 from annotation.services import audit
+from annotation.services.records import FREE_TEXT_CHOICES
 
 __all__ = [
     "FORMATS",
@@ -66,7 +67,8 @@ FALSE_WORDS = ("", "0", "false", "no", "off")
 
 def options_from(params) -> ExportOptions:
     """Export options from a query string or form (include_gold, include_unanswered: 1, true, yes or on;
-    0, false, no, off or absent). Anything else is refused rather than read as "no"."""
+    0, false, no, off or absent; free_text: keep (or absent), omit or scrub). Anything else is refused rather
+    than read as "no"."""
 
     def asked(name):
         word = str(params.get(name, "")).strip().lower()
@@ -74,7 +76,13 @@ def options_from(params) -> ExportOptions:
             raise ExportError(f"{name} must be true or false, not {params.get(name)!r}", field=name)
         return word in TRUE_WORDS
 
-    return ExportOptions(include_unanswered=asked("include_unanswered"), include_gold=asked("include_gold"))
+    free_text = str(params.get("free_text") or "keep").strip().lower()
+    if free_text not in FREE_TEXT_CHOICES:
+        choices = ", ".join(FREE_TEXT_CHOICES)
+        raise ExportError(f"free_text must be one of {choices}, not {params.get('free_text')!r}", field="free_text")
+    return ExportOptions(
+        include_unanswered=asked("include_unanswered"), include_gold=asked("include_gold"), free_text=free_text
+    )
 
 
 def record_export(project: Project, fmt: str, by, via: str, options: ExportOptions = ExportOptions()) -> None:

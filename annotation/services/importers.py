@@ -24,7 +24,7 @@ from django.conf import settings
 from django.db import connection, transaction
 
 from annotation.formats import FORMATS, ReadContext, get_format
-from annotation.formats.base import CONTENT_KEY, AtomRow, ExampleRow, Skipped, content_key
+from annotation.formats.base import CONTENT_KEY, AtomRow, ExampleRow, Skipped, content_key, oversized_text
 from annotation.formats.generic import FIELDS as GENERIC_FIELDS
 from annotation.formats.generic import full_mapping
 from annotation.models import Annotation, Atom, Example, Item, Project
@@ -129,6 +129,10 @@ def read_rows(stream: IO, fmt: str, context: ReadContext):
             row = reader.parse(line, record, context)
         except RowError as exc:
             yield line, exc
+            continue
+        oversized = oversized_text(row) if isinstance(row, (ExampleRow, AtomRow)) else None
+        if oversized is not None:
+            yield line, oversized
             continue
         for example in (row, getattr(row, "example", None)):
             if isinstance(example, ExampleRow):

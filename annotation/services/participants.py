@@ -3,9 +3,14 @@ keep their answers under a pseudonym.
 
 What identifies a participant: the platform's ID (Prolific PID, MTurk worker ID), the platform's session
 IDs, the account name built from the ID (also in the login throttle's records of their logins), any name or
-e-mail on the account, the completion code (derived from the ID) and free-text reasons they wrote beside their
-answers. Their answers, timings and anonymised annotator id (a keyed hash of the account's number in every
-export) stay, so figures and datasets do not change.
+e-mail on the account, and the completion code (derived from the ID). Their answers, timings and anonymised
+annotator id (a keyed hash of the account's number in every export) stay, so figures do not change.
+
+Free text the person typed is removed by default: the reasons beside their answers, the explanations and
+written sentences inside them (each task type's `without_free_text`), the notes of the disagreement reasons
+they ticked, their qualification answers, and the drafts of their open pages. `keep_free_text` keeps it under
+the pseudonymous account instead; it is for studies whose consent form said that what participants write may
+be kept (and published) without their name. Drafts go either way: they were never submitted.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ from dataclasses import asdict, dataclass
 
 from django.db import transaction
 
-from annotation.models import Annotation, AuditEntry, CrowdSession
+from annotation.models import Annotation, AuditEntry, CrowdSession, PageDraft, QualificationAttempt, ReasonTag
 from annotation.services import audit
 
 
@@ -30,6 +35,9 @@ class Erasure:
     accounts: int
     answers_kept: int
     reasons_erased: int
+    free_text: str  # "removed" or "kept" (under the pseudonymous account)
+    answers_with_text_erased: int
+    drafts_erased: int
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -59,9 +67,10 @@ def register_eraser(eraser: Callable[[str, str, list[CrowdSession]], int]) -> No
         _erasers.append(eraser)
 
 
-def forget_participant(platform: str, participant_id: str, by=None) -> Erasure:
-    """Erase what identifies the participant `participant_id` of `platform` (every study they entered),
-    keep their answers, and write the erasure (without the ID) to the audit log."""
+def forget_participant(platform: str, participant_id: str, by=None, keep_free_text: bool = False) -> Erasure:
+    """Erase what identifies the participant `participant_id` of `platform` (every study they entered) and,
+    unless `keep_free_text`, what they wrote; keep their answers, and write the erasure (without the ID) to
+    the audit log."""
     platforms = CrowdSession.Platform.values
     if platform not in platforms:
         raise ParticipantError(f"unknown platform {platform!r}; choose one of {', '.join(platforms)}")
@@ -89,13 +98,22 @@ def forget_participant(platform: str, participant_id: str, by=None) -> Erasure:
             worker.set_unusable_password()
             worker.save(update_fields=["username", "first_name", "last_name", "email", "is_active", "password"])
         answers = Annotation.objects.filter(worker__in=workers)
-        reasons = answers.exclude(reason="").update(reason="")
+        drafts, _ = PageDraft.objects.filter(assignment__worker__in=workers).delete()
+        reasons = texts = 0
+        if not keep_free_text:
+            reasons = answers.exclude(reason="").update(reason="")
+            texts = _erase_written_answers(answers)
+            ReasonTag.objects.filter(tagger__in=workers).exclude(note="").update(note="")
+            QualificationAttempt.objects.filter(worker__in=workers).update(answers={})
         erasure = Erasure(
             platform=platform,
             sessions=len(sessions),
             accounts=len(workers),
             answers_kept=answers.count(),
             reasons_erased=reasons,
+            free_text="kept" if keep_free_text else "removed",
+            answers_with_text_erased=texts,
+            drafts_erased=drafts,
         )
         projects = {session.project for session in sessions}
         for project in projects:
@@ -103,3 +121,15 @@ def forget_participant(platform: str, participant_id: str, by=None) -> Erasure:
                 by, AuditEntry.Action.ERASE, project, **erasure.as_dict(), workers=[f"w{pk}" for pk in sorted(workers)]
             )
     return erasure
+
+
+def _erase_written_answers(answers) -> int:
+    """Empty the free text inside the stored answers (their task type says where it is); how many changed."""
+    changed = []
+    for answer in answers.select_related("item__project"):
+        raw, value = answer.item.project.task.without_free_text(answer.raw, answer.value)
+        if (raw, value) != (answer.raw, answer.value):
+            answer.raw, answer.value = raw, value
+            changed.append(answer)
+    Annotation.objects.bulk_update(changed, ["raw", "value"], batch_size=500)
+    return len(changed)

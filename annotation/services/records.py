@@ -10,9 +10,10 @@ asks for them; gold checks are quality control and appear only when asked for, f
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from annotation.models import Annotation, Item, Project
@@ -114,14 +115,59 @@ def vote_counts(values: list, order: list) -> tuple[dict, list[int]]:
     return dict(counter.most_common()), [counter.get(label, 0) for label in order]
 
 
-def item_batches(project: Project, include_gold: bool = False, batch: int = BATCH) -> Iterator[list[ItemRecord]]:
+def item_batches(
+    project: Project, include_gold: bool = False, batch: int = BATCH, free_text: str = "keep"
+) -> Iterator[list[ItemRecord]]:
     """The study's items in creation order, a batch at a time (keyset on the primary key), each with its
-    answers; gold checks only when asked for. Each format leaves out the items it has nothing to say about."""
+    answers; gold checks only when asked for; the text workers typed kept, omitted or scrubbed (`free_text`,
+    ExportOptions). Each format leaves out the items it has nothing to say about."""
+    if free_text not in FREE_TEXT_CHOICES:
+        raise ValueError(f"free_text must be one of {', '.join(FREE_TEXT_CHOICES)}, not {free_text!r}")
     queryset = Item.objects.filter(project=project).select_related("example", "atom")
     if not include_gold:
         queryset = queryset.filter(is_gold=False)
     for items in keyset_batches(queryset, batch):
-        yield list(with_votes(items).values())
+        records = list(with_votes(items).values())
+        if free_text != "keep":
+            for record in records:
+                record.votes = [_with_free_text(project.task, vote, free_text) for vote in record.votes]
+        yield records
+
+
+FREE_TEXT_CHOICES = ("keep", "omit", "scrub")
+# What a scrub replaces: e-mail addresses, and phone numbers (7 or more digits, with spaces, dots, dashes,
+# brackets or a leading +) written into free text. A documented, simple rule: it misses numbers written in
+# words and may take a long number that is not a phone's (docs/formats.md).
+EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+PHONE = re.compile(r"(?<![\w])\+?\(?\d[\d\s().-]{5,}\d(?![\w])")
+
+
+def scrubbed(text: str) -> str:
+    text = EMAIL.sub("[email]", text)
+    return PHONE.sub(lambda match: "[phone]" if sum(c.isdigit() for c in match.group()) >= 7 else match.group(), text)
+
+
+def _scrub_strings(value):
+    if isinstance(value, str):
+        return scrubbed(value)
+    if isinstance(value, list):
+        return [_scrub_strings(part) for part in value]
+    if isinstance(value, dict):
+        return {key: _scrub_strings(part) for key, part in value.items()}
+    return value
+
+
+def _with_free_text(task, vote: Vote, free_text: str) -> Vote:
+    """The vote with its typed text omitted or scrubbed (imported votes carry no worker's text)."""
+    if vote.imported:
+        return vote
+    if free_text == "omit":
+        raw, value = task.without_free_text(vote.raw, vote.value)
+        return replace(vote, raw=raw, value=value, reason="")
+    raw, value = task.without_free_text(vote.raw, vote.value)
+    if (raw, value) != (vote.raw, vote.value):  # the answer holds typed text: scrub its strings
+        raw, value = _scrub_strings(vote.raw), _scrub_strings(vote.value)
+    return replace(vote, raw=raw, value=value, reason=scrubbed(vote.reason))
 
 
 def keyset_batches(queryset, batch: int = BATCH) -> Iterator[list]:

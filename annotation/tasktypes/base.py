@@ -149,6 +149,11 @@ class TaskType(ABC):
         """Workers write updates of the example's hypothesis (the delta-NLI collection protocol)."""
         return False
 
+    def without_free_text(self, raw, value) -> tuple[Any, Any]:
+        """A stored answer with the text its writer typed into it removed (an erasure, annotation.services.
+        participants): what is left is what the answer chose. Answers without free text come back as they are."""
+        return raw, value
+
     def export_fields(self, raw, value, options: dict) -> dict:
         """Fields of one answer worth exporting beside its raw and normalised value (e.g. a slider's
         position and probability), in per-annotation records."""

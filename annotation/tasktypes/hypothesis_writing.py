@@ -165,6 +165,14 @@ class HypothesisWriting(TaskType):
             sentences[target] = sentence
         return sentences, sentences
 
+    def without_free_text(self, raw, value):
+        """The written sentences are the whole answer: each target's sentence is emptied."""
+
+        def emptied(answer):
+            return dict.fromkeys(answer, "") if isinstance(answer, dict) else answer
+
+        return emptied(raw), emptied(value)
+
     def example_answers(self, options):
         wordings = (
             "Someone is somewhere today.",

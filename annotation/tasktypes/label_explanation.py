@@ -169,6 +169,20 @@ class LabelExplanation(TaskType):
         ordered = {label: explained[label] for label in self.labels(options) if label in explained}
         return given, {"labels": ordered, "idk": False}
 
+    def without_free_text(self, raw, value):
+        """The labels picked and their highlighted spans stay; the explanations are emptied."""
+
+        def emptied(answer):
+            if not isinstance(answer, dict) or not isinstance(answer.get("labels"), dict):
+                return answer
+            labels = {
+                label: {**part, "explanation": ""} if isinstance(part, dict) else part
+                for label, part in answer["labels"].items()
+            }
+            return {**answer, "labels": labels}
+
+        return emptied(raw), emptied(value)
+
     def _explained(self, part, label: str, options: dict) -> dict:
         """One picked label's explanation (spaces tidied, within the study's limits) and spans."""
         field, name = f"value.labels.{label}", self._name(label, options)

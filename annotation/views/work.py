@@ -1,7 +1,6 @@
 """The worker's pages: the list of studies, a page of items (with its draft and its deadline), qualification,
 crowd entry and finish."""
 
-import json
 from functools import wraps
 from urllib.parse import urlencode
 
@@ -32,6 +31,7 @@ from annotation.services.assignments import (
     submit_page,
 )
 from annotation.views.self_check import self_check_link
+from common import request_json
 from common.middleware import allow_framing
 from core import roles
 
@@ -448,9 +448,9 @@ def save_draft(request, slug, assignment_id):
     """The page's unsent answers as JSON ({"answers": {item id: {value, reason, seconds, reasons}}}); also its heartbeat."""
     _own_page(request, slug, assignment_id)
     try:
-        data = json.loads(request.body or b"null")
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        return JsonResponse({"field": "body", "error": "is not JSON"}, status=400)
+        data = request_json.loads(request.body or b"null")
+    except ValueError as error:
+        return JsonResponse({"field": "body", "error": f"is not JSON this page reads: {error}"}, status=400)
     if not isinstance(data, dict) or "answers" not in data:
         return JsonResponse({"field": "answers", "error": "is missing"}, status=400)
     try:

@@ -21,7 +21,7 @@ class Migration(migrations.Migration):
                 ('key', models.CharField(max_length=300)),
                 ('name', models.CharField(max_length=300)),
                 ('kind', models.CharField(blank=True, max_length=20)),
-                ('labels', models.JSONField(blank=True, default=dict)),
+                ('label_map', models.JSONField(blank=True, default=dict)),
                 ('size', models.BigIntegerField(default=0)),
                 ('problem', models.TextField(blank=True)),
                 ('host', models.CharField(blank=True, max_length=200)),

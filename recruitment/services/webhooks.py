@@ -25,7 +25,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
-import json
 import logging
 import re
 import time
@@ -37,6 +36,7 @@ from django.utils.dateparse import parse_datetime
 
 from annotation.models import CrowdSession
 from annotation.services import audit
+from common import request_json
 from recruitment.models import ProlificLink, ProlificSubmission, WebhookEvent
 from recruitment.prolific import SUBMISSION_STATUS_EVENT, ProlificError
 from recruitment.secrets import SecretUnreadable
@@ -189,8 +189,8 @@ def receive(
         }
     )
     try:
-        payload = json.loads(body)
-    except (ValueError, RecursionError):
+        payload = request_json.loads(body)
+    except ValueError:  # not JSON, or nested too deeply
         raise WebhookRefused("the body is not JSON (or is nested too deeply)", 400) from None
     if not isinstance(payload, dict):
         raise WebhookRefused("the body is not a JSON object", 400)

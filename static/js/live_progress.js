@@ -17,7 +17,12 @@
       document.getElementById("progress-bar").value = progress.percent_done;
       document.body.dispatchEvent(new Event("progress-changed"));
     };
-    socket.onclose = function () { state.textContent = "(reconnecting…)"; setTimeout(connect, 2000); };
+    socket.onclose = function (event) {
+      // 4403 / 4404: the server refused this user (docs/architecture.md); trying again would not change that.
+      if (event.code === 4403 || event.code === 4404) { state.textContent = "(not live: no access)"; return; }
+      state.textContent = "(reconnecting…)";
+      setTimeout(connect, 2000);
+    };
   }
   connect();
 })();

@@ -143,18 +143,25 @@ def test_dashboard_gets_submits_live_through_redis(make_project, import_rows, au
 
 
 @pytest.mark.django_db(transaction=True)
-def test_workers_cannot_watch_the_dashboard(make_project, worker):
+def test_the_dashboard_socket_refuses_with_the_documented_close_codes(make_project, worker, make_user):
+    """4403 for a project the user sees but may not manage, 4404 for one they may not see (or none): sent as
+    close codes after the handshake, so that a browser's close event carries them."""
     from config.asgi import application
 
     project = make_project("nli_label")
+    draft = make_project("nli_label", slug="hidden-draft", status="draft")
 
-    async def scenario():
+    async def close_code(slug, user):
         communicator = WebsocketCommunicator(
-            application, f"/ws/projects/{project.slug}/progress/", headers=[(b"origin", b"http://127.0.0.1")]
+            application, f"/ws/projects/{slug}/progress/", headers=[(b"origin", b"http://127.0.0.1")]
         )
-        communicator.scope["user"] = worker
-        connected, code = await communicator.connect(timeout=10)
-        return connected, code
+        communicator.scope["user"] = user
+        connected, _ = await communicator.connect(timeout=10)
+        assert connected  # the handshake succeeds; the refusal is the close that follows, with nothing sent
+        output = await communicator.receive_output(timeout=5)
+        await communicator.disconnect()
+        return output["type"], output.get("code")
 
-    connected, _code = async_to_sync(scenario)()
-    assert not connected
+    assert async_to_sync(close_code)(project.slug, worker) == ("websocket.close", 4403)
+    assert async_to_sync(close_code)(draft.slug, worker) == ("websocket.close", 4404)
+    assert async_to_sync(close_code)("no-such-project", worker) == ("websocket.close", 4404)

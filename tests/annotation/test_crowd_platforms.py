@@ -1,6 +1,7 @@
 """Crowd platforms: an entry link is not a login (attacks), the completion code stays secret until earned on
 every route a worker reaches, Prolific and MTurk round trips, giving back, qualification feedback."""
 
+import time
 from urllib.parse import parse_qs, urlparse
 
 import pytest
@@ -116,6 +117,26 @@ def test_the_signed_token_the_study_hands_out_brings_the_participant_back(study,
     assert Client().get(f"/enter/{other.slug}/?resume={token}").status_code == 400
 
 
+def test_a_resume_link_lapses_and_dies_with_an_erasure(study, client, settings):
+    from unittest import mock
+
+    from annotation.services import crowd
+    from annotation.services.participants import forget_participant
+
+    client.get(prolific_link(study))
+    session = CrowdSession.objects.get(project=study)
+    token = crowd.resume_token(session)
+    assert Client().get(f"/enter/{study.slug}/?resume={token}").status_code == 302
+    # Older than CROWD_RESUME_LINK_MAX_AGE: refused, whoever holds it.
+    later = time.time() + settings.CROWD_RESUME_LINK_MAX_AGE + 60
+    with mock.patch("django.core.signing.time.time", return_value=later):
+        stale = Client().get(f"/enter/{study.slug}/?resume={token}")
+    assert stale.status_code == 400 and "too old" in stale.content.decode()
+    # A token of the erased participant's session opens nothing, even within its lifetime.
+    forget_participant(session.platform, session.participant_id)
+    assert Client().get(f"/enter/{study.slug}/?resume={token}").status_code == 400
+
+
 # ---------------------------------------------------------------------------- item 5: the code is secret until earned
 
 
@@ -147,6 +168,8 @@ def progress_socket(project, user):
         communicator.scope["user"] = user
         connected, code = await communicator.connect()
         received = await communicator.receive_output(timeout=1) if connected else None
+        if received and received["type"] == "websocket.close":  # refused: opened and closed with a code
+            connected, code = False, received["code"]
         await communicator.disconnect()
         return connected, code, received
 

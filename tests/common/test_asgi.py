@@ -2,6 +2,7 @@
 sync code on one thread, threads reused from request to request."""
 
 import asyncio
+import json
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -216,3 +217,87 @@ def test_a_response_closes_its_connection_one_time_in_requests_per_connection(
     closing = sum((b"connection", b"close") in headers for headers in answers)
     assert closed_at_least <= closing <= closed_at_most
     assert all((b"Content-Type", b"text/html; charset=utf-8") in headers for headers in answers)  # the rest kept
+
+
+# ---------------------------------------------------------------- body limits by what authenticates
+
+
+async def post(handler: BoundedASGIHandler, headers: list, chunks: list[bytes], pause: float = 0.0):
+    """A POST whose body comes in `chunks` (`pause` seconds before each); (status, body, bytes the handler took)."""
+    pending = list(chunks)
+    taken, status, answer = 0, None, b""
+
+    async def receive():
+        nonlocal taken
+        if not pending:
+            await asyncio.Event().wait()  # the body is over: the client waits for the answer
+        await asyncio.sleep(pause)
+        chunk = pending.pop(0)
+        taken += len(chunk)
+        return {"type": "http.request", "body": chunk, "more_body": bool(pending)}
+
+    async def send(message):
+        nonlocal status, answer
+        if message["type"] == "http.response.start":
+            status = message["status"]
+        else:
+            answer += message.get("body", b"")
+
+    request = {**scope("/api/v1/projects/"), "method": "POST", "headers": [(b"host", b"testserver"), *headers]}
+    await handler(request, receive, send)
+    return status, answer, taken
+
+
+@pytest.fixture
+def body_reading_handler(settings, monkeypatch):
+    """The served handler (core.auth's credential check) in front of a view that reads the whole body."""
+    from core.auth import credentials_check_out
+
+    settings.ANONYMOUS_MAX_BODY_BYTES, settings.NLI_MAX_IMPORT_BYTES = 1000, 10_000
+    handler = BoundedASGIHandler(1, credentials_check_out=credentials_check_out)
+    monkeypatch.setattr(handler, "get_response", lambda request: HttpResponse(f"read {len(request.body)}"))
+    return handler
+
+
+@pytest.fixture
+def signed_in_credentials(transactional_db, make_user):
+    """A real token and a real session cookie of one user (committed: the check runs on a thread of its own)."""
+    from django.test import Client
+    from rest_framework.authtoken.models import Token
+
+    user = make_user("body-sender")
+    client = Client()
+    client.force_login(user)
+    return Token.objects.create(user=user).key, client.cookies["sessionid"].value
+
+
+def test_credentials_that_do_not_check_out_get_the_anonymous_limit_unread(body_reading_handler, transactional_db):
+    for credential in [(b"authorization", b"Token bogus"), (b"cookie", b"sessionid=bogus"), (b"authorization", b"x")]:
+        declared = [credential, (b"content-length", b"150000000")]
+        status, answer, taken = in_own_loop(post(body_reading_handler, declared, [b"x" * 150_000_000]))
+        assert (status, taken) == (413, 0), credential
+        assert json.loads(answer)["code"] == "too_large"
+        # Without a length the body is cut off just past the anonymous limit.
+        status, _, taken = in_own_loop(post(body_reading_handler, [credential], [b"x" * 600] * 20))
+        assert status == 413 and taken == 1200, credential
+
+
+def test_credentials_that_check_out_may_send_up_to_the_import_limit(body_reading_handler, signed_in_credentials):
+    token, session = signed_in_credentials
+    for credential in [(b"authorization", f"Token {token}".encode()), (b"cookie", f"sessionid={session}".encode())]:
+        status, answer, _ = in_own_loop(
+            post(body_reading_handler, [credential, (b"content-length", b"5000")], [b"x" * 5000])
+        )
+        assert (status, answer) == (200, b"read 5000"), credential
+        status, answer, _ = in_own_loop(post(body_reading_handler, [credential], [b"x" * 1000] * 5))
+        assert (status, answer) == (200, b"read 5000"), credential
+
+
+def test_a_body_that_stops_coming_is_answered_408(body_reading_handler, settings, transactional_db):
+    settings.BODY_IDLE_SECONDS, settings.ANONYMOUS_BODY_SECONDS = 0.5, 1
+    started = time.monotonic()
+    status, answer, taken = in_own_loop(post(body_reading_handler, [], [b"x"] * 100, pause=0.2))  # trickles
+    assert status == 408 and json.loads(answer)["code"] == "timeout"
+    assert time.monotonic() - started < 3 and taken < 10
+    status, _, _ = in_own_loop(post(body_reading_handler, [], [b"x", b"y"], pause=0.8))  # stalls
+    assert status == 408

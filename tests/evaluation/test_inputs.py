@@ -169,6 +169,43 @@ BAD_INPUTS = {
         unli(gold="id,pre,hyp,nli,unli\n1,P,H,1,0.2\n"),
         r"gold\.csv:2 field 'unli': only 1 item; Pearson and Spearman need at least 2",
     ),
+    # Files that read but leave a metric nothing to compute.
+    "UNLI gold that never varies": (
+        unli(gold="id,pre,hyp,nli,unli\n1,P,H,1,0.2\n2,P,H,2,0.2\n3,P,H,0,0.2\n"),
+        r"gold\.csv:4 field 'unli': every gold probability is 0\.2; Pearson and Spearman need values that vary",
+    ),
+    "UNLI predictions that never vary": (
+        unli(predictions="id,prediction\n1,0.5\n2,0.5\n3,0.5\n"),
+        r"p\.csv field 'prediction': every prediction for the gold ids is 0\.5; Pearson and Spearman need values",
+    ),
+    "defeasible records without atoms": (
+        single(
+            "defeasible",
+            lines([{"id": str(i), "gold_label": "weakener", "predicted_label": "weakener", "atoms": []} for i in "ab"]),
+        ),
+        r"in\.jsonl:2 field 'atoms': no record has a valid atom: the atom metrics need at least one",
+    ),
+    "nli-atoms records without an entailed atom": (
+        single(
+            "nli-atoms",
+            lines(
+                [
+                    {"id": "a", "gold_label": "e", "predicted_label": "e", "atoms": []},
+                    {
+                        "id": "b",
+                        "gold_label": "n",
+                        "predicted_label": "e",
+                        "atoms": [{"entailed_by_hypothesis": False}],
+                    },
+                ]
+            ),
+        ),
+        r"in\.jsonl:2 field 'atoms': no record has an atom entailed by the hypothesis: logical consistency needs",
+    ),
+    "ChaosNLI predictions of no model": (
+        chaos(predictions=["{}"]),
+        r"p\.jsonl:1: expected \{model name: \{uid: prediction\}\} or rows with 'probabilities'",
+    ),
     "empty defeasible file": (single("defeasible", ""), r"in\.jsonl: the file holds no rows"),
     "empty nli-atoms file": (single("nli-atoms", "\n"), r"in\.jsonl: the file holds no rows"),
     "empty transitivity file": (single("transitivity", ""), r"in\.jsonl: the file holds no rows"),

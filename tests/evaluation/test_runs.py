@@ -319,6 +319,20 @@ def test_api_refuses_bad_requests_and_reports_failed_runs(chaos_files, author, t
     )
     assert bad.status_code == 400 and "t.jsonl:1 field '(json)'" in json.dumps(bad.json())
     assert not Job.objects.exists()
+    # A file that reads but leaves the metric nothing to compute is refused the same way, not run and failed.
+    constant = api.post(
+        "/api/evaluation/runs/",
+        {
+            "suite": "unli",
+            "gold": SimpleUploadedFile("g.csv", b"id,pre,hyp,nli,unli\n1,P,H,1,0.2\n2,P,H,2,0.2\n"),
+            "predictions": SimpleUploadedFile("p.csv", b"id,prediction\n1,0.3\n2,0.8\n"),
+        },
+        format="multipart",
+    )
+    assert constant.status_code == 400 and "g.csv:3 field 'unli': every gold probability is 0.2" in json.dumps(
+        constant.json()
+    )
+    assert not Job.objects.exists()
 
     failed = Job.objects.create(
         kind="evaluate",

@@ -3,6 +3,7 @@ keeps the answers under a pseudonym and writes an audit row; the audit log recor
 adjudications, settings changes and erasures, and only admins read it."""
 
 import io
+import json
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -134,3 +135,103 @@ def test_only_admins_read_the_audit_log(study, author, make_user):
     client.force_login(author)
     assert client.get("/audit/").status_code == 403
     assert client.get("/admin/annotation/auditentry/").status_code == 302  # not staff: to the admin login
+
+
+# ---------------------------------------------------------------- free text they wrote
+
+TYPED = "Jane Doe of Leeds wrote this"  # in every explanation and reason the participant typed
+
+
+@pytest.fixture
+def explainer(make_project, import_rows):
+    """A Prolific participant of a label-explanation study: one page submitted with explanations and reasons
+    they typed, a second page open with a draft."""
+    from annotation.services import drafts
+
+    study = make_project("label_explanation", slug="explained", items_per_page=2)
+    import_rows(study, [{"id": str(i), "premise": f"P{i} words here", "hypothesis": f"H{i} words"} for i in range(4)])
+    worker = crowd.enter(study, {"PROLIFIC_PID": PID, "STUDY_ID": "STUDY", "SESSION_ID": "SESSION-XYZ-77"}).worker
+    worker.email = "jane@example.org"
+    worker.save()
+    page = claim_page(study, worker)
+    explained = {"labels": {"entailment": {"explanation": f"{TYPED} because it says so"}}, "idk": False}
+    submit_page(page.pk, worker, {str(c.item_id): {"value": explained, "reason": TYPED} for c in page.claims.all()})
+    open_page = claim_page(study, worker)
+    typing = json.dumps({"labels": {"entailment": {"explanation": TYPED}}})  # the page's hidden field, as text
+    draft = {str(c.item_id): {"value": typing} for c in open_page.claims.all()}
+    drafts.save_draft(open_page.pk, worker, draft)
+    return study, worker
+
+
+def everything_stored_and_exported(study) -> str:
+    """A dump of the database, every export of the study and its bundle, as one text."""
+    import tempfile
+    import zipfile
+
+    from annotation.formats import exportable
+    from annotation.formats.base import ExportOptions
+    from annotation.services.bundle import write_bundle
+
+    dump = io.StringIO()
+    call_command("dumpdata", "--exclude", "models_backend", stdout=dump)  # checkpoints: no participant data
+    everything = ExportOptions(include_unanswered=True, include_gold=True)
+    exports = ["".join(exporters.export(study, fmt, everything)) for fmt in exportable(study.task, study.options)]
+    with tempfile.TemporaryDirectory() as folder:
+        write_bundle(study, f"{folder}/bundle.zip")
+        with zipfile.ZipFile(f"{folder}/bundle.zip") as bundle:
+            files = [bundle.read(name).decode("utf-8", "replace") for name in bundle.namelist()]
+    return "\n".join([dump.getvalue(), *exports, *files])
+
+
+def test_after_erasure_nothing_the_person_typed_or_was_known_by_is_stored_or_exported(explainer):
+    study, worker = explainer
+    before = everything_stored_and_exported(study)
+    for trace in (TYPED, PID, "jane@example.org", "SESSION-XYZ-77"):
+        assert trace in before, trace  # the check can see them
+    labels_before = list(Annotation.objects.filter(worker=worker).values_list("value__labels", flat=True))
+    out = io.StringIO()
+    call_command("forget_participant", "prolific", PID, stdout=out)
+    assert "the text of 2 answers erased (removed free text), 1 draft deleted" in out.getvalue()
+    after = everything_stored_and_exported(study)
+    for trace in (TYPED, PID, "jane@example.org", "SESSION-XYZ-77"):
+        assert trace not in after, trace
+    # What the answers chose stays: the labels (their explanations emptied).
+    labels_after = list(Annotation.objects.filter(worker=worker).values_list("value__labels", flat=True))
+    assert [list(labels) for labels in labels_after] == [list(labels) for labels in labels_before]
+    assert AuditEntry.objects.get(action="erase").details["free_text"] == "removed"
+
+
+def test_free_text_is_kept_under_the_pseudonym_when_the_consent_says_so(explainer):
+    study, worker = explainer
+    call_command("forget_participant", "prolific", PID, "--keep-free-text", stdout=io.StringIO())
+    kept = Annotation.objects.filter(worker=worker)
+    assert {answer.reason for answer in kept} == {TYPED}
+    assert all(TYPED in part["explanation"] for answer in kept for part in answer.value["labels"].values())
+    assert PID not in everything_stored_and_exported(study)
+
+
+def test_exports_can_omit_free_text_or_scrub_addresses_and_phone_numbers(explainer, author):
+    from annotation.formats import exportable
+    from annotation.formats.base import ExportOptions
+    from annotation.services.records import scrubbed
+
+    assert scrubbed("write to jane.doe+x@mail.example.org or call +44 (0)20 7946-0958 today, room 12") == (
+        "write to [email] or call [phone] today, room 12"
+    )
+    study, worker = explainer
+    Annotation.objects.filter(worker=worker).update(reason="mail jane@example.org, phone 0161 496 0000")
+    formats = exportable(study.task, study.options)
+    kept, omitted, scrubbed_text = (
+        "".join("".join(exporters.export(study, fmt, ExportOptions(free_text=choice))) for fmt in formats)
+        for choice in ("keep", "omit", "scrub")
+    )
+    assert "jane@example.org" in kept and TYPED in kept
+    assert "jane@example.org" not in omitted and "0161 496 0000" not in omitted and TYPED not in omitted
+    assert "jane@example.org" not in scrubbed_text and "0161 496 0000" not in scrubbed_text
+    assert "[email]" in scrubbed_text and "[phone]" in scrubbed_text and TYPED in scrubbed_text  # the rest kept
+    api = APIClient()
+    api.force_authenticate(author)
+    answer = api.get(f"/api/projects/{study.slug}/export/?as=annotations&free_text=scrub")
+    assert answer.status_code == 200 and "[email]" in b"".join(answer.streaming_content).decode()
+    refused = api.get(f"/api/projects/{study.slug}/export/?as=annotations&free_text=maybe")
+    assert refused.status_code == 400 and refused.json()["field"] == "free_text"

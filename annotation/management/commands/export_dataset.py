@@ -6,6 +6,7 @@ from tqdm import tqdm
 from annotation.formats import FORMATS, ExportOptions
 from annotation.management.project_command import ProjectCommand
 from annotation.services.exporters import record_export, write_export
+from annotation.services.records import FREE_TEXT_CHOICES
 
 
 class Command(ProjectCommand):
@@ -26,11 +27,22 @@ class Command(ProjectCommand):
         parser.add_argument(
             "--include-unanswered", action="store_true", help="also write items without a label or answer yet, flagged"
         )
+        parser.add_argument(
+            "--free-text",
+            choices=FREE_TEXT_CHOICES,
+            default="keep",
+            help="the text workers typed (reasons, explanations, written sentences): keep it, omit it, or scrub "
+            "e-mail addresses and phone numbers from it",
+        )
 
     def handle_project(self, project, opts):
         if bool(opts["bundle"]) == bool(opts["format"]):
             raise ValueError("give --format F or --bundle (one of the two)")
-        options = ExportOptions(include_gold=opts["include_gold"], include_unanswered=opts["include_unanswered"])
+        options = ExportOptions(
+            include_gold=opts["include_gold"],
+            include_unanswered=opts["include_unanswered"],
+            free_text=opts["free_text"],
+        )
         started = time.perf_counter()
         try:
             if opts["bundle"]:

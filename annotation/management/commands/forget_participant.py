@@ -7,23 +7,33 @@ from annotation.services.participants import ParticipantError, forget_participan
 
 class Command(BaseCommand):
     help = (
-        "Erase one crowd participant's identifying data (platform ID, session IDs, account name, free-text "
-        "reasons) and keep their answers under a pseudonym; the erasure is written to the audit log."
+        "Erase one crowd participant's identifying data (platform ID, session IDs, account name) and what they "
+        "wrote (reasons, explanations, written sentences, drafts), keeping their answers' choices under a "
+        "pseudonym; the erasure is written to the audit log."
     )
 
     def add_arguments(self, parser):
         parser.add_argument("platform", choices=CrowdSession.Platform.values)
         parser.add_argument("participant_id", help="the Prolific PID or MTurk worker ID")
+        parser.add_argument(
+            "--keep-free-text",
+            action="store_true",
+            help="keep what they wrote under the pseudonymous account: only where the study's consent said so",
+        )
 
     def handle(self, *args, **opts):
         try:
-            erasure = forget_participant(opts["platform"], opts["participant_id"])
+            erasure = forget_participant(
+                opts["platform"], opts["participant_id"], keep_free_text=opts["keep_free_text"]
+            )
         except ParticipantError as exc:
             raise CommandError(str(exc)) from None
         self.stdout.write(
             f"erased {counted(erasure.sessions, 'session')} and {counted(erasure.accounts, 'account name')}; "
             f"{counted(erasure.answers_kept, 'answer')} kept, "
-            f"{counted(erasure.reasons_erased, 'free-text reason')} erased"
+            f"{counted(erasure.reasons_erased, 'free-text reason')} and the text of "
+            f"{counted(erasure.answers_with_text_erased, 'answer')} erased ({erasure.free_text} free text), "
+            f"{counted(erasure.drafts_erased, 'draft')} deleted"
         )
 
 
