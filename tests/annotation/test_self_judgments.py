@@ -36,7 +36,7 @@ def study(make_project, import_rows, make_user):
     makes sense. Returns (study, writer, other writer, {(writer, label): validation example})."""
     project = make_project("label_explanation", slug="self-check", redundancy=2, max_annotations=2)
     writer, other = explain_and_send(project, import_rows, make_user)
-    validation = update_project(project.validation_project, items_per_page=10)
+    validation = update_project(project.validation_project, items_per_page=10, redundancy=3, max_annotations=3)
     for number in range(3):
         validator = make_user(f"validator{number}", "worker")
         page = claim_page(validation, validator)

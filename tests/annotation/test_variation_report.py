@@ -108,7 +108,7 @@ def explain(labels: dict) -> dict:
 @pytest.fixture
 def validated(make_project, import_rows, make_user):
     """One pair; the writer explains e and n; three validators judge e 2-1 "makes sense" and n 1-2."""
-    project = make_project("label_explanation", slug="explained", redundancy=1, max_annotations=1)
+    project = make_project("label_explanation", slug="explained", redundancy=2, max_annotations=2)
     import_rows(project, [{"id": "train", "premise": PREMISE, "hypothesis": HYPOTHESIS}])
     writer = make_user("writer", "worker")
     page = claim_page(project, writer)
