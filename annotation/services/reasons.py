@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
 
-from annotation.models import Annotation, Item, Project, ReasonTag
+from annotation.models import Annotation, Item, Project, ReasonTag, WorkerStatus
 from annotation.services import access
 
 if TYPE_CHECKING:
@@ -215,6 +215,8 @@ def tagging_role(user, item: Item) -> str:
         return "manager"
     if setting != WORKERS:
         raise PermissionDenied("in this study, the author and admins tag reasons, not workers")
+    if WorkerStatus.objects.filter(project=project, worker=user, blocked=True).exists():
+        raise PermissionDenied("the author blocked you in this study: you cannot tag reasons")
     if not Annotation.objects.filter(item=item, worker=user).exists():
         raise PermissionDenied("workers tag the reasons of items they answered")
     return "worker"
@@ -428,6 +430,41 @@ def collected_rounds(tags) -> dict[int, dict[int, Round]]:
         else:
             setattr(round_tags, role, frozenset(reasons))
     return rounds
+
+
+def round_fields(tags: Round) -> dict:
+    """One round of reasons tagged here in the release's fields: a1 (the first tagger; without taggers, every
+    tag a worker gave), and with a second tagger a2, reconciliation and agg (the round's result)."""
+    workers = frozenset().union(*tags.workers)
+    first = next((chosen for chosen in (tags.first, tags.second) if chosen is not None), workers)
+    fields: dict = {"a1": sorted(first)}
+    if tags.first is not None and tags.second is not None:
+        reconciled = tags.reconciliation
+        fields.update(a2=sorted(tags.second), reconciliation=sorted(reconciled) if reconciled is not None else None)
+        fields["agg"] = sorted(tags.final or ())
+    return fields
+
+
+def export_rounds(item_ids: Iterable[int]) -> dict[int, dict[int, dict]]:
+    """{item id: {round: the release's fields of that round (round_fields), with the round's result as
+    "reasons" and the workers' tags with their counts as "worker_tags" where workers tagged}} of the reasons
+    collected on these items, every round kept: what each export writes of an item's reasons."""
+    rounds = collected_rounds(ReasonTag.objects.filter(item__in=list(item_ids)))
+    return {
+        item_id: {
+            number: {
+                **round_fields(tags),
+                "reasons": sorted(tags.final) if tags.final is not None else None,
+                **({"worker_tags": worker_tag_counts(tags)} if tags.workers else {}),
+            }
+            for number, tags in sorted(by_round.items())
+        }
+        for item_id, by_round in rounds.items()
+    }
+
+
+def worker_tag_counts(tags: Round) -> dict[str, int]:
+    return dict(Counter(tag for chosen in tags.workers for tag in chosen).most_common())
 
 
 def item_reasons(item: Item, user) -> dict:

@@ -46,7 +46,9 @@ def home(request):
             has_work = Exists(Item.objects.filter(project=OuterRef("pk"), claimable=True))
             workable = list(access.workable_projects(user).annotate(has_work=has_work).order_by("title"))
             to_judge = self_judgments.waiting_by_project(user, [p.pk for p in workable if p.task.explains_labels])
-            context["work_projects"] = [(project, project.has_work, to_judge.get(project.pk, 0)) for project in workable]
+            context["work_projects"] = [
+                (project, project.has_work, to_judge.get(project.pk, 0)) for project in workable
+            ]
         if context["is_author"]:
             managed = access.managed_projects(user).select_related("owner")
             context["managed_projects"] = Paginator(managed, 25).get_page(request.GET.get("page"))

@@ -8,7 +8,7 @@ from django.core.exceptions import PermissionDenied
 from rest_framework.test import APIClient
 
 from annotation.models import Annotation, ReasonTag
-from annotation.services import reasons
+from annotation.services import quality, reasons
 from annotation.services.assignments import claim_page, submit_page
 from annotation.services.projects import update_project
 from common.schema import SettingError
@@ -202,6 +202,22 @@ def test_who_tags_follows_the_setting(study, author, worker, make_user):
     with pytest.raises(PermissionDenied, match="answered"):
         reasons.tag_item(other, worker, ["Lexical"])
     assert ReasonTag.objects.filter(tagger=worker).count() == 1
+
+
+def test_a_blocked_worker_cannot_tag_reasons_and_nothing_is_stored(study, author, worker):
+    update_project(study, changed_by=author, reason_taggers="workers")
+    page = claim_page(study, worker)
+    submit_page(page.pk, worker, {str(claim.item_id): {"value": "n"} for claim in page.claims.all()})
+    answered = page.claims.order_by("item_id").first().item
+    quality.block(study, worker, author, reason="random clicking")
+    with pytest.raises(PermissionDenied, match="blocked"):
+        reasons.tag_item(answered, worker, ["Lexical"])
+    assert not ReasonTag.objects.filter(tagger=worker).exists()
+    response = api(worker).post(
+        f"/api/v1/projects/{study.slug}/items/{answered.pk}/reasons/", {"reasons": ["Lexical"]}, format="json"
+    )
+    assert response.status_code == 403 and "blocked" in response.json()["detail"]
+    assert not ReasonTag.objects.filter(tagger=worker).exists()
 
 
 def test_workers_majority_is_the_round_result_when_no_one_else_tagged():

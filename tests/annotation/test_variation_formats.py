@@ -348,14 +348,17 @@ def test_collected_explanations_are_written_with_their_validators_judgments(shar
     written = list(csv.DictReader(io.StringIO(exported(study, "livenli"))))
     # The ChaosNLI counts the VariErr record carries stay the pair's distribution in the LiveNLI rows.
     carried = [ast.literal_eval(row["chaos_dist"]) for row in written if row["uid"] == record["id"]]
-    assert carried == [record["chaosnli_labels"]] * 2
+    assert carried == [record["chaosnli_labels"]] * 3  # one row per explanation: e and c, then n
     rows = [row for row in written if row["uid"] == "plain-1"]
+    # One row per explanation, as the release: each label its own explanation and highlights.
     assert [(row["worker_id"], row["multilabel"], row["row_source"]) for row in rows] == [
-        (writer, "true | false", "collected"),
+        (writer, "true", "collected"),
+        (writer, "false", "collected"),
         (annotator_id(study, second.id), "either", "collected"),
     ]
-    assert rows[0]["explanation"] == f"true: {because}\nfalse: {drops}"
+    assert [row["explanation"] for row in rows] == [because, drops, "nobody can tell the real reason here"]
     assert ast.literal_eval(rows[0]["highlight_p"])["entities"] == [
         {"endIndex": 4, "startIndex": 0, "text": record["context"][:4], "type": "highlight"}
     ]
-    assert (rows[0]["dist"], rows[0]["agg_dist"]) == ("[0.5 0.  0.5]", "[0.25 0.5  0.25]")
+    assert ast.literal_eval(rows[1]["highlight_p"])["entities"] == []  # contradiction's own: none
+    assert (rows[0]["dist"], rows[0]["agg_dist"]) == ("[1. 0. 0.]", "[0.33333333 0.33333333 0.33333333]")
