@@ -42,6 +42,7 @@ ROUNDS = (1, 2)
 RELEASE_FORMAT = "taxonomy"
 RELEASE_FIRST, RELEASE_SECOND = "a1", "a2"
 EXAMPLES_PER_REASON = 2
+NONE_OF_THESE = "N/A"  # the release's tag for "no category applies": it goes with no other reason
 MAX_NOTE = 2000
 SHORTCUTS = "1234567890abcdefghijklmnopqrstuvwxyz"
 
@@ -186,6 +187,9 @@ def clean_reasons(project: Project, reasons) -> list[str]:
         raise ReasonError("reasons", f"unknown reason {unknown[0]!r}; this study's reasons are {', '.join(known)}")
     if not reasons:
         raise ReasonError("reasons", "pick at least one reason")
+    if NONE_OF_THESE in reasons and len(set(reasons)) > 1:
+        name = next(entry["name"] for entry in taxonomy(project) if entry["tag"] == NONE_OF_THESE)
+        raise ReasonError("reasons", f"“{name}” says no reason applies: pick it alone, or the reasons without it")
     return [tag for tag in known if tag in reasons]
 
 
@@ -468,7 +472,14 @@ def worker_tag_counts(tags: Round) -> dict[str, int]:
 
 
 def item_reasons(item: Item, user) -> dict:
-    """What the item page and the API show of one item: each round's tags and result, and the user's own."""
+    """What the item page and the API show of one item: each round's tags and result, and the user's own;
+    beside each list of tags, its categories' names ("names", "final_names"; a tag outside the taxonomy, as
+    an imported one may be, by itself)."""
+    known = {entry["tag"]: entry["name"] for entry in taxonomy(item.project)}
+
+    def named(tags) -> list[str] | None:
+        return None if tags is None else [known.get(tag, tag) for tag in sorted(tags)]
+
     rounds = []
     for number in ROUNDS:
         tags = list(item.reason_tags.filter(round=number).select_related("tagger"))
@@ -489,6 +500,7 @@ def item_reasons(item: Item, user) -> dict:
                     if tag.role != ReasonTag.Role.WORKER or tag.tagger_id == user.pk
                     else "a worker",
                     "reasons": tag.reasons,
+                    "names": named(tag.reasons),
                     "note": tag.note,
                     "mine": tag.tagger_id == user.pk,
                 }
@@ -499,6 +511,7 @@ def item_reasons(item: Item, user) -> dict:
                 "round": number,
                 "tags": shown,
                 "final": sorted(final) if final is not None else None,
+                "final_names": named(final),
                 "needs_reconciliation": round_tags.first is not None
                 and round_tags.second is not None
                 and round_tags.first != round_tags.second
@@ -519,6 +532,7 @@ def item_reasons(item: Item, user) -> dict:
                 )
             },
         }
+        imported["names"] = {name: named(imported[name]) for name in ("first", "second", "reconciliation", "final")}
     else:
         imported = None
     return {"rounds": rounds, "imported": imported}

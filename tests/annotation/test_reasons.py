@@ -243,6 +243,7 @@ def test_api_tags_and_reads_an_items_reasons(study, author, worker):
         "role": "first",
         "tagger": None,
         "reasons": ["Lexical"],
+        "names": ["Lexical"],
         "note": "hum vs vibrate",
         "mine": True,
     }
@@ -316,7 +317,7 @@ def test_an_imported_release_shows_its_counts(make_project, import_rows, shared_
     item = project.items.get(example__source_id="103482e")  # a1 Lexical+Probabilistic, a2 Lexical, agg Lexical
     client.force_login(author)
     page = client.get(f"/projects/{project.slug}/adjudication/{item.pk}/").content.decode()
-    assert "a1 Lexical, Probabilistic; a2 Lexical; result Lexical." in page
+    assert "a1 Lexical, Probabilistic enrichment; a2 Lexical; result Lexical." in page  # names, not tags
     reasons.tag_item(item, author, ["Temporal"], round_number=2)
     (entry,) = [entry for entry in reasons.tagged_items(project) if entry.item_id == item.pk]
     assert entry.final == frozenset({"Temporal"}) and entry.rounds[2].second is None
