@@ -173,7 +173,7 @@ def update_project(project: Project, changed_by=None, **changes) -> Project:
             audit.record(changed_by, AuditEntry.Action.SETTINGS, project, changes=changed)
         if "redundancy" in changed:
             retarget_open_items(project)
-        if changed.keys() & {"redundancy", "max_validators_per_pair", "validation_project"}:
+        if changed:  # a change of the writers (or of the link) may change the validators per pair
             follow_writers(project, changed_by)
     return project
 

@@ -186,9 +186,9 @@ def study_self_check(project: Project) -> dict | None:
 
 
 def peer_majority(project: Project) -> bool:
-    """Whether the study's author picked this app's peer-majority rule for items without self-judgments
-    (the `verdict_rule` setting); VariErr's rule otherwise."""
-    return project.options.get("verdict_rule") == "peer_majority"
+    """Whether the study's author picked this app's peer-majority rule for items without self-judgments (its
+    task type says); VariErr's rule otherwise."""
+    return project.task.peer_majority(project.options)
 
 
 def label_verdicts(project: Project, keys: Collection[str] | None = None) -> dict[str, dict[str, str]]:

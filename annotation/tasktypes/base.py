@@ -275,6 +275,11 @@ class TaskType(ABC):
         item's `redundancy` writers judging one another's pairs); None: the validation_task's fixed number."""
         return None
 
+    def peer_majority(self, options: dict) -> bool:
+        """Whether the study's author picked this app's peer-majority rule for explanations nobody in an item
+        self-judged (metrics.variation.classify_item); VariErr's rule (undecided) otherwise."""
+        return False
+
     def target_name(self, target) -> str:
         """A target (what a written answer was meant to be) as the report names it."""
         return str(target)

@@ -377,6 +377,9 @@ class LabelExplanation(TaskType):
         options = self._with_defaults(options)
         return ValidationSetup("explanation_validation", {}, options["max_validators_per_pair"])
 
+    def peer_majority(self, options):
+        return self._with_defaults(options)["verdict_rule"] == "peer_majority"
+
     def validators_per_pair(self, options, redundancy):
         """VariErr: every other writer of the item judges each explanation, at most the study's maximum."""
         return min(self._with_defaults(options)["max_validators_per_pair"], redundancy - 1)
