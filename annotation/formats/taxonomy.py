@@ -82,8 +82,10 @@ class Taxonomy(Format):
         return task.label_distributions and not task.explains_labels and mnli_pairs(task, options)
 
     def exportable(self, task, options):
-        """Any study of whole pairs may carry reasons (tagged by its authors or workers), whatever its answers."""
-        return not task.per_atom
+        """Any study of whole pairs may carry reasons (tagged by its authors or workers), whatever its answers;
+        not a writing study (its items have no hypothesis yet) nor one item per atom."""
+        kept = task.source_fields(options)
+        return not task.per_atom and (kept is None or "hypothesis" in kept)
 
     def parse(self, line, record, context: ReadContext):
         error = next(iter(_check_record(line, record)), None)
