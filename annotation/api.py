@@ -284,7 +284,9 @@ class ProjectViewSet(
             200: OpenApiResponse(
                 description='label variation: {"project", "label_order", "items": [{"key", "round_one", "validated", '
                 '"chaosnli", "verdicts", "variation", "error"}], "study": {"items", "variation", "error", "both", '
-                '"undecided", "explanations", "judgments", "lengths", "alpha"}}'
+                '"undecided", "pending", "explanations", "judgments", "lengths", "alpha"}, "rule" (varierr or '
+                'peer_majority), "self_check": null or {"open", "writers": [{"writer", "judged", "pending"}], '
+                '"items": {key: {"judged", "pending"}}}}'
             )
         }
     )

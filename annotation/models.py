@@ -477,7 +477,8 @@ class CrowdSession(models.Model):
     """A participant who arrived through a crowd platform link (Prolific or MTurk): the account they work
     under in this one study, the platform session they are bound to, and their completion code.
 
-    Crowd accounts are their own kind: made for one participant of one study (never looked up by username),
+    Crowd accounts are their own kind: made for one participant of one study (and the studies linked to it:
+    the same platform identity arriving in a linked study is the same account; never looked up by username),
     with an unusable password and the worker role only; an entry link logs in nothing but its own account."""
 
     class Platform(models.TextChoices):
@@ -500,7 +501,8 @@ class CrowdSession(models.Model):
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["project", "platform", "participant_id"], name="crowd_participant_once"),
-            models.UniqueConstraint(fields=["worker"], name="crowd_account_one_session"),
+            # One session per study; an account has several only in linked studies (crowd.linked_account).
+            models.UniqueConstraint(fields=["worker", "project"], name="crowd_account_one_session_per_study"),
         ]
 
 

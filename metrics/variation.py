@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import numpy as np
 
-SUPPORTED, ERROR, UNDECIDED = "supported", "error", "undecided"
-VERDICTS = (SUPPORTED, ERROR, UNDECIDED)
+SUPPORTED, ERROR, UNDECIDED, PENDING = "supported", "error", "undecided", "pending"
+VERDICTS = (SUPPORTED, ERROR, UNDECIDED, PENDING)
 
 
 @dataclass(frozen=True)
@@ -33,7 +33,8 @@ class Explanation:
     Spans are [start, end) character offsets into the item's premise and hypothesis. `self_judgment` is the
     author's own judgment of their explanation (VariErr's round 2); None where the author gave none.
     `peer_judges`, where the caller knows them, names who gave each of `peer_judgments` (parallel to it; None
-    for a judge the source does not name); the metrics do not read it.
+    for a judge the source does not name); the metrics do not read it. `self_check_pending`: the author has
+    not judged it yet and still can (a collected study's self-check is open), so its label waits.
     """
 
     item_key: str
@@ -45,6 +46,7 @@ class Explanation:
     peer_judgments: tuple[bool, ...] = ()
     self_judgment: bool | None = None
     peer_judges: tuple[str | None, ...] = ()
+    self_check_pending: bool = False
 
 
 def by_item(explanations: Iterable[Explanation]) -> dict[str, dict[str, list[Explanation]]]:
@@ -68,28 +70,36 @@ def _peer_verdict(explanations: Sequence[Explanation]) -> str:
     return UNDECIDED  # some explanation still waits for its judgments
 
 
-def classify_item(labels: Mapping[str, Sequence[Explanation]]) -> dict[str, str]:
-    """{label: "supported" | "error" | "undecided"} for one item's explanations grouped by label.
+def classify_item(labels: Mapping[str, Sequence[Explanation]], peer_majority: bool = False) -> dict[str, str]:
+    """{label: "supported" | "error" | "undecided" | "pending"} for one item's explanations grouped by label.
 
     VariErr's rule: where the item's authors judged their own explanations (any self-judgment in the item),
     a label is an error unless one of its explanations was judged "makes sense" by its own author; a missing
     self-judgment does not confirm (in the released file those are the explanations their authors withdrew).
-    Where nobody judged their own (collected studies: validators never judge their own explanations), a label
-    is supported when one of its explanations has a strict majority of peer judgments "makes sense", an error
-    when every explanation has peer judgments and none has that majority, undecided otherwise.
+    A label not confirmed while one of its explanations' authors can still self-check is pending, never an
+    error. Where nobody judged their own, VariErr's rule cannot decide: the label is undecided, unless the
+    caller picks `peer_majority`, this app's own rule (not VariErr's): supported when one of its
+    explanations has a strict majority of peer judgments "makes sense", else an error once every
+    explanation has peer judgments and none waits for its author, else pending or undecided.
     """
     self_judged = any(e.self_judgment is not None for explanations in labels.values() for e in explanations)
-    if self_judged:
-        return {
-            label: SUPPORTED if any(e.self_judgment for e in explanations) else ERROR
-            for label, explanations in labels.items()
-        }
-    return {label: _peer_verdict(explanations) for label, explanations in labels.items()}
+    verdicts = {}
+    for label, explanations in labels.items():
+        waits = any(e.self_check_pending for e in explanations)
+        if self_judged:
+            confirmed = any(e.self_judgment for e in explanations)
+            verdicts[label] = SUPPORTED if confirmed else PENDING if waits else ERROR
+        elif peer_majority:
+            verdict = _peer_verdict(explanations)
+            verdicts[label] = PENDING if verdict == ERROR and waits else verdict
+        else:
+            verdicts[label] = PENDING if waits else UNDECIDED
+    return verdicts
 
 
-def classify_labels(explanations: Iterable[Explanation]) -> dict[str, dict[str, str]]:
+def classify_labels(explanations: Iterable[Explanation], peer_majority: bool = False) -> dict[str, dict[str, str]]:
     """{item_key: {label: verdict}} for every item (see `classify_item`)."""
-    return {item_key: classify_item(labels) for item_key, labels in by_item(explanations).items()}
+    return {item_key: classify_item(labels, peer_majority) for item_key, labels in by_item(explanations).items()}
 
 
 def has_variation(verdicts: Mapping[str, str]) -> bool:
@@ -99,7 +109,7 @@ def has_variation(verdicts: Mapping[str, str]) -> bool:
 
 def variation_split(verdicts: Mapping[str, Mapping[str, str]]) -> dict[str, int]:
     """Counts over items: "items"; "variation" (two or more supported labels); "error" (an error label);
-    "both"; "undecided" (a label still undecided)."""
+    "both"; "undecided" (a label still undecided); "pending" (a label waiting for its author's self-check)."""
     variation = {key for key, labels in verdicts.items() if has_variation(labels)}
     error = {key for key, labels in verdicts.items() if ERROR in labels.values()}
     return {
@@ -108,6 +118,7 @@ def variation_split(verdicts: Mapping[str, Mapping[str, str]]) -> dict[str, int]
         "error": len(error),
         "both": len(variation & error),
         "undecided": sum(UNDECIDED in labels.values() for labels in verdicts.values()),
+        "pending": sum(PENDING in labels.values() for labels in verdicts.values()),
     }
 
 
@@ -117,13 +128,14 @@ def _normalised(counts: Sequence[float]) -> tuple[float, ...] | None:
 
 
 def distributions(
-    explanations: Iterable[Explanation], labels: Sequence[str]
+    explanations: Iterable[Explanation], labels: Sequence[str], peer_majority: bool = False
 ) -> dict[str, dict[str, tuple[float, ...] | None]]:
     """Per item {"round_one", "validated"}: distributions over `labels` (tuples in that order).
 
-    round_one: the share of authors who gave each label (an author counts once per label, however many
-    explanations they wrote for it). validated: the same counts with the labels judged errors removed,
-    renormalised; None when every label of the item is an error. Labels outside `labels` are a ValueError.
+    round_one: each label's share of the item's (author, label) pairs: an author counts once per label they
+    gave, however many explanations they wrote for it, so an author of two labels counts once for each and
+    the shares sum to 1. validated: the same counts with the labels judged errors removed, renormalised;
+    None when every label of the item is an error. Labels outside `labels` are a ValueError.
     """
     result = {}
     for item_key, by_label in by_item(explanations).items():
@@ -131,7 +143,7 @@ def distributions(
         if unknown:
             raise ValueError(f"item {item_key!r}: labels {sorted(unknown)} are not among {list(labels)}")
         counts = [len({e.author for e in by_label.get(label, ())}) for label in labels]
-        verdicts = classify_item(by_label)
+        verdicts = classify_item(by_label, peer_majority)
         kept = [count if verdicts.get(label) != ERROR else 0 for label, count in zip(labels, counts)]
         result[item_key] = {"round_one": _normalised(counts), "validated": _normalised(kept)}
     return result

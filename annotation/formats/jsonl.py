@@ -18,6 +18,7 @@ from annotation.formats.base import (
     schema_errors,
 )
 from annotation.services.provenance import Provenance
+from annotation.services.reasons import export_rounds
 from annotation.services.records import annotation_record, item_batches
 from common.readers import RowError
 
@@ -120,6 +121,14 @@ class JSONLines(Format):
             added=True,
         ),
         FieldDoc(
+            "nli_studio.reasons",
+            "object",
+            "where the item was tagged with reasons for disagreement: every round, {round: {a1, a2, reconciliation, "
+            "agg (the taxonomy release's fields), reasons (the round's result, null while undecided), "
+            "worker_tags (workers' tags with their counts, where workers tagged)}}",
+            added=True,
+        ),
+        FieldDoc(
             "nli_studio.unanswered",
             "true",
             "on an item without any label or answer, written when asked for",
@@ -139,6 +148,7 @@ class JSONLines(Format):
     def write(self, project, options: ExportOptions):
         task, provenance = project.task, Provenance(project)
         for records in item_batches(project, options.include_gold, free_text=options.free_text, batch=200):
+            tagged = export_rounds(record.item.id for record in records)
             lines = []
             for record in records:
                 item, example, atom = record.item, record.item.example, record.item.atom
@@ -147,6 +157,7 @@ class JSONLines(Format):
                     or example.source_label
                     or example.source_probability
                     or (atom is not None and (atom.validity != atom.Validity.UNKNOWN or atom.effect is not None))
+                    or item.id in tagged
                 )
                 if not (known or options.include_unanswered or item.is_gold):
                     continue
@@ -183,6 +194,8 @@ class JSONLines(Format):
                         if not vote.imported
                     ],
                 }
+                if item.id in tagged:
+                    studio["reasons"] = tagged[item.id]
                 if item.is_gold:
                     studio["gold"] = item.gold
                 if clashes:

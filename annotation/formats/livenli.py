@@ -32,6 +32,7 @@ from annotation.formats.base import (
     mnli_pairs,
 )
 from annotation.services.provenance import Provenance
+from annotation.services.reasons import export_rounds
 from annotation.services.records import ItemRecord, item_batches
 from annotation.services.variation import read_explanations
 from common.readers import RowError, csv_rows
@@ -97,8 +98,9 @@ class LiveNLI(Format):
         FieldDoc(
             "explanation",
             "text",
-            "the worker's explanation; a collected answer with several labels gives each label's as "
-            "'<answer>: <text>' on its own line (the whole answer is in `answer`); empty for a label study's answer",
+            "the worker's explanation; a collected answer with several labels gives one row per label (as the "
+            "release has one row per explanation), each with that label's explanation and highlights (the whole "
+            "answer is in `answer`); empty for a label study's answer",
         ),
         FieldDoc(
             "highlight_p, highlight_h",
@@ -111,7 +113,12 @@ class LiveNLI(Format):
         FieldDoc(
             "agg_dist", "numpy-printed list", "the mean of dist over the pair's rows (collected rows: over those)"
         ),
-        FieldDoc("taxonomy", "text", "the pair's reasons for disagreement, comma-separated, as the release has them"),
+        FieldDoc(
+            "taxonomy",
+            "text",
+            "the pair's reasons for disagreement, comma-separated, as the release has them; on a pair the file "
+            "did not have, the reasons tagged in the study (the latest round's result)",
+        ),
         FieldDoc("within_label_variation", "text", "as the release has it"),
         FieldDoc(
             "(other columns)", "text", "columns the imported file had beyond these (the release's stray last one)"
@@ -226,6 +233,7 @@ class LiveNLI(Format):
         task, provenance = project.task, Provenance(project)
         for records in item_batches(project, options.include_gold, free_text=options.free_text):
             carried = read_explanations(project, [record.item.example.key for record in records]).chaosnli
+            tagged = export_rounds(record.item.id for record in records)
             lines = []
             for record in records:
                 item, example = record.item, record.item.example
@@ -242,7 +250,7 @@ class LiveNLI(Format):
                     "hypothesis": example.hypothesis,
                     "chaos_dist": chaos,
                     "mnli_labels": model.get("mnli_labels", ""),
-                    "taxonomy": model.get("taxonomy", ""),
+                    "taxonomy": model.get("taxonomy", _tags_text(tagged.get(item.id, {}))),
                 }
                 mean = [sum(column) / len(collected) for column in zip(*(row["dist"] for row in collected))]
                 rows = [(row, "imported") for row in imported]
@@ -263,6 +271,14 @@ class LiveNLI(Format):
             if isinstance(record, RowError):
                 record.line = line
                 yield record
+
+
+def _tags_text(rounds: dict) -> str:
+    """The reasons tagged here (the latest round with a result) as the release's column writes them."""
+    for number in sorted(rounds, reverse=True):
+        if rounds[number]["reasons"] is not None:
+            return ",".join(rounds[number]["reasons"])
+    return ""
 
 
 def _extra_columns(project) -> list[str]:
@@ -301,52 +317,47 @@ def _sorted_keys(value):
 
 
 def _collected_rows(task, record: ItemRecord, provenance: Provenance) -> list[dict]:
-    """One row per collected answer that counts (a label study's answer is a row without explanation)."""
+    """The collected answers that count as LiveNLI rows: as in the release, one row per explanation, so an
+    answer explaining several labels gives one row per label, each with that label's explanation and
+    highlights (which never overlap); a label study's answer is one row without explanation."""
     rows = []
-    premise, hypothesis = record.item.example.premise, record.item.example.hypothesis
+    text = {"premise": record.item.example.premise, "hypothesis": record.item.example.hypothesis}
     for vote in record.votes:
         if vote.imported or vote.excluded:
             continue
-        if task.explains_labels:
-            explained = task.explained_labels(vote.value)
-            labels = [label for label in NLI.labels if label in explained]
-            if not labels:
-                continue  # "I don't know": LiveNLI has no row for it
-            texts = [explained[label]["explanation"] for label in labels]
-            explanation = (
-                texts[0]
-                if len(labels) == 1
-                else "\n".join(f"{ANSWER_OF[label]}: {said}" for label, said in zip(labels, texts))
-            )
-            spans = {
-                name: sorted({tuple(span) for label in labels for span in explained[label].get(f"{name}_spans", [])})
-                for name in HIGHLIGHTS.values()
-            }
-            answer = json.dumps(explained, ensure_ascii=False)
-        else:
-            labels, explanation, spans, answer = [vote.value], "", {name: [] for name in HIGHLIGHTS.values()}, None
-        text = {"premise": premise, "hypothesis": hypothesis}
-        rows.append(
-            {
-                "worker_id": provenance.annotator(vote.worker_id),
-                "multilabel": SEPARATOR.join(ANSWER_OF[label] for label in labels),
-                "explanation": explanation,
-                **{
-                    column: {
-                        "entities": [
-                            {"endIndex": end, "startIndex": start, "text": text[name][start:end], "type": "highlight"}
-                            for start, end in spans[name]
-                        ],
-                        "relationships": [],
-                    }
-                    for column, name in HIGHLIGHTS.items()
-                },
-                "dist": [labels.count(label) / len(labels) for label in NLI.labels],
-                "within_label_variation": "",
-                "answer": answer,
-            }
-        )
+        worker = provenance.annotator(vote.worker_id)
+        if not task.explains_labels:
+            rows.append(_row(worker, [vote.value], "", {name: [] for name in HIGHLIGHTS.values()}, text, None))
+            continue
+        explained = task.explained_labels(vote.value)
+        answer = json.dumps(explained, ensure_ascii=False)
+        for label in NLI.labels:  # "I don't know" gives no label: LiveNLI has no row for it
+            if label in explained:
+                part = explained[label]
+                spans = {name: [tuple(span) for span in part.get(f"{name}_spans", [])] for name in HIGHLIGHTS.values()}
+                rows.append(_row(worker, [label], part["explanation"], spans, text, answer))
     return rows
+
+
+def _row(worker, labels: list[str], explanation: str, spans: dict, text: dict, answer) -> dict:
+    return {
+        "worker_id": worker,
+        "multilabel": SEPARATOR.join(ANSWER_OF[label] for label in labels),
+        "explanation": explanation,
+        **{
+            column: {
+                "entities": [
+                    {"endIndex": end, "startIndex": start, "text": text[name][start:end], "type": "highlight"}
+                    for start, end in spans[name]
+                ],
+                "relationships": [],
+            }
+            for column, name in HIGHLIGHTS.items()
+        },
+        "dist": [labels.count(label) / len(labels) for label in NLI.labels],
+        "within_label_variation": "",
+        "answer": answer,
+    }
 
 
 def _mnli_label(value) -> str:

@@ -25,8 +25,7 @@ from annotation.formats.base import (
     schema_errors,
     studio_fields,
 )
-from annotation.models import ReasonTag
-from annotation.services.reasons import Round, collected_rounds
+from annotation.services.reasons import export_rounds
 from annotation.services.records import item_batches
 from common.readers import RowError
 
@@ -65,8 +64,9 @@ class Taxonomy(Format):
         FieldDoc(
             "nli_studio.round, worker_tags, reasons",
             "",
-            "on a pair tagged in the study: the round written, the workers' tags with their counts; on an imported "
-            "pair also tagged here, the study's rounds {round: {a1, a2, reconciliation, agg}}",
+            "on a pair tagged in the study (any study: label answers, explanations or others): the round its "
+            "own fields hold (the latest), the workers' tags with their counts, and every round tagged here, "
+            "{round: {a1, a2, reconciliation, agg}} (round 1 is kept once round 2 exists)",
             added=True,
         ),
         FieldDoc(
@@ -81,7 +81,11 @@ class Taxonomy(Format):
     def importable(self, task, options):
         return task.label_distributions and not task.explains_labels and mnli_pairs(task, options)
 
-    exportable = importable
+    def exportable(self, task, options):
+        """Any study of whole pairs may carry reasons (tagged by its authors or workers), whatever its answers;
+        not a writing study (its items have no hypothesis yet) nor one item per atom."""
+        kept = task.source_fields(options)
+        return not task.per_atom and (kept is None or "hypothesis" in kept)
 
     def parse(self, line, record, context: ReadContext):
         error = next(iter(_check_record(line, record)), None)
@@ -101,12 +105,13 @@ class Taxonomy(Format):
 
     def write(self, project, options: ExportOptions):
         for records in item_batches(project, options.include_gold, free_text=options.free_text):
-            tagged = collected_rounds(ReasonTag.objects.filter(item__in=[record.item.id for record in records]))
+            tagged = export_rounds(record.item.id for record in records)
             lines = []
             for record in records:
                 item, example = record.item, record.item.example
                 imported = example.source_format == self.name
-                labels = record.collected
+                # Label answers are counted; other answers (explanations, probabilities) are in other formats.
+                labels = [label for label in record.collected if isinstance(label, str)]
                 rounds = tagged.get(item.id, {})
                 if not (imported or rounds or options.include_unanswered or item.is_gold):
                     continue
@@ -115,17 +120,17 @@ class Taxonomy(Format):
                 row["hypothesis"] = example.hypothesis
                 if imported:
                     row = dict(example.source_data)
-                    if rounds:
-                        studio["reasons"] = {number: _release_fields(tags) for number, tags in sorted(rounds.items())}
                 elif rounds:
                     number = max(rounds)
-                    row.update(_release_fields(rounds[number]))
+                    row.update(_release_part(rounds[number]))
                     studio["round"] = number
-                    if rounds[number].workers:
-                        studio["worker_tags"] = _worker_tags(rounds[number])
+                    if "worker_tags" in rounds[number]:
+                        studio["worker_tags"] = rounds[number]["worker_tags"]
                 else:
                     row["a1"] = []
                     studio["unanswered"] = True
+                if rounds:  # every round tagged here, the latest one's also in the record's own fields
+                    studio["reasons"] = {number: _release_part(fields) for number, fields in rounds.items()}
                 if labels:
                     studio["collected"] = {"label_counter": dict(Counter(labels).most_common()), "answers": len(labels)}
                 if options.include_gold:
@@ -138,21 +143,9 @@ class Taxonomy(Format):
         return checked_records(self.records(stream), _check_record)
 
 
-def _release_fields(tags: Round) -> dict:
-    """One round of reasons tagged here in the release's fields: a1 (the first tagger; without taggers, every
-    tag a worker gave), and with a second tagger a2, reconciliation and agg (the round's result)."""
-    workers = frozenset().union(*tags.workers)
-    first = next((chosen for chosen in (tags.first, tags.second) if chosen is not None), workers)
-    fields: dict = {"a1": sorted(first)}
-    if tags.first is not None and tags.second is not None:
-        reconciled = tags.reconciliation
-        fields.update(a2=sorted(tags.second), reconciliation=sorted(reconciled) if reconciled is not None else None)
-        fields["agg"] = sorted(tags.final or ())
-    return fields
-
-
-def _worker_tags(tags: Round) -> dict[str, int]:
-    return dict(Counter(tag for chosen in tags.workers for tag in chosen).most_common())
+def _release_part(fields: dict) -> dict:
+    """A round's release fields (a1, a2, reconciliation, agg) from export_rounds' entry."""
+    return {name: fields[name] for name in ("a1", *ROUND_TWO) if name in fields}
 
 
 TAGS = {"type": "array", "items": {"type": "string", "minLength": 1, "pattern": r"\S"}, "uniqueItems": True}

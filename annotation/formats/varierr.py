@@ -26,10 +26,10 @@ from annotation.formats.base import (
 )
 from annotation.services.provenance import Provenance
 from annotation.services.records import ItemRecord, item_batches
-from annotation.services.variation import read_explanations
+from annotation.services.variation import peer_majority, read_explanations
 from common.readers import RowError
 from common.vocabulary import LONG_NAMES, NLI
-from metrics.variation import ERROR, classify_labels
+from metrics.variation import ERROR, PENDING, VERDICTS, classify_labels
 
 LABEL_LISTS = tuple(LONG_NAMES[label] for label in NLI.labels)  # entailment, neutral, contradiction
 ROUNDS = ("label_count_round_1", "label_count_round_2")
@@ -51,7 +51,8 @@ class VariErr(Format):
             "an item the file did not have, the collected ones (annotator: the anonymised annotator id; id: "
             "<item>-<label>-<n>; judgments: the author's own self-check first where they gave it (annotator: the "
             "author's id, as in the release), then the linked validation study's votes under each validator's "
-            "anonymised id; label_correction and self_corrected false; premise_spans, hypothesis_spans added)",
+            "anonymised id; label_correction false; self_corrected as the release sets it, true exactly where "
+            "the author's own judgment is not makes sense or is missing; premise_spans, hypothesis_spans added)",
         ),
         FieldDoc("idk", "list", "the annotators who said they did not know"),
         FieldDoc(
@@ -87,8 +88,17 @@ class VariErr(Format):
         FieldDoc(
             "nli_studio.label_verdicts",
             "object",
-            "{label: supported, error or undecided} by VariErr's rule over every explanation of the item, "
-            "imported and collected",
+            "{label: supported, error, undecided or pending} by the study's verdict rule (VariErr's, or this "
+            "app's peer majority where the author picked it) over every explanation of the item, imported and "
+            "collected; pending: a writer can still self-check it",
+            added=True,
+        ),
+        FieldDoc(
+            "nli_studio.pending_labels",
+            "list of labels",
+            "the labels waiting for their writers' self-check (long names): neither errors nor confirmed yet; "
+            "they stay in label_set_round_2 and out of error_labels until their writers judge them or the "
+            "study closes",
             added=True,
         ),
         FieldDoc(
@@ -135,7 +145,7 @@ class VariErr(Format):
         task, provenance = project.task, Provenance(project)
         for records in item_batches(project, options.include_gold, free_text=options.free_text):
             read = read_explanations(project, [record.item.example.key for record in records])
-            verdicts = classify_labels(read.explanations)
+            verdicts = classify_labels(read.explanations, peer_majority(project))
             judged = _judgments(read.explanations)
             lines = []
             for record in records:
@@ -155,6 +165,7 @@ class VariErr(Format):
                     "item": item.id,
                     "label_source": "imported" if imported else "collected",
                     "label_verdicts": key_verdicts,
+                    "pending_labels": [LONG_NAMES[label] for label in NLI.labels if key_verdicts.get(label) == PENDING],
                     "excluded": record.excluded,
                 }
                 if imported:
@@ -220,7 +231,9 @@ def _explained(task, record: ItemRecord, provenance: Provenance, judged: dict) -
                     + [{"annotator": judge, "makes_sense": makes_sense} for judge, makes_sense in peers],
                     "label_correction": False,
                     "reason": explained["explanation"],
-                    "self_corrected": False,
+                    # The release's meaning: the author did not confirm it (judged it not to make sense, or
+                    # gave no judgment); a pair still waiting for its author is marked in pending_labels.
+                    "self_corrected": own is not True,
                     "premise_spans": explained.get("premise_spans", []),
                     "hypothesis_spans": explained.get("hypothesis_spans", []),
                 }
@@ -340,8 +353,9 @@ SCHEMA = {
                 "label_source": {"enum": ["imported", "collected"]},
                 "label_verdicts": {
                     "type": "object",
-                    "additionalProperties": {"enum": ["supported", "error", "undecided"]},
+                    "additionalProperties": {"enum": list(VERDICTS)},
                 },
+                "pending_labels": LABEL_SET,
                 "excluded": {"type": "integer", "minimum": 0},
                 "unanswered": {"type": "boolean"},
                 "pool": {"enum": ["data", "gold"]},

@@ -38,8 +38,9 @@ class NotOpen(PermissionDenied):
 
 
 def crowd_study(user) -> int | None:
-    """The one study a crowd account (made by a platform entry link for one participant) may work on; None
-    for every other account."""
+    """The first study a crowd account (made by a platform entry link for one participant) works on (it may
+    work on the studies linked to it that the participant arrived in too: annotation.services.crowd); None for
+    every other account."""
     from annotation.models import CrowdSession
 
     study = getattr(user, "_crowd_study", UNREAD)  # getattr: request.user is a lazy wrapper around the user
@@ -69,12 +70,12 @@ def managed_projects(user) -> QuerySet:
 
 def _audience_admits(user) -> Q:
     """Which audiences admit this user. A platform study's only workers are its crowd accounts, and a crowd
-    account works on its own study and nothing else."""
-    from annotation.models import Project
+    account works on the studies it arrived in (its own, and linked ones) and nothing else."""
+    from annotation.models import CrowdSession, Project
 
     study = crowd_study(user)
-    if study is not None:
-        return Q(pk=study)
+    if study is not None:  # one participant's account: the studies they arrived in (one, or linked ones)
+        return Q(pk__in=CrowdSession.objects.filter(worker=user.pk).values("project_id"))
     return (
         Q(audience=Project.Audience.EVERYONE)
         | Q(audience=Project.Audience.MEMBERS, members=user)
@@ -200,11 +201,11 @@ def known_open_page(project, user) -> tuple[bool, int | None]:
 
 def _audience_admits_project(user, project) -> bool:
     """_audience_admits() for one loaded project."""
-    from annotation.models import Project
+    from annotation.models import CrowdSession, Project
 
     study = crowd_study(user)
     if study is not None:
-        return project.pk == study
+        return project.pk == study or CrowdSession.objects.filter(worker=user.pk, project=project).exists()
     if project.audience == Project.Audience.EVERYONE:
         return True
     return project.audience == Project.Audience.MEMBERS and (

@@ -21,6 +21,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core import signing
 from django.db import IntegrityError, transaction
+from django.db.models import Q
 from django.urls import reverse
 from django.utils import timezone
 
@@ -235,15 +236,32 @@ def _resumed(project: Project, token: str) -> CrowdSession:
     return session
 
 
+def linked_account(project: Project, arrival: Arrival):
+    """The crowd account this participant (the same platform identity) already has in a study linked to this
+    one (its validation study, or the study it validates), or None: one person is one annotator across
+    linked studies, so a writer never validates their own pairs and every export names them once."""
+    linked = Project.objects.filter(Q(validation_project=project) | Q(pk=project.validation_project_id))
+    session = (
+        CrowdSession.objects.select_related("worker")
+        .filter(platform=arrival.platform, participant_id=arrival.participant_id, project__in=linked)
+        .order_by("id")
+        .first()
+    )
+    return session.worker if session is not None else None
+
+
 def _first_arrival(project: Project, arrival: Arrival) -> CrowdSession:
-    # A crowd account belongs to one participant of one study. Its username has ':' in it, which sign-up and
-    # the admin refuse, so no staff account can be named like one; and it is never looked up by name.
+    # A crowd account belongs to one participant of one study (and the studies linked to it). Its username has
+    # ':' in it, which sign-up and the admin refuse, so no staff account can be named like one; and it is never
+    # looked up by name.
     username = f"{arrival.platform}:{arrival.participant_id}:{project.pk}"
     with transaction.atomic():
-        user = get_user_model().objects.create(username=username)
-        user.set_unusable_password()
-        user.save(update_fields=["password"])
-        grant_role(user, WORKER)
+        user = linked_account(project, arrival)
+        if user is None:
+            user = get_user_model().objects.create(username=username)
+            user.set_unusable_password()
+            user.save(update_fields=["password"])
+            grant_role(user, WORKER)
         return CrowdSession.objects.create(
             project=project,
             worker=user,

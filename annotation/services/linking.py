@@ -24,7 +24,14 @@ from django.utils import timezone
 
 from annotation.live import announce_progress
 from annotation.models import Annotation, Assignment, Atom, Claim, Example, Item, Project
-from annotation.services.projects import create_project, link_refusal
+from annotation.services.projects import (
+    create_project,
+    follow_writers,
+    link_refusal,
+    round_two_refusal,
+    validators_per_pair,
+    writers_needed,
+)
 from annotation.services.redundancy import settle_item, votes_in_order
 from annotation.tasktypes.base import ValidationSetup, WrittenPair
 from common.schema import SettingError
@@ -58,6 +65,9 @@ def send_to_validation(project: Project, assignment: Assignment | None = None) -
     setup = project.task.validation_task(project.options)
     if setup is None:
         raise LinkError(f"a {project.task.label} project sends nothing to validation", field="project")
+    too_few = round_two_refusal(project)
+    if too_few is not None:
+        raise LinkError(too_few, field="redundancy")
     with transaction.atomic():
         locked = Project.objects.select_for_update().get(pk=project.pk)  # one send at a time per project
         validation = locked.validation_project or _create_validation_project(locked, setup)
@@ -65,6 +75,8 @@ def send_to_validation(project: Project, assignment: Assignment | None = None) -
         refusal = link_refusal(project, validation)
         if refusal is not None:
             raise LinkError(refusal)
+        follow_writers(project)
+        validation.refresh_from_db()
         answers = _written_answers(project)
         if assignment is not None:
             answers = answers.filter(assignment=assignment)
@@ -112,8 +124,8 @@ def _create_validation_project(project: Project, setup: ValidationSetup) -> Proj
             project.owner,
             title=f"Validation: {project.title}"[:200],
             instructions="Other workers wrote these sentences for the premises shown. Judge each one as it stands.",
-            redundancy=setup.redundancy,
-            max_annotations=setup.redundancy,
+            redundancy=validators_per_pair(project),
+            max_annotations=validators_per_pair(project),
             status=project.status,
             audience=project.audience,
             **setup.options,
@@ -326,4 +338,7 @@ def validation_status(project: Project) -> dict | None:
         "answers": _written_answers(project).count(),
         "sent": sent,
         "sends_on_submit": project.task.sends_on_submit(project.options),
+        "validators_per_pair": validators_per_pair(project),
+        "writers_needed": writers_needed(project),
+        "refusal": round_two_refusal(project),
     }

@@ -14,6 +14,7 @@ from django.db.models import Q
 
 from annotation.models import Annotation, AuditEntry, Project
 from annotation.services import access, audit, instrument
+from annotation.services.redundancy import retarget_open_items
 from annotation.services.study_settings import WAVE_CODES, current_setting, settings_schema
 from annotation.tasktypes import get_task_type
 from common.schema import Schema, Setting, SettingError
@@ -57,6 +58,45 @@ def link_refusal(project: Project, linked: Project) -> str | None:
     if linked.task_type != wanted.name or linked.task.categories(linked.options) != wanted.categories(setup.options):
         return f"{linked.slug!r} is not a {wanted.label} project with the labels these answers are validated with"
     return None
+
+
+def validators_per_pair(project: Project) -> int | None:
+    """How many validators each of the project's written pairs gets in its validation project: where the
+    task type says so, every other writer of the item (capped by its setting), else the task type's fixed
+    number; None for a project that sends nothing to validation."""
+    setup = project.task.validation_task(project.options)
+    if setup is None:
+        return None
+    following = project.task.validators_per_pair(project.options, project.redundancy)
+    return setup.redundancy if following is None else following
+
+
+def writers_needed(project: Project) -> int:
+    """The fewest writers per item round 2 needs: one to write a pair and at least one other to judge it,
+    where validators follow from the writers; 1 otherwise."""
+    return 2 if project.task.validators_per_pair(project.options, project.redundancy) is not None else 1
+
+
+def round_two_refusal(project: Project) -> str | None:
+    """Why the project's pairs cannot go to a validation round (too few writers per item), or None."""
+    validators = validators_per_pair(project)
+    if validators is None or validators >= 1:
+        return None
+    return (
+        f"round 2 needs at least {writers_needed(project)} writers per item (each explanation is judged by the "
+        f"item's other writers) and this study gives each item {project.redundancy}: raise its redundancy first"
+    )
+
+
+def follow_writers(project: Project, changed_by=None) -> None:
+    """Keep the linked validation project's validators per pair what the project's writers give (its
+    redundancy set, its open items re-targeted); nothing where the number does not follow the writers."""
+    linked = project.validation_project
+    if linked is None or project.task.validators_per_pair(project.options, project.redundancy) is None:
+        return
+    validators = validators_per_pair(project)
+    if validators is not None and validators >= 1 and linked.redundancy != validators:
+        update_project(linked, changed_by=changed_by, redundancy=validators, max_annotations=validators)
 
 
 def _check_together(project: Project) -> None:
@@ -132,6 +172,10 @@ def update_project(project: Project, changed_by=None, **changes) -> Project:
         instrument.record(project)
         if changed:
             audit.record(changed_by, AuditEntry.Action.SETTINGS, project, changes=changed)
+        if "redundancy" in changed:
+            retarget_open_items(project)
+        if changed:  # a change of the writers (or of the link) may change the validators per pair
+            follow_writers(project, changed_by)
     return project
 
 

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
 
-from annotation.models import Annotation, Item, Project, ReasonTag
+from annotation.models import Annotation, Item, Project, ReasonTag, WorkerStatus
 from annotation.services import access
 
 if TYPE_CHECKING:
@@ -42,6 +42,7 @@ ROUNDS = (1, 2)
 RELEASE_FORMAT = "taxonomy"
 RELEASE_FIRST, RELEASE_SECOND = "a1", "a2"
 EXAMPLES_PER_REASON = 2
+NONE_OF_THESE = "N/A"  # the release's tag for "no category applies": it goes with no other reason
 MAX_NOTE = 2000
 SHORTCUTS = "1234567890abcdefghijklmnopqrstuvwxyz"
 
@@ -186,6 +187,9 @@ def clean_reasons(project: Project, reasons) -> list[str]:
         raise ReasonError("reasons", f"unknown reason {unknown[0]!r}; this study's reasons are {', '.join(known)}")
     if not reasons:
         raise ReasonError("reasons", "pick at least one reason")
+    if NONE_OF_THESE in reasons and len(set(reasons)) > 1:
+        name = next(entry["name"] for entry in taxonomy(project) if entry["tag"] == NONE_OF_THESE)
+        raise ReasonError("reasons", f"“{name}” says no reason applies: pick it alone, or the reasons without it")
     return [tag for tag in known if tag in reasons]
 
 
@@ -215,6 +219,8 @@ def tagging_role(user, item: Item) -> str:
         return "manager"
     if setting != WORKERS:
         raise PermissionDenied("in this study, the author and admins tag reasons, not workers")
+    if WorkerStatus.objects.filter(project=project, worker=user, blocked=True).exists():
+        raise PermissionDenied("the author blocked you in this study: you cannot tag reasons")
     if not Annotation.objects.filter(item=item, worker=user).exists():
         raise PermissionDenied("workers tag the reasons of items they answered")
     return "worker"
@@ -430,8 +436,50 @@ def collected_rounds(tags) -> dict[int, dict[int, Round]]:
     return rounds
 
 
+def round_fields(tags: Round) -> dict:
+    """One round of reasons tagged here in the release's fields: a1 (the first tagger; without taggers, every
+    tag a worker gave), and with a second tagger a2, reconciliation and agg (the round's result)."""
+    workers = frozenset().union(*tags.workers)
+    first = next((chosen for chosen in (tags.first, tags.second) if chosen is not None), workers)
+    fields: dict = {"a1": sorted(first)}
+    if tags.first is not None and tags.second is not None:
+        reconciled = tags.reconciliation
+        fields.update(a2=sorted(tags.second), reconciliation=sorted(reconciled) if reconciled is not None else None)
+        fields["agg"] = sorted(tags.final or ())
+    return fields
+
+
+def export_rounds(item_ids: Iterable[int]) -> dict[int, dict[int, dict]]:
+    """{item id: {round: the release's fields of that round (round_fields), with the round's result as
+    "reasons" and the workers' tags with their counts as "worker_tags" where workers tagged}} of the reasons
+    collected on these items, every round kept: what each export writes of an item's reasons."""
+    rounds = collected_rounds(ReasonTag.objects.filter(item__in=list(item_ids)))
+    return {
+        item_id: {
+            number: {
+                **round_fields(tags),
+                "reasons": sorted(tags.final) if tags.final is not None else None,
+                **({"worker_tags": worker_tag_counts(tags)} if tags.workers else {}),
+            }
+            for number, tags in sorted(by_round.items())
+        }
+        for item_id, by_round in rounds.items()
+    }
+
+
+def worker_tag_counts(tags: Round) -> dict[str, int]:
+    return dict(Counter(tag for chosen in tags.workers for tag in chosen).most_common())
+
+
 def item_reasons(item: Item, user) -> dict:
-    """What the item page and the API show of one item: each round's tags and result, and the user's own."""
+    """What the item page and the API show of one item: each round's tags and result, and the user's own;
+    beside each list of tags, its categories' names ("names", "final_names"; a tag outside the taxonomy, as
+    an imported one may be, by itself)."""
+    known = {entry["tag"]: entry["name"] for entry in taxonomy(item.project)}
+
+    def named(tags) -> list[str] | None:
+        return None if tags is None else [known.get(tag, tag) for tag in sorted(tags)]
+
     rounds = []
     for number in ROUNDS:
         tags = list(item.reason_tags.filter(round=number).select_related("tagger"))
@@ -452,6 +500,7 @@ def item_reasons(item: Item, user) -> dict:
                     if tag.role != ReasonTag.Role.WORKER or tag.tagger_id == user.pk
                     else "a worker",
                     "reasons": tag.reasons,
+                    "names": named(tag.reasons),
                     "note": tag.note,
                     "mine": tag.tagger_id == user.pk,
                 }
@@ -462,6 +511,7 @@ def item_reasons(item: Item, user) -> dict:
                 "round": number,
                 "tags": shown,
                 "final": sorted(final) if final is not None else None,
+                "final_names": named(final),
                 "needs_reconciliation": round_tags.first is not None
                 and round_tags.second is not None
                 and round_tags.first != round_tags.second
@@ -482,6 +532,7 @@ def item_reasons(item: Item, user) -> dict:
                 )
             },
         }
+        imported["names"] = {name: named(imported[name]) for name in ("first", "second", "reconciliation", "final")}
     else:
         imported = None
     return {"rounds": rounds, "imported": imported}

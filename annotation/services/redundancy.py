@@ -3,6 +3,8 @@ needs an author (an unresolved tie). The rule asking for one more (`TaskType.dis
 for categorical task types set to the stability strategy, a label distribution not yet stable) and the
 aggregate come from the task type; the project's redundancy and maximum annotations bound it."""
 
+from django.db import transaction
+
 from annotation.models import Annotation, Item, Project
 
 
@@ -49,6 +51,26 @@ def resettle(project: Project, item_ids) -> None:
             item.status, item.target, item.aggregate = Item.Status.OPEN, project.redundancy, None
         settle_item(project, item)
     Item.objects.bulk_update(items, ["annotation_count", "status", "target", "aggregate", "claimable", "priority"])
+
+
+def open_items(project: Project):
+    return Item.objects.filter(project=project, status=Item.Status.OPEN, is_gold=False)
+
+
+def retarget_open_items(project: Project) -> int:
+    """A changed redundancy applies to the items still open: each is to get the project's redundancy (one
+    that has as many answers already is settled now; one waiting for a tie-break asks again). Settled items
+    keep what they have. Returns how many items were open."""
+    with transaction.atomic():
+        items = list(open_items(project).select_for_update().order_by("id"))
+        for item in items:
+            item.target = project.redundancy
+            if item.annotation_count >= item.target:
+                settle_item(project, item)
+            else:
+                item.refresh_claimable()
+        Item.objects.bulk_update(items, ["target", "status", "aggregate", "claimable", "priority"], batch_size=500)
+    return len(items)
 
 
 def adaptive_priority(probabilities: list[float]) -> float:

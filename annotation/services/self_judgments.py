@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 
 from django.db import IntegrityError, transaction
-from django.db.models import F, QuerySet
+from django.db.models import Count, F, QuerySet
 
 from annotation.models import Example, Project, SelfJudgment
 from annotation.tasktypes.base import AnswerError
@@ -40,6 +40,12 @@ def has_self_check(project: Project) -> bool:
     return project.task.explains_labels and project.validation_project_id is not None
 
 
+def self_check_open(project: Project) -> bool:
+    """Whether the study's writers can still judge their own pairs: it has a self-check and is not closed.
+    While it is open, a label its writer has not judged waits for them (metrics.variation's "pending")."""
+    return has_self_check(project) and project.status != Project.Status.CLOSED
+
+
 def _own_pairs(project: Project, worker) -> QuerySet:
     return Example.objects.filter(
         project_id=project.validation_project_id, origin__item__project=project, origin__worker=worker
@@ -58,6 +64,23 @@ def pending_count(project: Project, worker) -> int:
     if not has_self_check(project):
         return 0
     return _own_pairs(project, worker).exclude(self_judgments__worker=worker).count()
+
+
+def waiting_by_project(worker, projects) -> dict[int, int]:
+    """{project id: the worker's pairs still to judge} over these studies (only those with some), in one
+    query: the writers' home list shows each study's self-check to do."""
+    rows = (
+        Example.objects.filter(
+            origin__worker=worker,
+            origin__item__project__in=projects,
+            project_id=F("origin__item__project__validation_project_id"),
+        )
+        .exclude(self_judgments__worker=worker)
+        .values("origin__item__project_id")
+        .annotate(waiting=Count("id"))
+        .values_list("origin__item__project_id", "waiting")
+    )
+    return dict(rows)
 
 
 def judged_count(project: Project, worker) -> int:

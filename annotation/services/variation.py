@@ -14,12 +14,15 @@ import math
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 
+from django.contrib.auth import get_user_model
+
 from annotation.models import Annotation, Example, Project
 from annotation.services.provenance import annotator_id
-from annotation.services.self_judgments import self_judgments
+from annotation.services.self_judgments import has_self_check, self_check_open, self_judgments
 from common.vocabulary import NLI, livenli_labels, to_label
 from metrics.variation import (
     ERROR,
+    PENDING,
     SUPPORTED,
     UNDECIDED,
     Explanation,
@@ -34,6 +37,7 @@ from metrics.variation import (
 )
 
 LABELS = NLI.labels
+User = get_user_model()
 
 
 @dataclass
@@ -125,6 +129,7 @@ def _collected(project: Project, keys: Collection[str] | None, into: Explained) 
         ):
             votes.setdefault((origin, target), []).append((worker, bool(value["makes_sense"])))
     own_judgments = self_judgments(project, keys) if rows else {}
+    can_still_judge = bool(rows) and self_check_open(project)
     judge_ids: dict[int, str | None] = {}
     for answer_id, key, worker, value in rows:
         for label, explained in project.task.explained_labels(value).items():
@@ -147,6 +152,7 @@ def _collected(project: Project, keys: Collection[str] | None, into: Explained) 
                     peer_judgments=tuple(makes_sense for _, makes_sense in peers),
                     self_judgment=own[0] if own else None,
                     peer_judges=tuple(judge_ids[judge] for judge, _ in peers),
+                    self_check_pending=can_still_judge and not own,
                 )
             )
 
@@ -172,11 +178,54 @@ def explanations(project: Project) -> list[Explanation]:
     return read_explanations(project).explanations
 
 
+def study_self_check(project: Project) -> dict | None:
+    """The study page's view of the writers' self-check (`self_check_progress`); None without one."""
+    if not has_self_check(project):
+        return None
+    return self_check_progress(project, explanations(project))
+
+
+def peer_majority(project: Project) -> bool:
+    """Whether the study's author picked this app's peer-majority rule for items without self-judgments (its
+    task type says); VariErr's rule otherwise."""
+    return project.task.peer_majority(project.options)
+
+
 def label_verdicts(project: Project, keys: Collection[str] | None = None) -> dict[str, dict[str, str]]:
-    """{example key: {label: "supported" | "error" | "undecided"}} for the project's items with explanations
-    (only those with these keys, when given: an export's batch), the exports' `label_verdicts` field."""
+    """{example key: {label: "supported" | "error" | "undecided" | "pending"}} for the project's items with
+    explanations (only those with these keys, when given: an export's batch), the exports' `label_verdicts`."""
+    rule = peer_majority(project)
     return {
-        key: classify_item(labels) for key, labels in by_item(read_explanations(project, keys).explanations).items()
+        key: classify_item(labels, rule)
+        for key, labels in by_item(read_explanations(project, keys).explanations).items()
+    }
+
+
+def self_check_progress(project: Project, explained: list[Explanation]) -> dict | None:
+    """How far the writers' self-check has come, from the study's collected explanations: {"open" (writers can
+    still judge), "writers": [{"writer" (username), "judged", "pending"}], "items": {key: {"judged",
+    "pending"}}}; None for a study without a self-check."""
+    if not has_self_check(project):
+        return None
+    writers: dict[int, dict[str, int]] = {}
+    items: dict[str, dict[str, int]] = {}
+    for explanation in explained:
+        if not explanation.author.startswith("worker:"):
+            continue
+        judged = explanation.self_judgment is not None
+        for counts in (
+            writers.setdefault(int(explanation.author.removeprefix("worker:")), {"judged": 0, "pending": 0}),
+            items.setdefault(explanation.item_key, {"judged": 0, "pending": 0}),
+        ):
+            counts["judged"] += judged
+            counts["pending"] += not judged
+    names = dict(User.objects.filter(pk__in=writers).values_list("pk", "username"))
+    return {
+        "open": self_check_open(project),
+        "writers": sorted(
+            ({"writer": names[pk], **counts} for pk, counts in writers.items()), key=lambda w: w["writer"]
+        ),
+        "items": items,
     }
 
 
@@ -200,8 +249,9 @@ def variation_report(project: Project) -> dict:
     """
     read = read_explanations(project)
     grouped = by_item(read.explanations)
-    verdicts = {key: classify_item(labels) for key, labels in grouped.items()}
-    shares = distributions(read.explanations, LABELS)
+    rule = peer_majority(project)
+    verdicts = {key: classify_item(labels, rule) for key, labels in grouped.items()}
+    shares = distributions(read.explanations, LABELS, rule)
     items = [
         {
             "key": key,
@@ -223,6 +273,8 @@ def variation_report(project: Project) -> dict:
             "lengths": explanation_lengths(read.explanations),
             "alpha": judgment_alpha(read.explanations),
         },
+        "rule": "peer_majority" if rule else "varierr",
+        "self_check": self_check_progress(project, read.explanations),
     }
 
 
@@ -268,6 +320,7 @@ def report_tables(project: Project, report: dict | None = None) -> list[dict]:
         ["Items with variation (two or more supported labels)", _share_of(study["variation"], items)],
         ["Items with a label judged an error", _share_of(study["error"], items)],
         ["Items with a label still undecided", _share_of(study["undecided"], items)],
+        ["Items with a label waiting for its writer's self-check", _share_of(study["pending"], items)],
         [f"Explanation length in words ({lengths['explanations']} distinct explanations)", words],
         [
             f"Validators' agreement on “makes sense”, Krippendorff's alpha (nominal, {study['judgments']} judgments)",
@@ -287,14 +340,36 @@ def report_tables(project: Project, report: dict | None = None) -> list[dict]:
             labels_with(item["verdicts"], SUPPORTED),
             labels_with(item["verdicts"], ERROR),
             labels_with(item["verdicts"], UNDECIDED),
+            labels_with(item["verdicts"], PENDING),
         ]
         for item in report["items"]
     ]
     rule = (
-        "A label is an error when none of its explanations was judged “makes sense” by its own author (VariErr); "
-        "where authors did not judge their own, when no explanation has a strict majority of validators "
-        "judging it “makes sense” (undecided while judgments are missing)."
+        "VariErr's rule: a label is an error when none of its explanations was judged “makes sense” by its own "
+        "author; a label whose writer can still self-check waits (pending), never an error. "
+        + (
+            "Where nobody in an item judged their own, this study uses this app's peer-majority rule (not "
+            "VariErr's): a label is supported when one explanation has a strict majority of validators judging "
+            "it “makes sense”, an error when none has (undecided while judgments are missing)."
+            if report["rule"] == "peer_majority"
+            else "An item where nobody judged their own stays undecided (the study's settings offer this "
+            "app's peer-majority rule instead)."
+        )
     )
+    progress = report.get("self_check")
+    self_check_tables = []
+    if progress is not None:
+        self_check_tables.append(
+            {
+                "title": "Self-check: each writer's judgments of their own explanations",
+                "columns": ["Writer", "Judged", "Still to judge"],
+                "rows": [[row["writer"], row["judged"], row["pending"]] for row in progress["writers"]],
+                "empty": "No explanations written yet.",
+                "note": "Each writer judges their own label–explanation pairs (VariErr's round 2) on their "
+                "“Your explanations” page. "
+                + ("" if progress["open"] else "The study is closed: pairs not judged now count as withdrawn."),
+            }
+        )
     return [
         {
             "title": "Label variation: the study",
@@ -313,10 +388,14 @@ def report_tables(project: Project, report: dict | None = None) -> list[dict]:
                 "Supported",
                 "Errors",
                 "Undecided",
+                "Pending",
             ],
             "rows": item_rows,
             "empty": "No explanations yet.",
-            "note": "Round 1: the share of annotators who gave each label. Validated: the same with the labels "
-            "judged errors removed, renormalised. ChaosNLI: the item's 100 crowd labels, where imported.",
+            "note": "Round 1: each label's share of the (annotator, label) pairs: an annotator who gave two "
+            "labels counts once for each. Validated: the same with the labels judged errors removed, "
+            "renormalised. ChaosNLI: the item's 100 crowd labels, where imported. Pending: waiting for the "
+            "writer's self-check.",
         },
+        *self_check_tables,
     ]

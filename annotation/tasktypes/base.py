@@ -275,6 +275,16 @@ class TaskType(ABC):
         """The project that validates this task type's answers; None: its answers are not sent anywhere."""
         return None
 
+    def validators_per_pair(self, options: dict, redundancy: int) -> int | None:
+        """How many validators each written pair gets when that follows from this study's writers (each
+        item's `redundancy` writers judging one another's pairs); None: the validation_task's fixed number."""
+        return None
+
+    def peer_majority(self, options: dict) -> bool:
+        """Whether the study's author picked this app's peer-majority rule for explanations nobody in an item
+        self-judged (metrics.variation.classify_item); VariErr's rule (undecided) otherwise."""
+        return False
+
     def target_name(self, target) -> str:
         """A target (what a written answer was meant to be) as the report names it."""
         return str(target)

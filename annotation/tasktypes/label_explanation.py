@@ -40,8 +40,8 @@ from common.vocabulary import NLI, LabelError, label_set_of, to_label
 TEXTS = ("premise", "hypothesis")
 PARTS = ("explanation", "premise_spans", "hypothesis_spans")
 MAX_SPANS = 50  # per text and label: more is a selection gone wrong, not highlighting
-# Peers who judge each explanation (VariErr: the three other annotators of the item).
-VALIDATORS = 3
+# The most peers who judge each explanation (VariErr: the three other annotators of the item).
+MAX_VALIDATORS = 3
 IDK_KEY = "i"
 SHAPE = 'must be {"labels": {label: {"explanation": text, "premise_spans": [...], "hypothesis_spans": [...]}}, "idk": false}'
 DOES_NOT_MAKE_SENSE = "does not make sense"
@@ -101,6 +101,28 @@ class LabelExplanation(TaskType):
             'workers may answer "I don\'t know" instead of picking labels',
             label='Offer "I don\'t know"',
             worker_visible=True,
+        ),
+        Setting(
+            "max_validators_per_pair",
+            "int",
+            MAX_VALIDATORS,
+            "round 2: each explanation is judged by the item's other writers (redundancy - 1), at most this many",
+            label="Most validators per explanation",
+            minimum=1,
+            maximum=20,
+        ),
+        Setting(
+            "verdict_rule",
+            "choice",
+            "self_check",
+            "how a label is judged an error: by its authors' own self-check (VariErr's rule; a label waits "
+            "while its writer can still self-check), or, where an item has no self-judgment, by this app's "
+            "peer-majority rule (a strict majority of validators)",
+            label="Verdict rule",
+            choices=(
+                ("self_check", "VariErr: the authors' self-check"),
+                ("peer_majority", "This app's rule: self-check, else a peer majority"),
+            ),
         ),
         *LINK_SETTINGS,
     )
@@ -366,7 +388,15 @@ class LabelExplanation(TaskType):
     # ------------------------------------------------------------------ validation (VariErr's second round)
 
     def validation_task(self, options):
-        return ValidationSetup("explanation_validation", {}, VALIDATORS)
+        options = self._with_defaults(options)
+        return ValidationSetup("explanation_validation", {}, options["max_validators_per_pair"])
+
+    def peer_majority(self, options):
+        return self._with_defaults(options)["verdict_rule"] == "peer_majority"
+
+    def validators_per_pair(self, options, redundancy):
+        """VariErr: every other writer of the item judges each explanation, at most the study's maximum."""
+        return min(self._with_defaults(options)["max_validators_per_pair"], redundancy - 1)
 
     def validation_pairs(self, example, value, options):
         return [

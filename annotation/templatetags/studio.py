@@ -42,6 +42,13 @@ def get_item(mapping, key):
 
 
 @register.filter
+def shown_in(value, project) -> str:
+    """A stored value (a label, an aggregate, a gold reference) as the project's task type shows it to people:
+    `{{ item.final_value|shown_in:project }}` (an explained-labels aggregate is a count per label, not a dict)."""
+    return project.task.display(value, project.options)
+
+
+@register.filter
 def markdown(text: str) -> str:
     """An author's Markdown as sanitised HTML (safe to show to workers)."""
     html = markdown_library.markdown(text or "", extensions=["tables", "sane_lists"])

@@ -27,6 +27,7 @@ from annotation.services import (
     pay,
     quality,
     simulation,
+    variation,
 )
 from annotation.services.progress import project_progress
 from annotation.services.projects import TRANSITIONS
@@ -48,6 +49,7 @@ def project_detail(request, slug):
             "upload_form": UploadForm(formats=importable(project.task, project.options)),
             "export_formats": exportable(project.task, project.options),
             "validation": linking.validation_status(project),
+            "self_check": variation.study_self_check(project),
             "queue_size": adjudication.queue(project).count(),
             "simulated": simulation.has_simulated_answers(project),
             "next_statuses": sorted(TRANSITIONS[project.status]),

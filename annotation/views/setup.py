@@ -27,6 +27,7 @@ from annotation.services.importers import (
     preview,
 )
 from annotation.services.progress import project_progress
+from annotation.services.redundancy import open_items
 from annotation.views.work import render_items, sample_items
 from common.schema import SettingError
 from common.vocabulary import LabelError, label_mapping, label_set_names, to_label
@@ -71,6 +72,12 @@ def project_settings(request, slug):
     project = access.project_for(request.user, slug, "manage")
     form_class = project_form_class(project.task_type, editing=True)
     form = form_class(request.POST if request.method == "POST" else None, initial=project_settings_initial(project))
+    still_open = open_items(project).count()
+    if still_open and "redundancy" in form.fields:  # what saving a new redundancy will do, said before it is saved
+        form.fields["redundancy"].help_text += (
+            f" A change applies to the {still_open} item{pluralize(still_open)} still open: each is to get the "
+            "new number (those with as many answers already are settled at once)."
+        )
     if request.method == "POST" and form.is_valid():
         # Fields the request left out keep their values (a browser omits only unticked boxes: those are False).
         sent = {

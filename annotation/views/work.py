@@ -19,7 +19,7 @@ from django.views.decorators.csrf import csrf_protect
 from django.views.decorators.http import require_POST
 
 from annotation.models import Assignment, CrowdSession, Item
-from annotation.services import access, crowd, drafts, qualification, reasons
+from annotation.services import access, crowd, drafts, qualification, reasons, self_judgments
 from annotation.services.assignments import (
     SubmissionError,
     abandon_minutes,
@@ -44,9 +44,10 @@ def home(request):
         context["is_author"] = roles.has_role(user, roles.AUTHOR)
         if context["is_worker"]:
             has_work = Exists(Item.objects.filter(project=OuterRef("pk"), claimable=True))
+            workable = list(access.workable_projects(user).annotate(has_work=has_work).order_by("title"))
+            to_judge = self_judgments.waiting_by_project(user, [p.pk for p in workable if p.task.explains_labels])
             context["work_projects"] = [
-                (project, project.has_work)
-                for project in access.workable_projects(user).annotate(has_work=has_work).order_by("title")
+                (project, project.has_work, to_judge.get(project.pk, 0)) for project in workable
             ]
         if context["is_author"]:
             managed = access.managed_projects(user).select_related("owner")

@@ -2,7 +2,7 @@
 // counts characters (Python's str), not JavaScript's UTF-16 units.
 //  - Read-only: an element with data-spans="[[start, end], ...]" shows its text with those spans marked.
 //  - The explained-labels widget ([data-widget=label-explanation]): a worker picks labels (keys from
-//    data-pick), explains each and toggles words of the two texts (arrow keys move, Space or Enter toggles).
+//    data-pick), explains each and toggles words of the two texts (arrow keys move, Space toggles).
 //    The answer lives as JSON in the item's input.answer-json, which annotate.js saves, restores and sends.
 // Loaded before annotate.js, so the widgets show their state before annotate.js reads it.
 (function () {
@@ -152,7 +152,8 @@
     answer.addEventListener("answer-restored", read);
 
     // Keys: a label's key picks or drops it (and opens its box); Enter in a box goes on to the premise's words;
-    // arrows, Home and End move among words. Space and Enter press the word (its click toggles it).
+    // arrows, Home and End move among words. Space presses the word (its click toggles it); Enter on a word is
+    // the page's Enter (annotate.js: on to the review), as the keys list says, and never unmarks it.
     item.addEventListener("keydown", function (event) {
       if (event.ctrlKey || event.metaKey || event.altKey) return;
       const target = event.target;
@@ -175,7 +176,8 @@
           all.forEach(function (button) { button.tabIndex = button === next ? 0 : -1; });
           return next.focus();
         }
-        if (event.key === "Enter" || event.key === " ") return event.stopPropagation();
+        if (event.key === " ") return event.stopPropagation();
+        if (event.key === "Enter") return event.preventDefault();  // no click; annotate.js takes the key
       }
       if (target.matches("input, button, select, a") && !target.matches("input[data-pick]") && !target.matches(".word")) return;
       const pick = widget.querySelector('input[data-pick="' + CSS.escape(event.key.toLowerCase()) + '"]');

@@ -8,7 +8,7 @@ from django.core.exceptions import PermissionDenied
 from rest_framework.test import APIClient
 
 from annotation.models import Annotation, ReasonTag
-from annotation.services import reasons
+from annotation.services import quality, reasons
 from annotation.services.assignments import claim_page, submit_page
 from annotation.services.projects import update_project
 from common.schema import SettingError
@@ -204,6 +204,22 @@ def test_who_tags_follows_the_setting(study, author, worker, make_user):
     assert ReasonTag.objects.filter(tagger=worker).count() == 1
 
 
+def test_a_blocked_worker_cannot_tag_reasons_and_nothing_is_stored(study, author, worker):
+    update_project(study, changed_by=author, reason_taggers="workers")
+    page = claim_page(study, worker)
+    submit_page(page.pk, worker, {str(claim.item_id): {"value": "n"} for claim in page.claims.all()})
+    answered = page.claims.order_by("item_id").first().item
+    quality.block(study, worker, author, reason="random clicking")
+    with pytest.raises(PermissionDenied, match="blocked"):
+        reasons.tag_item(answered, worker, ["Lexical"])
+    assert not ReasonTag.objects.filter(tagger=worker).exists()
+    response = api(worker).post(
+        f"/api/v1/projects/{study.slug}/items/{answered.pk}/reasons/", {"reasons": ["Lexical"]}, format="json"
+    )
+    assert response.status_code == 403 and "blocked" in response.json()["detail"]
+    assert not ReasonTag.objects.filter(tagger=worker).exists()
+
+
 def test_workers_majority_is_the_round_result_when_no_one_else_tagged():
     assert reasons.final_reasons(None, None, None, [{"a", "b"}, {"a"}, {"b", "c"}]) == frozenset({"a", "b"})
     assert reasons.final_reasons(None, None, None, [{"a"}, {"b"}]) == frozenset()
@@ -227,6 +243,7 @@ def test_api_tags_and_reads_an_items_reasons(study, author, worker):
         "role": "first",
         "tagger": None,
         "reasons": ["Lexical"],
+        "names": ["Lexical"],
         "note": "hum vs vibrate",
         "mine": True,
     }
@@ -300,7 +317,7 @@ def test_an_imported_release_shows_its_counts(make_project, import_rows, shared_
     item = project.items.get(example__source_id="103482e")  # a1 Lexical+Probabilistic, a2 Lexical, agg Lexical
     client.force_login(author)
     page = client.get(f"/projects/{project.slug}/adjudication/{item.pk}/").content.decode()
-    assert "a1 Lexical, Probabilistic; a2 Lexical; result Lexical." in page
+    assert "a1 Lexical, Probabilistic enrichment; a2 Lexical; result Lexical." in page  # names, not tags
     reasons.tag_item(item, author, ["Temporal"], round_number=2)
     (entry,) = [entry for entry in reasons.tagged_items(project) if entry.item_id == item.pk]
     assert entry.final == frozenset({"Temporal"}) and entry.rounds[2].second is None

@@ -36,7 +36,7 @@ def study(make_project, import_rows, make_user):
     makes sense. Returns (study, writer, other writer, {(writer, label): validation example})."""
     project = make_project("label_explanation", slug="self-check", redundancy=2, max_annotations=2)
     writer, other = explain_and_send(project, import_rows, make_user)
-    validation = update_project(project.validation_project, items_per_page=10)
+    validation = update_project(project.validation_project, items_per_page=10, redundancy=3, max_annotations=3)
     for number in range(3):
         validator = make_user(f"validator{number}", "worker")
         page = claim_page(validation, validator)
@@ -102,7 +102,8 @@ def test_a_study_without_validation_has_no_self_check(make_project, worker):
 
 def test_the_rule_follows_the_authors_own_judgment_over_the_peers(study, django_assert_num_queries):
     project, writer, other, pairs = study
-    assert list(label_verdicts(project).values()) == [{"e": "supported", "n": "supported"}]  # peers: all yes
+    # VariErr's rule waits for the writers: nothing is an error (nor confirmed) before they self-check.
+    assert list(label_verdicts(project).values()) == [{"e": "pending", "n": "pending"}]
     record_self_judgments(project, writer, {pairs[writer, "e"].pk: "yes", pairs[writer, "n"].pk: "no"})
     with django_assert_num_queries(4):  # imported records, answers, validators' votes, self-judgments
         read = explanations(project)
@@ -116,6 +117,36 @@ def test_the_rule_follows_the_authors_own_judgment_over_the_peers(study, django_
     assert own[f"worker:{other.id}", "e"].self_judgment is None
     # VariErr's rule: n is an error though its validators all said it makes sense; e is confirmed by its author.
     assert list(label_verdicts(project).values()) == [{"e": "supported", "n": "error"}]
+
+
+def test_the_peer_majority_is_a_rule_the_author_picks_and_the_report_names_as_the_apps(study, author):
+    project, writer, _, pairs = study
+    project = update_project(project, verdict_rule="peer_majority")
+    assert list(label_verdicts(project).values()) == [{"e": "supported", "n": "supported"}]  # peers: all yes
+    client = Client()
+    client.force_login(author)
+    page = client.get(f"/projects/{project.slug}/report/").content.decode()
+    assert "peer-majority rule (not VariErr" in page
+    record_self_judgments(project, writer, {pairs[writer, "n"].pk: "no"})  # the item is self-judged now
+    assert list(label_verdicts(project).values()) == [{"e": "pending", "n": "error"}]
+
+
+def test_self_check_progress_per_writer_and_item_in_the_report_and_the_api(study, author):
+    project, writer, _, pairs = study
+    record_self_judgments(project, writer, {pairs[writer, "e"].pk: "yes"})
+    client = Client()
+    client.force_login(author)
+    body = client.get(f"/api/v1/projects/{project.slug}/variation/").json()
+    assert body["self_check"]["open"] is True
+    assert body["self_check"]["writers"] == [
+        {"writer": "other", "judged": 0, "pending": 1},
+        {"writer": "writer", "judged": 1, "pending": 1},
+    ]
+    assert list(body["self_check"]["items"].values()) == [{"judged": 1, "pending": 2}]
+    assert body["study"]["pending"] == 1
+    page = client.get(f"/projects/{project.slug}/report/").content.decode()
+    assert "Self-check: each writer" in page
+    assert "Items with a label waiting for its writer" in page
 
 
 def test_the_varierr_export_carries_the_authors_judgment_under_their_id(study):
@@ -159,3 +190,19 @@ def test_the_page_lists_the_pairs_and_stores_a_page_of_judgments(study):
     assert sorted(SelfJudgment.objects.values_list("makes_sense", flat=True)) == [False, True]
     assert "You have judged all your explanations" in client.get(f"/work/{project.slug}/explanations/").content.decode()
     assert "your own judgment" not in client.get(f"/work/{project.slug}/").content.decode()
+
+
+def test_the_home_list_and_the_study_page_show_the_self_check_to_do(study, author):
+    project, writer, _, pairs = study
+    record_self_judgments(project, writer, {pairs[writer, "e"].pk: "yes"})
+    client = Client()
+    client.force_login(writer)
+    home = client.get("/").content.decode()
+    assert f'href="/work/{project.slug}/explanations/">Judge your explanations</a>: 1 still to judge' in home
+    record_self_judgments(project, writer, {pairs[writer, "n"].pk: "yes"})
+    assert "Judge your explanations" not in client.get("/").content.decode()
+    client.force_login(author)
+    page = client.get(f"/projects/{project.slug}/").content.decode()
+    assert "Writers&#x27; self-check" in page or "Writers' self-check" in page
+    assert "<tr><td>other</td><td>0</td><td>1</td></tr>" in page
+    assert "<tr><td>writer</td><td>2</td><td>0</td></tr>" in page

@@ -282,7 +282,14 @@ def test_collected_explanations_are_written_with_their_validators_judgments(shar
     VariErr's rule over the judgments."""
     lines = (shared_data / VARIERR).read_text(encoding="utf-8").splitlines(keepends=True)
     record = json.loads(lines[0])
-    study = make_project("label_explanation", slug="explain", items_per_page=2, redundancy=2, max_annotations=2)
+    study = make_project(
+        "label_explanation",
+        slug="explain",
+        items_per_page=2,
+        redundancy=2,
+        max_annotations=2,
+        verdict_rule="peer_majority",
+    )
     import_stream(study, io.StringIO(lines[0]), "varierr")
     plain = {"id": "plain-1", "premise": record["context"], "hypothesis": f"{record['statement']} Really."}
     import_stream(study, io.StringIO(json.dumps(plain) + "\n"), "jsonl")
@@ -295,6 +302,12 @@ def test_collected_explanations_are_written_with_their_validators_judgments(shar
     study.refresh_from_db()
     validation = update_project(study.validation_project, items_per_page=10)
     answer_page(validation, validator, lambda item: {"makes_sense": item.example.origin_target != "c"})
+
+    # While the writers can still self-check, the peers' "no" makes contradiction pending, not an error.
+    waiting = {r["id"]: r for r in json_records(exported(study, "varierr"))}["plain-1"]
+    assert (waiting["error_labels"], waiting[STUDIO_KEY]["pending_labels"]) == ([], ["contradiction"])
+    assert waiting[STUDIO_KEY]["label_verdicts"] == {"e": "supported", "c": "pending", "n": "supported"}
+    study = update_project(study, status="closed")  # no self-check any more: the peer majority decides
 
     records = {r["id"]: r for r in json_records(exported(study, "varierr"))}
     writer, judge = annotator_id(study, first.id), annotator_id(study, validator.id)
@@ -309,7 +322,7 @@ def test_collected_explanations_are_written_with_their_validators_judgments(shar
             "judgments": [{"annotator": judge, "makes_sense": True}],  # the validator named, as in the release
             "label_correction": False,
             "reason": because,
-            "self_corrected": False,
+            "self_corrected": True,  # as the release sets it: the author gave no judgment of their own
             "premise_spans": [[0, 4]],
             "hypothesis_spans": [],
         }
@@ -335,14 +348,17 @@ def test_collected_explanations_are_written_with_their_validators_judgments(shar
     written = list(csv.DictReader(io.StringIO(exported(study, "livenli"))))
     # The ChaosNLI counts the VariErr record carries stay the pair's distribution in the LiveNLI rows.
     carried = [ast.literal_eval(row["chaos_dist"]) for row in written if row["uid"] == record["id"]]
-    assert carried == [record["chaosnli_labels"]] * 2
+    assert carried == [record["chaosnli_labels"]] * 3  # one row per explanation: e and c, then n
     rows = [row for row in written if row["uid"] == "plain-1"]
+    # One row per explanation, as the release: each label its own explanation and highlights.
     assert [(row["worker_id"], row["multilabel"], row["row_source"]) for row in rows] == [
-        (writer, "true | false", "collected"),
+        (writer, "true", "collected"),
+        (writer, "false", "collected"),
         (annotator_id(study, second.id), "either", "collected"),
     ]
-    assert rows[0]["explanation"] == f"true: {because}\nfalse: {drops}"
+    assert [row["explanation"] for row in rows] == [because, drops, "nobody can tell the real reason here"]
     assert ast.literal_eval(rows[0]["highlight_p"])["entities"] == [
         {"endIndex": 4, "startIndex": 0, "text": record["context"][:4], "type": "highlight"}
     ]
-    assert (rows[0]["dist"], rows[0]["agg_dist"]) == ("[0.5 0.  0.5]", "[0.25 0.5  0.25]")
+    assert ast.literal_eval(rows[1]["highlight_p"])["entities"] == []  # contradiction's own: none
+    assert (rows[0]["dist"], rows[0]["agg_dist"]) == ("[1. 0. 0.]", "[0.33333333 0.33333333 0.33333333]")

@@ -108,7 +108,9 @@ def explain(labels: dict) -> dict:
 @pytest.fixture
 def validated(make_project, import_rows, make_user):
     """One pair; the writer explains e and n; three validators judge e 2-1 "makes sense" and n 1-2."""
-    project = make_project("label_explanation", slug="explained", redundancy=1, max_annotations=1)
+    project = make_project(
+        "label_explanation", slug="explained", redundancy=2, max_annotations=2, verdict_rule="peer_majority"
+    )
     import_rows(project, [{"id": "train", "premise": PREMISE, "hypothesis": HYPOTHESIS}])
     writer = make_user("writer", "worker")
     page = claim_page(project, writer)
@@ -134,7 +136,8 @@ def validated(make_project, import_rows, make_user):
                 for c in page.claims.select_related("item__example")
             },
         )
-    return project, writer
+    # Closed: the writer can no longer self-check, so the peers' majority (the rule picked) decides.
+    return update_project(project, status="closed"), writer
 
 
 def test_collected_explanations_carry_their_validators_votes(validated, django_assert_num_queries):

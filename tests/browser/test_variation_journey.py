@@ -71,6 +71,9 @@ def explain_by_keyboard(page, item: str) -> None:
     assert focused(page) == "children"
     pressed = page.locator(f"#item-{item} button.word[aria-pressed=true]")
     expect(pressed).to_have_count(5)
+    press(page, "Enter")  # on a marked word: the page's Enter (on to the review), never an unmark
+    expect(pressed).to_have_count(5)
+    assert focused(page) != "children"
 
 
 def test_explanations_are_validated_by_others_and_reported(sign_in, demo_server, tmp_path):
@@ -78,6 +81,13 @@ def test_explanations_are_validated_by_others_and_reported(sign_in, demo_server,
     rows = tmp_path / "pairs.jsonl"
     rows.write_text(json.dumps({"id": "sandcastle", "premise": PREMISE, "hypothesis": HYPOTHESIS}) + "\n")
     author = sign_in("author")
+    # Switching the new study's task type brings that type's defaults, not the previous type's.
+    author.goto(f"{base}/projects/new/?task_type=nli_label")
+    author.fill("#id_slug", "switched")
+    with author.expect_navigation():
+        author.select_option("#id_task_type", "label_explanation")
+    expect(author.locator("#id_redundancy")).to_have_value("4")  # VariErr: four annotators an item
+    expect(author.locator("#id_slug")).to_have_value("switched")  # what was typed stays
     create_study(
         author,
         base,
@@ -89,7 +99,14 @@ def test_explanations_are_validated_by_others_and_reported(sign_in, demo_server,
         author,
         base,
         "label_explanation",
-        {"slug": EXPLAIN, "title": "Journey: explain labels", "items_per_page": "1", "validation_project": VALIDATE},
+        {
+            "slug": EXPLAIN,
+            "title": "Journey: explain labels",
+            "items_per_page": "1",
+            "validation_project": VALIDATE,
+            "redundancy": "2",  # two writers per item: each pair gets the other one as its validator
+            "max_annotations": "2",
+        },
         {"status": "published"},
     )
     import_through_preview(author, "jsonl", rows)
@@ -116,6 +133,8 @@ def test_explanations_are_validated_by_others_and_reported(sign_in, demo_server,
     expect(writer.locator(".message.success")).to_contain_text("Saved 1 answer")
 
     author.goto(f"{base}/projects/{EXPLAIN}/")
+    expect(author.locator("#validation-needs")).to_contain_text("Round 2 needs at least 2 writers per item")
+    expect(author.locator("#validation-needs")).to_contain_text("Each pair gets 1 validator")
     author.get_by_role("button", name="Send to validation").click()
     expect(author.locator(".message.success")).to_contain_text(f"Sent 2 new pairs to {VALIDATE} (0 sent before)")
 
@@ -144,8 +163,18 @@ def test_explanations_are_validated_by_others_and_reported(sign_in, demo_server,
         press(judge, "Control+Enter")
     expect(judge.locator(".message.success")).to_contain_text("Saved 2 answers")
 
+    # Before the writer's self-check nothing is an error: both labels wait for it, and the study page says
+    # whose self-check is still to do.
+    author.goto(f"{base}/projects/{EXPLAIN}/report/")
+    waiting = author.locator("table", has_text="Validated (errors removed)")
+    expect(waiting.locator("tbody tr td").last).to_have_text("Entailment, Neutral")
+    author.goto(f"{base}/projects/{EXPLAIN}/")
+    expect(author.locator("#self-check-table tbody td")).to_have_text(["worker1", "0", "2"])
+
     # The writer's own self-check (kept apart from the judge's votes), on the phone, by keyboard: from the
     # study's no-work page to their explanations; both make sense to them, neutral's too.
+    writer.goto(f"{base}/")
+    expect(writer.locator(".self-check-todo")).to_contain_text("2 still to judge")
     writer.goto(f"{base}/work/{EXPLAIN}/")
     expect(writer.locator("#self-check")).to_contain_text("2 of your explanations wait")
     tab_to_link(writer, "judge your explanations")

@@ -15,6 +15,7 @@ from sklearn.metrics import average_precision_score
 from annotation.services.variation import read_record
 from metrics.variation import (
     ERROR,
+    PENDING,
     SUPPORTED,
     UNDECIDED,
     Explanation,
@@ -57,15 +58,15 @@ def test_a_missing_self_judgment_does_not_confirm_where_the_item_was_self_judged
     assert verdicts == {"e": SUPPORTED, "n": ERROR}
 
 
-def test_without_self_judgments_a_strict_peer_majority_supports():
-    verdicts = classify_item(
-        {
-            "e": [explained("e", "a", peers=(True, True, False))],
-            "n": [explained("n", "b", peers=(True, False))],  # a tie is no majority
-            "c": [explained("c", "c", peers=(False,)), explained("c", "d", peers=(True, True, False))],
-        }
-    )
-    assert verdicts == {"e": SUPPORTED, "n": ERROR, "c": SUPPORTED}
+def test_without_self_judgments_the_apps_peer_majority_rule_supports_when_picked():
+    labels = {
+        "e": [explained("e", "a", peers=(True, True, False))],
+        "n": [explained("n", "b", peers=(True, False))],  # a tie is no majority
+        "c": [explained("c", "c", peers=(False,)), explained("c", "d", peers=(True, True, False))],
+    }
+    assert classify_item(labels, peer_majority=True) == {"e": SUPPORTED, "n": ERROR, "c": SUPPORTED}
+    # VariErr's rule decides nothing without self-judgments.
+    assert classify_item(labels) == {"e": UNDECIDED, "n": UNDECIDED, "c": UNDECIDED}
 
 
 def test_labels_waiting_for_judgments_are_undecided():
@@ -74,9 +75,20 @@ def test_labels_waiting_for_judgments_are_undecided():
             "e": [explained("e", "a")],  # nobody judged it yet
             "n": [explained("n", "b", peers=(False, False)), explained("n", "c")],  # one still unjudged
             "c": [explained("c", "d", peers=(False,))],
-        }
+        },
+        peer_majority=True,
     )
     assert verdicts == {"e": UNDECIDED, "n": UNDECIDED, "c": ERROR}
+
+
+def test_a_label_whose_writer_can_still_self_check_is_pending_never_an_error():
+    waiting = Explanation("x", "c", "b", "c", peer_judgments=(False, False), self_check_pending=True)
+    labels = {"e": [explained("e", "a", peers=(True,), own=True)], "c": [waiting]}
+    assert classify_item(labels) == {"e": SUPPORTED, "c": PENDING}
+    assert classify_item(labels, peer_majority=True) == {"e": SUPPORTED, "c": PENDING}
+    assert classify_item({"c": [waiting]}, peer_majority=True) == {"c": PENDING}  # the peers' "no" waits too
+    withdrawn = Explanation("x", "c", "b", "c", peer_judgments=(False, False))
+    assert classify_item({**labels, "c": [withdrawn]}) == {"e": SUPPORTED, "c": ERROR}
 
 
 def test_variation_needs_two_supported_labels():
@@ -186,7 +198,14 @@ def test_the_rule_reproduces_the_files_error_labels_exactly(varierr):
     assert {key: {lb for lb, v in labels.items() if v == SUPPORTED} for key, labels in verdicts.items()} == {
         key: labels for key, labels in kept.items() if key in verdicts
     }
-    assert variation_split(verdicts) == {"items": 500, "variation": 236, "error": 119, "both": 20, "undecided": 0}
+    assert variation_split(verdicts) == {
+        "items": 500,
+        "variation": 236,
+        "error": 119,
+        "both": 20,
+        "undecided": 0,
+        "pending": 0,
+    }
 
 
 def test_livenli_rows_give_one_explanation_per_label_with_their_highlights():
