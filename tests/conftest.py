@@ -67,6 +67,17 @@ def pytest_collection_modifyitems(config, items):
 
 
 @pytest.fixture(autouse=True)
+def _fresh_throttles():
+    """Each test starts with the API throttles' counts at zero: they live in the process's cache, and a test
+    that sends many requests (the hostile-input walk) would otherwise throttle the tests after it."""
+    from django.core.cache import caches
+    from django.core.cache.backends.locmem import LocMemCache
+
+    if isinstance(caches["default"], LocMemCache):  # never a shared Redis
+        caches["default"].clear()
+
+
+@pytest.fixture(autouse=True)
 def _fast_password_hashing(settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     # The test client's login() passes no request, which django-axes needs; test_security enables it.
