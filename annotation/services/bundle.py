@@ -4,6 +4,7 @@
                                   one config per format) and the data statement (annotation.services.dataset_card)
     data/<study>-<format>.<ext>   every export format that fits the study, streamed from the database
     data/<study>-<format>.parquet its Parquet copy, when asked or above a size (annotation.services.tables)
+    croissant.json                Croissant metadata: every file with its SHA-256, a record set per format
     instrument_versions.json      every version of what workers saw (instructions, settings), with its text
     data_statement.json / .md     counts, annotators, redundancy reached, agreement with its interval, time per
                                   item, exclusions with reasons, the qualification and gold rules, and the
@@ -30,6 +31,7 @@ from django.db.models import Count, Q, Sum
 from annotation.formats import FORMATS, ExportOptions, exportable
 from annotation.models import Annotation, Item, Project, QualificationAttempt, WorkerStatus
 from annotation.services import instrument, tables
+from annotation.services.croissant import croissant
 from annotation.services.dataset_card import CardDetails, card_markdown
 from annotation.services.provenance import annotator_id
 from annotation.services.validation import validate
@@ -127,6 +129,7 @@ def write_bundle(
                 data = text.encode("utf-8")
                 archive.writestr(name, data)
                 digests[name] = {"sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
+            archive.writestr("croissant.json", _json(croissant(statement, card, digests)))  # every file but itself
     advance()
     return statement
 
@@ -140,7 +143,12 @@ def dataset_configs(files: list[dict]) -> list[dict]:
     paths = [file["parquet"] or file["name"] for file in readable]
     kinds = {path.rsplit(".", 1)[1] for path in paths}
     return [
-        {"config_name": file["format"], "path": path, "rows": file["rows"]}
+        {
+            "config_name": file["format"],
+            "path": path,
+            "rows": file["rows"],
+            "json_columns": [c["name"] for c in file["columns"] if c["type"] == tables.JSON_TEXT and file["parquet"]],
+        }
         for file, path in zip(readable, paths)
         if len(kinds) == 1 or path.endswith(".jsonl")
     ]

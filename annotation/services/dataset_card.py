@@ -258,7 +258,12 @@ def card_markdown(statement: dict, details: CardDetails, task, configs: list[dic
         for config in configs
     ]
     lines += ["```", ""]
-    lines += [f"- `{config['config_name']}`: `{config['path']}`, {config['rows']} rows" for config in configs]
+    for config in configs:
+        kept = ", ".join(f"`{name}`" for name in config["json_columns"])
+        lines.append(
+            f"- `{config['config_name']}`: `{config['path']}`, {config['rows']} rows"
+            + (f"; JSON text (lists, objects, values of mixed types: `json.loads` them): {kept}" if kept else "")
+        )
     lines += ["", "`croissant.json` describes the same files and record sets as Croissant metadata.", ""]
     lines += [
         "## Citation",

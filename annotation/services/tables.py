@@ -4,8 +4,9 @@ written with pyarrow batch by batch (memory holds one batch, whatever the file's
 A column's type comes from the values the file holds, read twice: once to find each column's type, once to
 write. A CSV cell is text unless every cell of its column reads back exactly as written as a whole number, a
 number or true/false (so "007" or "0.50" stay text: the copy loses nothing). A JSON Lines field takes the type
-pyarrow gives its values (numbers, text, lists, objects as structs); a field whose values have no one type
-(the `any` fields: a label here, an object there) is kept as JSON text, each value as `json.dumps` writes it.
+pyarrow gives its values (whole numbers, numbers, text, true/false); a list or an object, or a field whose
+values have no one type (the `any` fields: a label here, an object there), is kept as JSON text, each value as
+`json.dumps` writes it.
 """
 
 from __future__ import annotations
@@ -93,6 +94,9 @@ def shape(open_stream: Opener, extension: str) -> TableShape:
                 found.columns.setdefault(name, pa.string())
             else:
                 found.columns[name] = _merged(found.columns.get(name), values)
+    for name, kind in found.columns.items():
+        if kind == pa.null():  # never a value: text, so that every reader has a type for it
+            found.columns[name] = pa.string()
     for name, kinds in csv_kinds.items():
         if "empty" not in kinds:  # a column with a value in some cell
             found.columns[name] = next(
@@ -133,7 +137,8 @@ def _exact(kind, value: str) -> bool:
 def _merged(known, values) -> pa.DataType | str:
     """A JSON column's type with these values added: pyarrow's type for them, promoted with the type the
     earlier batches gave (a whole number and a number make a number, null takes any type); JSON_TEXT when
-    no one type holds them, or when Parquet could not store the type (an object with no fields)."""
+    no one type holds them, or when they are lists or objects (a flat table: Croissant's readers and
+    spreadsheets take it as it is)."""
     if known == JSON_TEXT:
         return JSON_TEXT
     try:
@@ -146,15 +151,7 @@ def _merged(known, values) -> pa.DataType | str:
             )
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OverflowError):
         return JSON_TEXT
-    return JSON_TEXT if _has_empty_struct(kind) else kind
-
-
-def _has_empty_struct(kind: pa.DataType) -> bool:
-    if pa.types.is_struct(kind):
-        return kind.num_fields == 0 or any(_has_empty_struct(kind.field(i).type) for i in range(kind.num_fields))
-    if pa.types.is_list(kind) or pa.types.is_large_list(kind):
-        return _has_empty_struct(kind.value_type)
-    return False
+    return JSON_TEXT if pa.types.is_nested(kind) else kind
 
 
 def write_parquet(open_stream: Opener, extension: str, sink, found: TableShape | None = None) -> TableShape:

@@ -1,7 +1,9 @@
 """The dataset bundle read as its users read it: unzipped, a Hugging Face dataset repository that `datasets`
-loads offline config by config, with its card's metadata and the details the author gave or left missing."""
+loads offline config by config, whose Croissant metadata mlcroissant validates and reads record set by record
+set, with its card's metadata and the details the author gave or left missing."""
 
 import csv
+import hashlib
 import io
 import json
 import zipfile
@@ -65,6 +67,7 @@ def test_every_config_of_every_task_types_bundle_loads_offline_with_the_rows_val
         folder, statement, meta, validation = unzipped(project, tmp_path, card=details)
         files = {file["format"]: file for file in statement["files"]}
         assert set(files) == set(exportable(project.task, project.options))
+        croissant = validated_croissant(folder)
         configs = {config["config_name"]: config for config in meta["configs"]}
         # A format with no rows has no config (`datasets` cannot load an empty file); every other one has.
         assert set(configs) == {fmt for fmt, file in files.items() if file["rows"]}, project.slug
@@ -81,6 +84,7 @@ def test_every_config_of_every_task_types_bundle_loads_offline_with_the_rows_val
             else:
                 assert len(loaded) == counted, (project.slug, fmt)
             assert_same_records(loaded, folder / file["name"], file["columns"])
+            assert croissant_records(croissant, fmt) == [dict(row) for row in loaded], (project.slug, fmt)
         assert meta["license"] == "cc-by-4.0" and meta["language"] == ["en"]
         assert meta["task_categories"][0] == "text-classification" and "natural-language-inference" in meta["task_ids"]
         assert meta["size_categories"] == ["n<1K"] and meta["pretty_name"] == project.title
@@ -96,6 +100,32 @@ def test_without_parquet_the_json_lines_formats_are_the_configs(offline, tmp_pat
         assert config_path(meta, file["format"]) == file["name"]
         loaded = offline(folder, file["format"])
         assert len(loaded) == file["rows"] == validation[file["name"]]["records"]
+
+
+def validated_croissant(folder):
+    """croissant.json read by mlcroissant (which refuses a document with errors), its every file's SHA-256
+    checked against the file."""
+    import mlcroissant
+
+    dataset = mlcroissant.Dataset(jsonld=folder / "croissant.json")
+    described = {file.name: file.sha256 for file in dataset.metadata.distribution}
+    written = {path.relative_to(folder).as_posix(): path for path in folder.rglob("*") if path.is_file()}
+    assert set(described) == set(written) - {"croissant.json"}
+    for name, digest in described.items():
+        assert hashlib.sha256(written[name].read_bytes()).hexdigest() == digest, name
+    return dataset
+
+
+def croissant_records(dataset, record_set):
+    """A record set's records as mlcroissant yields them, keyed by field name (its text decoded)."""
+    prefix = f"{record_set}/"
+    return [
+        {
+            key.removeprefix(prefix): value.decode() if isinstance(value, bytes) else value
+            for key, value in record.items()
+        }
+        for record in dataset.records(record_set=record_set)
+    ]
 
 
 def config_path(meta, name):
