@@ -172,6 +172,26 @@ def card_details(
     )
 
 
+def card_from(params) -> CardDetails:
+    """The card's details from a form or query string (the bundle page, the API), checked by card_details."""
+    return card_details(
+        license=params.get("license", ""),
+        pretty_name=params.get("pretty_name", ""),
+        description=params.get("description", ""),
+        citation=params.get("citation", ""),
+        languages=params.get("language", ""),
+        source_datasets=params.get("source_datasets", ""),
+    )
+
+
+def parquet_from(params) -> bool | None:
+    """The Parquet choice of a form or query string: "yes", "no", or empty for the default (tables.wants_parquet)."""
+    word = str(params.get("parquet", "")).strip().lower()
+    if word not in ("", "yes", "no"):
+        raise CardError("parquet", f"must be yes, no or empty (the default), not {word[:20]!r}")
+    return None if not word else word == "yes"
+
+
 def _listed(value) -> list[str]:
     """A list given as a list, or as one text of comma-separated parts (a form field, a command option)."""
     parts = value.split(",") if isinstance(value, str) else list(value)

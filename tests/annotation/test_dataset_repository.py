@@ -247,3 +247,43 @@ def test_the_command_writes_the_card_from_its_options(three_way, tmp_path):
     assert (meta["license"], meta["pretty_name"], meta["language"]) == ("cc-by-sa-4.0", "Three ways", ["en"])
     with_rows = [file["parquet"] for file in result["files"] if file["rows"]]
     assert [config["data_files"][0]["path"] for config in meta["configs"]] == with_rows
+
+
+def test_the_bundle_page_takes_the_cards_details_and_refuses_a_bad_one_naming_it(three_way, author, settings, tmp_path):
+    from django.test import Client
+    from rest_framework.test import APIClient
+
+    from jobs.models import Job
+
+    settings.TASKS = {
+        "default": {"BACKEND": "django_tasks.backends.immediate.ImmediateBackend", "QUEUES": ["default", "gpu"]}
+    }
+    settings.MEDIA_ROOT = tmp_path / "media"
+    project, _ = three_way
+    client = Client()
+    client.force_login(author)
+    page = client.get(f"/projects/{project.slug}/").content.decode()
+    assert 'id="bundle-card"' in page and 'name="license"' in page and "load_dataset(" in page
+
+    refused = client.post(
+        f"/projects/{project.slug}/exports/", {"format": "bundle", "license": "free for all"}, follow=True
+    )
+    assert "Not exported: license: &#x27;free for all&#x27; is neither" in refused.content.decode()
+    assert not Job.objects.filter(kind="bundle").exists()
+
+    form = {"format": "bundle", "license": "CC-BY-4.0", "description": "Labels.", "language": "en", "parquet": "no"}
+    started = client.post(f"/projects/{project.slug}/exports/", form)
+    job = Job.objects.get(kind="bundle")
+    assert started["Location"] == f"/jobs/{job.pk}/" and job.status == "done", job.error
+    assert job.params["card"]["license"] == "cc-by-4.0" and job.params["parquet"] is False
+    with zipfile.ZipFile(job.output_path) as archive:
+        card = archive.read("README.md").decode()
+        assert not any(name.endswith(".parquet") for name in archive.namelist())
+    meta = yaml.safe_load(card.split("---\n")[1])
+    assert (meta["license"], meta["language"]) == ("cc-by-4.0", ["en"]) and "Labels." in card
+
+    api = APIClient()
+    api.force_login(author)
+    answer = api.post(f"/api/projects/{project.slug}/bundle/?license=cc-by-4.0&language=English")
+    assert answer.status_code == 400 and answer.json()["field"] == "language"
+    assert Job.objects.filter(kind="bundle").count() == 1

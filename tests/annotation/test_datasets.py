@@ -576,6 +576,7 @@ def test_the_bundle_holds_every_format_its_statement_and_instrument_and_validate
         parquet = {name.rsplit(".", 1)[0] + ".parquet" for name in data}  # tests/annotation/test_dataset_repository.py
         metadata = {
             "README.md",
+            "croissant.json",
             "instrument_versions.json",
             "data_statement.json",
             "DATA_STATEMENT.md",
