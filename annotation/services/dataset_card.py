@@ -213,7 +213,7 @@ def tasks_of(task) -> tuple[list[str], list[str]]:
     categories, ids = ["text-classification"], ["natural-language-inference"]
     if task.probability_answers:
         ids.append("text-scoring")
-    if task.name == "hypothesis_writing":
+    if task.agreement_level is None:  # answers are written texts, not labels (hypothesis writing)
         categories.append("text-generation")
     return categories, ids
 
