@@ -292,7 +292,7 @@ def card_markdown(statement: dict, details: CardDetails, task, configs: list[dic
         "",
     ]
     lines += ["## License", "", _license_line(details), ""]
-    lines += [body.split("\n", 1)[1].lstrip("\n")]  # the statement less its title
+    lines += ["## Data statement", "", body.split("\n", 1)[1].lstrip("\n")]  # the statement less its title
     return "\n".join(lines)
 
 
