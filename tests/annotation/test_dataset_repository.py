@@ -287,3 +287,34 @@ def test_the_bundle_page_takes_the_cards_details_and_refuses_a_bad_one_naming_it
     answer = api.post(f"/api/projects/{project.slug}/bundle/?license=cc-by-4.0&language=English")
     assert answer.status_code == 400 and answer.json()["field"] == "language"
     assert Job.objects.filter(kind="bundle").count() == 1
+
+
+def test_a_parquet_copy_types_a_column_only_where_every_value_reads_back_as_written(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from annotation.services.tables import JSON_TEXT, write_parquet
+
+    table = tmp_path / "t.csv"
+    table.write_text('id,unli,answers,tie,note\n007,0.50,1,true,"two\nlines"\n12,0.25,2,,\n', encoding="utf-8")
+    found = write_parquet(lambda: open(table, "rb"), "csv", tmp_path / "t.parquet")
+    assert found.columns == {
+        "id": pa.string(),  # 007 would read back as 7
+        "unli": pa.string(),  # 0.50 would read back as 0.5
+        "answers": pa.int64(),
+        "tie": pa.bool_(),
+        "note": pa.string(),
+    }
+    assert pq.read_table(tmp_path / "t.parquet").to_pylist() == [
+        {"id": "007", "unli": "0.50", "answers": 1, "tie": True, "note": "two\nlines"},
+        {"id": "12", "unli": "0.25", "answers": 2, "tie": None, "note": ""},
+    ]
+    lines = tmp_path / "t.jsonl"
+    records = [{"n": 1, "any": "e", "votes": ["e"], "never": None}, {"n": 0.5, "any": {"label": "n"}, "votes": []}]
+    lines.write_text("".join(json.dumps(record) + "\n" for record in records), encoding="utf-8")
+    found = write_parquet(lambda: open(lines, "rb"), "jsonl", tmp_path / "l.parquet")
+    assert found.columns == {"n": pa.float64(), "any": JSON_TEXT, "votes": JSON_TEXT, "never": pa.string()}
+    assert pq.read_table(tmp_path / "l.parquet").to_pylist() == [
+        {"n": 1.0, "any": '"e"', "votes": '["e"]', "never": None},
+        {"n": 0.5, "any": '{"label": "n"}', "votes": "[]", "never": None},
+    ]
