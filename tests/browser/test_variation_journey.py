@@ -2,12 +2,13 @@
 keyboard alone: a worker on a phone-sized screen picks two labels, explains each and highlights words of
 the premise and the hypothesis; the author sends the explanations to validation; the writer is never given
 their own; a second worker at desktop size judges them; the writer judges their own apart (the self-check,
-on the phone); the author reads the report and exports."""
+on the phone); the author reads the report and exports. Then a whole VariErr study with three writers (one by
+keyboard at 360 px): round 2 created by the author and settled by the writers, labels pending until the
+self-checks, two rounds of reasons, and every export validated and read back."""
 
 import ast
 import csv
 import json
-import time
 import zipfile
 
 import pytest
@@ -316,13 +317,23 @@ def download(page, fmt: str, folder) -> object:
     return path
 
 
+def tag_reasons(page, base: str, round_number: int, keys: str) -> None:
+    """From the study page's items table to the sandcastle's page: tick exactly these reasons for a round."""
+    page.goto(f"{base}/projects/{STUDY}/")
+    page.locator("tr", has_text=PREMISE).get_by_role("link").first.click()
+    page.locator("#reasons select[name=round]").select_option(str(round_number))
+    for box in page.locator("[data-reason-keys] input[type=checkbox]").all():
+        box.set_checked(box.get_attribute("data-key") in keys)
+    page.get_by_role("button", name="Save my reasons").click()
+    expect(page.locator("#reasons-status")).to_have_text("Reasons saved.")
+
+
 def item_rows(page, base: str):
     page.goto(f"{base}/projects/{STUDY}/report/")
     return page.locator("table", has_text="Validated (errors removed)").locator("tbody tr")
 
 
 def test_three_writers_settle_round_two_and_export_every_round(sign_in, demo_server, tmp_path):
-    started = time.monotonic()
     base = demo_server["url"]
     rows = tmp_path / "pairs.jsonl"
     rows.write_text("".join(json.dumps({"id": k, "premise": p, "hypothesis": h}) + "\n" for k, (p, h) in PAIRS.items()))
@@ -414,6 +425,12 @@ def test_three_writers_settle_round_two_and_export_every_round(sign_in, demo_ser
     expect(sandcastle.locator("td").nth(5)).to_have_text("—")
     save_screenshot(author, "journey-varierr-report")
 
+    # Reasons for disagreement on the sandcastle in both rounds: the author tags round 1, then round 2 as its
+    # first tagger; an admin is round 2's second (the round's result: the reasons both gave).
+    tag_reasons(author, base, 1, "l")
+    tag_reasons(author, base, 2, "lt")
+    tag_reasons(sign_in("admin"), base, 2, "l")
+
     # The exports: each accepted by validate_dataset.
     files = {fmt: download(author, fmt, tmp_path) for fmt in ("varierr", "livenli", "taxonomy", "jsonl")}
     for fmt, path in files.items():
@@ -431,6 +448,23 @@ def test_three_writers_settle_round_two_and_export_every_round(sign_in, demo_ser
         peers = entry["judgments"][1:]
         assert len(peers) == 2 and entry["annotator"] not in {j["annotator"] for j in peers}, entry
 
+    # Both rounds of reasons, in the taxonomy export and in jsonl; livenli's column has the latest result.
+    taxonomy = {record["pairID"]: record for record in map(json.loads, files["taxonomy"].open())}
+    assert sorted(taxonomy) == ["sandcastle"]  # the pair tagged, only
+    jsonl = {record["id"]: record for record in map(json.loads, files["jsonl"].open())}
+    rounds = taxonomy["sandcastle"]["nli_studio"]["reasons"]
+    assert sorted(rounds) == ["1", "2"], rounds
+    assert rounds["1"]["a1"] == ["Lexical"]
+    assert "Lexical" in rounds["2"]["a1"] and len(rounds["2"]["a1"]) == 2 and rounds["2"]["a2"] == ["Lexical"]
+    assert rounds["2"]["agg"] == ["Lexical"]
+    assert taxonomy["sandcastle"]["a2"] == ["Lexical"]  # the record's own fields: the latest round
+    in_jsonl = jsonl["sandcastle"]["nli_studio"]["reasons"]
+    assert sorted(in_jsonl) == ["1", "2"]
+    for number, fields in rounds.items():  # the same rounds, each with its result beside them
+        assert {name: in_jsonl[number][name] for name in fields} == fields
+        assert in_jsonl[number]["reasons"] == ["Lexical"]
+    assert "reasons" not in jsonl["park"]["nli_studio"]
+
     # livenli: one row per explanation, each with its own label's highlights.
     with files["livenli"].open(newline="", encoding="utf-8") as handle:
         livenli = list(csv.DictReader(handle))
@@ -439,6 +473,7 @@ def test_three_writers_settle_round_two_and_export_every_round(sign_in, demo_ser
     for row in livenli:
         highlights = [ast.literal_eval(row[column])["entities"] for column in ("highlight_p", "highlight_h")]
         marked[row["explanation"]] = [[entity["text"] for entity in side] for side in highlights]
+        assert row["taxonomy"] == ("Lexical" if row["premise"] == PREMISE else ""), row
     assert marked[WHY["e"]] == [["sandcastle", "tide"], ["beach."]]
     assert marked[WHY["n"]] == [["children"], ["children"]]
     assert marked[PARK_BY_KEYBOARD] == [["park."], ["winter."]]
@@ -475,7 +510,6 @@ def test_three_writers_settle_round_two_and_export_every_round(sign_in, demo_ser
         again_path = tmp_path / f"again-{again.value.suggested_filename}"
         again.value.save_as(again_path)
         assert_same_records(fmt, files[fmt], again_path)
-    print(f"journey took {time.monotonic() - started:.0f} s")
 
 
 LONG = ("entailment", "neutral", "contradiction")
@@ -487,8 +521,9 @@ def assert_same_records(fmt: str, first, second) -> None:
         read = [{k: v for k, v in json.loads(line).items() if k != "nli_studio"} for line in first.open()]
         again = [{k: v for k, v in json.loads(line).items() if k != "nli_studio"} for line in second.open()]
     else:
-        own = ("worker_id", "multilabel", "explanation", "highlight_p", "highlight_h", "premise", "hypothesis")
+        own = ("uid", "premise", "hypothesis", "worker_id", "multilabel", "explanation", "highlight_p", "highlight_h")
+        own += ("dist", "agg_dist", "taxonomy")
         with first.open(newline="") as a, second.open(newline="") as b:
             read = sorted(tuple(row.get(c) for c in own) for row in csv.DictReader(a))
             again = sorted(tuple(row.get(c) for c in own) for row in csv.DictReader(b))
-    assert read == again
+    assert read and read == again
