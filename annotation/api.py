@@ -33,6 +33,7 @@ from annotation.services import (
     adjudication,
     background,
     crowd,
+    dataset_card,
     exporters,
     linking,
     reasons,
@@ -420,6 +421,15 @@ class ProjectViewSet(
             OpenApiParameter("include_gold", bool, description="also write the gold checks, flagged"),
             OpenApiParameter("include_unanswered", bool, description="also write items without a label yet"),
             FREE_TEXT_PARAMETER,
+            OpenApiParameter("license", str, description="the card's license: a Hub license id or an SPDX id"),
+            OpenApiParameter("pretty_name", str, description="the dataset's name (default: the study's title)"),
+            OpenApiParameter("description", str, description="what the dataset is"),
+            OpenApiParameter("citation", str, description="how to cite it (BibTeX)"),
+            OpenApiParameter("language", str, description="the texts' languages, comma-separated codes"),
+            OpenApiParameter("source_datasets", str, description="original, or extended|<dataset>, comma-separated"),
+            OpenApiParameter(
+                "parquet", str, enum=["yes", "no"], description="Parquet copies (default: docs/formats.md)"
+            ),
         ],
         responses={
             202: OpenApiResponse(BackgroundImportSerializer, description="the bundle's job"),
@@ -433,9 +443,11 @@ class ProjectViewSet(
         project = self._project("export")
         try:
             options = exporters.options_from(request.query_params)
-        except exporters.ExportError as exc:
+            card = dataset_card.card_from(request.query_params)
+            parquet = dataset_card.parquet_from(request.query_params)
+        except (exporters.ExportError, dataset_card.CardError) as exc:
             return error_response(400, str(exc), exc.field)
-        job = background.start_bundle(project, request.user, options)
+        job = background.start_bundle(project, request.user, options, card, parquet)
         return Response({"job": job.pk, "url": f"/api/v1/jobs/{job.pk}/"}, status=status.HTTP_202_ACCEPTED)
 
 

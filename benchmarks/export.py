@@ -12,6 +12,8 @@ Memory figures of that export process:
   peak_mb            its peak resident set size (getrusage ru_maxrss): interpreter, Django and the export
   rss_before_mb      its resident set size just before the export started (Django loaded, connected)
   peak_above_start_mb  the difference: what the export itself added at its peak
+  files_peak_above_start_mb  (a bundle) peak_above_start_mb once the data files are written, validated and
+                     copied to Parquet, before the data statement's agreement figures (which hold every answer)
   tracemalloc_peak_mb  (with --tracemalloc, a second export run) peak of Python allocations during it
 Afterwards the file is read back: every line must parse and the annotations in it must add up (a bundle:
 its jsonl file, and every file valid by its validation.json).
@@ -122,13 +124,23 @@ def export_child(args) -> None:
     connection.ensure_connection()
     if args.what == "bundle":  # its modules (scipy, pandas for the figures) count as start-up, not as the bundle
         import annotation.services.agreement  # noqa: F401
+        from annotation.formats import exportable
         from annotation.services.bundle import write_bundle
     before = rss_mb()
     if args.trace:
         tracemalloc.start()
     start = time.perf_counter()
+    files_peak = None
     if args.what == "bundle":
-        records = sum(file["records"] for file in write_bundle(project, args.out)["files"])
+        steps_of_files = 2 * len(exportable(project.task, project.options))
+
+        def progress(step, steps):  # the files (written, validated, Parquet copies) come before the statement
+            nonlocal files_peak
+            if step == steps_of_files:
+                files_peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+        statement = write_bundle(project, args.out, progress=progress)
+        records = sum(file["records"] for file in statement["files"])
     else:
         records = write_export(project, "jsonl", args.out)
     seconds = time.perf_counter() - start
@@ -141,6 +153,7 @@ def export_child(args) -> None:
                 "seconds": seconds,
                 "peak_mb": peak,
                 "rss_before_mb": before,
+                "files_peak_mb": files_peak,
                 "tracemalloc_peak_mb": traced,
             }
         )
@@ -167,7 +180,8 @@ def count_file(path: Path) -> tuple[int, int]:
 
 
 def check_bundle(path: Path, folder: Path) -> tuple[int, int]:
-    """(lines, annotations) of the bundle's jsonl file; every file of the bundle must be valid."""
+    """(lines, annotations) of the bundle's jsonl file; every file of the bundle must be valid, and the
+    annotations' Parquet copy must hold every answer."""
     import zipfile
 
     with zipfile.ZipFile(path) as archive:
@@ -175,7 +189,14 @@ def check_bundle(path: Path, folder: Path) -> tuple[int, int]:
         invalid = [name for name, report in validation.items() if not report["valid"]]
         if invalid:
             raise RuntimeError(f"the bundle holds invalid files: {invalid}")
-        return count_file(Path(archive.extract(f"data/{SLUG}-jsonl.jsonl", folder)))
+        import pyarrow.parquet as pq
+
+        with archive.open(f"data/{SLUG}-annotations.parquet") as copy:  # one row per answer
+            parquet_rows = pq.ParquetFile(copy).metadata.num_rows
+        lines, annotations = count_file(Path(archive.extract(f"data/{SLUG}-jsonl.jsonl", folder)))
+        if parquet_rows != annotations:
+            raise RuntimeError(f"the annotations' Parquet copy holds {parquet_rows} rows, not {annotations}")
+        return lines, annotations
 
 
 def main():
@@ -229,6 +250,8 @@ def main():
         "database": "postgresql" if args.database == "postgres" else "sqlite",
         "load_average_before": load_before,
     }
+    if figures["files_peak_mb"] is not None:  # a bundle: peak RSS once its files and Parquet copies are written
+        result["files_peak_above_start_mb"] = round(figures["files_peak_mb"] - figures["rss_before_mb"], 1)
     if traced is not None:
         result["tracemalloc_peak_mb"] = round(traced, 1)
     emit(result, args.json)

@@ -41,7 +41,7 @@ def decode_json(texts: pd.Series) -> pd.Series:
     are not text (already decoded by the driver, or NULL) are kept."""
     import pandas as pd
 
-    if texts.empty or not texts.map(type).eq(str).any():
+    if texts.empty or not texts.map(lambda value: type(value) is str).any():
         return texts
     numbers = pd.to_numeric(texts, errors="coerce")
     rest = texts[numbers.isna() & texts.notna()]

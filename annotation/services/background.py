@@ -8,6 +8,7 @@ from dataclasses import asdict
 from annotation.formats import ExportOptions
 from annotation.models import Project
 from annotation.services import exporters, importers
+from annotation.services.dataset_card import CardDetails, card_details
 from jobs.kinds import JobKind, register
 from jobs.models import Job
 from jobs.services import JobError, output_file, start_job
@@ -43,9 +44,12 @@ def start_export(project: Project, fmt: str, user, options: ExportOptions = Expo
     return job
 
 
-def start_bundle(project: Project, user, options: ExportOptions = ExportOptions()) -> Job:
-    """Queue the dataset bundle (every fitting format, instrument versions, data statement, validation)."""
-    job = start_job(BUNDLE, asdict(options), user, project=project)
+def start_bundle(
+    project: Project, user, options: ExportOptions = ExportOptions(), card: CardDetails = CardDetails(), parquet=None
+) -> Job:
+    """Queue the dataset bundle (every fitting format, instrument versions, data statement, validation, the
+    dataset card with the author's details, checked before queueing, Croissant metadata, Parquet copies)."""
+    job = start_job(BUNDLE, {**asdict(options), "card": card.as_params(), "parquet": parquet}, user, project=project)
     exporters.record_export(project, "bundle", user, via=f"job {job.pk}", options=options)
     return job
 
@@ -85,7 +89,10 @@ def _bundle(job: Job, progress) -> dict:
 
     path = output_file(job, bundle_name(job.project))
     options = _options_of(job)
-    statement = write_bundle(job.project, path, progress=progress, options=options)
+    card = card_details(**job.params.get("card", {}))
+    statement = write_bundle(
+        job.project, path, progress=progress, options=options, card=card, parquet=job.params.get("parquet")
+    )
     files = statement["files"]
     return {
         "file": path.name,

@@ -1,6 +1,10 @@
-"""The dataset bundle: what a lab publishes, in one zip.
+"""The dataset bundle: what a lab publishes, in one zip; unzipped, a Hugging Face dataset repository.
 
+    README.md                     the dataset card: the Hub's YAML metadata (license, task, annotators, size,
+                                  one config per format) and the data statement (annotation.services.dataset_card)
     data/<study>-<format>.<ext>   every export format that fits the study, streamed from the database
+    data/<study>-<format>.parquet its Parquet copy, when asked or above a size (annotation.services.tables)
+    croissant.json                Croissant metadata: every file with its SHA-256, a record set per format
     instrument_versions.json      every version of what workers saw (instructions, settings), with its text
     data_statement.json / .md     counts, annotators, redundancy reached, agreement with its interval, time per
                                   item, exclusions with reasons, the qualification and gold rules, and the
@@ -14,7 +18,9 @@ answer, as the agreement command does).
 
 from __future__ import annotations
 
+import hashlib
 import json
+import tempfile
 import zipfile
 from datetime import UTC, datetime
 from pathlib import Path
@@ -24,7 +30,9 @@ from django.db.models import Count, Q, Sum
 
 from annotation.formats import FORMATS, ExportOptions, exportable
 from annotation.models import Annotation, Item, Project, QualificationAttempt, WorkerStatus
-from annotation.services import instrument
+from annotation.services import instrument, tables
+from annotation.services.croissant import croissant
+from annotation.services.dataset_card import CardDetails, card_markdown
 from annotation.services.provenance import annotator_id
 from annotation.services.validation import validate
 
@@ -39,8 +47,17 @@ POLICY = (
 )
 
 
-def write_bundle(project: Project, path: str | Path, progress=None, options: ExportOptions = ExportOptions()) -> dict:
-    """Write the bundle to `path`; returns its data statement. progress(step, steps) after each step."""
+def write_bundle(
+    project: Project,
+    path: str | Path,
+    progress=None,
+    options: ExportOptions = ExportOptions(),
+    card: CardDetails = CardDetails(),
+    parquet: bool | None = None,
+) -> dict:
+    """Write the bundle to `path`; returns its data statement. progress(step, steps) after each step.
+    card: the author's details for the dataset card (checked by dataset_card.card_details). parquet: a Parquet
+    copy of every data file (True), of none (False), or of those above tables.PARQUET_ABOVE_BYTES (None)."""
     formats = exportable(project.task, project.options)
     steps = len(formats) * 2 + 1
     step = 0
@@ -51,41 +68,103 @@ def write_bundle(project: Project, path: str | Path, progress=None, options: Exp
         if progress:
             progress(step, steps)
 
-    names = {}
+    names, digests = {}, {}
     with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as archive:
         for fmt in formats:
             names[fmt] = f"data/{FORMATS[fmt].file_name(project)}"
+            digest, size = hashlib.sha256(), 0
             with archive.open(names[fmt], "w", force_zip64=True) as member:
                 for chunk in FORMATS[fmt].write(project, options):
-                    member.write(chunk.encode("utf-8"))
+                    data = chunk.encode("utf-8")
+                    member.write(data)
+                    digest.update(data)
+                    size += len(data)
+            digests[names[fmt]] = {"sha256": digest.hexdigest(), "bytes": size}
             advance()
-    reports = {}
-    with zipfile.ZipFile(path) as archive:
-        for fmt in formats:
-            reports[fmt] = validate(lambda name=names[fmt]: archive.open(name), fmt)
-            advance()
-    statement = data_statement(
-        project,
-        files=[
-            {
-                "name": names[fmt],
-                "format": fmt,
-                "title": FORMATS[fmt].title,
-                "records": reports[fmt].records,
-                "valid": reports[fmt].valid,
-                "fields": [field.__dict__ for field in FORMATS[fmt].fields],
+    reports, shapes, copies = {}, {}, {}
+    mixed = len({FORMATS[fmt].extension for fmt in formats}) > 1
+    with tempfile.TemporaryDirectory() as scratch:
+        with zipfile.ZipFile(path) as archive:
+            for fmt in formats:
+                opener = lambda name=names[fmt]: archive.open(name)  # noqa: E731
+                reports[fmt] = validate(opener, fmt)
+                extension = FORMATS[fmt].extension
+                if tables.wants_parquet(parquet, digests[names[fmt]]["bytes"], mixed):
+                    copies[fmt] = Path(scratch) / f"{fmt}.parquet"
+                    shapes[fmt] = tables.write_parquet(opener, extension, copies[fmt])
+                else:
+                    shapes[fmt] = tables.shape(opener, extension)
+                advance()
+        statement = data_statement(
+            project,
+            files=[
+                {
+                    "name": names[fmt],
+                    "format": fmt,
+                    "title": FORMATS[fmt].title,
+                    "records": reports[fmt].records,
+                    "rows": shapes[fmt].rows,
+                    "valid": reports[fmt].valid,
+                    "parquet": parquet_name(names[fmt]) if fmt in copies else None,
+                    "columns": [{"name": name, "type": str(kind)} for name, kind in shapes[fmt].columns.items()],
+                    "fields": [field.__dict__ for field in FORMATS[fmt].fields],
+                }
+                for fmt in formats
+            ],
+            options=options,
+        )
+        with zipfile.ZipFile(path, "a", compression=zipfile.ZIP_DEFLATED) as archive:
+            for fmt, copy in copies.items():  # Parquet is compressed already
+                archive.write(copy, parquet_name(names[fmt]), compress_type=zipfile.ZIP_STORED)
+                digests[parquet_name(names[fmt])] = {"sha256": _sha256_file(copy), "bytes": copy.stat().st_size}
+            texts = {
+                "instrument_versions.json": _json(instrument.versions(project)),
+                "data_statement.json": _json(statement),
+                "DATA_STATEMENT.md": statement_markdown(statement),
+                "validation.json": _json({names[fmt]: reports[fmt].as_dict(limit=100) for fmt in formats}),
             }
-            for fmt in formats
-        ],
-        options=options,
-    )
-    with zipfile.ZipFile(path, "a", compression=zipfile.ZIP_DEFLATED) as archive:
-        archive.writestr("instrument_versions.json", _json(instrument.versions(project)))
-        archive.writestr("data_statement.json", _json(statement))
-        archive.writestr("DATA_STATEMENT.md", statement_markdown(statement))
-        archive.writestr("validation.json", _json({names[fmt]: reports[fmt].as_dict(limit=100) for fmt in formats}))
+            configs = dataset_configs(statement["files"])
+            texts["README.md"] = card_markdown(statement, card, project.task, configs, texts["DATA_STATEMENT.md"])
+            for name, text in texts.items():
+                data = text.encode("utf-8")
+                archive.writestr(name, data)
+                digests[name] = {"sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
+            archive.writestr("croissant.json", _json(croissant(statement, card, digests)))  # every file but itself
     advance()
     return statement
+
+
+def dataset_configs(files: list[dict]) -> list[dict]:
+    """The card's configs, one per data file with rows (`datasets` cannot load an empty file), each reading its
+    Parquet copy where there is one. `datasets` reads every config of a repository with the builder of the
+    first one's files: without Parquet copies, a study whose formats mix CSV and JSON Lines gets configs for
+    its JSON Lines files only (its CSV files load with `load_dataset("csv", data_files=...)`)."""
+    readable = [file for file in files if file["rows"]]
+    paths = [file["parquet"] or file["name"] for file in readable]
+    kinds = {path.rsplit(".", 1)[1] for path in paths}
+    return [
+        {
+            "config_name": file["format"],
+            "path": path,
+            "rows": file["rows"],
+            "json_columns": [c["name"] for c in file["columns"] if c["type"] == tables.JSON_TEXT and file["parquet"]],
+        }
+        for file, path in zip(readable, paths)
+        if len(kinds) == 1 or path.endswith(".jsonl")
+    ]
+
+
+def parquet_name(name: str) -> str:
+    """A data file's Parquet copy, beside it: data/study-usnli.csv -> data/study-usnli.parquet."""
+    return f"{name.rsplit('.', 1)[0]}.parquet"
+
+
+def _sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as stream:
+        for block in iter(lambda: stream.read(2**20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def _json(value) -> str:

@@ -21,6 +21,7 @@ from annotation.services import (
     background,
     budget,
     crowd,
+    dataset_card,
     exporters,
     items,
     linking,
@@ -208,10 +209,11 @@ def export_job(request, slug):
     try:
         options = exporters.options_from(request.POST)
         if request.POST.get("format") == "bundle":
-            job = background.start_bundle(project, request.user, options)
+            card, parquet = dataset_card.card_from(request.POST), dataset_card.parquet_from(request.POST)
+            job = background.start_bundle(project, request.user, options, card, parquet)
         else:
             job = background.start_export(project, request.POST.get("format", ""), request.user, options)
-    except (background.JobError, exporters.ExportError) as exc:
+    except (background.JobError, exporters.ExportError, dataset_card.CardError) as exc:
         messages.error(request, f"Not exported: {exc}")
         return redirect("project_detail", slug=slug)
     return redirect("jobs:detail", job_id=job.pk)

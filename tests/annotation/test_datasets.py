@@ -573,9 +573,16 @@ def test_the_bundle_holds_every_format_its_statement_and_instrument_and_validate
             f"data/{project.slug}-{fmt}.{FORMATS[fmt].extension}" if fmt != "csv" else f"data/{project.slug}.csv"
             for fmt in exportable(project.task, project.options)
         }
-        assert (
-            data | {"instrument_versions.json", "data_statement.json", "DATA_STATEMENT.md", "validation.json"} == names
-        )
+        parquet = {name.rsplit(".", 1)[0] + ".parquet" for name in data}  # tests/annotation/test_dataset_repository.py
+        metadata = {
+            "README.md",
+            "croissant.json",
+            "instrument_versions.json",
+            "data_statement.json",
+            "DATA_STATEMENT.md",
+            "validation.json",
+        }
+        assert data | parquet | metadata == names
         statement = json.loads(archive.read("data_statement.json"))
         markdown = archive.read("DATA_STATEMENT.md").decode()
         versions = json.loads(archive.read("instrument_versions.json"))

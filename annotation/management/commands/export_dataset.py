@@ -1,3 +1,4 @@
+import argparse
 import sys
 import time
 
@@ -5,6 +6,7 @@ from tqdm import tqdm
 
 from annotation.formats import FORMATS, ExportOptions
 from annotation.management.project_command import ProjectCommand
+from annotation.services.dataset_card import card_details
 from annotation.services.exporters import record_export, write_export
 from annotation.services.records import FREE_TEXT_CHOICES
 
@@ -34,6 +36,19 @@ class Command(ProjectCommand):
             help="the text workers typed (reasons, explanations, written sentences): keep it, omit it, or scrub "
             "e-mail addresses and phone numbers from it",
         )
+        card = parser.add_argument_group("the bundle's dataset card (what is not given, the card marks as missing)")
+        card.add_argument("--license", default="", help="a Hub license identifier (cc-by-4.0, mit, ...) or SPDX id")
+        card.add_argument("--pretty-name", default="", help="the dataset's name (default: the study's title)")
+        card.add_argument("--description", default="", help="what the dataset is, in a few sentences")
+        card.add_argument("--citation", default="", help="how to cite it (BibTeX)")
+        card.add_argument("--language", default="", help="the texts' languages, comma-separated codes (en, de)")
+        card.add_argument("--source-datasets", default="", help="original, or extended|<dataset>, comma-separated")
+        card.add_argument(
+            "--parquet",
+            action=argparse.BooleanOptionalAction,
+            default=None,
+            help="a Parquet copy of every data file (default: of each file above 10 MiB)",
+        )
 
     def handle_project(self, project, opts):
         if bool(opts["bundle"]) == bool(opts["format"]):
@@ -48,15 +63,29 @@ class Command(ProjectCommand):
             if opts["bundle"]:
                 from annotation.services.bundle import write_bundle
 
+                card = card_details(  # checked before anything is written
+                    license=opts["license"],
+                    pretty_name=opts["pretty_name"],
+                    description=opts["description"],
+                    citation=opts["citation"],
+                    languages=opts["language"],
+                    source_datasets=opts["source_datasets"],
+                )
+
                 with tqdm(desc="bundle", unit=" steps", file=sys.stderr, disable=not sys.stderr.isatty()) as bar:
 
                     def progress(done, total):
                         bar.total = total
                         bar.update(done - bar.n)
 
-                    statement = write_bundle(project, opts["output"], progress=progress, options=options)
+                    statement = write_bundle(
+                        project, opts["output"], progress=progress, options=options, card=card, parquet=opts["parquet"]
+                    )
                 record_export(project, "bundle", None, via="command line", options=options)
-                files = [{key: file[key] for key in ("name", "records", "valid")} for file in statement["files"]]
+                files = [
+                    {key: file[key] for key in ("name", "records", "rows", "valid", "parquet")}
+                    for file in statement["files"]
+                ]
                 result = {
                     "output": opts["output"],
                     "files": files,
