@@ -253,6 +253,7 @@ def test_the_bundle_page_takes_the_cards_details_and_refuses_a_bad_one_naming_it
     from django.test import Client
     from rest_framework.test import APIClient
 
+    from jobs import files
     from jobs.models import Job
 
     settings.TASKS = {
@@ -276,7 +277,7 @@ def test_the_bundle_page_takes_the_cards_details_and_refuses_a_bad_one_naming_it
     job = Job.objects.get(kind="bundle")
     assert started["Location"] == f"/jobs/{job.pk}/" and job.status == "done", job.error
     assert job.params["card"]["license"] == "cc-by-4.0" and job.params["parquet"] is False
-    with zipfile.ZipFile(job.output_path) as archive:
+    with zipfile.ZipFile(io.BytesIO(b"".join(files.read_chunks(job.output)))) as archive:
         card = archive.read("README.md").decode()
         assert not any(name.endswith(".parquet") for name in archive.namelist())
     meta = yaml.safe_load(card.split("---\n")[1])

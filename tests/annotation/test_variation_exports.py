@@ -93,7 +93,7 @@ def test_the_bundle_holds_the_taxonomy_file_of_an_explanation_study(study, tmp_p
     write_bundle(project, tmp_path / "bundle.zip")
     with zipfile.ZipFile(tmp_path / "bundle.zip") as bundle:
         names = bundle.namelist()
-        (taxonomy,) = [name for name in names if name.startswith("data/") and "taxonomy" in name]
+        (taxonomy,) = [name for name in names if name.startswith("data/") and name.endswith("taxonomy.jsonl")]
         record = json.loads(bundle.read(taxonomy).decode().splitlines()[0])
     assert sorted(record[STUDIO_KEY]["reasons"]) == ["1", "2"]
 
