@@ -70,8 +70,11 @@ class JobViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
     serializer_class = JobSerializer
     permission_classes = [SignedInAfterThrottles, IsAuthor]
 
+    def initial(self, request, *args, **kwargs):
+        super().initial(request, *args, **kwargs)
+        workers.reap_dead()  # a job of a dead worker is shown failed, not running
+
     def get_queryset(self):
-        workers.reap_dead()
         return roles.visible_runs(self.request.user, Job.objects.select_related("created_by", "project"))
 
     @extend_schema(

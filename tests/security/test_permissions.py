@@ -143,7 +143,8 @@ PAGES = [
         row(LOGIN, 405, 405, 405, 405, 405),
     ),
     # Prolific's hook: signed, not signed in; unsigned deliveries are refused whoever sends them.
-    ("recruitment:prolific_webhook", "post", "/recruitment/webhooks/prolific/", row(403, 403, 403, 403, 403, 403)),
+    # Unsigned: a malformed delivery (400), before any secret is tried.
+    ("recruitment:prolific_webhook", "post", "/recruitment/webhooks/prolific/", row(400, 400, 400, 400, 400, 400)),
     ("recruitment:prolific_webhook", "get", "/recruitment/webhooks/prolific/", row(405, 405, 405, 405, 405, 405)),
 ]
 
