@@ -64,6 +64,7 @@ BEYOND_THE_SCHEMA = {
     "POST /api/v1/projects/{slug}/send-to-validation/",
     "POST /api/v1/assignments/{id}/submit/",
     "POST /api/v1/projects/{slug}/own-explanations/",  # whether the pairs are the caller's own
+    "POST /api/v1/projects/{slug}/bundle/",  # the card's license, languages and sources against the Hub's lists
 }
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -166,7 +167,11 @@ def test_links_lead_from_what_was_created_to_the_operations_on_it():
     created = links["post", "/api/v1/projects/", "201"]
     assert {"projects_retrieve", "projects_partial_update", "projects_claim_create"} <= set(created)
     assert set(links["post", "/api/v1/evaluation/runs/", "201"]) >= {"evaluation_runs_retrieve", "jobs_cancel_create"}
-    assert set(links["post", "/api/v1/projects/{slug}/import/", "202"]) == {"jobs_retrieve", "jobs_cancel_create"}
+    assert set(links["post", "/api/v1/projects/{slug}/import/", "202"]) == {
+        "jobs_retrieve",
+        "jobs_cancel_create",
+        "jobs_output_retrieve",
+    }
     for answer, named in links.items():
         for link in named.values():
             path, operation = operations[link["operationId"]]
