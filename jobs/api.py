@@ -72,7 +72,7 @@ class JobViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
 
     def initial(self, request, *args, **kwargs):
         super().initial(request, *args, **kwargs)
-        workers.reap_dead()  # a job of a dead worker is shown failed, not running
+        workers.reap_dead_when_looked_at()  # a job of a dead worker is shown failed, not running
 
     def get_queryset(self):
         return roles.visible_runs(self.request.user, Job.objects.select_related("created_by", "project"))

@@ -46,7 +46,7 @@ def job_detail(request, job_id):
 @login_required
 def job_status(request, job_id):
     """The status fragment the detail page polls; once the job has finished, htmx reloads the whole page."""
-    workers.reap_dead()
+    workers.reap_dead_when_looked_at()
     job = _job(request, job_id)
     response = render(request, "jobs/_status.html", {"job": job, "waiting_reason": workers.waiting_reason(job)})
     if job.finished and request.htmx:

@@ -14,6 +14,7 @@ import logging
 import os
 import signal
 import threading
+import time
 from collections.abc import Callable
 from datetime import timedelta
 
@@ -71,6 +72,18 @@ def reap_dead(now=None) -> int:
     if dead_names:
         WorkerHeartbeat.objects.filter(name__in=dead_names, seen_at__lt=now - DEAD_AFTER).delete()
     return failed
+
+
+_last_look = -float(BEAT_SECONDS)
+
+
+def reap_dead_when_looked_at() -> None:
+    """reap_dead for a page or API call that shows jobs: at most once a beat per process, so that a page
+    polled by many browsers adds no more queries than a worker's beat does."""
+    global _last_look
+    if time.monotonic() - _last_look >= BEAT_SECONDS:
+        _last_look = time.monotonic()
+        reap_dead()
 
 
 def _fail(job: Job, reason: str) -> int:
