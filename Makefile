@@ -31,10 +31,7 @@ demo: install wordnet
 	DEBUG=$${DEBUG:-true} PY=$(PY) bin/serve
 
 test: install wordnet browser lint
-	$(PY) -m pytest -m "not postgres" -q
-	# Again on PostgreSQL, every test that touches the database but the browser journeys (which drive the
-	# demo server on SQLite); tests/conftest.py leaves out the others, which gave their answer above.
-	DATABASE_URL=postgres://postgres@127.0.0.1:5432/test $(PY) -m pytest -m "not browser" -q -p no:cacheprovider
+	PY=$(PY) bin/test-passes
 
 # Lint, format and types (ruff and mypy, pinned, rules in pyproject.toml), and the apps' dependencies
 # pointing one way (import-linter contracts in pyproject.toml).

@@ -34,6 +34,12 @@ def on_postgres() -> bool:
     return settings.DATABASES["default"]["ENGINE"].endswith("postgresql")
 
 
+def redis_url(database: int) -> str:
+    """A Redis database of this pass's own: make test runs its SQLite and PostgreSQL passes side by side
+    against one Redis server (bin/test-passes)."""
+    return f"redis://127.0.0.1:6379/{database + (8 if on_postgres() else 0)}"
+
+
 # Fixtures through which a test reaches the database (pytest-django's; every app fixture that writes rows
 # asks for one of them).
 DATABASE_FIXTURES = {

@@ -12,7 +12,7 @@ from annotation.models import AdjudicationRecord, Item
 from annotation.services.adjudication import adjudicate, queue
 from annotation.services.answers import SubmissionError
 from annotation.services.assignments import claim_page, submit_page
-from tests.conftest import require_service
+from tests.conftest import redis_url, require_service
 
 
 @pytest.fixture
@@ -131,7 +131,7 @@ def test_dashboard_gets_submits_live_through_redis(make_project, import_rows, au
     settings.CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": ["redis://127.0.0.1:6379/0"]},
+            "CONFIG": {"hosts": [redis_url(0)]},
         }
     }
     channel_layers.backends.clear()

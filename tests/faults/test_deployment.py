@@ -30,6 +30,7 @@ import pytest
 from rest_framework.authtoken.models import Token
 
 from benchmarks._common import PYTHON, REPO_ROOT, AppServer, django_env
+from tests.conftest import redis_url as pass_redis_url
 from tests.conftest import require_service
 from tests.faults.test_server_faults import served_database_url
 from tests.models_backend.conftest import build_bert_classifier, build_bert_encoder, build_gpt2
@@ -48,9 +49,10 @@ def redis_url():
     require_service("Redis", "127.0.0.1", 6379)
     import redis
 
-    client = redis.Redis.from_url(f"redis://127.0.0.1:6379/{REDIS_DB}")
+    url = pass_redis_url(REDIS_DB)
+    client = redis.Redis.from_url(url)
     client.flushdb()  # no job queued by an earlier run
-    yield f"redis://127.0.0.1:6379/{REDIS_DB}"
+    yield url
     client.flushdb()
 
 

@@ -11,7 +11,7 @@ from rest_framework.authtoken.models import Token
 
 from annotation.models import Annotation, Item
 from benchmarks._common import AppServer
-from tests.conftest import require_service
+from tests.conftest import redis_url, require_service
 from tests.faults.test_server_faults import assert_no_lost_or_partial_pages, call, served_database_url
 
 pytestmark = [pytest.mark.postgres, pytest.mark.redis, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
@@ -24,7 +24,7 @@ def host(tmp_path: Path, name: str) -> AppServer:
         served_database_url(),
         tmp_path / name,
         processes=2,
-        REDIS_URL=f"redis://127.0.0.1:6379/{REDIS_DB}",
+        REDIS_URL=redis_url(REDIS_DB),
         TASK_WORKERS="0",
         EXPIRY_SECONDS="5",
     )

@@ -153,7 +153,7 @@ def test_missing_wordnet_points_to_installer(tiny_nli, tmp_path):
         )
 
 
-REAL_WORDNET = Path(settings.VAR_DIR) / "wordnet" / "dict"
+REAL_WORDNET = Path(settings.WORDNET_DIR)
 
 
 @pytest.mark.skipif(not (REAL_WORDNET / "data.noun").is_file(), reason="WordNet not installed (wordnet_install.sh)")

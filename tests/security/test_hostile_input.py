@@ -13,6 +13,7 @@ from django.urls import URLPattern, URLResolver, get_resolver
 from annotation.models import Assignment, Item
 from annotation.services import assignments
 from jobs.models import Job
+from tests.conftest import redis_url
 
 NESTED = b"[" * 100_000 + b"]" * 100_000
 NESTED_OBJECTS = b'{"a":' * 1000 + b"1" + b"}" * 1000  # decodes fine, but 1000 levels deep
@@ -130,7 +131,7 @@ for page in ["1/change/", "1/history/", "1/delete/", "1/", "add/"]:
     assert resolve("/admin/django_rq/dashboard/" + page).func.__name__ == "catch_all_view", page
 print("checked")
 """
-    env = {"TASKS_BACKEND": "rq", "REDIS_URL": "redis://127.0.0.1:6379/6", "DJANGO_SETTINGS_MODULE": "tests.settings"}
+    env = {"TASKS_BACKEND": "rq", "REDIS_URL": redis_url(6), "DJANGO_SETTINGS_MODULE": "tests.settings"}
     import os
 
     done = subprocess.run([sys.executable, "-c", code], env={**os.environ, **env}, capture_output=True, text=True)
