@@ -16,7 +16,7 @@ from annotation.services.pay import suggest_reward
 from recruitment import prescreening
 from recruitment.models import Bonus, ProlificLink
 from recruitment.prolific import REJECTION_CATEGORIES, REJECTION_MESSAGE_MIN, ProlificError
-from recruitment.services import bonuses, groups, settle, studies, webhooks
+from recruitment.services import bonuses, costs, groups, settle, studies, webhooks
 from recruitment.services.webhooks import WebhookRefused
 
 NUMBER_FIELDS = (
@@ -52,7 +52,15 @@ def prolific_page(request, slug):
             drift = studies.drift(link)
         except (studies.RecruitmentError, ProlificError) as error:
             drift_error = str(error)
+    cost, cost_error = None, ""
+    if link:
+        try:
+            cost = costs.study_cost(link)
+        except ValueError as error:  # a rate in settings that is not a fraction
+            cost_error = str(error)
     context = {
+        "cost": cost,
+        "cost_error": cost_error,
         "drift": drift,
         "drift_error": drift_error,
         "suggestion": suggestion,
