@@ -64,6 +64,9 @@ def save_link(project: Project, by, token: str = "", webhook_secret: str = "", *
     link = link_of(project) or ProlificLink(project=project, name=project.title)
     before = {name: getattr(link, name) for name in SENT_AFTER_CREATION}
     for name, value in fields.items():
+        if link.prolific_study_id and name in FILTER_FIELDS and value != getattr(link, name):
+            # Prolific keeps the filters a study was created with: changing them here would show a lie.
+            raise RecruitmentError(f"{name}: the Prolific study was created with its filters; clone it to change them")
         setattr(link, name, value)
     if token:
         link.token = token.strip()
@@ -81,6 +84,8 @@ def save_link(project: Project, by, token: str = "", webhook_secret: str = "", *
     return link
 
 
+# Who may take part: sent once, with the create call.
+FILTER_FIELDS = ("minimum_approval_rate", "blocked_studies", *prescreening.FILTERS)
 # What the Prolific study is told again when it changes here after creation (our field: Prolific's).
 SENT_AFTER_CREATION = {
     "places": "total_available_places",

@@ -44,6 +44,11 @@ def test_place_and_language_chosen_on_the_page_go_out_as_prolifics_choice_ids(st
     assert {"filter_id": "first-language", "selected_values": ["0"]} in filters
     assert {"filter_id": "fluent-languages", "selected_values": ["1", "2"]} in filters
     assert standin.studies[link.prolific_study_id]["filters"] == filters
+    with pytest.raises(studies.RecruitmentError, match="countries: the Prolific study was created with its filters"):
+        studies.save_link(study, author, countries=["Canada"], places=5)
+    link.refresh_from_db()
+    assert link.countries == ["United Kingdom", "Ireland"] and link.places == 3
+    studies.save_link(study, author, countries=["United Kingdom", "Ireland"], places=5)  # unchanged: taken
 
 
 def test_a_name_prolific_does_not_offer_stops_the_creation(study, author, standin):
