@@ -85,3 +85,16 @@ def test_the_standin_refuses_unknown_filters_and_malformed_values(study, standin
     body["filters"] = [{"filter_id": "first-language", "selected_values": ["0"]}]
     good = httpx.post(standin.url + "/api/v1/studies/", json=body, headers={"Authorization": f"Token {TOKEN}"})
     assert good.status_code == 201
+
+
+def test_the_dry_run_shows_the_names_where_prolifics_choice_ids_go_and_sends_nothing(study, author, standin):
+    link = studies.save_link(study, author, countries=["United Kingdom"], first_languages=["English"])
+    recorded = studies.dry_run(link, SITE)
+    assert [(request.method, request.url) for request in recorded][:2] == [
+        ("GET", standin.url + "/api/v1/filters/"),
+        ("POST", standin.url + "/api/v1/studies/"),
+    ]
+    filters = recorded[1].body["filters"]
+    assert {"filter_id": "current-country-of-residence", "selected_values": ["United Kingdom"]} in filters
+    assert {"filter_id": "first-language", "selected_values": ["English"]} in filters
+    assert standin.calls == []
