@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import secrets
+from collections.abc import Sequence
 from decimal import Decimal
 
 from django.db import transaction
@@ -259,7 +260,7 @@ def choice_filters(link: ProlificLink, client: ProlificClient) -> list[dict]:
     return filters
 
 
-def study_payload(link: ProlificLink, site: str, chosen_filters: list[dict] = ()) -> dict:
+def study_payload(link: ProlificLink, site: str, chosen_filters: Sequence[dict] = ()) -> dict:
     """The body of Prolific's create-study call (model.CreateStudy in the official client); `chosen_filters`
     are choice_filters' place and language filters."""
     payload = {
