@@ -306,6 +306,13 @@ PROLIFIC_COMPLETE_URL = "https://app.prolific.com/submissions/complete?cc="
 # Prolific's REST API (recruitment.prolific); a local stand-in in tests and rehearsals.
 PROLIFIC_API_URL = env_str("PROLIFIC_API_URL", "https://api.prolific.com")
 PROLIFIC_TIMEOUT_SECONDS = float(env_int("PROLIFIC_TIMEOUT_SECONDS", 20))
+# The cost preview of the Prolific page (recruitment/services/costs.py): Prolific's service fee on rewards and
+# bonuses, and VAT on that fee. Defaults: the ~33.33% Prolific's help centre quotes for its standard (academic)
+# pricing and the UK's 20% VAT it charges UK researchers on its fees. Corporate accounts pay a higher fee, and
+# researchers outside the UK pay VAT differently (reverse charge in the EU, none elsewhere): check both against
+# your Prolific account (docs/crowd.md).
+PROLIFIC_SERVICE_FEE_RATE = env_str("PROLIFIC_SERVICE_FEE_RATE", "0.3333")
+PROLIFIC_VAT_RATE = env_str("PROLIFIC_VAT_RATE", "0.20")
 # A webhook whose X-Prolific-Request-Timestamp is further than this from the server's clock is refused.
 PROLIFIC_WEBHOOK_TOLERANCE_SECONDS = 300
 

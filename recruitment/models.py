@@ -60,6 +60,11 @@ class ProlificLink(models.Model):
     # studies whose participants are kept out (earlier waves, pilots).
     minimum_approval_rate = models.PositiveSmallIntegerField(default=0)
     blocked_studies = models.JSONField(default=list, blank=True)
+    # Where participants live and which languages they speak, as names of recruitment.prescreening's lists
+    # (Prolific's choice ids for them are read when the study is created).
+    countries = models.JSONField(default=list, blank=True)
+    first_languages = models.JSONField(default=list, blank=True)
+    fluent_languages = models.JSONField(default=list, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     token = _secret("token_encrypted", "API token")

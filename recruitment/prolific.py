@@ -197,6 +197,16 @@ class ProlificClient:
             raise ProlificError(f"unknown study action {action!r} (one of {', '.join(STUDY_ACTIONS)})")
         return Study.from_json(self._call("POST", f"/api/v1/studies/{study_id}/transition/", {"action": action}))
 
+    def filter_choices(self, filter_ids: list[str]) -> dict[str, dict[str, str]]:
+        """For each of these filters Prolific lists, its choices as {name: choice id} (GET /api/v1/filters/:
+        a "select" filter's `choices` map ids to names). A filter Prolific does not list is left out."""
+        data = self._call("GET", "/api/v1/filters/")
+        return {
+            row["filter_id"]: {str(name): str(choice) for choice, name in (row.get("choices") or {}).items()}
+            for row in data.get("results", [])
+            if row.get("filter_id") in filter_ids
+        }
+
     # ------------------------------------------------------------------ submissions
 
     def submissions(self, study_id: str) -> Iterator[Submission]:

@@ -13,9 +13,10 @@ from django.views.decorators.http import require_POST
 
 from annotation.services import access
 from annotation.services.pay import suggest_reward
+from recruitment import prescreening
 from recruitment.models import Bonus, ProlificLink
 from recruitment.prolific import REJECTION_CATEGORIES, REJECTION_MESSAGE_MIN, ProlificError
-from recruitment.services import bonuses, groups, settle, studies, webhooks
+from recruitment.services import bonuses, costs, groups, settle, studies, webhooks
 from recruitment.services.webhooks import WebhookRefused
 
 NUMBER_FIELDS = (
@@ -51,7 +52,15 @@ def prolific_page(request, slug):
             drift = studies.drift(link)
         except (studies.RecruitmentError, ProlificError) as error:
             drift_error = str(error)
+    cost, cost_error = None, ""
+    if link:
+        try:
+            cost = costs.study_cost(link)
+        except ValueError as error:  # a rate in settings that is not a fraction
+            cost_error = str(error)
     context = {
+        "cost": cost,
+        "cost_error": cost_error,
         "drift": drift,
         "drift_error": drift_error,
         "suggestion": suggestion,
@@ -69,6 +78,10 @@ def prolific_page(request, slug):
         "rejection_minimum": REJECTION_MESSAGE_MIN,
         "bonus_key": secrets.token_hex(8),  # one key a form: submitting it twice plans one bonus
         "states": ProlificLink.State,
+        "place_and_language": [
+            (field, label, ", ".join(getattr(link, field)) if link else "", prescreening.CHOICES[field])
+            for field, (_, label) in prescreening.FILTERS.items()
+        ],
     }
     return render(request, "recruitment/prolific.html", context)
 
@@ -106,6 +119,9 @@ def save_link(request, slug):
             fields["currency"] = fields["currency"].upper()
         if "blocked_studies" in request.POST:
             fields["blocked_studies"] = request.POST["blocked_studies"].split()
+        for name in prescreening.FILTERS:
+            if name in request.POST:
+                fields[name] = prescreening.parse(name, request.POST[name])
         studies.save_link(
             project,
             request.user,
@@ -113,7 +129,7 @@ def save_link(request, slug):
             webhook_secret=request.POST.get("webhook_secret", ""),
             **fields,
         )
-    except studies.RecruitmentError as error:
+    except (studies.RecruitmentError, prescreening.PrescreeningError) as error:
         messages.error(request, str(error))
     else:
         link = studies.link_of(project)

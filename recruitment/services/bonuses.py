@@ -73,8 +73,13 @@ def _plan(link: ProlificLink, participant_id: str, amount: Decimal, reason: str,
 
 
 def _paid_rows(link: ProlificLink) -> list[settle.Row]:
-    """Participants who can get a bonus: they have a submission on Prolific (pulled) and worked here."""
-    return [row for row in settle.table(link) if row.submission is not None and row.arrived is not None]
+    """Participants a rule gives a bonus: they have a submission on Prolific (pulled) and worked here, and were
+    not rejected (their answers are excluded: a rule must not reward them)."""
+    return [
+        row
+        for row in settle.table(link)
+        if row.submission is not None and row.arrived is not None and row.submission.status != "REJECTED"
+    ]
 
 
 def plan_for_gold(link: ProlificLink, minimum_accuracy: float, amount, by) -> list[Bonus]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import secrets
+from collections.abc import Sequence
 from decimal import Decimal
 
 from django.db import transaction
@@ -15,6 +16,7 @@ from annotation.services.crowd import study_setting
 from annotation.services.pay import CURRENCY_SIGNS, PROLIFIC_MINIMUM_HOURLY, PROLIFIC_RECOMMENDED_HOURLY
 from annotation.services.projects import update_project
 from common.schema import SettingError
+from recruitment import prescreening
 from recruitment.models import ProlificLink
 from recruitment.prolific import ProlificClient, ProlificError, recording_transport
 from recruitment.secrets import SecretUnreadable
@@ -40,6 +42,7 @@ STUDY_FIELDS = (
     "workspace_id",
     "minimum_approval_rate",
     "blocked_studies",
+    *prescreening.FILTERS,
 )
 
 PROLIFIC = AuditEntry.Action.PROLIFIC
@@ -62,6 +65,9 @@ def save_link(project: Project, by, token: str = "", webhook_secret: str = "", *
     link = link_of(project) or ProlificLink(project=project, name=project.title)
     before = {name: getattr(link, name) for name in SENT_AFTER_CREATION}
     for name, value in fields.items():
+        if link.prolific_study_id and name in FILTER_FIELDS and value != getattr(link, name):
+            # Prolific keeps the filters a study was created with: changing them here would show a lie.
+            raise RecruitmentError(f"{name}: the Prolific study was created with its filters; clone it to change them")
         setattr(link, name, value)
     if token:
         link.token = token.strip()
@@ -79,6 +85,8 @@ def save_link(project: Project, by, token: str = "", webhook_secret: str = "", *
     return link
 
 
+# Who may take part: sent once, with the create call.
+FILTER_FIELDS = ("minimum_approval_rate", "blocked_studies", *prescreening.FILTERS)
 # What the Prolific study is told again when it changes here after creation (our field: Prolific's).
 SENT_AFTER_CREATION = {
     "places": "total_available_places",
@@ -160,6 +168,11 @@ def check_study_fields(link: ProlificLink) -> None:
         isinstance(study, str) and re.fullmatch(r"[0-9a-zA-Z]{1,64}", study) for study in link.blocked_studies
     ):
         raise RecruitmentError("blocked_studies: Prolific study ids (letters and digits), one a line")
+    for field in prescreening.FILTERS:
+        try:
+            prescreening.check(field, getattr(link, field))
+        except prescreening.PrescreeningError as error:
+            raise RecruitmentError(str(error)) from None
 
 
 def client_for(link: ProlificLink, transport=None) -> ProlificClient:
@@ -229,8 +242,27 @@ def completion_codes(link: ProlificLink) -> list[dict]:
     return codes
 
 
-def study_payload(link: ProlificLink, site: str) -> dict:
-    """The body of Prolific's create-study call (model.CreateStudy in the official client)."""
+def choice_filters(link: ProlificLink, client: ProlificClient) -> list[dict]:
+    """The place and language filters chosen, as Prolific's choice ids (read from its filter list: the ids
+    are Prolific's, the page takes names). A name Prolific does not offer is refused before anything is made."""
+    chosen = {field: getattr(link, field) for field in prescreening.FILTERS if getattr(link, field)}
+    if not chosen:
+        return []
+    offered = client.filter_choices([prescreening.FILTERS[field][0] for field in chosen])
+    filters = []
+    for field, names in chosen.items():
+        filter_id = prescreening.FILTERS[field][0]
+        choices = offered.get(filter_id, {})
+        missing = [name for name in names if name not in choices]
+        if missing:
+            raise RecruitmentError(f"{field}: Prolific's filter {filter_id} offers no {', '.join(missing)}")
+        filters.append({"filter_id": filter_id, "selected_values": [choices[name] for name in names]})
+    return filters
+
+
+def study_payload(link: ProlificLink, site: str, chosen_filters: Sequence[dict] = ()) -> dict:
+    """The body of Prolific's create-study call (model.CreateStudy in the official client); `chosen_filters`
+    are choice_filters' place and language filters."""
     payload = {
         "name": link.name,
         "internal_name": link.project.slug,
@@ -258,6 +290,7 @@ def study_payload(link: ProlificLink, site: str) -> dict:
         )
     if link.blocked_studies:
         filters.append({"filter_id": "previous_studies_blocklist", "selected_values": list(link.blocked_studies)})
+    filters.extend(chosen_filters)
     if filters:
         payload["filters"] = filters
     return payload
@@ -309,8 +342,10 @@ def create_draft(
         raise RecruitmentError(f"this study is already on Prolific ({link.prolific_study_id})")
     check_study_fields(link)
     check_before_money(link, confirm_low_pay)
+    client = client or client_for(link)
+    chosen_filters = choice_filters(link, client)
     ensure_codes(link, by)
-    study = (client or client_for(link)).create_study(study_payload(link, site))
+    study = client.create_study(study_payload(link, site, chosen_filters))
     link.prolific_study_id = study.id
     link.state = ProlificLink.State.DRAFT
     link.save()
@@ -438,6 +473,11 @@ def dry_run(link: ProlificLink, site: str) -> list:
     """The requests creating and publishing this study would send, sent nowhere and changing nothing here."""
 
     def answer(request) -> dict:
+        if request.url.path.endswith("/filters/"):  # Prolific's choice ids are not asked for: names stand in
+            listed = [
+                (filter_id, prescreening.CHOICES[field]) for field, (filter_id, _) in prescreening.FILTERS.items()
+            ]
+            return {"results": [{"filter_id": fid, "choices": {name: name for name in names}} for fid, names in listed]}
         return {"id": "DRY-RUN-STUDY", "status": "UNPUBLISHED"}
 
     transport, recorded = recording_transport(answer)

@@ -14,10 +14,12 @@ import pytest
 
 from annotation.demo import DEMO_USERS
 from benchmarks._common import AppServer, free_port
+from tests.recruitment.standin import StandIn
 
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "test-artifacts"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+PROLIFIC_TOKEN = "journey-token-9QxR"  # the API token the Prolific stand-in takes
 DEMO_PASSWORDS = {username: password for username, _, password in DEMO_USERS}
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -70,6 +72,14 @@ def demo_server(tmp_path_factory):
         "mturk_port": mturk_port,
         "prolific_port": prolific_port,
     }
+    server.stop()
+
+
+@pytest.fixture
+def prolific(demo_server):
+    """The Prolific stand-in, serving on the port the demo server's PROLIFIC_API_URL names."""
+    server = StandIn(PROLIFIC_TOKEN).start(demo_server["prolific_port"])
+    yield server
     server.stop()
 
 

@@ -14,14 +14,13 @@ import sys
 import pytest
 from playwright.sync_api import expect
 
+from tests.browser.conftest import PROLIFIC_TOKEN as TOKEN
 from tests.browser.conftest import REPO, manage, save_screenshot, tab_to_link
 from tests.browser.test_crowd_platforms import answer_by_keyboard, no_sideways_scroll, too_wide
-from tests.recruitment.standin import StandIn
 
 pytestmark = pytest.mark.browser
 
 SLUG = "prolific-wave-one"
-TOKEN = "journey-token-9QxR"
 ROWS = [
     {"id": f"p{i}", "premise": "Two dogs run across a field.", "hypothesis": hypothesis, "label": "entailment"}
     for i, hypothesis in enumerate(["Animals are moving.", "Dogs are outside.", "Something runs.", "A field has dogs."])
@@ -32,34 +31,32 @@ QUALIFICATION = [
 ]
 
 
-@pytest.fixture(scope="module")
-def wave_one(demo_server, tmp_path_factory):
-    folder = tmp_path_factory.mktemp("prolific")
+def make_study(demo_server, folder, slug: str, title: str) -> str:
+    """A label study of two items and two gold checks on a page, one page to complete, behind a qualification
+    test of its own that a participant must get right, made with manage.py."""
     items, gold, references = folder / "items.jsonl", folder / "gold.jsonl", folder / "qualification.jsonl"
     items.write_text("".join(json.dumps(row) + "\n" for row in ROWS[:2]))
     gold.write_text("".join(json.dumps(row) + "\n" for row in ROWS[2:]))
     references.write_text("".join(json.dumps(row) + "\n" for row in QUALIFICATION))
     manage(
         demo_server,
-        ["create_project", SLUG, "--task-type", "nli_label", "--owner", "author", "--items-per-page", "2",
+        ["create_project", slug, "--task-type", "nli_label", "--owner", "author", "--items-per-page", "2",
          "--completion-pages", "1", "--gold-rate", "1", "--redundancy", "3", "--max-annotations", "3",
-         "--title", "Prolific wave one"],
+         "--title", title],
     )  # fmt: skip
     manage(
         demo_server,
-        ["import_items", SLUG, str(items), "--format", "jsonl"],
-        ["import_items", SLUG, str(gold), "--format", "jsonl", "--gold"],
-        ["create_qualification", "qual-prolific-wave", "--task-type", "nli_label", "--items", str(references),
-         "--project", SLUG, "--min-accuracy", "1", "--max-attempts", "2"],
+        ["import_items", slug, str(items), "--format", "jsonl"],
+        ["import_items", slug, str(gold), "--format", "jsonl", "--gold"],
+        ["create_qualification", f"qual-{slug}", "--task-type", "nli_label", "--items", str(references),
+         "--project", slug, "--min-accuracy", "1", "--max-attempts", "2"],
     )  # fmt: skip
-    return SLUG
+    return slug
 
 
-@pytest.fixture
-def prolific(demo_server):
-    server = StandIn(TOKEN).start(demo_server["prolific_port"])
-    yield server
-    server.stop()
+@pytest.fixture(scope="module")
+def wave_one(demo_server, tmp_path_factory):
+    return make_study(demo_server, tmp_path_factory.mktemp("prolific"), SLUG, "Prolific wave one")
 
 
 def press(page, text: str, presses: int = 150) -> None:
@@ -69,11 +66,12 @@ def press(page, text: str, presses: int = 150) -> None:
         page.keyboard.press("Enter")
 
 
-def participant(open_window, base: str, pid: str, study_id: str):
+def participant(open_window, base: str, pid: str, study_id: str, slug: str = SLUG):
+    """A participant Prolific sends to the study's entry link, on a phone-sized window, at its qualification."""
     page = open_window(360, 740)
     page.route("https://app.prolific.com/**", lambda route: route.fulfill(status=200, body="<h1>Prolific</h1>"))
-    page.goto(f"{base}/enter/{SLUG}/?PROLIFIC_PID={pid}&STUDY_ID={study_id}&SESSION_ID=SE-{pid}")
-    page.wait_for_url(f"{base}/qualify/{SLUG}/")
+    page.goto(f"{base}/enter/{slug}/?PROLIFIC_PID={pid}&STUDY_ID={study_id}&SESSION_ID=SE-{pid}")
+    page.wait_for_url(f"{base}/qualify/{slug}/")
     return page
 
 

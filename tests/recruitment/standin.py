@@ -73,7 +73,16 @@ CODE_ACTIONS = {
     "DYNAMIC_PAYMENT": set(),
     "FIXED_SCREEN_OUT_PAYMENT": {"fixed_screen_out_reward", "slots"},
 }
+# "select" filters of GET /api/v1/filters/ (docs.prolific.com, Filters > List all filters): choice id -> name.
+# The stand-in's own ids and a few names only; a study is created with the ids.
+_LANGUAGES = {"0": "English", "1": "French", "2": "German", "3": "Spanish"}
+SELECT_FILTERS = {
+    "current-country-of-residence": {"0": "United Kingdom", "1": "United States", "2": "Canada", "3": "Ireland"},
+    "first-language": _LANGUAGES,
+    "fluent-languages": _LANGUAGES,
+}
 FILTER_IDS = {
+    *SELECT_FILTERS,
     "participant_group_allowlist",
     "participant_group_blocklist",
     "previous_studies_blocklist",
@@ -277,6 +286,7 @@ class StandIn:
     def _route(self, method: str, path: str, query: dict, body):
         routes = [
             ("POST", r"/api/v1/studies/", self._create_study),
+            ("GET", r"/api/v1/filters/", self._list_filters),
             ("GET", r"/api/v1/studies/(?P<study>\w+)", self._get_study),
             ("PATCH", r"/api/v1/studies/(?P<study>\w+)/", self._update_study),
             ("POST", r"/api/v1/studies/(?P<study>\w+)/transition/", self._transition_study),
@@ -417,12 +427,29 @@ class StandIn:
                     raise Refused(
                         400, {"filters": [f"{study_filter['filter_id']}: selected_range lower..upper in {low}..{high}"]}
                     )
-            unknown = set(study_filter.get("selected_values", [])) - set(self.groups)
+            chosen = study_filter.get("selected_values", [])
+            if "selected_values" in study_filter and (
+                not isinstance(chosen, list) or not chosen or not all(isinstance(value, str) for value in chosen)
+            ):
+                raise Refused(400, {"filters": [f"{study_filter['filter_id']}: selected_values, a list of ids"]})
+            if study_filter["filter_id"] in SELECT_FILTERS:
+                unknown = set(chosen) - set(SELECT_FILTERS[study_filter["filter_id"]])
+                if unknown or "selected_values" not in study_filter:
+                    raise Refused(400, {"filters": [f"{study_filter['filter_id']}: no choice {sorted(unknown)}"]})
+            unknown = set(chosen) - set(self.groups)
             if study_filter["filter_id"].startswith("participant_group") and unknown:
                 raise Refused(400, {"filters": [f"no participant group {sorted(unknown)}"]})
         study_id = self._new_id("study")
         self.studies[study_id] = {**body, "id": study_id, "status": "UNPUBLISHED", "places_taken": 0}
         return 201, self.studies[study_id]
+
+    def _list_filters(self, body, query):
+        listed = [
+            {"filter_id": filter_id, "type": "select", "data_type": "ChoiceID", "choices": choices}
+            for filter_id, choices in SELECT_FILTERS.items()
+        ]
+        listed.append({"filter_id": "approval_rate", "type": "range", "data_type": "integer"})
+        return 200, {"results": listed}
 
     def _get_study(self, body, query, study):
         return 200, self._study(study)

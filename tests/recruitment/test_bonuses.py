@@ -55,6 +55,16 @@ def test_each_rule_plans_a_row_once_with_its_reason(settled, author):
 
 
 @pytest.mark.django_db
+def test_the_rules_give_a_rejected_participant_nothing(settled, author, standin):
+    good = settled.submissions.get(participant_id="PGOOD").submission_id
+    standin.submissions[good]["status"] = "AWAITING REVIEW"  # what Prolific lets be rejected
+    settle.reject(settled, good, "LOW_EFFORT", "x" * 100, author)
+    assert [bonus.participant_id for bonus in bonuses.plan_per_page(settled, "0.10", author)] == ["PWEAK"]
+    assert bonuses.plan_for_gold(settled, 0.0, "0.50", author)[0].participant_id == "PWEAK"
+    assert not Bonus.objects.filter(participant_id="PGOOD").exists()
+
+
+@pytest.mark.django_db
 def test_the_same_manual_bonus_planned_again_from_a_new_form_needs_a_confirmation(settled, author):
     bonuses.plan_manual(settled, "PWEAK", "1.00", "a careful comment", author, key="form-1")
     # Back, then the form sent again: a new one-time key, the same participant, amount and reason.

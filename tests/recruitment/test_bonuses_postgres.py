@@ -84,3 +84,23 @@ def test_parallel_runs_while_a_bonus_is_added_pay_the_new_one_once_too(ledger, s
     lines = [line for bulk in standin.payments for line in standin.bonus_setups[bulk]["lines"]]
     assert sorted(lines) == sorted([(participant, 30) for participant in PARTICIPANTS] + [("PFOUR", 100)])
     assert set(Bonus.objects.values_list("state", flat=True)) == {"paid"}
+
+
+def test_a_waves_settled_participants_are_paid_once_by_eight_requests_at_once(study, author, standin):
+    """The pay step of the two-wave browser journey (tests/browser/test_prolific_waves_journey.py), here because
+    its demo server runs on SQLite: two approved, one screened out, one returned and one rejected participant;
+    per-page bonuses go to the two approved only, and eight pay requests at once pay each of them once."""
+    link = studies.create_draft(studies.link_of(study), SITE, author)
+    outcomes = {"PDONE": "APPROVED", "PDTWO": "APPROVED", "PREJECT": "AWAITING REVIEW", "PRETURN": "RETURNED",
+                "PQFAIL": "SCREENED OUT"}  # fmt: skip
+    for participant, status in outcomes.items():
+        arrive(study, participant, pages=0 if participant in ("PRETURN", "PQFAIL") else 1)
+        standin.add_submission(link.prolific_study_id, participant, status)
+    settle.pull(link)
+    rejected = link.submissions.get(participant_id="PREJECT").submission_id
+    settle.reject(link, rejected, "FAILED_INSTRUCTIONS", "The answers did not follow the instructions. " * 3, author)
+    assert [bonus.participant_id for bonus in bonuses.plan_per_page(link, "0.40", author)] == ["PDONE", "PDTWO"]
+    assert pay_at_once(study, author, 8) == [302] * 8
+    (paid_bulk,) = standin.payments
+    assert sorted(standin.bonus_setups[paid_bulk]["lines"]) == [("PDONE", 40), ("PDTWO", 40)]
+    assert set(Bonus.objects.values_list("participant_id", "state")) == {("PDONE", "paid"), ("PDTWO", "paid")}
