@@ -12,6 +12,11 @@ class Cancelled(Exception):
     """Raised inside a job's progress callback when someone asked the job to stop."""
 
 
+class JobError(ValueError):
+    """A job that cannot be started as asked; nothing was stored. Also the base of the errors a kind
+    raises for bad input, whose message is shown to the job's owner as it is."""
+
+
 @dataclass(frozen=True)
 class JobKind:
     name: str

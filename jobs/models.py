@@ -6,8 +6,11 @@ from pathlib import Path
 
 from django.conf import settings
 from django.db import models
+from django.db.models import F, Value
+from django.db.models.functions import Concat
 from django.db.models.signals import post_delete
 from django.dispatch import receiver
+from django.utils import timezone
 
 
 class Job(models.Model):
@@ -80,8 +83,15 @@ class Job(models.Model):
 
     @property
     def log_lines(self) -> list[str]:
-        """The last lines of the job's log (jobs.services.log writes it)."""
+        """The last lines of the job's log (write_log writes it)."""
         return self.log.splitlines()[-self.LOG_LINES :]
+
+    def write_log(self, message: str) -> None:
+        """Append a timestamped line to the job's log: one UPDATE in the database, where every host reads it
+        (the page may be served by another host than the worker's)."""
+        Job.objects.filter(pk=self.pk).update(
+            log=Concat(F("log"), Value(f"{timezone.now():%H:%M:%S} {message}\n"), output_field=models.TextField())
+        )
 
     @property
     def finished(self) -> bool:

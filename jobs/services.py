@@ -1,40 +1,23 @@
-"""Start, run, follow and cancel jobs. Every background run goes through here, whatever its kind.
+"""Start, follow and cancel jobs. Every background run goes through here, whatever its kind.
 
 start_job   store the job and copies of its input files (with sizes and sha256) in the default storage, then
-            queue it (or run it here and now with background=False, as the command line does with --save)
-execute     what a task worker does: claim the job atomically (a job delivered twice runs once), run its
-            kind, publish the file it wrote to the storage, record the result or the failure
+            queue it for a task worker (jobs/tasks.py, which runs it with jobs/running.py) or run it here and
+            now with background=False, as the command line does with --save
 cancel      a queued job never starts; a running one stops at its next progress step
-log         a line in the job's log (its page shows the log as the job runs)
 """
 
 from __future__ import annotations
 
-import logging
-import os
-import shutil
-import time
-import zipfile
 from pathlib import Path
 
-from django.conf import settings
-from django.db.models import F, TextField, Value
-from django.db.models.functions import Concat
 from django.utils import timezone
 from django.utils.text import get_valid_filename
 
-from jobs import files, workers
-from jobs.kinds import Cancelled, get_kind
+from jobs import files, running, tasks
+from jobs.kinds import JobError, get_kind
 from jobs.models import Job
 
-logger = logging.getLogger(__name__)
-PROGRESS_WRITE_INTERVAL = 0.5  # seconds between progress writes to the database
-CHUNK = 1 << 20
-
-
-class JobError(ValueError):
-    """A job that cannot be started as asked; nothing was stored. Also the base of the errors a kind
-    raises for bad input, whose message is shown to the job's owner as it is."""
+__all__ = ["JobError", "cancel", "remove_stale_files", "start_job", "store_input"]
 
 
 def start_job(
@@ -71,11 +54,9 @@ def start_job(
         raise
     job.save(update_fields=["inputs"])
     if background:
-        from jobs.tasks import run_job
-
-        run_job.using(queue_name=queue).enqueue(job.pk)
+        tasks.run_job.using(queue_name=queue).enqueue(job.pk)
     else:
-        execute(job.pk)
+        running.execute(job.pk)
     job.refresh_from_db()
     return job
 
@@ -106,138 +87,9 @@ def remove_stale_files(max_age_days: float, now=None) -> int:
     for job in Job.objects.filter(status__in=Job.FINISHED, finished_at__lt=cutoff).exclude(inputs=[], output=""):
         files.delete_tree(job.storage_prefix)
         Job.objects.filter(pk=job.pk).update(output="", inputs=[])
-        log(job, f"input and output files removed after {max_age_days:g} days (JOB_FILES_MAX_AGE_DAYS)")
+        job.write_log(f"input and output files removed after {max_age_days:g} days (JOB_FILES_MAX_AGE_DAYS)")
         cleared += 1
     return cleared
-
-
-def scratch_folder(job: Job) -> Path:
-    """This host's working folder for the job (local copies, what it is writing); removed when the job ends."""
-    return files.scratch("jobs", str(job.pk))
-
-
-def output_file(job: Job, name: str) -> Path:
-    """A local path for the file (or folder) the job writes; published to the storage when the job succeeds."""
-    path = scratch_folder(job) / "output" / get_valid_filename(name)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    job.pending_output = path
-    return path
-
-
-def set_output(job: Job, key: str) -> None:
-    """Record a file already in the storage as the job's output (a trained model's archive)."""
-    job.pending_output = None
-    job.output = key
-    Job.objects.filter(pk=job.pk).update(output=key)
-
-
-def _publish_output(job: Job) -> None:
-    path = getattr(job, "pending_output", None)
-    if path is None or not path.exists():
-        return
-    if path.is_dir():  # a folder (a trained model) is kept as one zip archive
-        archive = path.with_name(path.name + ".zip")
-        zip_folder(path, archive)
-        path = archive
-    set_output(job, files.publish(path, f"{job.storage_prefix}/output/{path.name}"))
-
-
-def log(job: Job, message: str) -> None:
-    """Append a timestamped line to the job's log (in the database: the page may be served by another host)."""
-    Job.objects.filter(pk=job.pk).update(
-        log=Concat(F("log"), Value(f"{timezone.now():%H:%M:%S} {message}\n"), output_field=TextField())
-    )
-
-
-def zip_folder(folder: Path, archive: Path) -> Path:
-    """A folder as a zip archive, its files in name order (the same folder gives the same archive)."""
-    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zipped_folder:
-        for path in sorted(folder.rglob("*")):
-            if path.is_file():
-                info = zipfile.ZipInfo(str(path.relative_to(folder)), date_time=(1980, 1, 1, 0, 0, 0))
-                info.compress_type = zipfile.ZIP_DEFLATED
-                with path.open("rb") as source, zipped_folder.open(info, "w") as target:
-                    shutil.copyfileobj(source, target, files.CHUNK)
-    return archive
-
-
-def progress_recorder(job: Job):
-    """A progress(done, total) callback: writes progress at most twice a second (and at the end), logs each
-    tenth of the way, and raises Cancelled once someone asked the job to stop."""
-    last_write, last_tenth = 0.0, -1
-
-    def progress(done: int, total: int) -> None:
-        nonlocal last_write, last_tenth
-        now = time.monotonic()
-        if now - last_write < PROGRESS_WRITE_INTERVAL and done < total:
-            return
-        last_write = now
-        Job.objects.filter(pk=job.pk).update(done=done, total=total)
-        tenth = 10 * done // total if total else 0
-        if tenth > last_tenth:
-            last_tenth = tenth
-            log(job, f"{done} of {total} steps")
-        if Job.objects.filter(pk=job.pk, cancel_requested=True).exists():
-            raise Cancelled()
-
-    return progress
-
-
-def execute(job_id: int) -> Job:
-    """Run a queued job. The claim is one UPDATE on its status, so of two workers given the same job only
-    one runs it; a job cancelled before it started is marked so and not run."""
-    Job.objects.filter(pk=job_id, status=Job.Status.QUEUED, cancel_requested=True).update(
-        status=Job.Status.CANCELLED, finished_at=timezone.now()
-    )
-    claimed = Job.objects.filter(pk=job_id, status=Job.Status.QUEUED).update(
-        status=Job.Status.RUNNING, started_at=timezone.now(), worker=workers.current_worker, runner_pid=os.getpid()
-    )
-    job = Job.objects.get(pk=job_id)
-    if not claimed:
-        return job
-    log(job, f"started: {job.title}" + (f" on {workers.current_worker}" if workers.current_worker else ""))
-    try:
-        result = get_kind(job.kind).run(job, progress_recorder(job))
-        _publish_output(job)
-    except Cancelled:
-        return _finish(job, Job.Status.CANCELLED)
-    except Exception as error:
-        if not isinstance(error, (JobError, OSError)):
-            logger.exception("job %s (%s) failed", job.pk, job.kind)
-        return _finish(job, Job.Status.FAILED, error=describe_error(error, job))
-    finally:
-        shutil.rmtree(scratch_folder(job), ignore_errors=True)
-    return _finish(job, Job.Status.DONE, result=result)
-
-
-def _finish(job: Job, status: str, result=None, error: str = "") -> Job:
-    """Record how the job ended, unless it was already ended for it (its worker was taken for dead, or a
-    cancel stopped it): then that stands."""
-    values = {"status": status, "result": result, "error": error, "finished_at": timezone.now()}
-    running = Job.objects.filter(pk=job.pk, status=Job.Status.RUNNING)
-    if status == Job.Status.DONE:
-        values["done"] = F("total")
-    if running.update(**values):
-        log(job, f"{status}{': ' + error if error else ''}")
-    job.refresh_from_db()
-    return job
-
-
-def describe_error(error: Exception, job: Job) -> str:
-    """The error as the owner should read it: stored input paths shown as the uploaded files' names."""
-    if isinstance(error, files.StorageError):
-        message = str(error)  # names the storage and what it answered
-    elif isinstance(error, OSError) and error.filename:
-        message = f"{Path(error.filename).name}: {error.strerror}"
-    elif isinstance(error, ValueError) and type(error) is not ValueError:
-        message = str(error)  # the project's own input errors (RowError, JobError, ...) speak for themselves
-    else:
-        message = f"{type(error).__name__}: {error}"
-    for folder in (Path(settings.MEDIA_ROOT), scratch_folder(job) / "input"):
-        for entry in job.inputs:
-            message = message.replace(str(folder / entry["path"]), entry["name"])
-            message = message.replace(str(folder / entry["role"] / entry["name"]), entry["name"])
-    return message.replace(str(scratch_folder(job)) + "/", "")
 
 
 def cancel(job: Job) -> Job:

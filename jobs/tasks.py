@@ -3,9 +3,9 @@ REDIS_URL). Send a job to GPU workers with the queue "gpu"."""
 
 from django_tasks import task
 
-from jobs import services
+from jobs import running
 
 
 @task()
 def run_job(job_id: int) -> str:
-    return services.execute(job_id).status
+    return running.execute(job_id).status

@@ -87,13 +87,11 @@ def reap_dead_when_looked_at() -> None:
 
 
 def _fail(job: Job, reason: str) -> int:
-    from jobs.services import log
-
     changed = Job.objects.filter(pk=job.pk, status=Job.Status.RUNNING, worker=job.worker).update(
         status=Job.Status.FAILED, error=reason, finished_at=timezone.now()
     )
     if changed:
-        log(job, f"failed: {reason}")
+        job.write_log(f"failed: {reason}")
         logger.warning("job %s failed: %s", job.pk, reason)
     return changed
 
@@ -164,8 +162,6 @@ class Heartbeat(threading.Thread):
                     self.stop_cancelled(job)
 
     def stop_cancelled(self, job: Job) -> None:
-        from jobs.services import log
-
         try:
             os.kill(job.runner_pid, signal.SIGKILL)
         except ProcessLookupError:
@@ -173,7 +169,7 @@ class Heartbeat(threading.Thread):
         if Job.objects.filter(pk=job.pk, status=Job.Status.RUNNING).update(
             status=Job.Status.CANCELLED, finished_at=timezone.now()
         ):
-            log(job, "cancelled: stopped by its worker (it did not reach its next step in time)")
+            job.write_log("cancelled: stopped by its worker (it did not reach its next step in time)")
         self.cancel_seen.pop(job.pk, None)
 
     def stop(self) -> None:

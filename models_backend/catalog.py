@@ -23,7 +23,8 @@ from core import roles
 from jobs import files
 from jobs.kinds import kinds_of
 from jobs.models import Job
-from jobs.services import JobError, set_output, zip_folder
+from jobs.running import set_output, zip_folder
+from jobs.services import JobError
 from models_backend.models import StoredCheckpoint
 
 ENCODER = "encoder"  # a bare encoder (no task head): a training base or an embedder

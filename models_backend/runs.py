@@ -20,7 +20,7 @@ from django.conf import settings as django_settings
 
 from common.schema import Schema, Setting
 from jobs.kinds import JobKind, register
-from jobs.services import log, output_file, scratch_folder
+from jobs.running import output_file, scratch_folder
 from models_backend.dataio import read_pairs
 from models_backend.model_kinds import PRECISIONS, ModelKind
 from models_backend.training.recipe import LOSSES, UnliSettings
@@ -50,7 +50,7 @@ def _predict(job, progress):
 
     params = job.params
     output_format = params.get("output_format", "jsonl")
-    log(job, f"predicting with {Path(params['model_dir']).name} at precision {params.get('precision', 'auto')}")
+    job.write_log(f"predicting with {Path(params['model_dir']).name} at precision {params.get('precision', 'auto')}")
     return predict_file(
         params["model_dir"],
         _input(job, "input", "input_path"),
@@ -68,8 +68,7 @@ def _evaluate_model(job, progress):
     from models_backend.against_gold import evaluate_against_gold
 
     params = job.params
-    log(
-        job,
+    job.write_log(
         f"scoring {Path(params['model_dir']).name} against {job.inputs[0]['name'] if job.inputs else 'the gold file'}",
     )
     return evaluate_against_gold(
@@ -89,8 +88,7 @@ def _train_unli(job, progress):
     params = job.params
     output_dir = params.get("output_dir") or output_file(job, "model")
     recipe = UnliSettings(**params.get("settings", {}))
-    log(
-        job,
+    job.write_log(
         f"training from {Path(params['base']).name if params.get('base') else 'the packaged MiniLM'}; "
         f"surrogate pre-training: {'yes' if recipe.pretrain_snli or recipe.pretrain_chaosnli else 'no'}",
     )
@@ -104,12 +102,12 @@ def _train_unli(job, progress):
         progress=progress,
         baseline=bool(params.get("with_baseline")),
     )
-    log(job, f"eval Pearson r {result['pearson']:.4f}, Spearman rho {result['spearman']:.4f}")
+    job.write_log(f"eval Pearson r {result['pearson']:.4f}, Spearman rho {result['spearman']:.4f}")
     if not params.get("output_dir"):
         from models_backend.catalog import store_trained
 
         stored = store_trained(job, Path(output_dir))
-        log(job, f"model archived as checkpoint {stored.key} (sha256 {stored.sha256[:12]}…)")
+        job.write_log(f"model archived as checkpoint {stored.key} (sha256 {stored.sha256[:12]}…)")
     return result
 
 
@@ -147,7 +145,9 @@ def _import_atoms(job, pairs_path, atoms_path) -> dict:
         if any(json.loads(line)["atoms"] for line in atoms_path.open(encoding="utf-8"))
         else None
     )
-    log(job, f"imported into study {job.project.slug}: {added.created} examples, {atoms.created if atoms else 0} atoms")
+    job.write_log(
+        f"imported into study {job.project.slug}: {added.created} examples, {atoms.created if atoms else 0} atoms"
+    )
     return {"study": job.project.slug, "examples": added.created, "atoms": atoms.created if atoms else 0}
 
 

@@ -11,7 +11,8 @@ from annotation.services import exporters, importers
 from annotation.services.dataset_card import CardDetails, card_details
 from jobs.kinds import JobKind, register
 from jobs.models import Job
-from jobs.services import JobError, output_file, start_job
+from jobs.running import output_file
+from jobs.services import JobError, start_job
 
 IMPORT, EXPORT, BUNDLE = "import", "export", "bundle"
 # Files with more lines than this import in the background; smaller ones inside the request.

@@ -8,7 +8,7 @@ from django.core.management import call_command
 from django.core.management.base import SystemCheckError
 from django.test import override_settings
 
-from jobs import files, services
+from jobs import files, running, services
 from jobs.kinds import JobKind, register
 from jobs.models import Job
 from tests.faults.conftest import BUCKET
@@ -77,7 +77,7 @@ def test_an_outage_while_a_job_writes_leaves_no_output(s3, author):
     env, client = s3
 
     def write_then_lose_the_bucket(job, progress):
-        path = services.output_file(job, "out.jsonl")
+        path = running.output_file(job, "out.jsonl")
         path.write_text('{"a": 1}\n' * 1000)
         client.delete_bucket(Bucket=BUCKET)  # the store goes away before the output is published
         return {"rows": 1000}
@@ -89,4 +89,4 @@ def test_an_outage_while_a_job_writes_leaves_no_output(s3, author):
     assert "could not write jobs/" in job.error and "NoSuchBucket" in job.error and "Traceback" not in job.error
     client.create_bucket(Bucket=BUCKET)
     assert keys(client) == []
-    assert not services.scratch_folder(job).joinpath("output").exists()
+    assert not running.scratch_folder(job).joinpath("output").exists()

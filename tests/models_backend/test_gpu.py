@@ -118,7 +118,7 @@ def test_unli_training_steps_on_cuda(tiny_encoder, tmp_path):
 
 @pytest.mark.django_db
 def test_a_job_hands_its_gpu_memory_back(spread_nli, tmp_path, settings):
-    from jobs import services
+    from jobs import running
 
     settings.MEDIA_ROOT = tmp_path / "media"
     # cuBLAS keeps a workspace per handle for the life of the process (not the job's to hand back): made here,
@@ -138,7 +138,7 @@ def test_a_job_hands_its_gpu_memory_back(spread_nli, tmp_path, settings):
         "device": "cuda",
         "batch_size": 64,
     }
-    job = services.execute(Job.objects.create(kind=PREDICT, params=params).pk)
+    job = running.execute(Job.objects.create(kind=PREDICT, params=params).pk)
     assert job.status == "done", job.error
     assert job.result["device"] == "cuda" and job.result["precision"] == "fp16"
     assert torch.cuda.max_memory_allocated() > allocated  # the model really went to the GPU ...

@@ -6,7 +6,7 @@ import pytest
 from conftest import PAIRS, write_pairs_jsonl
 from django.test import override_settings
 
-from jobs import files, services
+from jobs import files, running, services
 from jobs.kinds import KINDS, JobKind
 from jobs.models import Job
 from models_backend.runs import PREDICT
@@ -54,7 +54,7 @@ def test_cancel_stops_a_running_job_at_its_next_step(tiny_nli, tmp_path, author)
 
     KINDS[PREDICT] = JobKind(PREDICT, original.title, cancel_midway, original.group)
     try:
-        finished = services.execute(job.pk)
+        finished = running.execute(job.pk)
     finally:
         KINDS[PREDICT] = original
     assert finished.status == "cancelled" and finished.done < len(PAIRS)
@@ -62,14 +62,14 @@ def test_cancel_stops_a_running_job_at_its_next_step(tiny_nli, tmp_path, author)
 
 def test_a_job_cancelled_before_it_starts_never_runs(author):
     job = Job.objects.create(kind=PREDICT, params={}, created_by=author, cancel_requested=True)
-    assert services.execute(job.pk).status == "cancelled"
+    assert running.execute(job.pk).status == "cancelled"
 
 
 def test_a_failing_job_is_stored_as_failed(tmp_path, author):
     job = Job.objects.create(
         kind=PREDICT, params={"model_dir": str(tmp_path / "none"), "input_path": "x", "output_path": "y"}
     )
-    finished = services.execute(job.pk)
+    finished = running.execute(job.pk)
     assert finished.status == "failed" and "none" in finished.error
 
 
@@ -80,8 +80,8 @@ def test_a_job_delivered_twice_runs_once(tiny_nli, tmp_path, author):
         params={"model_dir": str(tiny_nli), "input_path": str(source), "output_path": str(tmp_path / "o.jsonl")},
         created_by=author,
     )
-    first = services.execute(job.pk)
-    second = services.execute(job.pk)
+    first = running.execute(job.pk)
+    second = running.execute(job.pk)
     assert first.status == second.status == "done" and second.finished_at == first.finished_at
 
 
