@@ -30,6 +30,9 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
+# How long a page action or an assertion waits: make test runs two passes side by side on a 2-core runner,
+# where a heavy page (the report's agreement figures) took over 15 s to load beside the other pass.
+WAIT_MS = 45_000
 
 
 def tiny_models(folder: Path) -> Path:
@@ -112,7 +115,7 @@ def browser():
         pytest.fail("Debian's chromium is missing: `make test` installs it (apt-get install chromium)")
     from playwright.sync_api import expect, sync_playwright
 
-    expect.set_options(timeout=15000)  # assertions wait as long as page actions do (a busy 2-core runner is slow)
+    expect.set_options(timeout=WAIT_MS)  # assertions wait as long as page actions do
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         yield browser
@@ -123,7 +126,7 @@ def browser():
 def page(browser, request):
     context = browser.new_context(viewport={"width": 1200, "height": 900})
     page = context.new_page()
-    page.set_default_timeout(15000)
+    page.set_default_timeout(WAIT_MS)
     yield page
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / f"{request.node.name}.png"), full_page=True)
@@ -140,7 +143,7 @@ def open_window(browser):
         context = browser.new_context(viewport={"width": width, "height": height}, accept_downloads=True)
         contexts.append(context)
         page = context.new_page()
-        page.set_default_timeout(15000)
+        page.set_default_timeout(WAIT_MS)
         return page
 
     yield open_

@@ -12,7 +12,7 @@ from urllib.parse import parse_qs, quote, urlparse
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import MTurkStandIn, focused_item, manage, next_item, save_screenshot, tab_to_link
+from tests.browser.conftest import WAIT_MS, MTurkStandIn, focused_item, manage, next_item, save_screenshot, tab_to_link
 
 pytestmark = pytest.mark.browser
 
@@ -161,7 +161,7 @@ def test_prolific_participant_qualifies_works_and_returns_to_prolific_with_the_c
     # One page was the quota: the end page shows the code, then sends the participant on to Prolific.
     expect(page.locator("#completion-code")).to_have_text(PROLIFIC_CODE)
     assert no_sideways_scroll(page)
-    page.wait_for_url("https://app.prolific.com/**", timeout=15000)
+    page.wait_for_url("https://app.prolific.com/**", timeout=WAIT_MS)
     assert parse_qs(urlparse(page.url).query) == {"cc": [PROLIFIC_CODE]}
     assert page.url.startswith("https://app.prolific.com/submissions/complete?")
 

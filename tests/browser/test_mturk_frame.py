@@ -13,7 +13,7 @@ import pytest
 from playwright.sync_api import expect
 
 from benchmarks._common import free_port
-from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS, MTurkStandIn, manage, save_screenshot
+from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS, WAIT_MS, MTurkStandIn, manage, save_screenshot
 
 pytestmark = pytest.mark.browser
 
@@ -93,7 +93,7 @@ def test_an_accepted_hit_is_completed_inside_mturks_cross_site_frame(browser, de
     try:
         context = framed_browser.new_context(viewport={"width": 1280, "height": 900})
         page = context.new_page()
-        page.set_default_timeout(15000)
+        page.set_default_timeout(WAIT_MS)
         page.goto(f"https://{MTURK_HOST}/mturk/preview?groupId=G1")
         frame = page.frame_locator("#hit")
         items = frame.locator("fieldset.item")
