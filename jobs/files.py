@@ -40,7 +40,7 @@ def describe_storage() -> str:
     bucket = getattr(settings, "AWS_STORAGE_BUCKET_NAME", "")
     if bucket:
         return f"bucket {bucket!r} at {settings.AWS_S3_ENDPOINT_URL or 'AWS S3'}"
-    return f"folder {settings.MEDIA_ROOT}"
+    return f"folder {default_storage.location}"
 
 
 def _storage_failure(action: str, key: str, error: Exception) -> StorageError:

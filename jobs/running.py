@@ -15,7 +15,6 @@ import time
 import zipfile
 from pathlib import Path
 
-from django.conf import settings
 from django.db.models import F
 from django.utils import timezone
 from django.utils.text import get_valid_filename
@@ -143,8 +142,10 @@ def describe_error(error: Exception, job: Job) -> str:
         message = str(error)  # the project's own input errors (RowError, JobError, ...) speak for themselves
     else:
         message = f"{type(error).__name__}: {error}"
-    for folder in (Path(settings.MEDIA_ROOT), scratch_folder(job) / "input"):
-        for entry in job.inputs:
-            message = message.replace(str(folder / entry["path"]), entry["name"])
-            message = message.replace(str(folder / entry["role"] / entry["name"]), entry["name"])
-    return message.replace(str(scratch_folder(job)) + "/", "")
+    scratch = scratch_folder(job)
+    for entry in job.inputs:
+        # Where the input may be named: the storage's folder on this host, or the copy Job.input_path fetched.
+        for path in (files.local_path(entry["path"]), scratch / "input" / entry["role"] / entry["name"]):
+            if path is not None:
+                message = message.replace(str(path), entry["name"])
+    return message.replace(f"{scratch}/", "")

@@ -73,13 +73,14 @@ def _plan(link: ProlificLink, participant_id: str, amount: Decimal, reason: str,
 
 
 def _paid_rows(link: ProlificLink) -> list[settle.Row]:
-    """Participants a rule gives a bonus: they have a submission on Prolific (pulled) and worked here, and were
-    not rejected (their answers are excluded: a rule must not reward them)."""
-    return [
-        row
-        for row in settle.table(link)
-        if row.submission is not None and row.arrived is not None and row.submission.status != "REJECTED"
-    ]
+    """Participants who can get a bonus: they have a submission on Prolific (pulled) and worked here."""
+    return [row for row in settle.table(link) if row.submission is not None and row.arrived is not None]
+
+
+def _rewarded_rows(link: ProlificLink) -> list[settle.Row]:
+    """Those a rule rewards: not a participant rejected on Prolific, whose answers are excluded (an author may
+    still plan one a bonus by hand)."""
+    return [row for row in _paid_rows(link) if row.status != settle.REJECTED]
 
 
 def plan_for_gold(link: ProlificLink, minimum_accuracy: float, amount, by) -> list[Bonus]:
@@ -90,7 +91,7 @@ def plan_for_gold(link: ProlificLink, minimum_accuracy: float, amount, by) -> li
     reason = f"gold accuracy at least {minimum_accuracy:g}"
     planned = [
         _plan(link, row.participant_id, amount, reason, f"gold>={minimum_accuracy:g}:{row.participant_id}")
-        for row in _paid_rows(link)
+        for row in _rewarded_rows(link)
         if row.gold_accuracy is not None and row.gold_accuracy >= minimum_accuracy
     ]
     return _recorded(link, [bonus for bonus in planned if bonus], by, rule="gold")
@@ -103,7 +104,7 @@ def plan_per_page(link: ProlificLink, amount_per_page, by) -> list[Bonus]:
         _plan(
             link, row.participant_id, _amount(per_page * row.pages), f"{row.pages} pages", f"pages:{row.participant_id}"
         )
-        for row in _paid_rows(link)
+        for row in _rewarded_rows(link)
         if row.pages > 0
     ]
     return _recorded(link, [bonus for bonus in planned if bonus], by, rule="per page")

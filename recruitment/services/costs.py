@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 
 from django.conf import settings
+from django.db.models import Sum
 
 from recruitment.models import Bonus, ProlificLink
 
@@ -56,7 +57,7 @@ def preview(reward_cents: int, places: int, bonuses: Decimal, fee_rate, vat_rate
 def study_cost(link: ProlificLink) -> Cost:
     """The study's cost at the rates in settings, with every bonus of its ledger that is or may be paid."""
     ledger = Bonus.objects.filter(project=link.project).exclude(state=Bonus.State.FAILED)
-    bonuses = sum((bonus.amount for bonus in ledger), Decimal(0))
+    bonuses = ledger.aggregate(total=Sum("amount"))["total"] or Decimal(0)
     return preview(
         link.reward_cents, link.places, bonuses, settings.PROLIFIC_SERVICE_FEE_RATE, settings.PROLIFIC_VAT_RATE
     )

@@ -90,8 +90,9 @@ def pull(link: ProlificLink, client: ProlificClient | None = None) -> int:
     return count
 
 
+REJECTED = "REJECTED"  # a participant Prolific rejected: their answers are excluded here
 # Prolific statuses whose participant takes no more work here: the page they hold goes back to the pool.
-GONE = ("RETURNED", "TIMED-OUT", "REJECTED")
+GONE = ("RETURNED", "TIMED-OUT", REJECTED)
 
 
 def record_status(link: ProlificLink, submission_id: str, status: str, at: datetime, **values) -> bool:
@@ -242,7 +243,7 @@ def reject(
     rows = _submissions(link, [submission_id])
     (client or client_for(link)).transition_submission(submission_id, "REJECT", message, category)
     # The category is kept, the message to the participant is not copied into the log.
-    _after_action(link, rows, "REJECTED", "reject", by, category=category)
+    _after_action(link, rows, REJECTED, "reject", by, category=category)
     # Their answers leave every figure (exports flag them with the reason) and their items are asked again.
     session = _session(link, rows[0].participant_id)
     if session is not None:

@@ -474,10 +474,12 @@ def dry_run(link: ProlificLink, site: str) -> list:
 
     def answer(request) -> dict:
         if request.url.path.endswith("/filters/"):  # Prolific's choice ids are not asked for: names stand in
-            listed = [
-                (filter_id, prescreening.CHOICES[field]) for field, (filter_id, _) in prescreening.FILTERS.items()
-            ]
-            return {"results": [{"filter_id": fid, "choices": {name: name for name in names}} for fid, names in listed]}
+            choices = {filter_id: prescreening.CHOICES[field] for field, (filter_id, _) in prescreening.FILTERS.items()}
+            return {
+                "results": [
+                    {"filter_id": key, "choices": {name: name for name in names}} for key, names in choices.items()
+                ]
+            }
         return {"id": "DRY-RUN-STUDY", "status": "UNPUBLISHED"}
 
     transport, recorded = recording_transport(answer)
