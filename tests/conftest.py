@@ -34,6 +34,12 @@ def on_postgres() -> bool:
     return settings.DATABASES["default"]["ENGINE"].endswith("postgresql")
 
 
+# The task backend that runs a job inside the call that starts it (a test reads the finished job at once).
+IMMEDIATE_TASKS = {
+    "default": {"BACKEND": "django_tasks.backends.immediate.ImmediateBackend", "QUEUES": ["default", "gpu"]}
+}
+
+
 def redis_url(database: int) -> str:
     """A Redis database of this pass's own: make test runs its SQLite and PostgreSQL passes side by side
     against one Redis server (bin/test-passes)."""

@@ -19,6 +19,7 @@ from annotation.services.bundle import write_bundle
 from annotation.services.dataset_card import MISSING, CardError, card_details
 from annotation.tasktypes import TASK_TYPES
 from tests.annotation import test_datasets
+from tests.conftest import IMMEDIATE_TASKS
 
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 three_way = test_datasets.three_way  # a tie, an adjudication, a worker excluded with a reason
@@ -256,9 +257,7 @@ def test_the_bundle_page_takes_the_cards_details_and_refuses_a_bad_one_naming_it
     from jobs import files
     from jobs.models import Job
 
-    settings.TASKS = {
-        "default": {"BACKEND": "django_tasks.backends.immediate.ImmediateBackend", "QUEUES": ["default", "gpu"]}
-    }
+    settings.TASKS = IMMEDIATE_TASKS
     settings.MEDIA_ROOT = tmp_path / "media"
     project, _ = three_way
     client = Client()

@@ -23,6 +23,7 @@ from annotation.services.importers import ImportFileError, import_file, import_s
 from annotation.services.provenance import annotator_id
 from annotation.services.validation import validate_file
 from jobs.models import Job
+from tests.conftest import IMMEDIATE_TASKS
 
 pytestmark = pytest.mark.django_db
 
@@ -610,9 +611,7 @@ def test_the_bundle_holds_every_format_its_statement_and_instrument_and_validate
 
 
 def test_the_bundle_is_a_background_job_from_the_page_and_the_api(three_way, author, settings, tmp_path):
-    settings.TASKS = {
-        "default": {"BACKEND": "django_tasks.backends.immediate.ImmediateBackend", "QUEUES": ["default", "gpu"]}
-    }
+    settings.TASKS = IMMEDIATE_TASKS
     settings.MEDIA_ROOT = tmp_path / "media"
     project, _ = three_way
     client = Client()

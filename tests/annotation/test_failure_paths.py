@@ -23,9 +23,9 @@ from annotation.services.assignments import claim_page, submit_page
 from annotation.services.importers import ImportFileError, check_size, import_stream
 from annotation.tasktypes import TASK_TYPES
 from jobs.models import Job
+from tests.conftest import IMMEDIATE_TASKS
 
 pytestmark = pytest.mark.django_db
-IMMEDIATE = {"default": {"BACKEND": "django_tasks.backends.immediate.ImmediateBackend", "QUEUES": ["default", "gpu"]}}
 
 
 def signed_in(user, api=False):
@@ -61,7 +61,7 @@ def test_every_author_page_of_an_empty_study_answers_200(make_project, author, t
 
 
 def test_the_page_of_every_kind_of_finished_data_job_answers_200(make_project, author, settings, tmp_path):
-    settings.TASKS, settings.MEDIA_ROOT = IMMEDIATE, tmp_path / "media"
+    settings.TASKS, settings.MEDIA_ROOT = IMMEDIATE_TASKS, tmp_path / "media"
     from annotation.services import background
 
     project = make_project("nli_label")
@@ -418,7 +418,7 @@ def test_the_import_size_message_says_mib_and_no_line_0():
 
 
 def test_stale_uploads_and_old_jobs_files_are_removed(make_project, author, settings, tmp_path):
-    settings.MEDIA_ROOT, settings.TASKS = tmp_path / "media", IMMEDIATE
+    settings.MEDIA_ROOT, settings.TASKS = tmp_path / "media", IMMEDIATE_TASKS
     from annotation.services import background
 
     project = make_project("nli_label")

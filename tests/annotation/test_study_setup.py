@@ -23,14 +23,14 @@ from annotation.services.validation import validate_file
 from annotation.tasktypes import TASK_TYPES
 from common.schema import SettingError
 from jobs.models import Job
+from tests.conftest import IMMEDIATE_TASKS
 
 pytestmark = pytest.mark.django_db
-IMMEDIATE = {"default": {"BACKEND": "django_tasks.backends.immediate.ImmediateBackend", "QUEUES": ["default", "gpu"]}}
 
 
 @pytest.fixture
 def inline_jobs(settings, tmp_path):
-    settings.TASKS = IMMEDIATE
+    settings.TASKS = IMMEDIATE_TASKS
     settings.MEDIA_ROOT = tmp_path / "media"
 
 

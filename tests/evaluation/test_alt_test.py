@@ -18,6 +18,7 @@ from evaluation.runs import get_suite
 from evaluation.suites import run_alt_test
 from jobs.models import Job
 from metrics import alt_test as alt
+from tests.conftest import IMMEDIATE_TASKS
 from tests.evaluation.helpers import evaluate, evaluate_text, write_jsonl
 
 NLI = ("entailment", "neutral", "contradiction")
@@ -389,7 +390,7 @@ def test_bad_predictions_exit_2_naming_the_place(tmp_path):
 
 @pytest.fixture
 def _inline_tasks(settings, tmp_path):
-    settings.TASKS = {"default": {"BACKEND": "django_tasks.backends.immediate.ImmediateBackend"}}
+    settings.TASKS = IMMEDIATE_TASKS
     settings.MEDIA_ROOT = tmp_path / "media"
 
 

@@ -13,16 +13,16 @@ from rest_framework.test import APIClient
 from evaluation.runs import RunError, clean_parameters, start_run
 from evaluation.suites import run_chaos
 from jobs.models import Job
+from tests.conftest import IMMEDIATE_TASKS
 
 pytestmark = pytest.mark.django_db
 
-IMMEDIATE = {"default": {"BACKEND": "django_tasks.backends.immediate.ImmediateBackend"}}
 DUMMY = {"default": {"BACKEND": "django_tasks.backends.dummy.DummyBackend"}}
 
 
 @pytest.fixture(autouse=True)
 def _inline_tasks_and_media(settings, tmp_path):
-    settings.TASKS = IMMEDIATE
+    settings.TASKS = IMMEDIATE_TASKS
     settings.MEDIA_ROOT = tmp_path / "media"
 
 

@@ -11,10 +11,10 @@ from django.test import override_settings
 from jobs import files, running, services
 from jobs.kinds import JobKind, register
 from jobs.models import Job
+from tests.conftest import IMMEDIATE_TASKS
 from tests.faults.conftest import BUCKET
 
 pytestmark = pytest.mark.django_db
-IMMEDIATE = {"default": {"BACKEND": "django_tasks.backends.immediate.ImmediateBackend"}}
 
 
 def bucket_settings(env: dict, bucket: str = BUCKET) -> dict:
@@ -30,7 +30,7 @@ def bucket_settings(env: dict, bucket: str = BUCKET) -> dict:
             "default": {"BACKEND": "storages.backends.s3.S3Storage"},
             "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
         },
-        "TASKS": IMMEDIATE,
+        "TASKS": IMMEDIATE_TASKS,
     }
 
 

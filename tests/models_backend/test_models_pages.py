@@ -12,8 +12,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import override_settings
 
 from jobs.models import Job
+from tests.conftest import IMMEDIATE_TASKS
 
-IMMEDIATE = {"default": {"BACKEND": "django_tasks.backends.immediate.ImmediateBackend", "QUEUES": ["default", "gpu"]}}
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("_media")]
 # Tiny settings: one epoch, no surrogate pre-training (the checkbox left unticked), short pairs.
 STUDY_ROWS = 2 * len(PAIRS) + 1
@@ -56,7 +56,7 @@ def slider_study(make_project, import_rows, author):
     return project
 
 
-@override_settings(TASKS=IMMEDIATE)
+@override_settings(TASKS=IMMEDIATE_TASKS)
 def test_an_author_trains_on_a_studys_gold_and_evaluates_it_in_one_click(
     client, author, make_user, models_dir, slider_study
 ):
@@ -114,7 +114,7 @@ def test_an_author_trains_on_a_studys_gold_and_evaluates_it_in_one_click(
     assert Job.objects.count() == 2
 
 
-@override_settings(TASKS=IMMEDIATE)
+@override_settings(TASKS=IMMEDIATE_TASKS)
 def test_a_bad_upload_is_refused_with_its_line_and_nothing_is_stored(client, author, models_dir, tmp_path):
     client.force_login(author)
     bad = SimpleUploadedFile(
@@ -149,7 +149,7 @@ def test_a_bad_upload_is_refused_with_its_line_and_nothing_is_stored(client, aut
     assert Job.objects.count() == 0
 
 
-@override_settings(TASKS=IMMEDIATE)
+@override_settings(TASKS=IMMEDIATE_TASKS)
 def test_prediction_and_lm_choice_scoring_from_uploads(client, author, models_dir, tmp_path):
     client.force_login(author)
     pairs = write_pairs_jsonl(tmp_path / "in.jsonl").read_bytes()
@@ -188,7 +188,7 @@ def test_prediction_and_lm_choice_scoring_from_uploads(client, author, models_di
     assert f'href="/jobs/{predicted.pk}/"' in listed and f'href="/jobs/{scored.pk}/"' in listed
 
 
-@override_settings(TASKS=IMMEDIATE)
+@override_settings(TASKS=IMMEDIATE_TASKS)
 def test_atoms_are_generated_from_a_study_and_imported_into_a_validity_study(
     client, author, models_dir, make_project, import_rows
 ):
@@ -216,7 +216,7 @@ def test_atoms_are_generated_from_a_study_and_imported_into_a_validity_study(
     assert validity.examples.count() == len(PAIRS) and job.result["rows"] == len(PAIRS)
 
 
-@override_settings(TASKS=IMMEDIATE)
+@override_settings(TASKS=IMMEDIATE_TASKS)
 def test_antonym_pairs_from_a_study_with_the_servers_wordnet(
     client, author, models_dir, make_project, import_rows, settings, tmp_path
 ):
@@ -245,7 +245,7 @@ def test_antonym_pairs_from_a_study_with_the_servers_wordnet(
     assert len(lines) == job.result["written"] and lines[0]["modified_hypothesis"] != lines[0]["hypothesis"]
 
 
-@override_settings(TASKS=IMMEDIATE)
+@override_settings(TASKS=IMMEDIATE_TASKS)
 def test_an_nli_model_is_scored_against_a_label_studys_gold(client, author, models_dir, make_project, import_rows):
     from conftest import force_label
 
@@ -278,7 +278,7 @@ def test_an_nli_model_is_scored_against_a_label_studys_gold(client, author, mode
     assert job.result["n"] == 3 and job.result["without_gold"] == 1 and job.result["accuracy"] == pytest.approx(2 / 3)
 
 
-@override_settings(TASKS=IMMEDIATE)
+@override_settings(TASKS=IMMEDIATE_TASKS)
 def test_a_prediction_job_runs_at_the_precision_picked_in_the_form(client, author, models_dir, tmp_path):
     from models_backend.devices import cpu_has_bf16
 

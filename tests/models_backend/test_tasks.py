@@ -10,8 +10,8 @@ from jobs import files, running, services
 from jobs.kinds import KINDS, JobKind
 from jobs.models import Job
 from models_backend.runs import PREDICT
+from tests.conftest import IMMEDIATE_TASKS
 
-IMMEDIATE = {"default": {"BACKEND": "django_tasks.backends.immediate.ImmediateBackend", "QUEUES": ["default", "gpu"]}}
 pytestmark = pytest.mark.django_db
 
 
@@ -20,7 +20,7 @@ def _media(settings, tmp_path):
     settings.MEDIA_ROOT = tmp_path / "media"
 
 
-@override_settings(TASKS=IMMEDIATE)
+@override_settings(TASKS=IMMEDIATE_TASKS)
 def test_a_prediction_job_records_progress_and_result(tiny_nli, tmp_path, author):
     source = write_pairs_jsonl(tmp_path / "in.jsonl")
     params = {"model_dir": str(tiny_nli), "batch_size": 2}
@@ -85,7 +85,7 @@ def test_a_job_delivered_twice_runs_once(tiny_nli, tmp_path, author):
     assert first.status == second.status == "done" and second.finished_at == first.finished_at
 
 
-@override_settings(TASKS=IMMEDIATE)
+@override_settings(TASKS=IMMEDIATE_TASKS)
 def test_model_pages_for_authors_only(tiny_nli, tmp_path, author, worker, client, make_user, settings):
     from django.core.files.uploadedfile import SimpleUploadedFile
 
