@@ -33,8 +33,9 @@ from metrics.agreement import (
     kendall_tau_pairwise,
     krippendorff_alpha,
     pearson_spearman_pairwise,
-    reliability_matrix,
+    reliability_matrix_from_columns,
     split_half_jsd,
+    value_codes,
 )
 
 CONFIDENCE = 0.95
@@ -85,9 +86,28 @@ INTERACTIVE_PAIR_EVALUATIONS = 5000
 
 
 def load_annotations(project: Project) -> AnnotationTable:
-    """Stream the project's annotations into an AnnotationTable (no per-row ORM objects)."""
+    """Stream the project's annotations into an AnnotationTable (no per-row ORM objects). Worker answers are
+    kept as columns of numbers, STREAM_CHUNK rows at a time, so a study of a million answers holds tens of
+    megabytes here, not the hundreds its rows as Python tuples would."""
     categories = project.task.categories(project.options)
-    worker_rows, imported_rows = [], []
+    imported_rows = []
+    item_columns, worker_columns, code_columns = [], [], []
+    n_worker_rows = 0
+    pending: list[tuple] = []
+
+    def keep_pending():
+        nonlocal n_worker_rows
+        items, workers, values = zip(*pending)
+        try:
+            codes = value_codes(values, categories, first_row=n_worker_rows)
+        except ValueError as error:
+            raise ValueError(f"project {project.slug}: worker annotations: {error}") from None
+        item_columns.append(np.array(items, dtype=np.int64))
+        worker_columns.append(np.array(workers, dtype=np.int64))
+        code_columns.append(codes)
+        n_worker_rows += len(pending)
+        pending.clear()
+
     stream = (
         Annotation.objects.counted()
         .filter(item__project=project)
@@ -99,9 +119,19 @@ def load_annotations(project: Project) -> AnnotationTable:
         if worker_id is None:
             imported_rows.append((item_id, value, count))
         else:
-            worker_rows.append((item_id, worker_id, value))
+            pending.append((item_id, worker_id, value))
+            if len(pending) == STREAM_CHUNK:
+                keep_pending()
+    if pending:
+        keep_pending()
+
+    def joined(columns, dtype):
+        return np.concatenate(columns) if columns else np.empty(0, dtype=dtype)
+
     try:
-        workers = reliability_matrix(worker_rows, categories=categories)
+        workers = reliability_matrix_from_columns(
+            joined(item_columns, np.int64), joined(worker_columns, np.int64), joined(code_columns, float)
+        )
     except ValueError as error:
         raise ValueError(f"project {project.slug}: worker annotations: {error}") from None
 
@@ -127,7 +157,7 @@ def load_annotations(project: Project) -> AnnotationTable:
         item_ids=item_ids,
         counts=counts,
         workers=workers,
-        n_annotations=len(worker_rows) + sum(count for _, _, count in imported_rows),
+        n_annotations=n_worker_rows + sum(count for _, _, count in imported_rows),
         n_imported=sum(count for _, _, count in imported_rows),
     )
 
