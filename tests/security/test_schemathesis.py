@@ -3,6 +3,9 @@ a worker, an author and an admin, with every check schemathesis has (`call_and_v
 list runs them all: server errors, status codes, content types, headers and bodies against the schema,
 valid data accepted, invalid data refused, missing auth headers, unsupported methods, ...).
 
+test_api calls the development server (pytest-django's live server on the test database); test_api_served
+sends the same examples to bin/serve (uvicorn and common/asgi.py, the demo loaded as `make demo` has it).
+
 The operations are generated from the schema built in-process at import (pytest needs them at collection,
 before any server runs); test_published_schema_is_the_one_tested checks the live server serves that same
 schema, and test_schema_is_valid_openapi validates it with openapi-spec-validator. schemathesis' lazy
@@ -15,13 +18,14 @@ check, including the stateful ones (what a POST created can be read back).
 
 Bounded for CI (EXAMPLES_PER_OPERATION, STATEFUL_SCENARIOS and STATEFUL_STEPS); `bin/fuzz-api` runs the
 same tests with more examples, scenarios and steps.
-One exception to positive_data_acceptance: the three operations whose success depends on what no schema
-can say (an import's file content, an evaluation's files, whether the username and password are right)
-may answer a valid-looking request with 400; every 400 still has to match the error body.
+No check is left out, for any caller. The operations whose success depends on what no schema can say
+(REFUSED_BY_STATE: a file's content, the server's state, whether a password is right) are configured to
+take 400 as an answer to valid data; every 400 still has to match the error body.
 """
 
 import json
 import os
+import subprocess
 import zlib
 from collections import Counter
 
@@ -32,12 +36,13 @@ from hypothesis import HealthCheck, Phase, seed, settings
 from hypothesis.errors import FlakyStrategyDefinition
 from openapi_spec_validator import validate
 from rest_framework.authtoken.models import Token
+from schemathesis.config import PositiveDataAcceptanceConfig
 from schemathesis.core.failures import FailureGroup
-from schemathesis.specs.openapi.checks import ignored_auth, positive_data_acceptance
 
 from annotation.demo import load_demo
 from annotation.models import Project
 from annotation.services.assignments import claim_page
+from benchmarks._common import PYTHON, REPO_ROOT, AppServer
 
 SEED = int(os.environ.get("FUZZ_SEED", 7))  # another seed explores other examples and scenarios
 EXAMPLES_PER_OPERATION = int(os.environ.get("FUZZ_EXAMPLES", 4))
@@ -49,22 +54,24 @@ TOKENS = {
 }
 USERNAMES = {"worker": "worker1", "author": "author", "admin": "admin"}  # the demo's accounts
 CALLERS = ["anonymous", *TOKENS]
-# Operations whose success depends on more than the request's shape: the file's content, the credentials,
-# or the project's task type (which settings, answers and export formats fit it). A schema-valid request
-# may get a 400 from them, so positive_data_acceptance is not run there; the 400 must still be the
-# documented error body.
-BEYOND_THE_SCHEMA = {
-    "POST /api/v1/projects/{slug}/import/",
-    "POST /api/v1/evaluation/runs/",
-    "POST /api/v1/token/",
-    "POST /api/v1/projects/",
-    "PATCH /api/v1/projects/{slug}/",
-    "POST /api/v1/projects/{slug}/adjudicate/",
-    "GET /api/v1/projects/{slug}/export/",
-    "POST /api/v1/projects/{slug}/send-to-validation/",
-    "POST /api/v1/assignments/{id}/submit/",
-    "POST /api/v1/projects/{slug}/own-explanations/",  # whether the pairs are the caller's own
-    "POST /api/v1/projects/{slug}/bundle/",  # the card's license, languages and sources against the Hub's lists
+# Operations whose success depends on more than the request's shape: on the server's state (the items of the
+# claimed page, the project's task type, which settings and export formats fit it, the item adjudicated),
+# on a file's content, or on whether the username and password are right. A request the schema allows may
+# be refused there with 400, so schemathesis is told that 400 is an expected answer to valid data on these
+# operations only (positive_data_acceptance's documented `expected-statuses` setting): every check still
+# runs on them, and the 400 still has to be the documented error body.
+REFUSED_BY_STATE = {
+    ("POST", "/api/v1/token/"): "whether the username and password are right",
+    ("POST", "/api/v1/projects/{slug}/import/"): "the file's content",
+    ("POST", "/api/v1/evaluation/runs/"): "the files' content, and which files the chosen suite needs",
+    ("POST", "/api/v1/projects/"): "which settings the chosen task type has",
+    ("PATCH", "/api/v1/projects/{slug}/"): "which settings the project's task type has, and its lifecycle",
+    ("POST", "/api/v1/projects/{slug}/adjudicate/"): "whether the item is in the project",
+    ("GET", "/api/v1/projects/{slug}/export/"): "which formats fit the project's task type",
+    ("POST", "/api/v1/projects/{slug}/send-to-validation/"): "whether the project writes what can be validated",
+    ("POST", "/api/v1/assignments/{id}/submit/"): "the items on the claimed page",
+    ("POST", "/api/v1/projects/{slug}/own-explanations/"): "whether the pairs are the caller's own",
+    ("POST", "/api/v1/projects/{slug}/bundle/"): "the card's license, languages and sources against the Hub's lists",
 }
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -82,6 +89,8 @@ SCHEMA = generated_schema()
 # The coverage phase (a deterministic sweep of boundary values for every parameter) is the long part: on
 # for bin/fuzz-api, off in the bounded run of make test.
 COVERAGE_PHASE = os.environ.get("FUZZ_COVERAGE", "") == "1"
+# What positive_data_acceptance takes as accepting valid data unless told more (its default).
+ACCEPTED_ANSWERS = PositiveDataAcceptanceConfig().expected_statuses
 schema = schemathesis.openapi.from_dict(
     SCHEMA,
     config=schemathesis.Config.from_dict(
@@ -89,6 +98,14 @@ schema = schemathesis.openapi.from_dict(
             "seed": SEED,
             "generation": {"max-examples": EXAMPLES_PER_OPERATION},
             "phases": {"coverage": {"enabled": COVERAGE_PHASE}},
+            "operations": [
+                {
+                    "include-method": method,
+                    "include-path": path,
+                    "checks": {"positive_data_acceptance": {"expected-statuses": [*ACCEPTED_ANSWERS, "400"]}},
+                }
+                for method, path in REFUSED_BY_STATE
+            ],
         }
     ),
 )
@@ -191,25 +208,18 @@ def headers_of(who: str) -> dict:
     return {"Authorization": f"Token {TOKENS[who]}"}
 
 
-def authenticate_as(who, case):
-    headers = {key: value for key, value in (case.headers or {}).items() if key.lower() != "authorization"}
-    case.headers = {**headers, **headers_of(who)}
+def authenticate_as(who, case) -> None:
+    """Drop a generated Authorization header: the caller's credentials go with the call, as schemathesis' CLI
+    passes `-H`, so that ignored_auth takes them for valid ones and probes the operation without them and
+    with made-up ones (the anonymous caller sends none)."""
+    case.headers = {key: value for key, value in (case.headers or {}).items() if key.lower() != "authorization"}
 
 
-def checks_left_out(who, case) -> list:
-    excluded = [positive_data_acceptance] if case.operation.label in BEYOND_THE_SCHEMA else []
-    if who != "anonymous":
-        # ignored_auth swaps the scheme it knows (a session cookie) and leaves this token in place; the
-        # anonymous run is the one that shows every operation refuses a caller without credentials.
-        excluded.append(ignored_auth)
-    return excluded
-
-
-def call_as(who, case, live_server, demo_data):
-    aim_at_real_objects(case, demo_data)
+def call_as(who, case, base_url, credentials, real_objects):
+    aim_at_real_objects(case, real_objects)
     authenticate_as(who, case)
     CALLS[who, case.operation.label] += 1
-    case.call_and_validate(base_url=live_server.url, excluded_checks=checks_left_out(who, case))
+    case.call_and_validate(base_url=base_url, headers=credentials)
 
 
 @pytest.fixture(autouse=True)
@@ -217,11 +227,81 @@ def generous_throttles(settings):
     settings.API_THROTTLE_RATES = {"anon": "100000/minute", "user": "100000/minute"}
 
 
+PUT_TOKENS_BACK = f"""
+from django.contrib.auth import get_user_model
+from rest_framework.authtoken.models import Token
+for who, key in {TOKENS!r}.items():
+    user = get_user_model().objects.get(username={USERNAMES!r}[who])
+    Token.objects.filter(user=user).exclude(key=key).delete()
+    Token.objects.get_or_create(user=user, defaults={{"key": key}})
+"""
+
+
+class ServedApp:
+    """bin/serve as deployed behind uvicorn and common/asgi.py (its own SQLite database with the demo loaded,
+    as `make demo` serves it), with the callers' tokens put in place by a management shell."""
+
+    def __init__(self, server: AppServer):
+        self.server = server
+        self.url = f"http://127.0.0.1:{server.port}"
+        self.put_tokens_back()
+        self.real_objects = {
+            "slug": [project["slug"] for project in self.get("admin", "/api/v1/projects/?page_size=100")["results"]],
+            "id": [
+                str(self.post("worker", "/api/v1/projects/demo-nli/claim/")["id"]),
+                str(self.post("admin", "/api/v1/projects/demo-nli/claim/")["id"]),
+            ],
+        }
+
+    def put_tokens_back(self):
+        subprocess.run(
+            [PYTHON, "manage.py", "shell", "-c", PUT_TOKENS_BACK], cwd=REPO_ROOT, env=self.server.env, check=True
+        )
+
+    def credentials(self, who: str) -> dict:
+        return {} if who == "anonymous" else {"Authorization": f"Token {TOKENS[who]}"}
+
+    def get(self, who, path):
+        return requests.get(self.url + path, headers=self.credentials(who), timeout=60).json()
+
+    def post(self, who, path):
+        return requests.post(self.url + path, headers=self.credentials(who), timeout=60).json()
+
+
+@pytest.fixture(scope="module")
+def served_app(tmp_path_factory):
+    server = AppServer(
+        tmp_path_factory.mktemp("served"),
+        DEBUG="true",
+        TASK_WORKERS="0",
+        EXPIRY_SECONDS="0",
+        API_ANON_RATE="100000/minute",
+        API_USER_RATE="100000/minute",
+    )
+    server.start(seconds=float(os.environ.get("BROWSER_SERVER_START_S", 300)))
+    try:
+        yield ServedApp(server)
+    finally:
+        server.stop()
+
+
 @pytest.mark.parametrize("who", CALLERS)
 @schema.parametrize()
 @settings(suppress_health_check=[HealthCheck.function_scoped_fixture], deadline=None)
 def test_api(case, who, live_server, demo_data):
-    call_as(who, case, live_server, demo_data)
+    """Every operation against the development server (pytest-django's live server on the test database)."""
+    call_as(who, case, live_server.url, headers_of(who), demo_data)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("who", CALLERS)
+@schema.parametrize()
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture], deadline=None)
+def test_api_served(case, who, served_app):
+    """Every operation against bin/serve: the same examples and checks, through the production stack."""
+    call_as(who, case, served_app.url, served_app.credentials(who), served_app.real_objects)
+    if case.operation.label == "DELETE /api/v1/token/":
+        served_app.put_tokens_back()
 
 
 def workflow_of(who, live_server, demo_data, scenarios_run: Counter, failures: list):
@@ -240,17 +320,17 @@ def workflow_of(who, live_server, demo_data, scenarios_run: Counter, failures: l
 
         def before_call(self, case):
             authenticate_as(who, case)
+            self.credentials = headers_of(who)
             STATEFUL_CALLS[who, case.operation.label] += 1
 
         def get_call_kwargs(self, case):
-            return {"base_url": live_server.url}
+            return {"base_url": live_server.url, "headers": self.credentials}
 
         def validate_response(self, response, case, additional_checks=None, **kwargs):
             try:
                 case.validate_response(
                     response,
                     additional_checks=additional_checks,
-                    excluded_checks=checks_left_out(who, case),
                     transport_kwargs=kwargs or None,
                     recorder=self.recorder,
                 )
