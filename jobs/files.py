@@ -19,6 +19,7 @@ from pathlib import Path
 from django.conf import settings
 from django.core.files import File
 from django.core.files.storage import default_storage
+from storages.utils import clean_name, safe_join
 
 CHUNK = 1 << 20
 
@@ -106,7 +107,8 @@ def read_chunks(key: str, chunk_size: int = CHUNK) -> Iterator[bytes]:
     bucket = getattr(default_storage, "bucket", None)
     try:
         if bucket is not None:
-            body = bucket.Object(default_storage._normalize_name(key)).get()["Body"]
+            # The object's key as the storage names it (its location prefix), with django-storages' own helpers.
+            body = bucket.Object(safe_join(default_storage.location, clean_name(key))).get()["Body"]
             yield from body.iter_chunks(chunk_size)
             return
         with default_storage.open(key, "rb") as handle:

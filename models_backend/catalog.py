@@ -99,28 +99,29 @@ def _packaged() -> Checkpoint | None:
 
 
 def register_host_folder() -> None:
-    """Record this host's models folder in the registry (what is there now, and nothing that has gone)."""
+    """Record this host's models folder in the registry (what is there now, and nothing that has gone).
+    Called on every listing, so it writes only the rows whose description changed."""
     host = settings.HOST_NAME
     folder = Path(settings.MODELS_DIR)
     found = (
         [entry for entry in sorted(folder.iterdir()) if (entry / "config.json").is_file()] if folder.is_dir() else []
     )
+    stored = {row.key: row for row in StoredCheckpoint.objects.filter(host=host, key__startswith="shared/")}
     for entry in found:
         checkpoint = describe(f"shared/{entry.name}", entry, "models folder")
-        StoredCheckpoint.objects.update_or_create(
-            key=checkpoint.key,
-            host=host,
-            defaults={
-                "name": entry.name,
-                "kind": checkpoint.kind,
-                "label_map": checkpoint.labels,
-                "size": checkpoint.size,
-                "problem": checkpoint.problem,
-            },
-        )
-    StoredCheckpoint.objects.filter(host=host, key__startswith="shared/").exclude(
-        key__in=[f"shared/{entry.name}" for entry in found]
-    ).delete()
+        described = {
+            "name": entry.name,
+            "kind": checkpoint.kind,
+            "label_map": {str(index): label for index, label in checkpoint.labels.items()},  # as JSON keeps it
+            "size": checkpoint.size,
+            "problem": checkpoint.problem,
+        }
+        row = stored.get(checkpoint.key)
+        if row is None or any(getattr(row, field) != value for field, value in described.items()):
+            StoredCheckpoint.objects.update_or_create(key=checkpoint.key, host=host, defaults=described)
+    gone = set(stored) - {f"shared/{entry.name}" for entry in found}
+    if gone:
+        StoredCheckpoint.objects.filter(host=host, key__in=gone).delete()
 
 
 def _shared() -> list[Checkpoint]:

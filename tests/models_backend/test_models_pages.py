@@ -313,3 +313,25 @@ def test_a_prediction_job_runs_at_the_precision_picked_in_the_form(client, autho
     job = Job.objects.get()
     assert job.status == "done", job.error
     assert job.result["precision"] == precision
+
+
+def test_listing_the_checkpoints_again_writes_nothing(models_dir, author):
+    """Each listing records this host's models folder; once recorded, a listing only reads (no write per model
+    on every page view), and a model taken out of the folder leaves the registry."""
+    import shutil
+
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from models_backend import catalog
+    from models_backend.models import StoredCheckpoint
+
+    first = {checkpoint.key for checkpoint in catalog.checkpoints(author)}
+    assert {"shared/tiny-encoder", "shared/tiny-nli", "shared/tiny-lm"} <= first
+    with CaptureQueriesContext(connection) as queries:
+        assert {checkpoint.key for checkpoint in catalog.checkpoints(author)} == first
+    writes = [q["sql"] for q in queries.captured_queries if not q["sql"].lstrip().upper().startswith("SELECT")]
+    assert writes == []
+    shutil.rmtree(models_dir / "tiny-lm")
+    assert "shared/tiny-lm" not in {checkpoint.key for checkpoint in catalog.checkpoints(author)}
+    assert not StoredCheckpoint.objects.filter(key="shared/tiny-lm").exists()
