@@ -20,7 +20,7 @@ from annotation.models import (
     SelfJudgment,
     WorkerStatus,
 )
-from annotation.services.participants import ParticipantError, forget_participant
+from annotation.services.crowd.participants import ParticipantError, forget_participant
 from core import roles
 
 
@@ -182,7 +182,7 @@ class AdjudicationRecordAdmin(admin.ModelAdmin):
 
 class HumanWork:
     """Someone's judgments, kept as given: read in the admin (by the admin role), never added, changed or
-    deleted there; only the services write them (annotation.services.self_judgments, reasons)."""
+    deleted there; only the services write them (annotation.services.label_variation.self_judgments, reasons)."""
 
     def has_add_permission(self, request):
         return False

@@ -28,30 +28,23 @@ from annotation.serializers import (
     SubmitSerializer,
     settings_from,
 )
-from annotation.services import (
-    access,
-    adjudication,
-    background,
-    crowd,
-    dataset_card,
-    exporters,
-    linking,
-    reasons,
-    self_judgments,
-    variation,
-)
+from annotation.services import access
+from annotation.services.analysis import adjudication
 from annotation.services.assignments import (
     SubmissionError,
     claim_page,
     release_page,
     submit_page,
 )
-from annotation.services.importers import (
+from annotation.services.crowd import crowd
+from annotation.services.datasets import background, dataset_card, exporters
+from annotation.services.datasets.importers import (
     ImportFileError,
     check_size,
     import_upload,
     label_map_pairs,
 )
+from annotation.services.label_variation import linking, reasons, self_judgments, variation
 from annotation.services.progress import project_progress
 from annotation.services.projects import create_project, update_project
 from common.api_errors import ErrorSerializer, error_response
@@ -257,7 +250,7 @@ class ProjectViewSet(
     @action(detail=True, methods=["get"])
     def agreement(self, request, slug=None):
         # here, not at the top: the agreement figures load pandas and scipy (keep web processes lean)
-        from annotation.services.agreement import (
+        from annotation.services.analysis.agreement import (
             INTERACTIVE_PAIR_EVALUATIONS,
             project_agreement,
         )
@@ -276,7 +269,7 @@ class ProjectViewSet(
     def annotator_models(self, request, slug=None):
         """Majority vote, Wawa, Dawid-Skene, MACE and GLAD labels, worker reliability and accuracy on gold
         (nominal task types; projects with more answers than the page fits models to: the command)."""
-        from annotation.services.annotator_models import INTERACTIVE_ANSWERS, project_annotator_models
+        from annotation.services.analysis.annotator_models import INTERACTIVE_ANSWERS, project_annotator_models
 
         return Response(project_annotator_models(self._managed(), max_answers=INTERACTIVE_ANSWERS))
 

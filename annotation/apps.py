@@ -16,8 +16,8 @@ class AnnotationConfig(AppConfig):
     verbose_name = "Annotation"
 
     def ready(self):
-        from annotation.services import background  # noqa: F401  registers the import and export job kinds
         from annotation.services.access import crowd_study_of
+        from annotation.services.datasets import background  # noqa: F401  registers the import and export job kinds
         from core.roles import register_user_fact
 
         checks.register(task_type_contract)

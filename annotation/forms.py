@@ -7,8 +7,8 @@ from django import forms
 from django.template.loader import render_to_string
 from django.utils.safestring import mark_safe
 
-from annotation.services.budget import PLAN_SETTINGS
-from annotation.services.importers import GENERIC_FIELDS, PURPOSES, label_map_pairs
+from annotation.services.crowd.budget import PLAN_SETTINGS
+from annotation.services.datasets.importers import GENERIC_FIELDS, PURPOSES, label_map_pairs
 from annotation.services.study_settings import WORKED_EXAMPLE_FIELDS, current_setting, settings_schema
 from annotation.tasktypes import TASK_TYPE_CHOICES, get_task_type
 
@@ -165,5 +165,5 @@ class ImportConfirmForm(forms.Form):
         }
 
 
-# The budget planner's questions, from its settings (annotation.services.budget).
+# The budget planner's questions, from its settings (annotation.services.crowd.budget).
 BudgetPlanForm = type("BudgetPlanForm", (forms.Form,), PLAN_SETTINGS.form_fields())

@@ -60,12 +60,12 @@ class Project(models.Model):
     # EASL-style adaptive pages (slider projects): after a first round, serve the most uncertain items.
     adaptive = models.BooleanField(default=False)
     # Where this project's answers are validated (written hypotheses go to a labelling project); see
-    # annotation.services.linking.
+    # annotation.services.label_variation.linking.
     validation_project = models.ForeignKey(
         "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="validates"
     )
     # What workers see now (instructions, worked examples, the settings they answer with): the version each
-    # new page records (annotation.services.instrument).
+    # new page records (annotation.services.datasets.instrument).
     instrument = models.ForeignKey(
         "InstrumentVersion", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
@@ -366,7 +366,7 @@ class ReasonTag(models.Model):
 class SelfJudgment(models.Model):
     """An explanation's author judging their own label-explanation pair (VariErr's round 2 self-check), kept
     apart from the validators' votes: `example` is the pair in the validation project. One per author and
-    pair, never replaced (annotation.services.self_judgments)."""
+    pair, never replaced (annotation.services.label_variation.self_judgments)."""
 
     example = models.ForeignKey(Example, on_delete=models.CASCADE, related_name="self_judgments")
     worker = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="self_judgments")
@@ -509,7 +509,7 @@ class CrowdSession(models.Model):
 class InstrumentVersion(models.Model):
     """What workers of a study saw: its instructions, worked examples and the settings they answered with.
     Each page records the version it was shown with; changing them after pages were handed out makes a new
-    version (annotation.services.instrument)."""
+    version (annotation.services.datasets.instrument)."""
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="instrument_versions")
     number = models.PositiveIntegerField()

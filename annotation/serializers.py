@@ -1,8 +1,8 @@
 from rest_framework import serializers
 
 from annotation.models import AdjudicationRecord, Assignment, Item
-from annotation.services.importers import IMPORT_FORMATS
-from annotation.services.importers import PURPOSES as IMPORT_PURPOSES
+from annotation.services.datasets.importers import IMPORT_FORMATS
+from annotation.services.datasets.importers import PURPOSES as IMPORT_PURPOSES
 from annotation.services.study_settings import all_settings, settings_schema
 from annotation.tasktypes import TASK_TYPE_CHOICES, TASK_TYPES
 from common.api_schema import UploadField

@@ -118,14 +118,14 @@ def export_child(args) -> None:
     from django.db import connection
 
     from annotation.models import Project
-    from annotation.services.exporters import write_export
+    from annotation.services.datasets.exporters import write_export
 
     project = Project.objects.get(slug=SLUG)
     connection.ensure_connection()
     if args.what == "bundle":  # its modules (scipy, pandas for the figures) count as start-up, not as the bundle
-        import annotation.services.agreement  # noqa: F401
+        import annotation.services.analysis.agreement  # noqa: F401
         from annotation.formats import exportable
-        from annotation.services.bundle import write_bundle
+        from annotation.services.datasets.bundle import write_bundle
     before = rss_mb()
     if args.trace:
         tracemalloc.start()

@@ -299,7 +299,7 @@ MTURK_SANDBOX = env_bool("MTURK_SANDBOX", True)
 MTURK_ACCESS_KEY_ID = env_str("MTURK_ACCESS_KEY_ID")
 MTURK_SECRET_ACCESS_KEY = env_str("MTURK_SECRET_ACCESS_KEY")
 MTURK_FRAME_HEIGHT = env_int("MTURK_FRAME_HEIGHT", 0)  # ExternalQuestion's FrameHeight in pixels; 0: the whole window
-# A crowd participant's link to come back (annotation.services.crowd.resume_token) lapses after this many
+# A crowd participant's link to come back (annotation.services.crowd.crowd.resume_token) lapses after this many
 # seconds (default 7 days: longer than any study's page, shorter than for ever; docs/crowd.md).
 CROWD_RESUME_LINK_MAX_AGE = env_int("CROWD_RESUME_LINK_MAX_AGE", 7 * 24 * 3600)
 PROLIFIC_COMPLETE_URL = "https://app.prolific.com/submissions/complete?cc="

@@ -6,7 +6,7 @@ from django import forms
 
 from annotation.formats import get_format
 from annotation.services import access
-from annotation.services.importers import ImportFileError, check_size
+from annotation.services.datasets.importers import ImportFileError, check_size
 from common.schema import SettingError
 from models_backend import catalog
 from models_backend.runs import ModelForm

@@ -7,7 +7,7 @@ import csv
 from pathlib import Path
 
 from annotation.formats import ExportOptions, exportable
-from annotation.services import exporters
+from annotation.services.datasets import exporters
 from jobs.services import JobError
 
 # The export that carries gold probabilities, and the column holding them.

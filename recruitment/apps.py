@@ -7,7 +7,8 @@ class RecruitmentConfig(AppConfig):
     verbose_name = "Recruitment"
 
     def ready(self):
-        from annotation.services import crowd, participants, projects
+        from annotation.services import projects
+        from annotation.services.crowd import crowd, participants
         from recruitment.services.erasure import forget_prolific_participant
         from recruitment.services.studies import follow_status, prolific_study
 

@@ -5,7 +5,7 @@ MTurk stopped taking new requesters in July 2026 and is kept in maintenance; Pro
 Calls go to the sandbox unless MTURK_SANDBOX is false. The keys come from the settings (or boto3's own chain)
 and go to boto3 only: no message, audit detail or dry-run line carries them. The audit log names a
 participant by their pseudonym (`w<account>`), never by MTurk worker or assignment ID, so that erasing them
-(annotation.services.participants) leaves no ID behind.
+(annotation.services.crowd.participants) leaves no ID behind.
 """
 
 from __future__ import annotations
@@ -23,7 +23,8 @@ from django.conf import settings
 from django.utils.crypto import salted_hmac
 
 from annotation.models import AuditEntry, CrowdSession, Project
-from annotation.services import access, audit, crowd
+from annotation.services import access, audit
+from annotation.services.crowd import crowd
 
 SANDBOX_ENDPOINT = "https://mturk-requester-sandbox.us-east-1.amazonaws.com"
 PRODUCTION_ENDPOINT = "https://mturk-requester.us-east-1.amazonaws.com"

@@ -12,7 +12,7 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 
 from annotation.services import access
-from annotation.services.pay import suggest_reward
+from annotation.services.crowd.pay import suggest_reward
 from recruitment import prescreening
 from recruitment.models import Bonus, ProlificLink
 from recruitment.prolific import REJECTION_CATEGORIES, REJECTION_MESSAGE_MIN, ProlificError

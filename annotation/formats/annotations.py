@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from annotation.formats.base import ExportOptions, FieldDoc, Format, checked_records, json_line, schema_errors
 from annotation.formats.jsonl import ANNOTATION_FIELDS
-from annotation.services.provenance import Provenance
-from annotation.services.records import annotation_record, item_batches
+from annotation.services.datasets.provenance import Provenance
+from annotation.services.datasets.records import annotation_record, item_batches
 from common.readers import RowError
 
 

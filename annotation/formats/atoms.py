@@ -21,7 +21,7 @@ from annotation.formats.base import (
     schema_errors,
 )
 from annotation.models import Atom, Example
-from annotation.services.records import keyset_batches, with_votes
+from annotation.services.datasets.records import keyset_batches, with_votes
 from common.readers import RowError
 
 EXAMPLE_FIELDS = ("example_id", "id", "premise", "hypothesis", "update", "update_type", "label", "atoms", STUDIO_KEY)

@@ -21,7 +21,7 @@ from annotation.formats.base import (
     studio_fields,
     text,
 )
-from annotation.services.records import collected_summary, item_batches, vote_counts
+from annotation.services.datasets.records import collected_summary, item_batches, vote_counts
 from annotation.tasktypes.base import majority
 from common.readers import RowError
 from common.vocabulary import ALPHA_NLI, NLI, label_set_of

@@ -20,8 +20,8 @@ from annotation.formats.base import (
     schema_errors,
     text,
 )
-from annotation.services.provenance import Provenance
-from annotation.services.records import Vote, annotation_record
+from annotation.services.datasets.provenance import Provenance
+from annotation.services.datasets.records import Vote, annotation_record
 from common.readers import RowError
 from common.vocabulary import UPDATE
 
@@ -77,7 +77,7 @@ class DeltaNLI(Format):
         )
 
     def write(self, project, options: ExportOptions):
-        from annotation.services.linking import written_records  # linking reaches the projects service
+        from annotation.services.label_variation.linking import written_records  # linking reaches the projects service
 
         task, provenance = project.task, Provenance(project)
         lines = []

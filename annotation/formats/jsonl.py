@@ -17,9 +17,9 @@ from annotation.formats.base import (
     json_line,
     schema_errors,
 )
-from annotation.services.provenance import Provenance
-from annotation.services.reasons import export_rounds
-from annotation.services.records import annotation_record, item_batches
+from annotation.services.datasets.provenance import Provenance
+from annotation.services.datasets.records import annotation_record, item_batches
+from annotation.services.label_variation.reasons import export_rounds
 from common.readers import RowError
 
 ANNOTATION_FIELDS = (

@@ -31,10 +31,10 @@ from annotation.formats.base import (
     csv_line,
     mnli_pairs,
 )
-from annotation.services.provenance import Provenance
-from annotation.services.reasons import export_rounds
-from annotation.services.records import ItemRecord, item_batches
-from annotation.services.variation import read_explanations
+from annotation.services.datasets.provenance import Provenance
+from annotation.services.datasets.records import ItemRecord, item_batches
+from annotation.services.label_variation.reasons import export_rounds
+from annotation.services.label_variation.variation import read_explanations
 from common.readers import RowError, csv_rows
 from common.vocabulary import LIVENLI_ANSWERS, LIVENLI_SEPARATOR, NLI, NO_GOLD, LabelError, snli_gold_label, to_label
 

@@ -17,8 +17,8 @@ from annotation.formats.base import (
     studio_fields,
     text,
 )
-from annotation.services.provenance import Provenance
-from annotation.services.records import item_batches
+from annotation.services.datasets.provenance import Provenance
+from annotation.services.datasets.records import item_batches
 from common.readers import RowError
 from common.vocabulary import LONG_NAMES, NLI, NO_GOLD, long_name, snli_gold_label
 

@@ -16,7 +16,7 @@ from annotation.formats.base import (
     csv_cell,
     csv_line,
 )
-from annotation.services.records import item_batches
+from annotation.services.datasets.records import item_batches
 from common.readers import RowError
 
 COLUMNS = (

@@ -25,8 +25,8 @@ from annotation.formats.base import (
     schema_errors,
     studio_fields,
 )
-from annotation.services.reasons import export_rounds
-from annotation.services.records import item_batches
+from annotation.services.datasets.records import item_batches
+from annotation.services.label_variation.reasons import export_rounds
 from common.readers import RowError
 
 TAGGERS = ("a1", "a2")

@@ -18,7 +18,7 @@ from annotation.formats.base import (
     probability_text,
     text,
 )
-from annotation.services.records import item_batches
+from annotation.services.datasets.records import item_batches
 from common.readers import RowError
 from common.vocabulary import NLI, USNLI_NUMBERING
 

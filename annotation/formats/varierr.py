@@ -24,9 +24,9 @@ from annotation.formats.base import (
     schema_errors,
     studio_fields,
 )
-from annotation.services.provenance import Provenance
-from annotation.services.records import ItemRecord, item_batches
-from annotation.services.variation import peer_majority, read_explanations
+from annotation.services.datasets.provenance import Provenance
+from annotation.services.datasets.records import ItemRecord, item_batches
+from annotation.services.label_variation.variation import peer_majority, read_explanations
 from common.readers import RowError
 from common.vocabulary import LONG_NAMES, NLI
 from metrics.variation import ERROR, PENDING, VERDICTS, classify_labels
@@ -192,7 +192,7 @@ class VariErr(Format):
 def _judgments(explained) -> dict:
     """{(example key, label, worker id): (the author's own judgment or None, [(validator's anonymised id,
     their judgment), ...])} "makes sense" of the collected explanations among these (as the one reader of
-    explanations, annotation.services.variation, gives them)."""
+    explanations, annotation.services.label_variation.variation, gives them)."""
     judged = {}
     for explanation in explained:
         if explanation.author.startswith("worker:"):

@@ -39,7 +39,7 @@ class NotOpen(PermissionDenied):
 
 def crowd_study(user) -> int | None:
     """The first study a crowd account (made by a platform entry link for one participant) works on (it may
-    work on the studies linked to it that the participant arrived in too: annotation.services.crowd); None for
+    work on the studies linked to it that the participant arrived in too: annotation.services.crowd.crowd); None for
     every other account."""
     from annotation.models import CrowdSession
 
@@ -217,7 +217,7 @@ def _audience_admits_project(user, project) -> bool:
 def work_refusal(user, project, new_page: bool = True) -> PermissionDenied | None:
     """Why this worker may not claim (new_page) or submit now, or None when they may. Assumes can_view."""
     from annotation.models import Project, WorkerStatus
-    from annotation.services.qualification import has_passed
+    from annotation.services.crowd.qualification import has_passed
 
     if not has_role(user, WORKER):
         return PermissionDenied("only workers may annotate")

@@ -24,9 +24,11 @@ from django.utils import timezone
 
 from annotation.live import announce_progress
 from annotation.models import Annotation, Assignment, Claim, Item, PageDraft, Project
-from annotation.services import access, instrument, linking, pools, reasons
+from annotation.services import access, pools
 from annotation.services.answers import SubmissionError, check_against_items, parse_answers
-from annotation.services.quality import is_gold_correct, record_gold_answers
+from annotation.services.crowd.quality import is_gold_correct, record_gold_answers
+from annotation.services.datasets import instrument
+from annotation.services.label_variation import linking, reasons
 from annotation.services.redundancy import settle_item
 from annotation.services.study_settings import settings_schema
 from common.compiled_queries import compiled_rows, insert_rows, update_row

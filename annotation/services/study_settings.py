@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from annotation.models import Project
-from annotation.services.reasons import AUTHORS, TACL_2022_TAXONOMY, TAGGERS, check_taxonomy
+from annotation.services.label_variation.reasons import AUTHORS, TACL_2022_TAXONOMY, TAGGERS, check_taxonomy
 from annotation.tasktypes import TASK_TYPES
 from common.schema import Schema, Setting
 

@@ -1,12 +1,12 @@
 """Explanation validation (VariErr NLI's second round): does a label's explanation make sense?
 
 Each item is one (label, explanation) pair of a label_explanation study, sent here by
-annotation.services.linking (or imported): the example's source_data holds the label (an imported row's
+annotation.services.label_variation.linking (or imported): the example's source_data holds the label (an imported row's
 label column is the example's source label), the explanation and its highlighted spans. Validators answer
 yes or no; the item's aggregate is the majority. The explanation's author never judges it: linking gives
 the author a claim on the item already, so claims skip it, and a submit that reaches it anyway is refused
 here (check_answer). VariErr keeps the author's own judgment apart from the peers': authors judge their own
-pairs on a page of their own (annotation.services.self_judgments), never as validators here.
+pairs on a page of their own (annotation.services.label_variation.self_judgments), never as validators here.
 """
 
 from __future__ import annotations

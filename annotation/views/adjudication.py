@@ -6,7 +6,8 @@ from django.core.paginator import Paginator
 from django.shortcuts import get_object_or_404, redirect, render
 
 from annotation.models import Item
-from annotation.services import access, adjudication
+from annotation.services import access
+from annotation.services.analysis import adjudication
 from annotation.services.answers import SubmissionError
 from annotation.views.reasons import reasons_context
 from annotation.views.work import task_context

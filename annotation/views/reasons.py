@@ -7,7 +7,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from annotation.models import Item
-from annotation.services import access, reasons
+from annotation.services import access
+from annotation.services.label_variation import reasons
 
 
 def reasons_context(item: Item, user, error: reasons.ReasonError | None = None, saved: bool = False) -> dict:

@@ -4,7 +4,8 @@ from django.contrib.auth.decorators import login_required
 from django.shortcuts import render
 
 from annotation.models import AuditEntry
-from annotation.services import access, audit, reasons, simulation
+from annotation.services import access, audit, simulation
+from annotation.services.label_variation import reasons
 from core import roles
 
 # Resamples behind the page's intervals; `manage.py agreement SLUG --bootstrap N` gives more.
@@ -108,11 +109,11 @@ def annotator_model_tables(models: dict) -> dict:
 @login_required
 def report(request, slug):
     # here, not at the top: the report loads pandas, scipy and matplotlib (keep web processes lean)
-    from annotation.services.agreement import (
+    from annotation.services.analysis.agreement import (
         INTERACTIVE_PAIR_EVALUATIONS,
         project_report,
     )
-    from annotation.services.annotator_models import INTERACTIVE_ANSWERS, project_annotator_models
+    from annotation.services.analysis.annotator_models import INTERACTIVE_ANSWERS, project_annotator_models
 
     project = access.project_for(request.user, slug, "manage")
     result = project_report(project, bootstrap=REPORT_BOOTSTRAP, max_pair_evaluations=INTERACTIVE_PAIR_EVALUATIONS)

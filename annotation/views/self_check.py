@@ -7,7 +7,8 @@ from django.http import Http404
 from django.shortcuts import redirect, render
 from django.template.defaultfilters import pluralize
 
-from annotation.services import access, self_judgments
+from annotation.services import access
+from annotation.services.label_variation import self_judgments
 from common.vocabulary import NLI
 
 PAGE = 10  # pairs judged on one page

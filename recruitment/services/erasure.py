@@ -7,7 +7,7 @@ participant groups are not changed from here (remove the member on Prolific)."""
 from __future__ import annotations
 
 from annotation.models import CrowdSession
-from annotation.services.participants import pseudonym
+from annotation.services.crowd.participants import pseudonym
 from recruitment.models import Bonus, ParticipantGroup, ProlificSubmission
 
 

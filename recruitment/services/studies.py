@@ -11,9 +11,10 @@ from decimal import Decimal
 from django.db import transaction
 
 from annotation.models import AuditEntry, CrowdSession, Project
-from annotation.services import access, audit, crowd
-from annotation.services.crowd import study_setting
-from annotation.services.pay import CURRENCY_SIGNS, PROLIFIC_MINIMUM_HOURLY, PROLIFIC_RECOMMENDED_HOURLY
+from annotation.services import access, audit
+from annotation.services.crowd import crowd
+from annotation.services.crowd.crowd import study_setting
+from annotation.services.crowd.pay import CURRENCY_SIGNS, PROLIFIC_MINIMUM_HOURLY, PROLIFIC_RECOMMENDED_HOURLY
 from annotation.services.projects import update_project
 from common.schema import SettingError
 from recruitment import prescreening

@@ -1,7 +1,7 @@
 """A label-explanation study sent to validation, as the self-check tests (service and API) both start from."""
 
 from annotation.services.assignments import claim_page, submit_page
-from annotation.services.linking import send_to_validation
+from annotation.services.label_variation.linking import send_to_validation
 
 PREMISE = "A man in a grey suit is reading a newspaper on a crowded train."
 HYPOTHESIS = "A man is going to work."

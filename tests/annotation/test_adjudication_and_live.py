@@ -9,7 +9,7 @@ from channels.testing import WebsocketCommunicator
 from rest_framework.test import APIClient
 
 from annotation.models import AdjudicationRecord, Item
-from annotation.services.adjudication import adjudicate, queue
+from annotation.services.analysis.adjudication import adjudicate, queue
 from annotation.services.answers import SubmissionError
 from annotation.services.assignments import claim_page, submit_page
 from tests.conftest import redis_url, require_service
@@ -42,7 +42,7 @@ def test_ties_wait_for_an_author_and_every_change_is_kept(tied, author, make_use
         AdjudicationRecord.objects.filter(item=item).order_by("id").values_list("before", "after", "author__username")
     )
     assert history == [(None, "valid", "author1"), ("valid", "invalid", "author1")]
-    from annotation.services.exporters import write_export
+    from annotation.services.datasets.exporters import write_export
 
     out = tmp_path / "x.jsonl"
     write_export(tied, "jsonl", out)

@@ -12,13 +12,13 @@ from django.core.management import CommandError, call_command
 from scipy import stats
 
 from annotation.models import Annotation, Item
-from annotation.services.agreement import (
+from annotation.services.analysis.agreement import (
     item_mean_abs_difference,
     item_pair_agreement,
     project_agreement,
     project_report,
 )
-from annotation.services.importers import import_file
+from annotation.services.datasets.importers import import_file
 from metrics.agreement import split_half_jsd
 
 pytestmark = pytest.mark.django_db
@@ -270,7 +270,7 @@ def test_per_item_agreement_helpers():
 
 
 def test_plots_are_svg_and_escape_text():
-    from annotation.services.agreement import agreement_histogram_svg
+    from annotation.services.analysis.agreement import agreement_histogram_svg
     from annotation.tasktypes.defeasible_atom import atom_effect_strips_svg
     from annotation.tasktypes.unli_slider import slider_by_label_svg
 

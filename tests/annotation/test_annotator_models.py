@@ -8,7 +8,7 @@ import pytest
 from django.core.management import call_command
 
 from annotation.models import Annotation, Item
-from annotation.services.annotator_models import project_annotator_models
+from annotation.services.analysis.annotator_models import project_annotator_models
 
 pytestmark = pytest.mark.django_db
 
@@ -88,8 +88,8 @@ def test_service_on_varierr(varierr_project):
 
 def test_exports_carry_each_workers_reliability_and_the_validator_checks_it(varierr_project):
     from annotation.formats import get_format
-    from annotation.services import exporters
-    from annotation.services.provenance import annotator_id
+    from annotation.services.datasets import exporters
+    from annotation.services.datasets.provenance import annotator_id
 
     project, _ = varierr_project
     report = project_annotator_models(project)
@@ -169,7 +169,7 @@ def test_api_and_report_page(client, author, varierr_project):
 
 
 def test_large_projects_fit_the_fast_models_and_point_to_the_command(client, author, varierr_project, monkeypatch):
-    from annotation.services import annotator_models
+    from annotation.services.analysis import annotator_models
 
     project, _ = varierr_project
     monkeypatch.setattr(annotator_models, "INTERACTIVE_ANSWERS", 10)

@@ -13,7 +13,7 @@ from django.core import signing
 from django.test import Client
 
 from annotation.models import CrowdSession
-from annotation.services import crowd, qualification
+from annotation.services.crowd import crowd, qualification
 from annotation.services.projects import set_status
 
 pytestmark = pytest.mark.django_db

@@ -9,7 +9,7 @@ from django.test import Client
 from django.utils import timezone
 
 from annotation.models import Assignment
-from annotation.services.pay import reward_for, suggest_reward
+from annotation.services.crowd.pay import reward_for, suggest_reward
 
 PLACEHOLDERS = "PROLIFIC_PID={{%PROLIFIC_PID%}}&amp;STUDY_ID={{%STUDY_ID%}}&amp;SESSION_ID={{%SESSION_ID%}}"
 

@@ -13,7 +13,8 @@ from rest_framework.test import APIClient
 
 from annotation.formats import exportable
 from annotation.models import CrowdSession
-from annotation.services import access, qualification
+from annotation.services import access
+from annotation.services.crowd import qualification
 from core import roles
 
 pytestmark = pytest.mark.django_db
@@ -120,8 +121,8 @@ def test_the_signed_token_the_study_hands_out_brings_the_participant_back(study,
 def test_a_resume_link_lapses_and_dies_with_an_erasure(study, client, settings):
     from unittest import mock
 
-    from annotation.services import crowd
-    from annotation.services.participants import forget_participant
+    from annotation.services.crowd import crowd
+    from annotation.services.crowd.participants import forget_participant
 
     client.get(prolific_link(study))
     session = CrowdSession.objects.get(project=study)
@@ -350,8 +351,8 @@ def test_no_work_left_without_an_answer_gives_no_code_but_a_way_out(make_project
 
 
 def test_counts_read_as_english_and_exports_have_one_extension(make_project, import_rows, make_user, client, author):
-    from annotation.services import exporters
     from annotation.services.assignments import claim_page, submit_page
+    from annotation.services.datasets import exporters
     from annotation.tasktypes import TASK_TYPES
 
     project = make_project("nli_label", slug="plurals", items_per_page=1, redundancy=1, max_annotations=1)

@@ -15,8 +15,8 @@ from django.core.management import CommandError, call_command
 from annotation.demo import load_demo
 from annotation.formats import exportable
 from annotation.models import Project
-from annotation.services.bundle import write_bundle
-from annotation.services.dataset_card import MISSING, CardError, card_details
+from annotation.services.datasets.bundle import write_bundle
+from annotation.services.datasets.dataset_card import MISSING, CardError, card_details
 from annotation.tasktypes import TASK_TYPES
 from tests.annotation import test_datasets
 from tests.conftest import IMMEDIATE_TASKS
@@ -293,7 +293,7 @@ def test_a_parquet_copy_types_a_column_only_where_every_value_reads_back_as_writ
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from annotation.services.tables import JSON_TEXT, write_parquet
+    from annotation.services.datasets.tables import JSON_TEXT, write_parquet
 
     table = tmp_path / "t.csv"
     table.write_text('id,unli,answers,tie,note\n007,0.50,1,true,"two\nlines"\n12,0.25,2,,\n', encoding="utf-8")

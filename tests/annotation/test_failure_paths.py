@@ -18,9 +18,10 @@ from rest_framework.test import APIClient
 from annotation.demo import load_demo
 from annotation.formats import exportable
 from annotation.models import Annotation, CrowdSession, Item, Project
-from annotation.services import qualification, uploads
 from annotation.services.assignments import claim_page, submit_page
-from annotation.services.importers import ImportFileError, check_size, import_stream
+from annotation.services.crowd import qualification
+from annotation.services.datasets import uploads
+from annotation.services.datasets.importers import ImportFileError, check_size, import_stream
 from annotation.tasktypes import TASK_TYPES
 from jobs.models import Job
 from tests.conftest import IMMEDIATE_TASKS
@@ -62,7 +63,7 @@ def test_every_author_page_of_an_empty_study_answers_200(make_project, author, t
 
 def test_the_page_of_every_kind_of_finished_data_job_answers_200(make_project, author, settings, tmp_path):
     settings.TASKS, settings.MEDIA_ROOT = IMMEDIATE_TASKS, tmp_path / "media"
-    from annotation.services import background
+    from annotation.services.datasets import background
 
     project = make_project("nli_label")
     path = tmp_path / "rows.jsonl"
@@ -419,7 +420,7 @@ def test_the_import_size_message_says_mib_and_no_line_0():
 
 def test_stale_uploads_and_old_jobs_files_are_removed(make_project, author, settings, tmp_path):
     settings.MEDIA_ROOT, settings.TASKS = tmp_path / "media", IMMEDIATE_TASKS
-    from annotation.services import background
+    from annotation.services.datasets import background
 
     project = make_project("nli_label")
     old = uploads.stage(project, SimpleUploadedFile("a.jsonl", b'{"premise": "P", "hypothesis": "H"}\n'))

@@ -9,9 +9,9 @@ import pytest
 
 from annotation.formats import FORMATS, ExportOptions
 from annotation.formats.base import MAX_RECORD_CHARS, MAX_TEXT_CHARS
-from annotation.services import exporters
 from annotation.services.answers import MAX_ANSWER_CHARS, MAX_REASON_CHARS, SubmissionError, parse_answers
-from annotation.services.importers import ImportFileError, import_stream
+from annotation.services.datasets import exporters
+from annotation.services.datasets.importers import ImportFileError, import_stream
 from annotation.tasktypes import get_task_type
 
 pytestmark = pytest.mark.django_db

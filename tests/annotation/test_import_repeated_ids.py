@@ -7,8 +7,8 @@ import json
 import pytest
 
 from annotation.models import Example
-from annotation.services import importers
-from annotation.services.importers import ImportFileError, import_stream
+from annotation.services.datasets import importers
+from annotation.services.datasets.importers import ImportFileError, import_stream
 
 pytestmark = pytest.mark.django_db
 

@@ -13,11 +13,11 @@ from nltk.metrics.distance import masi_distance as nltk_masi
 from rest_framework.test import APIClient
 
 from annotation.models import Annotation, Assignment, Claim, Project
-from annotation.services import exporters
-from annotation.services.agreement import project_agreement, project_report
+from annotation.services.analysis.agreement import project_agreement, project_report
 from annotation.services.answers import SubmissionError
 from annotation.services.assignments import claim_page, submit_page
-from annotation.services.linking import send_to_validation, writer_figures
+from annotation.services.datasets import exporters
+from annotation.services.label_variation.linking import send_to_validation, writer_figures
 from annotation.services.projects import update_project
 from annotation.tasktypes import AnswerError, get_task_type
 from annotation.tasktypes.explanation_validation import DEMO_ROWS, OWN_EXPLANATION

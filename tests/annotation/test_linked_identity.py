@@ -11,12 +11,13 @@ from django.test import Client
 
 from annotation.formats import ExportOptions
 from annotation.models import CrowdSession
-from annotation.services import access, exporters
+from annotation.services import access
 from annotation.services.assignments import claim_page, submit_page
-from annotation.services.linking import send_to_validation
+from annotation.services.datasets import exporters
+from annotation.services.datasets.provenance import annotator_id
+from annotation.services.datasets.validation import validate
+from annotation.services.label_variation.linking import send_to_validation
 from annotation.services.projects import update_project
-from annotation.services.provenance import annotator_id
-from annotation.services.validation import validate
 from tests.annotation.explanations import HYPOTHESIS, PREMISE, explained
 
 pytestmark = pytest.mark.django_db

@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 
 from annotation.formats import FORMATS, ExportOptions
 from annotation.models import Annotation, Project
-from annotation.services import exporters
-from annotation.services.importers import import_file, import_stream
-from annotation.services.validation import validate
+from annotation.services.datasets import exporters
+from annotation.services.datasets.importers import import_file, import_stream
+from annotation.services.datasets.validation import validate
 from common.vocabulary import LONG_NAMES, snli_gold_label
 from tests.security.db import rolled_back
 

@@ -7,7 +7,7 @@ from django.test import Client
 
 from annotation.models import Item, Project
 from annotation.services.assignments import claim_page, submit_page
-from annotation.services.linking import LinkError, send_to_validation
+from annotation.services.label_variation.linking import LinkError, send_to_validation
 from annotation.services.projects import update_project
 from tests.annotation.explanations import HYPOTHESIS, PREMISE, explained
 

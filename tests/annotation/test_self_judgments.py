@@ -11,19 +11,19 @@ from django.test import Client
 
 from annotation.formats import ExportOptions
 from annotation.models import SelfJudgment
-from annotation.services import exporters
 from annotation.services.assignments import claim_page, submit_page
-from annotation.services.projects import update_project
-from annotation.services.provenance import annotator_id
-from annotation.services.self_judgments import (
+from annotation.services.datasets import exporters
+from annotation.services.datasets.provenance import annotator_id
+from annotation.services.datasets.validation import validate
+from annotation.services.label_variation.self_judgments import (
     SelfJudgmentError,
     judged_count,
     pending_count,
     pending_pairs,
     record_self_judgments,
 )
-from annotation.services.validation import validate
-from annotation.services.variation import explanations, label_verdicts
+from annotation.services.label_variation.variation import explanations, label_verdicts
+from annotation.services.projects import update_project
 from tests.annotation.explanations import explain_and_send
 
 pytestmark = pytest.mark.django_db

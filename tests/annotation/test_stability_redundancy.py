@@ -4,8 +4,8 @@ import pytest
 from django.test import Client
 
 from annotation.models import Item
-from annotation.services import budget
 from annotation.services.assignments import claim_page, submit_page
+from annotation.services.crowd import budget
 from annotation.services.projects import update_project
 from common.schema import SettingError
 from metrics.stability import expected_error, labels_to_decide_majority, labels_to_settle

@@ -15,11 +15,13 @@ from rest_framework.test import APIClient
 from annotation.demo import load_demo
 from annotation.formats import exportable
 from annotation.models import Annotation, Example, Item, Project
-from annotation.services import background, projects, qualification, quality
+from annotation.services import projects
 from annotation.services.assignments import claim_page, submit_page
-from annotation.services.exporters import FORMATS as EXPORT_FORMATS
-from annotation.services.importers import ImportFileError, import_file, import_stream
-from annotation.services.validation import validate_file
+from annotation.services.crowd import qualification, quality
+from annotation.services.datasets import background
+from annotation.services.datasets.exporters import FORMATS as EXPORT_FORMATS
+from annotation.services.datasets.importers import ImportFileError, import_file, import_stream
+from annotation.services.datasets.validation import validate_file
 from annotation.tasktypes import TASK_TYPES
 from common.schema import SettingError
 from jobs.models import Job

@@ -15,10 +15,10 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from annotation.models import ReasonTag, SelfJudgment
-from annotation.services import reasons
-from annotation.services.importers import import_stream
+from annotation.services.datasets.importers import import_stream
+from annotation.services.label_variation import reasons
+from annotation.services.label_variation.variation import report_json, variation_report
 from annotation.services.projects import update_project
-from annotation.services.variation import report_json, variation_report
 from tests.annotation.explanations import PREMISE, explain_and_send
 from tests.conftest import SHARED_DATA
 

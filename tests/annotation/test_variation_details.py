@@ -8,9 +8,9 @@ import pytest
 from django.test import Client
 
 from annotation.models import ReasonTag
-from annotation.services import reasons
 from annotation.services.assignments import claim_page, submit_page
-from annotation.services.importers import import_stream
+from annotation.services.datasets.importers import import_stream
+from annotation.services.label_variation import reasons
 from tests.annotation.explanations import HYPOTHESIS, PREMISE, explained
 
 pytestmark = pytest.mark.django_db

@@ -13,16 +13,16 @@ import pytest
 from annotation.formats import ExportOptions
 from annotation.formats.base import STUDIO_KEY
 from annotation.formats.livenli import COLUMNS
-from annotation.services import exporters
 from annotation.services.assignments import claim_page, submit_page
-from annotation.services.bundle import write_bundle
-from annotation.services.importers import import_stream
-from annotation.services.linking import send_to_validation
-from annotation.services.provenance import annotator_id
-from annotation.services.reasons import tag_item
-from annotation.services.self_judgments import record_self_judgments
-from annotation.services.validation import validate
-from annotation.services.variation import explanations
+from annotation.services.datasets import exporters
+from annotation.services.datasets.bundle import write_bundle
+from annotation.services.datasets.importers import import_stream
+from annotation.services.datasets.provenance import annotator_id
+from annotation.services.datasets.validation import validate
+from annotation.services.label_variation.linking import send_to_validation
+from annotation.services.label_variation.reasons import tag_item
+from annotation.services.label_variation.self_judgments import record_self_judgments
+from annotation.services.label_variation.variation import explanations
 from tests.annotation.explanations import HYPOTHESIS, PREMISE, explained
 
 pytestmark = pytest.mark.django_db

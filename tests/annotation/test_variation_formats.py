@@ -15,13 +15,13 @@ from django.core.management import call_command
 from annotation.formats import FORMATS, ExportOptions
 from annotation.formats.base import STUDIO_KEY
 from annotation.models import Annotation
-from annotation.services import exporters
 from annotation.services.assignments import claim_page, submit_page
-from annotation.services.importers import ImportFileError, import_file, import_stream
-from annotation.services.linking import send_to_validation
+from annotation.services.datasets import exporters
+from annotation.services.datasets.importers import ImportFileError, import_file, import_stream
+from annotation.services.datasets.provenance import annotator_id
+from annotation.services.datasets.validation import validate, validate_file
+from annotation.services.label_variation.linking import send_to_validation
 from annotation.services.projects import update_project
-from annotation.services.provenance import annotator_id
-from annotation.services.validation import validate, validate_file
 from annotation.tasktypes import TASK_TYPES
 
 pytestmark = pytest.mark.django_db

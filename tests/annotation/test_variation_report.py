@@ -8,10 +8,10 @@ import pytest
 from django.test import Client
 
 from annotation.services.assignments import claim_page, submit_page
-from annotation.services.importers import import_stream
-from annotation.services.linking import send_to_validation
+from annotation.services.datasets.importers import import_stream
+from annotation.services.label_variation.linking import send_to_validation
+from annotation.services.label_variation.variation import explanations, label_verdicts, report_tables, variation_report
 from annotation.services.projects import update_project
-from annotation.services.variation import explanations, label_verdicts, report_tables, variation_report
 from tests.conftest import SHARED_DATA
 
 PREMISE = "A man in a grey suit is reading a newspaper on a crowded train."

@@ -14,9 +14,9 @@ from rest_framework.test import APIClient
 
 from annotation.formats import exportable, importable
 from annotation.models import Item, Project
-from annotation.services.adjudication import adjudicate
+from annotation.services.analysis.adjudication import adjudicate
 from annotation.services.assignments import claim_page, submit_page
-from annotation.services.importers import ImportFileError, import_file, import_stream
+from annotation.services.datasets.importers import ImportFileError, import_file, import_stream
 from annotation.tasktypes import TASK_TYPES
 
 REPO = Path(__file__).resolve().parents[2]

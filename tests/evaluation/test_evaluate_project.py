@@ -8,8 +8,8 @@ from django.core.management import call_command
 from scipy import stats
 
 from annotation.models import Item
-from annotation.services.adjudication import adjudicate
-from annotation.services.importers import import_file
+from annotation.services.analysis.adjudication import adjudicate
+from annotation.services.datasets.importers import import_file
 
 pytestmark = pytest.mark.django_db
 

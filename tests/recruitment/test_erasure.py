@@ -7,7 +7,7 @@ import pytest
 from django.core.management import call_command
 from django.test import Client
 
-from annotation.services.participants import forget_participant
+from annotation.services.crowd.participants import forget_participant
 from recruitment.models import Bonus, ProlificSubmission
 from recruitment.services import bonuses, groups, settle, studies
 from tests.recruitment.conftest import SITE, arrive

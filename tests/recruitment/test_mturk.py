@@ -17,7 +17,7 @@ from botocore.stub import ANY, Stubber
 from django.core.management import CommandError, call_command
 
 from annotation.models import AuditEntry, CrowdSession
-from annotation.services import crowd
+from annotation.services.crowd import crowd
 from recruitment import mturk
 from recruitment.mturk import HitRequest, MTurkError, Requester, unique_request_token
 

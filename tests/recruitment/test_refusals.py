@@ -6,7 +6,7 @@ import pytest
 from django.test import Client
 
 from annotation.models import CrowdSession
-from annotation.services import crowd
+from annotation.services.crowd import crowd
 from annotation.services.projects import update_project
 from recruitment.services import studies
 from tests.recruitment.conftest import SITE

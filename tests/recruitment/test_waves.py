@@ -3,7 +3,7 @@ study's Prolific study registered (a screen-out code with the note that returnin
 
 import pytest
 
-from annotation.services import crowd
+from annotation.services.crowd import crowd
 from annotation.services.projects import clone_project, update_project
 from recruitment.services import studies
 from tests.recruitment.conftest import SITE, TOKEN

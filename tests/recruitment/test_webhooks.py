@@ -12,7 +12,7 @@ import pytest
 from django.test import Client
 
 from annotation.models import AuditEntry
-from annotation.services import crowd
+from annotation.services.crowd import crowd
 from recruitment.models import ProlificLink, ProlificSubmission, WebhookEvent
 from recruitment.prolific import ProlificError
 from recruitment.services import studies, webhooks

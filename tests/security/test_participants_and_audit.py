@@ -12,9 +12,12 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from annotation.models import Annotation, AuditEntry, CrowdSession
-from annotation.services import adjudication, crowd, exporters, projects, quality
+from annotation.services import projects
+from annotation.services.analysis import adjudication
 from annotation.services.assignments import claim_page, submit_page
-from annotation.services.provenance import annotator_id
+from annotation.services.crowd import crowd, quality
+from annotation.services.datasets import exporters
+from annotation.services.datasets.provenance import annotator_id
 
 pytestmark = pytest.mark.django_db
 
@@ -170,7 +173,7 @@ def everything_stored_and_exported(study) -> str:
 
     from annotation.formats import exportable
     from annotation.formats.base import ExportOptions
-    from annotation.services.bundle import write_bundle
+    from annotation.services.datasets.bundle import write_bundle
 
     dump = io.StringIO()
     call_command("dumpdata", "--exclude", "models_backend", stdout=dump)  # checkpoints: no participant data
@@ -213,7 +216,7 @@ def test_free_text_is_kept_under_the_pseudonym_when_the_consent_says_so(explaine
 def test_exports_can_omit_free_text_or_scrub_addresses_and_phone_numbers(explainer, author):
     from annotation.formats import exportable
     from annotation.formats.base import ExportOptions
-    from annotation.services.records import scrubbed
+    from annotation.services.datasets.records import scrubbed
 
     assert scrubbed("write to jane.doe+x@mail.example.org or call +44 (0)20 7946-0958 today, room 12") == (
         "write to [email] or call [phone] today, room 12"

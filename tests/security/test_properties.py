@@ -21,7 +21,7 @@ from rest_framework.test import APIClient
 from annotation.models import Annotation, Assignment, Atom, Example, Item, Project
 from annotation.services.answers import SubmissionError, parse_answers
 from annotation.services.assignments import claim_page
-from annotation.services.importers import ImportFileError, import_stream
+from annotation.services.datasets.importers import ImportFileError, import_stream
 from annotation.tasktypes import TASK_TYPES as REGISTERED_TASK_TYPES
 from tests.security.db import rolled_back
 

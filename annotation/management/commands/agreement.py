@@ -1,7 +1,7 @@
 """`manage.py agreement SLUG`: agreement figures of a project's annotations (see services/agreement.py)."""
 
 from annotation.management.project_command import ProjectCommand
-from annotation.services.agreement import project_agreement
+from annotation.services.analysis.agreement import project_agreement
 
 
 class Command(ProjectCommand):

@@ -2,7 +2,7 @@
 services/annotator_models.py)."""
 
 from annotation.management.project_command import ProjectCommand
-from annotation.services.annotator_models import project_annotator_models
+from annotation.services.analysis.annotator_models import project_annotator_models
 
 NAMES = {
     "majority_vote": "majority vote",

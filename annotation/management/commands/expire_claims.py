@@ -4,8 +4,8 @@ import time
 from django.core.management.base import BaseCommand
 from django.db import close_old_connections
 
-from annotation.services import files
 from annotation.services.assignments import expire_all_stale
+from annotation.services.datasets import files
 from jobs.workers import reap_dead
 
 

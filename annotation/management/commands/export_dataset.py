@@ -6,9 +6,9 @@ from tqdm import tqdm
 
 from annotation.formats import FORMATS, ExportOptions
 from annotation.management.project_command import ProjectCommand
-from annotation.services.dataset_card import card_details
-from annotation.services.exporters import record_export, write_export
-from annotation.services.records import FREE_TEXT_CHOICES
+from annotation.services.datasets.dataset_card import card_details
+from annotation.services.datasets.exporters import record_export, write_export
+from annotation.services.datasets.records import FREE_TEXT_CHOICES
 
 
 class Command(ProjectCommand):
@@ -61,7 +61,7 @@ class Command(ProjectCommand):
         started = time.perf_counter()
         try:
             if opts["bundle"]:
-                from annotation.services.bundle import write_bundle
+                from annotation.services.datasets.bundle import write_bundle
 
                 card = card_details(  # checked before anything is written
                     license=opts["license"],

@@ -2,7 +2,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.template.defaultfilters import pluralize
 
 from annotation.models import CrowdSession
-from annotation.services.participants import ParticipantError, forget_participant
+from annotation.services.crowd.participants import ParticipantError, forget_participant
 
 
 class Command(BaseCommand):

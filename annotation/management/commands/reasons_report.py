@@ -2,7 +2,7 @@
 figures as the report page's section and GET /api/v1/projects/SLUG/reasons/."""
 
 from annotation.management.project_command import ProjectCommand
-from annotation.services.reasons import reasons_report
+from annotation.services.label_variation.reasons import reasons_report
 
 
 class Command(ProjectCommand):

@@ -2,7 +2,7 @@
 figures as the report page's tables and GET /api/v1/projects/SLUG/variation/."""
 
 from annotation.management.project_command import ProjectCommand
-from annotation.services.variation import report_json, report_tables, variation_report
+from annotation.services.label_variation.variation import report_json, report_tables, variation_report
 
 
 class Command(ProjectCommand):

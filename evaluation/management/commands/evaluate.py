@@ -180,7 +180,7 @@ class Command(BaseCommand):
         """A project's gold written in the suite's file format, through the same exporter users download."""
         from annotation.formats import ExportOptions
         from annotation.models import Project
-        from annotation.services.exporters import write_export
+        from annotation.services.datasets.exporters import write_export
 
         project = Project.objects.filter(slug=slug).first()
         if project is None:

@@ -16,7 +16,7 @@ from decimal import ROUND_CEILING, Decimal, InvalidOperation
 from django.db.models import F
 
 from annotation.models import Assignment, Project
-from annotation.services.crowd import quota
+from annotation.services.crowd.crowd import quota
 from annotation.services.simulation import SIMULATED_GROUP
 
 PROLIFIC_MINIMUM_HOURLY = {"GBP": Decimal("6.00"), "USD": Decimal("8.00")}

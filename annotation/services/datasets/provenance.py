@@ -11,7 +11,7 @@ import hashlib
 import hmac
 
 from annotation.models import QualificationAttempt, WorkerStatus
-from annotation.services.annotator_models import worker_reliability
+from annotation.services.analysis.annotator_models import worker_reliability
 
 ANNOTATOR_ID_HEX = 12
 

@@ -23,7 +23,7 @@ import pandas as pd
 from django.db.models import Sum
 
 from annotation.models import Annotation, Project
-from annotation.services import linking, variation
+from annotation.services.label_variation import linking, variation
 from metrics.agreement import (
     bootstrap_ci,
     cohen_kappa_pairwise,

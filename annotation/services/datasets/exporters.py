@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from annotation.formats import FORMATS, ExportOptions, exportable, get_format
 from annotation.models import AuditEntry, Project
 from annotation.services import audit
-from annotation.services.records import FREE_TEXT_CHOICES
+from annotation.services.datasets.records import FREE_TEXT_CHOICES
 
 __all__ = [
     "FORMATS",

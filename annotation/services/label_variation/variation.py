@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from django.contrib.auth import get_user_model
 
 from annotation.models import Annotation, Example, Project
-from annotation.services.provenance import annotator_id
-from annotation.services.self_judgments import has_self_check, self_check_open, self_judgments
+from annotation.services.datasets.provenance import annotator_id
+from annotation.services.label_variation.self_judgments import has_self_check, self_check_open, self_judgments
 from common.vocabulary import NLI, livenli_labels, to_label
 from metrics.variation import (
     ERROR,
@@ -112,7 +112,7 @@ def read_record(source_format: str, key: str, record: dict, into: Explained | No
 def _collected(project: Project, keys: Collection[str] | None, into: Explained) -> None:
     """The project's own answers (labels with explanations), with the "makes sense" votes of its linked
     validation project as peer judgments (their validators named by the study's anonymised annotator ids, as
-    its exports name them) and the authors' self-check (annotation.services.self_judgments) as self-judgments."""
+    its exports name them) and the authors' self-check (annotation.services.label_variation.self_judgments) as self-judgments."""
     answers = Annotation.objects.counted().filter(item__project=project, worker__isnull=False)
     if keys is not None:
         answers = answers.filter(item__example__key__in=keys)

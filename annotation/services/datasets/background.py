@@ -7,8 +7,8 @@ from dataclasses import asdict
 
 from annotation.formats import ExportOptions
 from annotation.models import Project
-from annotation.services import exporters, importers
-from annotation.services.dataset_card import CardDetails, card_details
+from annotation.services.datasets import exporters, importers
+from annotation.services.datasets.dataset_card import CardDetails, card_details
 from jobs.kinds import JobKind, register
 from jobs.models import Job
 from jobs.running import output_file
@@ -86,7 +86,7 @@ def _export(job: Job, progress) -> dict:
 
 
 def _bundle(job: Job, progress) -> dict:
-    from annotation.services.bundle import write_bundle  # the statement's figures need scipy: only in the job
+    from annotation.services.datasets.bundle import write_bundle  # the statement's figures need scipy: only in the job
 
     path = output_file(job, bundle_name(job.project))
     options = _options_of(job)

@@ -1,9 +1,9 @@
 """The dataset bundle: what a lab publishes, in one zip; unzipped, a Hugging Face dataset repository.
 
     README.md                     the dataset card: the Hub's YAML metadata (license, task, annotators, size,
-                                  one config per format) and the data statement (annotation.services.dataset_card)
+                                  one config per format) and the data statement (annotation.services.datasets.dataset_card)
     data/<study>-<format>.<ext>   every export format that fits the study, streamed from the database
-    data/<study>-<format>.parquet its Parquet copy, when asked or above a size (annotation.services.tables)
+    data/<study>-<format>.parquet its Parquet copy, when asked or above a size (annotation.services.datasets.tables)
     croissant.json                Croissant metadata: every file with its SHA-256, a record set per format
     instrument_versions.json      every version of what workers saw (instructions, settings), with its text
     data_statement.json / .md     counts, annotators, redundancy reached, agreement with its interval, time per
@@ -30,11 +30,11 @@ from django.db.models import Count, Q, Sum
 
 from annotation.formats import FORMATS, ExportOptions, exportable
 from annotation.models import Annotation, Item, Project, QualificationAttempt, WorkerStatus
-from annotation.services import instrument, tables
-from annotation.services.croissant import croissant
-from annotation.services.dataset_card import CardDetails, card_markdown
-from annotation.services.provenance import annotator_id
-from annotation.services.validation import validate
+from annotation.services.datasets import instrument, tables
+from annotation.services.datasets.croissant import croissant
+from annotation.services.datasets.dataset_card import CardDetails, card_markdown
+from annotation.services.datasets.provenance import annotator_id
+from annotation.services.datasets.validation import validate
 
 POLICY = (
     "Aggregates count imported votes and the answers of workers who were not excluded. A tie is never broken: "
@@ -173,7 +173,7 @@ def _json(value) -> str:
 
 def data_statement(project: Project, files: list[dict], options: ExportOptions = ExportOptions()) -> dict:
     """What a reader of the dataset needs to know about how it was made, from the study as it stands."""
-    from annotation.services.agreement import project_agreement  # scipy and pandas: only when a bundle is made
+    from annotation.services.analysis.agreement import project_agreement  # scipy and pandas: only when a bundle is made
 
     items = Item.objects.filter(project=project)
     data = items.filter(is_gold=False)
@@ -303,7 +303,7 @@ def _qualification(project: Project, test) -> dict | None:
     if test is None:
         return None
     attempts = QualificationAttempt.objects.filter(test=test)
-    from annotation.services.qualification import RULES
+    from annotation.services.crowd.qualification import RULES
 
     rules = {setting.name: getattr(test, setting.name) for setting in RULES if hasattr(test, setting.name)}
     return {

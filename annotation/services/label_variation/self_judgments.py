@@ -7,7 +7,7 @@ Here the author judges their own pairs instead, once each: a self-judgment is hu
 replaced, so judging a pair again is refused as already judged. A judgment is spelt as the validation
 project's task type reads its validators' answers (`parse_answer`: makes sense, true or false).
 
-annotation.services.variation reads the self-judgments into `Explanation.self_judgment`, so VariErr's rule
+annotation.services.label_variation.variation reads the self-judgments into `Explanation.self_judgment`, so VariErr's rule
 (metrics.variation.classify_item) decides an item by its authors' own judgments once they gave them.
 """
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from annotation.models import Annotation, Item, Project
-from annotation.services.provenance import Provenance
+from annotation.services.datasets.provenance import Provenance
 
 BATCH = 500
 VOTE_FIELDS = (

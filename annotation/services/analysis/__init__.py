@@ -1,0 +1,1 @@
+"""What a study's answers say: agreement, annotator models, adjudication."""

@@ -1,0 +1,42 @@
+"""Folders that show the design: a newcomer finds a rule from the folder names, and no folder grows into a
+flat list of everything."""
+
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+PRODUCT_PACKAGES = (
+    "config",
+    "core",
+    "common",
+    "metrics",
+    "jobs",
+    "annotation",
+    "recruitment",
+    "evaluation",
+    "models_backend",
+)
+MOST_MODULES_SIDE_BY_SIDE = 20
+
+
+def modules_by_folder() -> dict[Path, int]:
+    counts: dict[Path, int] = {}
+    for package in PRODUCT_PACKAGES:
+        for module in (REPO / package).rglob("*.py"):
+            if "migrations" not in module.parts and module.name != "__init__.py":
+                counts[module.parent] = counts.get(module.parent, 0) + 1
+    return counts
+
+
+def test_no_product_folder_holds_more_than_twenty_modules_side_by_side():
+    crowded = {
+        str(folder.relative_to(REPO)): count
+        for folder, count in modules_by_folder().items()
+        if count > MOST_MODULES_SIDE_BY_SIDE
+    }
+    assert crowded == {}, f"split these folders by responsibility: {crowded}"
+
+
+def test_the_services_of_each_feature_have_a_folder_of_their_own():
+    services = REPO / "annotation" / "services"
+    for feature in ("crowd", "datasets", "analysis", "label_variation"):
+        assert (services / feature / "__init__.py").is_file(), feature
