@@ -67,8 +67,8 @@ FALSE_WORDS = ("", "0", "false", "no", "off")
 
 def options_from(params) -> ExportOptions:
     """Export options from a query string or form (include_gold, include_unanswered: 1, true, yes or on;
-    0, false, no, off or absent; free_text: keep (or absent), omit or scrub). Anything else is refused rather
-    than read as "no"."""
+    0, false, no, off or absent; free_text: keep (or absent), omit or scrub, spelled so). Anything else is
+    refused rather than read as "no" or "keep"."""
 
     def asked(name):
         word = str(params.get(name, "")).strip().lower()
@@ -76,7 +76,7 @@ def options_from(params) -> ExportOptions:
             raise ExportError(f"{name} must be true or false, not {params.get(name)!r}", field=name)
         return word in TRUE_WORDS
 
-    free_text = str(params.get("free_text") or "keep").strip().lower()
+    free_text = params.get("free_text", "keep")  # as the schema's enum spells it: an empty value is no choice
     if free_text not in FREE_TEXT_CHOICES:
         choices = ", ".join(FREE_TEXT_CHOICES)
         raise ExportError(f"free_text must be one of {choices}, not {params.get('free_text')!r}", field="free_text")
