@@ -79,8 +79,10 @@ def reliability_matrix(rows: Iterable[Sequence[Any]], categories: Sequence[Any] 
         items.append(row[0])
         workers.append(row[1])
         values.append(row[2])
-    return reliability_matrix_from_columns(
-        pd.Series(items, dtype=object), pd.Series(workers, dtype=object), value_codes(values, categories)
+    item_codes, item_ids = pd.factorize(pd.Series(items, dtype=object))
+    worker_codes, worker_ids = pd.factorize(pd.Series(workers, dtype=object))
+    return reliability_matrix_from_codes(
+        item_codes, worker_codes, value_codes(values, categories), item_ids, worker_ids
     )
 
 
@@ -107,27 +109,27 @@ def value_codes(values: Sequence[Any], categories: Sequence[Any] | None = None, 
     return codes
 
 
-def reliability_matrix_from_columns(items: Any, workers: Any, codes: np.ndarray) -> pd.DataFrame:
-    """reliability_matrix from three aligned columns, row i being (items[i], workers[i], codes[i]), the codes
-    already numbers (`value_codes`). Columns of integer ids keep a million annotations in about 24 MB, where
-    rows of Python tuples take ten times that.
+def reliability_matrix_from_codes(
+    item_codes: np.ndarray, worker_codes: np.ndarray, values: np.ndarray, item_ids: Sequence, worker_ids: Sequence
+) -> pd.DataFrame:
+    """The pivot of reliability_matrix, from annotations already coded: row i puts values[i] (a number,
+    `value_codes`) at (worker_codes[i], item_codes[i]); item_ids[c] and worker_ids[c] name code c. Coded
+    columns hold a million annotations in 16 MB (int32 codes) where rows of Python tuples take ten times that.
 
     Raises:
         ValueError: a worker who annotated the same item twice, naming the row (0-based).
     """
-    item_codes, item_ids = pd.factorize(items)
-    worker_codes, worker_ids = pd.factorize(workers)
-    # One number per (worker, item) pair: a repeat is an annotation given twice.
-    pairs = pd.Series(worker_codes.astype(np.int64) * max(len(item_ids), 1) + item_codes)
-    duplicated = pairs.duplicated().to_numpy()
-    if duplicated.any():
-        row_number = int(np.flatnonzero(duplicated)[0])
+    answered = np.zeros((len(worker_ids), len(item_ids)), dtype=bool)
+    answered[worker_codes, item_codes] = True
+    if np.count_nonzero(answered) < len(values):  # two rows fell on one (worker, item) cell
+        pairs = pd.Series(np.asarray(worker_codes, dtype=np.int64) * len(item_ids) + item_codes)
+        row_number = int(np.flatnonzero(pairs.duplicated().to_numpy())[0])
         raise ValueError(
             f"row {row_number}: worker {worker_ids[worker_codes[row_number]]!r} already annotated item "
             f"{item_ids[item_codes[row_number]]!r}"
         )
     matrix = np.full((len(worker_ids), len(item_ids)), np.nan)
-    matrix[worker_codes, item_codes] = codes
+    matrix[worker_codes, item_codes] = values
     return pd.DataFrame(matrix, index=pd.Index(worker_ids, name="worker"), columns=pd.Index(item_ids, name="item"))
 
 
@@ -181,13 +183,13 @@ def krippendorff_alpha(
     if reliability_data is not None:
         if value_domain is not None:
             raise ValueError("value_domain applies to value_counts only; reliability data carries its values")
-        units, values, n_units = _annotations_by_unit(check_reliability_data(reliability_data))
-        weights = np.ones(len(values))
+        matrix = check_reliability_data(reliability_data)
         if level == "interval":
-            # Interval needs only the values: let each annotation index its own value, skipping a sort.
-            domain, codes = values, np.arange(len(values))
-        else:
-            domain, codes = np.unique(values, return_inverse=True)
+            observed, expected = _interval_disagreements_of_matrix(matrix)
+            return float("nan") if expected == 0 else float(1.0 - observed / expected)
+        units, values, n_units = _annotations_by_unit(matrix)
+        weights = np.ones(len(values))
+        domain, codes = np.unique(values, return_inverse=True)
     else:
         counts = check_value_counts(value_counts)
         n_units, n_categories = counts.shape
@@ -253,6 +255,33 @@ def _interval_disagreements(units, values, weights, unit_sizes):
     pooled_mean = np.sum(weights * values) / total
     pooled_squares = np.sum(weights * (values - pooled_mean) ** 2)
     expected = 2 * total * pooled_squares / (total - 1)
+    return observed, expected
+
+
+def _interval_disagreements_of_matrix(matrix):
+    """_interval_disagreements on reliability data as it is, (annotators, units): the same sums in the same
+    order (each unit's values in annotator order, then the pairable values unit by unit), so the same floats,
+    without the per-value unit, weight and code arrays (a few times the data's size at its peak, not ten)."""
+    present = ~np.isnan(matrix)
+    unit_sizes = present.sum(axis=0)
+    pairable = unit_sizes >= 2
+    if not pairable.any():
+        raise ValueError("alpha needs at least one unit with values from two or more annotators")
+    if not pairable.all():
+        matrix, present, unit_sizes = matrix[:, pairable], present[:, pairable], unit_sizes[pairable]
+    unit_means = np.nansum(matrix, axis=0) / unit_sizes
+    deviations = matrix - unit_means
+    np.square(deviations, out=deviations)
+    unit_squares = np.nansum(deviations, axis=0)
+    del deviations
+    observed = np.sum(2 * unit_sizes * unit_squares / (unit_sizes - 1))
+
+    values = matrix.T[present.T]  # the pairable values, unit by unit
+    total = float(len(values))
+    pooled_mean = np.sum(values) / total
+    values -= pooled_mean
+    np.square(values, out=values)
+    expected = 2 * total * np.sum(values) / (total - 1)
     return observed, expected
 
 
@@ -515,15 +544,6 @@ def _majority_by_group(groups, values, n_groups, rng):
     return majority
 
 
-def _median_by_group(groups, values, n_groups):
-    """Median of each group (groups non-decreasing, every group in 0..n_groups-1 non-empty)."""
-    order = np.lexsort((values, groups))
-    values = values[order]
-    sizes = np.bincount(groups, minlength=n_groups)
-    starts = np.cumsum(sizes) - sizes
-    return (values[starts + (sizes - 1) // 2] + values[starts + sizes // 2]) / 2
-
-
 def human_baseline(reliability_data: Any, aggregate: str = "median", seed: int = 0) -> dict[str, float]:
     """Score one held-out annotation per unit against the aggregate of the unit's other annotations.
 
@@ -541,31 +561,36 @@ def human_baseline(reliability_data: Any, aggregate: str = "median", seed: int =
     """
     if aggregate not in ("median", "mean", "majority"):
         raise ValueError(f"aggregate must be 'median', 'mean' or 'majority', got {aggregate!r}")
-    units, values, n_units = _annotations_by_unit(check_reliability_data(reliability_data))
-    sizes = np.bincount(units, minlength=n_units)
-    kept = sizes[units] >= 2
-    if not kept.any():
+    matrix = check_reliability_data(reliability_data)
+    present = ~np.isnan(matrix)
+    sizes = present.sum(axis=0)
+    scored = sizes >= 2
+    if not scored.any():
         raise ValueError("human_baseline needs at least one unit with two or more values")
-    # Renumber the units that qualify as 0..n-1 so the group helpers see no empty groups.
-    units = np.cumsum(sizes >= 2)[units[kept]] - 1
-    values = values[kept]
-    sizes = np.bincount(units)
+    if not scored.all():
+        matrix, present, sizes = matrix[:, scored], present[:, scored], sizes[scored]
     n_scored = len(sizes)
+    columns = np.arange(n_scored)
 
+    # The held-out value of each unit: one of its values in annotator order, drawn uniformly.
     rng = np.random.default_rng(seed)
-    starts = np.cumsum(sizes) - sizes
-    held_out_index = starts + rng.integers(0, sizes)
-    held_out = values[held_out_index]
-    rest = np.ones(len(values), dtype=bool)
-    rest[held_out_index] = False
-    rest_units, rest_values = units[rest], values[rest]
+    picks = rng.integers(0, sizes)
+    ranks = np.cumsum(present, axis=0, dtype=np.int32) - 1  # each value's place among its unit's values
+    rows = np.argmax(present & (ranks == picks), axis=0)
+    del ranks
+    held_out = matrix[rows, columns]
+    rest = matrix.copy()
+    rest[rows, columns] = np.nan
 
     if aggregate == "mean":
-        reference = np.bincount(rest_units, weights=rest_values, minlength=n_scored) / (sizes - 1)
+        reference = np.nansum(rest, axis=0) / (sizes - 1)
     elif aggregate == "median":
-        reference = _median_by_group(rest_units, rest_values, n_scored)
+        rest.sort(axis=0)  # NaN last: each unit's remaining values first, ascending
+        reference = (rest[(sizes - 2) // 2, columns] + rest[(sizes - 1) // 2, columns]) / 2
     else:
+        rest_units, rest_values, _ = _annotations_by_unit(rest)
         reference = _majority_by_group(rest_units, rest_values, n_scored, rng)
+    del rest
 
     pearson = spearman = float("nan")
     if _varies(reference) and _varies(held_out):
