@@ -4,11 +4,11 @@ from django.core import checks
 
 def task_type_contract(app_configs=None, **kwargs):
     """Django system check: every registered task type keeps the contract (annotation.tasktypes.checks)."""
-    from annotation.services.study_settings import COMMON_SETTINGS
+    from annotation.services.study_settings import every_study_settings
     from annotation.tasktypes import TASK_TYPES
     from annotation.tasktypes.checks import check_task_types
 
-    return check_task_types(TASK_TYPES.values(), {setting.name for setting in COMMON_SETTINGS})
+    return check_task_types(TASK_TYPES.values(), {setting.name for setting in every_study_settings()})
 
 
 class AnnotationConfig(AppConfig):
@@ -16,6 +16,7 @@ class AnnotationConfig(AppConfig):
     verbose_name = "Annotation"
 
     def ready(self):
+        from annotation.services import label_variation  # noqa: F401  registers its settings and submit steps
         from annotation.services.access import crowd_study_of
         from annotation.services.datasets import background  # noqa: F401  registers the import and export job kinds
         from core.roles import register_user_fact

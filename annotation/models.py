@@ -65,7 +65,7 @@ class Project(models.Model):
         "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="validates"
     )
     # What workers see now (instructions, worked examples, the settings they answer with): the version each
-    # new page records (annotation.services.datasets.instrument).
+    # new page records (annotation.services.instrument).
     instrument = models.ForeignKey(
         "InstrumentVersion", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
@@ -509,7 +509,7 @@ class CrowdSession(models.Model):
 class InstrumentVersion(models.Model):
     """What workers of a study saw: its instructions, worked examples and the settings they answered with.
     Each page records the version it was shown with; changing them after pages were handed out makes a new
-    version (annotation.services.datasets.instrument)."""
+    version (annotation.services.instrument)."""
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="instrument_versions")
     number = models.PositiveIntegerField()

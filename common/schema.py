@@ -59,7 +59,7 @@ class Setting:
     # A further check of the cleaned value; raises ValueError with the message to show.
     check: Callable[[Any], None] | None = None
     # Workers see it or answer with it (the instructions, the labels, a slider's ticks): it is part of the
-    # instrument a page records (annotation.services.datasets.instrument) and of a project as workers see it.
+    # instrument a page records (annotation.services.instrument) and of a project as workers see it.
     worker_visible: bool = False
     # It says what collected answers mean (the labels, the scale): refused once a project has answers.
     fixed_once_answered: bool = False

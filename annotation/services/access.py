@@ -217,7 +217,7 @@ def _audience_admits_project(user, project) -> bool:
 def work_refusal(user, project, new_page: bool = True) -> PermissionDenied | None:
     """Why this worker may not claim (new_page) or submit now, or None when they may. Assumes can_view."""
     from annotation.models import Project, WorkerStatus
-    from annotation.services.crowd.qualification import has_passed
+    from annotation.services.qualification import has_passed
 
     if not has_role(user, WORKER):
         return PermissionDenied("only workers may annotate")

@@ -24,11 +24,9 @@ from django.utils import timezone
 
 from annotation.live import announce_progress
 from annotation.models import Annotation, Assignment, Claim, Item, PageDraft, Project
-from annotation.services import access, pools
+from annotation.services import access, extensions, instrument, pools
 from annotation.services.answers import SubmissionError, check_against_items, parse_answers
-from annotation.services.crowd.quality import is_gold_correct, record_gold_answers
-from annotation.services.datasets import instrument
-from annotation.services.label_variation import linking, reasons
+from annotation.services.quality import is_gold_correct, record_gold_answers
 from annotation.services.redundancy import settle_item
 from annotation.services.study_settings import settings_schema
 from common.compiled_queries import compiled_rows, insert_rows, update_row
@@ -258,10 +256,8 @@ def submit_page(assignment_id: int, worker, answers: dict) -> SubmitResult:
         now = timezone.now()
         late = assignment.status == Assignment.Status.EXPIRED or now > assignment.expires_at
         check_against_items(project.task, project.options, list(items.values()), parsed, worker.pk)
-        try:  # the disagreement reasons a worker may tick with each answer (reason_taggers "workers")
-            tags = reasons.page_tags(project, worker, items.values(), answers)
-        except reasons.ReasonError as exc:
-            raise SubmissionError(exc.field, exc.message) from None
+        # What the features check before anything is written, and what they store with the answers.
+        stores = [step.check(project, worker, items.values(), answers) for step in extensions.SUBMIT_STEPS]
         insert_rows(
             [
                 Annotation(
@@ -278,7 +274,9 @@ def submit_page(assignment_id: int, worker, answers: dict) -> SubmitResult:
                 for item_id in item_ids
             ]
         )
-        reasons.save_page_tags(tags)
+        for store in stores:
+            if store is not None:
+                store()
         gold_results = []
         claims_count = assignment.status == Assignment.Status.OPEN  # an expired page gave its slots back
         for item in items.values():
@@ -302,7 +300,9 @@ def submit_page(assignment_id: int, worker, answers: dict) -> SubmitResult:
         update_row(assignment, ["status", "submitted_at", "late", "submission_digest"])
         _delete_draft(assignment)
     announce_progress(project)
-    linking.after_submit(project, assignment)
+    for step in extensions.SUBMIT_STEPS:
+        if step.after is not None:
+            step.after(project, assignment)
     return SubmitResult(assignment, created=len(item_ids), late=late, items=item_ids)
 
 

@@ -13,8 +13,7 @@ from django.db import transaction
 from django.db.models import Q
 
 from annotation.models import Annotation, AuditEntry, Project
-from annotation.services import access, audit
-from annotation.services.datasets import instrument
+from annotation.services import access, audit, instrument
 from annotation.services.redundancy import retarget_open_items
 from annotation.services.study_settings import WAVE_CODES, current_setting, settings_schema
 from annotation.tasktypes import get_task_type

@@ -17,7 +17,7 @@ from django.contrib.auth.models import Group
 from django.utils import timezone
 
 from annotation.models import Annotation, Assignment, Claim, Item, Project
-from annotation.services.datasets import instrument
+from annotation.services import instrument
 from annotation.services.redundancy import settle_item
 from core.roles import WORKER, grant_role
 

@@ -1,13 +1,13 @@
-"""A study's settings schema: the settings every study has (COMMON_SETTINGS) and its task type's own, each
-declared once (common.schema.Setting); the web form, the API serializer, the command line and the instrument
-versions all read it from here."""
+"""A study's settings schema: the settings every study has (COMMON_SETTINGS and those features add through
+extensions.add_settings) and its task type's own, each declared once (common.schema.Setting); the web form,
+the API serializer, the command line and the instrument versions all read it from here."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
 from annotation.models import Project
-from annotation.services.label_variation.reasons import AUTHORS, TACL_2022_TAXONOMY, TAGGERS, check_taxonomy
+from annotation.services import extensions
 from annotation.tasktypes import TASK_TYPES
 from common.schema import Schema, Setting
 
@@ -199,15 +199,6 @@ COMMON_SETTINGS = (
         max_length=40,
     ),
     Setting(
-        "reason_taxonomy",
-        "json",
-        TACL_2022_TAXONOMY,
-        "the reasons items may be tagged with: a list of objects with tag, and optional name, key "
-        "(one letter or digit) and description (default: the TACL 2022 disagreement categories)",
-        check=check_taxonomy,
-    ),
-    Setting("reason_taggers", "choice", AUTHORS, "who tags the reasons annotators disagree", choices=TAGGERS),
-    Setting(
         "coherence_exclusive_per_worker",
         "bool",
         False,
@@ -223,8 +214,14 @@ def settings_schema(task) -> Schema:
         "redundancy": task.default_redundancy,
         "max_annotations": task.default_max_annotations,
     }
-    common = tuple(replace(s, default=defaults[s.name]) if s.name in defaults else s for s in COMMON_SETTINGS)
+    common = tuple(replace(s, default=defaults[s.name]) if s.name in defaults else s for s in every_study_settings())
     return Schema(common + tuple(task.settings))
+
+
+def every_study_settings() -> tuple[Setting, ...]:
+    """The settings every study has: the core's (COMMON_SETTINGS), then those the features add
+    (extensions.add_settings)."""
+    return COMMON_SETTINGS + tuple(extensions.FEATURE_SETTINGS)
 
 
 def all_settings() -> Schema:

@@ -15,9 +15,9 @@ from django.views.decorators.http import require_POST, require_safe
 from annotation.formats import exportable, importable
 from annotation.forms import BudgetPlanForm, UploadForm
 from annotation.models import Assignment
-from annotation.services import access, items, simulation
+from annotation.services import access, items, quality, simulation
 from annotation.services.analysis import adjudication
-from annotation.services.crowd import budget, crowd, pay, quality
+from annotation.services.crowd import budget, crowd, pay
 from annotation.services.datasets import background, dataset_card, exporters
 from annotation.services.label_variation import linking, variation
 from annotation.services.progress import project_progress

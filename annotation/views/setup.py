@@ -16,9 +16,8 @@ from django.views.decorators.http import require_POST
 from annotation.formats import importable
 from annotation.forms import ImportConfirmForm, UploadForm, project_form_class, project_settings_initial
 from annotation.models import Item
-from annotation.services import access, items, projects
-from annotation.services.crowd import qualification
-from annotation.services.datasets import background, instrument, uploads
+from annotation.services import access, instrument, items, projects, qualification
+from annotation.services.datasets import background, uploads
 from annotation.services.datasets.importers import (
     GENERIC_FIELDS,
     ImportFileError,

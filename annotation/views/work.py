@@ -19,7 +19,7 @@ from django.views.decorators.csrf import csrf_protect
 from django.views.decorators.http import require_POST
 
 from annotation.models import Assignment, CrowdSession, Item
-from annotation.services import access, drafts
+from annotation.services import access, drafts, qualification
 from annotation.services.assignments import (
     SubmissionError,
     abandon_minutes,
@@ -30,7 +30,7 @@ from annotation.services.assignments import (
     release_page,
     submit_page,
 )
-from annotation.services.crowd import crowd, qualification
+from annotation.services.crowd import crowd
 from annotation.services.label_variation import reasons, self_judgments
 from annotation.views.self_check import self_check_link
 from common import request_json

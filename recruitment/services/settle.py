@@ -16,8 +16,8 @@ from annotation.models import Annotation, AuditEntry, CrowdSession, WorkerStatus
 from annotation.services import audit
 from annotation.services.assignments import open_assignment, release_page
 from annotation.services.crowd.crowd import submitted_pages
-from annotation.services.crowd.qualification import has_passed
-from annotation.services.crowd.quality import block, worker_figures
+from annotation.services.qualification import has_passed
+from annotation.services.quality import block, worker_figures
 from recruitment.models import ProlificLink, ProlificSubmission
 from recruitment.prolific import REJECTION_CATEGORIES, REJECTION_MESSAGE_MIN, ProlificClient, Submission
 from recruitment.services.studies import RecruitmentError, client_for

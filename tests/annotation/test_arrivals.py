@@ -13,7 +13,8 @@ from django.core import signing
 from django.test import Client
 
 from annotation.models import CrowdSession
-from annotation.services.crowd import crowd, qualification
+from annotation.services import qualification
+from annotation.services.crowd import crowd
 from annotation.services.projects import set_status
 
 pytestmark = pytest.mark.django_db

@@ -8,7 +8,7 @@ from rest_framework.test import APIClient
 
 from annotation.models import Annotation, CrowdSession, Item, QualificationAttempt, WorkerStatus
 from annotation.services.assignments import claim_page, submit_page
-from annotation.services.crowd.qualification import create_test, take_test
+from annotation.services.qualification import create_test, take_test
 from annotation.services.redundancy import adaptive_priority
 from annotation.tasktypes.unli_slider import position_to_probability
 

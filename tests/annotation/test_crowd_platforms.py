@@ -13,8 +13,7 @@ from rest_framework.test import APIClient
 
 from annotation.formats import exportable
 from annotation.models import CrowdSession
-from annotation.services import access
-from annotation.services.crowd import qualification
+from annotation.services import access, qualification
 from core import roles
 
 pytestmark = pytest.mark.django_db

@@ -14,12 +14,11 @@ from rest_framework.test import APIClient
 
 from annotation.formats import FORMATS, ExportOptions, exportable
 from annotation.models import Example, InstrumentVersion, Item, QualificationItem
-from annotation.services import items, projects
+from annotation.services import items, projects, qualification, quality
 from annotation.services.analysis.adjudication import adjudicate
 from annotation.services.analysis.agreement import project_agreement
 from annotation.services.answers import SubmissionError
 from annotation.services.assignments import claim_page, submit_page
-from annotation.services.crowd import qualification, quality
 from annotation.services.datasets import exporters
 from annotation.services.datasets.importers import ImportFileError, import_file, import_stream
 from annotation.services.datasets.provenance import annotator_id

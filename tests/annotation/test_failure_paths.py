@@ -18,8 +18,8 @@ from rest_framework.test import APIClient
 from annotation.demo import load_demo
 from annotation.formats import exportable
 from annotation.models import Annotation, CrowdSession, Item, Project
+from annotation.services import qualification
 from annotation.services.assignments import claim_page, submit_page
-from annotation.services.crowd import qualification
 from annotation.services.datasets import uploads
 from annotation.services.datasets.importers import ImportFileError, check_size, import_stream
 from annotation.tasktypes import TASK_TYPES

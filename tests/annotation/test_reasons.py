@@ -8,8 +8,8 @@ from django.core.exceptions import PermissionDenied
 from rest_framework.test import APIClient
 
 from annotation.models import Annotation, ReasonTag
+from annotation.services import quality
 from annotation.services.assignments import claim_page, submit_page
-from annotation.services.crowd import quality
 from annotation.services.label_variation import reasons
 from annotation.services.projects import update_project
 from common.schema import SettingError

@@ -15,9 +15,8 @@ from rest_framework.test import APIClient
 from annotation.demo import load_demo
 from annotation.formats import exportable
 from annotation.models import Annotation, Example, Item, Project
-from annotation.services import projects
+from annotation.services import projects, qualification, quality
 from annotation.services.assignments import claim_page, submit_page
-from annotation.services.crowd import qualification, quality
 from annotation.services.datasets import background
 from annotation.services.datasets.exporters import FORMATS as EXPORT_FORMATS
 from annotation.services.datasets.importers import ImportFileError, import_file, import_stream

@@ -1,6 +1,7 @@
 """Folders that show the design: a newcomer finds a rule from the folder names, and no folder grows into a
 flat list of everything."""
 
+import tomllib
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -40,3 +41,17 @@ def test_the_services_of_each_feature_have_a_folder_of_their_own():
     services = REPO / "annotation" / "services"
     for feature in ("crowd", "datasets", "analysis", "label_variation"):
         assert (services / feature / "__init__.py").is_file(), feature
+
+
+def test_every_module_of_the_study_core_is_held_to_its_contract():
+    """A module added directly to annotation/services is core: the contract that keeps the core from importing
+    the feature folders must name it, or it could import them unchecked."""
+    contracts = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
+    study_core = next(contract for contract in contracts if contract["id"] == "study-core")
+    services = REPO / "annotation" / "services"
+    core = {f"annotation.services.{module.stem}" for module in services.glob("*.py") if module.name != "__init__.py"}
+    assert set(study_core["source_modules"]) == core
+    features = {
+        f"annotation.services.{folder.name}" for folder in services.iterdir() if (folder / "__init__.py").is_file()
+    }
+    assert set(study_core["forbidden_modules"]) == features

@@ -269,8 +269,8 @@ def test_the_random_baseline_fails_against_varierr_annotators(varierr_labels, sh
 
 @pytest.mark.django_db
 def test_a_studys_annotations_export_feeds_the_test(shared_data, make_project, make_user, author, tmp_path):
+    from annotation.services import quality
     from annotation.services.assignments import claim_page, submit_page
-    from annotation.services.crowd import quality
     from annotation.services.datasets import exporters
     from annotation.services.datasets.importers import import_stream
 

@@ -216,7 +216,7 @@ def test_a_group_of_good_workers_is_built_updated_and_used_in_the_next_wave(
     assert standin.calls_to("POST", "/api/v1/participant-groups/")[-1].body["workspace_id"] == "ws000001"
     assert standin.groups[group.prolific_group_id]["members"] == ["PDONE"] == group.participant_ids
     # More gold answers later: the same group is brought up to date, not made twice.
-    from annotation.services.crowd.quality import record_gold_answers
+    from annotation.services.quality import record_gold_answers
 
     gave_up = link.project.crowd_sessions.get(participant_id="PGAVEUP")
     record_gold_answers(link.project, gave_up.worker, [True] * 8)

@@ -12,10 +12,10 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from annotation.models import Annotation, AuditEntry, CrowdSession
-from annotation.services import projects
+from annotation.services import projects, quality
 from annotation.services.analysis import adjudication
 from annotation.services.assignments import claim_page, submit_page
-from annotation.services.crowd import crowd, quality
+from annotation.services.crowd import crowd
 from annotation.services.datasets import exporters
 from annotation.services.datasets.provenance import annotator_id
 

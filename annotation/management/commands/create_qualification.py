@@ -3,7 +3,7 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Project
-from annotation.services.crowd.qualification import QualificationError, create_test
+from annotation.services.qualification import QualificationError, create_test
 from annotation.tasktypes import TASK_TYPES
 
 

@@ -30,7 +30,8 @@ from django.db.models import Count, Q, Sum
 
 from annotation.formats import FORMATS, ExportOptions, exportable
 from annotation.models import Annotation, Item, Project, QualificationAttempt, WorkerStatus
-from annotation.services.datasets import instrument, tables
+from annotation.services import instrument
+from annotation.services.datasets import tables
 from annotation.services.datasets.croissant import croissant
 from annotation.services.datasets.dataset_card import CardDetails, card_markdown
 from annotation.services.datasets.provenance import annotator_id
@@ -303,7 +304,7 @@ def _qualification(project: Project, test) -> dict | None:
     if test is None:
         return None
     attempts = QualificationAttempt.objects.filter(test=test)
-    from annotation.services.crowd.qualification import RULES
+    from annotation.services.qualification import RULES
 
     rules = {setting.name: getattr(test, setting.name) for setting in RULES if hasattr(test, setting.name)}
     return {

@@ -30,7 +30,7 @@ from annotation.formats.generic import full_mapping
 from annotation.models import Annotation, Atom, Example, Item, Project
 from annotation.services import pools
 from annotation.services.answers import SubmissionError, parse_reference
-from annotation.services.crowd.quality import gold_reference
+from annotation.services.quality import gold_reference
 from common.readers import RowError, csv_rows, json_lines
 from common.vocabulary import LabelError, label_mapping
 
@@ -859,7 +859,7 @@ def analyze_imported_tables() -> None:
 
 def _write_qualification(project: Project, rows: list[ExampleRow], skipped: list[Skipped]) -> ImportReport:
     from annotation.models import QualificationItem
-    from annotation.services.crowd.qualification import (
+    from annotation.services.qualification import (
         QualificationError,
         _next_order,
         _refuse_once_taken,
