@@ -110,7 +110,11 @@ def value_codes(values: Sequence[Any], categories: Sequence[Any] | None = None, 
 
 
 def reliability_matrix_from_codes(
-    item_codes: np.ndarray, worker_codes: np.ndarray, values: np.ndarray, item_ids: Sequence, worker_ids: Sequence
+    item_codes: np.ndarray,
+    worker_codes: np.ndarray,
+    values: np.ndarray,
+    item_ids: Sequence | pd.Index,
+    worker_ids: Sequence | pd.Index,
 ) -> pd.DataFrame:
     """The pivot of reliability_matrix, from annotations already coded: row i puts values[i] (a number,
     `value_codes`) at (worker_codes[i], item_codes[i]); item_ids[c] and worker_ids[c] name code c. Coded
