@@ -124,7 +124,7 @@ STATEFUL_CALLS: Counter = Counter()
 LINKS_FOLLOWED: Counter = Counter()
 
 
-@pytest.fixture(autouse=True)
+@pytest.fixture
 def demo_data():
     """The demo projects, and a page the worker and the admin each hold, so that path parameters can name
     real objects."""
