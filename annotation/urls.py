@@ -22,6 +22,7 @@ urlpatterns = [
     path("projects/<slug:slug>/workers/<int:worker_id>/", dashboard.worker_detail, name="worker_detail"),
     path("projects/<slug:slug>/export/<str:fmt>/", dashboard.project_export, name="project_export"),
     path("projects/<slug:slug>/exports/", dashboard.export_job, name="export_job"),
+    path("projects/<slug:slug>/exports/<int:job_id>/hub/", dashboard.push_to_hub, name="push_to_hub"),
     path("projects/<slug:slug>/send-to-validation/", dashboard.send_to_validation, name="project_send_to_validation"),
     path("projects/<slug:slug>/adjudication/", adjudication.adjudication_queue, name="adjudication_queue"),
     path("projects/<slug:slug>/adjudication/<int:item_id>/", adjudication.adjudication_item, name="adjudication_item"),

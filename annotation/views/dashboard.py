@@ -1,6 +1,8 @@
 """Following a study: the dashboard (progress, items, workers, exports), one worker's page with block and
 unblock, and the exports."""
 
+import tempfile
+from pathlib import Path
 from urllib.parse import urlencode
 
 from django.contrib import messages
@@ -18,11 +20,14 @@ from annotation.models import Assignment
 from annotation.services import access, items, quality, simulation
 from annotation.services.analysis import adjudication
 from annotation.services.crowd import budget, crowd, pay
-from annotation.services.datasets import background, dataset_card, exporters
+from annotation.services.datasets import background, dataset_card, exporters, hub
 from annotation.services.label_variation import linking, variation
 from annotation.services.progress import project_progress
 from annotation.services.projects import TRANSITIONS
 from common.schema import SettingError
+from core import roles
+from jobs import files
+from jobs.models import Job
 
 PAGE_SIZE = 25
 
@@ -206,6 +211,33 @@ def export_job(request, slug):
     except (background.JobError, exporters.ExportError, dataset_card.CardError) as exc:
         messages.error(request, f"Not exported: {exc}")
         return redirect("project_detail", slug=slug)
+    return redirect("jobs:detail", job_id=job.pk)
+
+
+@login_required
+@require_POST
+def push_to_hub(request, slug, job_id):
+    """Publish a finished dataset bundle on the Hugging Face Hub with the token typed in the form (used for this
+    push only: it is not stored). The page waits for the upload; a large bundle is better pushed with
+    `export_dataset --bundle --push-to-hub`."""
+    project = access.project_for(request.user, slug, "export")
+    job = roles.run_for(request.user, Job.objects.filter(project=project, kind=background.BUNDLE), job_id)
+    if job.status != Job.Status.DONE or not job.output:
+        messages.error(request, "Not pushed: the bundle is not ready yet.")
+        return redirect("jobs:detail", job_id=job.pk)
+    try:
+        with tempfile.TemporaryDirectory(dir=files.scratch("hub")) as folder:  # a copy only where storage is remote
+            bundle = files.fetch(job.output, Path(folder) / job.output_name)
+            commit_url = hub.push_bundle(
+                bundle,
+                request.POST.get("repo", ""),
+                request.POST.get("token", ""),
+                private=not request.POST.get("public"),
+            )
+    except (hub.HubError, files.StorageError) as exc:
+        messages.error(request, f"Not pushed: {exc}")
+    else:
+        messages.success(request, f"Pushed to {request.POST['repo'].strip()}: {commit_url}")
     return redirect("jobs:detail", job_id=job.pk)
 
 

@@ -14,12 +14,14 @@ import pytest
 
 from annotation.demo import DEMO_USERS
 from benchmarks._common import AppServer, free_port
+from tests.annotation.hub_standin import HubStandIn
 from tests.recruitment.standin import StandIn
 
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "test-artifacts"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 PROLIFIC_TOKEN = "journey-token-9QxR"  # the API token the Prolific stand-in takes
+HUB_TOKEN = "hf_journey_write"  # the write token the Hub stand-in takes
 DEMO_PASSWORDS = {username: password for username, _, password in DEMO_USERS}
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -53,11 +55,14 @@ def demo_server(tmp_path_factory):
     # frame crowd pages and receive finished HITs as it lets MTurk's own sites.
     mturk_port = free_port()
     prolific_port = free_port()  # a stand-in for Prolific's API (tests/recruitment/standin.py) listens here
+    hub_port = free_port()  # and one for the Hub's upload API (tests/annotation/hub_standin.py), without Xet
     server = AppServer(
         var,
         DEBUG="true",
         MTURK_EXTRA_ORIGINS=f"http://127.0.0.1:{mturk_port}",
         PROLIFIC_API_URL=f"http://127.0.0.1:{prolific_port}",
+        HF_ENDPOINT=f"http://127.0.0.1:{hub_port}",
+        HF_HUB_DISABLE_XET="1",
         NLI_STUDIO_MODELS=str(tiny_models(var / "models")),
         # One torch thread: on a shared, loaded 2-core runner two threads spin-wait on each other
         # (a tiny training step measured 1.65 s with two threads, 0.02 s with one).
@@ -74,6 +79,7 @@ def demo_server(tmp_path_factory):
         "env": server.env,
         "mturk_port": mturk_port,
         "prolific_port": prolific_port,
+        "hub_port": hub_port,
     }
     server.stop()
 
@@ -82,6 +88,14 @@ def demo_server(tmp_path_factory):
 def prolific(demo_server):
     """The Prolific stand-in, serving on the port the demo server's PROLIFIC_API_URL names."""
     server = StandIn(PROLIFIC_TOKEN).start(demo_server["prolific_port"])
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def hub(demo_server):
+    """The Hub stand-in, serving on the port the demo server's HF_ENDPOINT names."""
+    server = HubStandIn(HUB_TOKEN).start(demo_server["hub_port"])
     yield server
     server.stop()
 

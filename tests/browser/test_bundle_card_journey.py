@@ -1,5 +1,6 @@
 """The dataset bundle's card filled in on the study's page by keyboard, at desktop width and at 360 px: a
-license the Hub would refuse is refused naming the field, a good one ends in the bundle's README.md."""
+license the Hub would refuse is refused naming the field, a good one ends in the bundle's README.md; the
+finished bundle is pushed to a dataset repository (the Hub's stand-in) from its job page, by keyboard."""
 
 import zipfile
 
@@ -7,7 +8,7 @@ import pytest
 import yaml
 from playwright.sync_api import expect
 
-from tests.browser.conftest import save_screenshot
+from tests.browser.conftest import HUB_TOKEN, save_screenshot
 
 pytestmark = pytest.mark.browser
 SLUG = "demo-nli"
@@ -30,7 +31,19 @@ def submit_bundle(page) -> None:
     page.keyboard.press("Enter")
 
 
-def test_the_bundle_card_by_keyboard_at_desktop_and_360_px(sign_in, demo_server, tmp_path):
+def push_by_keyboard(page, repo: str, token: str) -> None:
+    page.locator("#hub-repo").focus()
+    page.keyboard.press("Control+A")
+    page.keyboard.type(repo)
+    page.keyboard.press("Tab")
+    page.keyboard.type(token)
+    page.keyboard.press("Tab")  # the public checkbox: left unticked
+    page.keyboard.press("Tab")
+    expect(page.get_by_role("button", name="Push to the Hub")).to_be_focused()
+    page.keyboard.press("Enter")
+
+
+def test_the_bundle_card_by_keyboard_at_desktop_and_360_px(sign_in, demo_server, hub, tmp_path):
     base = demo_server["url"]
     for width, license, written in ((1200, "CC-BY-4.0", "cc-by-4.0"), (360, "MIT-0", "other")):
         author = sign_in("author", width=width, height=800)
@@ -61,4 +74,20 @@ def test_the_bundle_card_by_keyboard_at_desktop_and_360_px(sign_in, demo_server,
         meta = yaml.safe_load(card.split("---\n")[1])
         assert (meta["license"], meta["language"]) == (written, ["en"])
         assert f"Demo labels at {width} px." in card
+        job_page = author.url
+        assert author.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth"), width
+        # A name the Hub refuses is refused naming the field, before anything is sent; then the push.
+        push_by_keyboard(author, "demo-nli", HUB_TOKEN)
+        expect(author.get_by_text("Not pushed: repo: give the dataset repository as owner/name")).to_be_visible()
+        assert hub.calls == []
+        repo = f"my-lab/demo-nli-{width}"
+        push_by_keyboard(author, repo, HUB_TOKEN)
+        expect(author.get_by_text(f"Pushed to {repo}:")).to_be_visible()
+        assert author.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth"), width
+        assert author.url == job_page and author.locator("#hub-token").input_value() == ""
+        with zipfile.ZipFile(bundle) as archive:
+            assert hub.repos[repo].files == {name: archive.read(name) for name in archive.namelist()}
+        assert hub.repos[repo].private
+        save_screenshot(author, f"journey-hub-push-{width}")
+        hub.calls.clear()
         author.close()

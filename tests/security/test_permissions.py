@@ -38,7 +38,7 @@ MANAGE_ACTION = row(LOGIN, 403, 403, 302, 404, 302)  # done (or refused with a m
 RUN_API = row(401, 403, 403, 200, 404, 200)
 OWN_PAGE_API = row(401, 200, 404, 404, 404, 404)
 
-# (url name, method, path, expected by user). {slug} {item} {page} {run} are filled in by the fixture.
+# (url name, method, path, expected by user). {slug} {item} {page} {run} ... are filled in by the fixture.
 PAGES = [
     ("home", "get", "/", row(200, 200, 200, 200, 200, 200)),
     ("project_new", "get", "/projects/new/", AUTHOR_PAGE),
@@ -82,6 +82,9 @@ PAGES = [
     ("make_gold", "post", "/projects/{slug}/items/{item}/gold/", MANAGE_ACTION),  # answered: refused, message
     ("worker_detail", "get", "/projects/{slug}/workers/{answered_by}/", MANAGE_PAGE),
     ("export_job", "post", "/projects/{slug}/exports/", MANAGE_ACTION),  # no format: refused with a message
+    # A bundle still queued: nothing is pushed, the job's page says why.
+    ("push_to_hub", "post", "/projects/{slug}/exports/{bundle_run}/hub/", MANAGE_ACTION),
+    ("push_to_hub", "get", "/projects/{slug}/exports/{bundle_run}/hub/", row(LOGIN, 405, 405, 405, 405, 405)),
     ("worker_detail", "post", "/projects/{slug}/workers/{answered_by}/", MANAGE_ACTION),
     ("work", "get", "/work/{slug}/", row(LOGIN, 200, 200, 403, 404, 403)),
     ("submit", "post", "/work/{slug}/{page}/submit/", row(LOGIN, 400, 404, 404, 404, 404)),  # empty answers
@@ -230,6 +233,7 @@ def world(make_user, make_project, import_rows, author):
         project=project,
     )
     model_run = Job.objects.create(kind="predict", params={}, created_by=users["owner"])
+    bundle_run = Job.objects.create(kind="bundle", params={}, created_by=users["owner"], project=project)
     return {
         "users": users,
         "project": project,
@@ -239,6 +243,7 @@ def world(make_user, make_project, import_rows, author):
             "page": page.pk,
             "run": run.pk,
             "model_run": model_run.pk,
+            "bundle_run": bundle_run.pk,
             "answered_by": users["other_worker"].pk,
         },
     }

@@ -1,4 +1,6 @@
 import argparse
+import getpass
+import os
 import sys
 import time
 
@@ -6,6 +8,7 @@ from tqdm import tqdm
 
 from annotation.formats import FORMATS, ExportOptions
 from annotation.management.project_command import ProjectCommand
+from annotation.services.datasets import hub
 from annotation.services.datasets.dataset_card import card_details
 from annotation.services.datasets.exporters import record_export, write_export
 from annotation.services.datasets.records import FREE_TEXT_CHOICES
@@ -49,10 +52,22 @@ class Command(ProjectCommand):
             default=None,
             help="a Parquet copy of every data file (default: of each file above 10 MiB)",
         )
+        hub = parser.add_argument_group("publishing the bundle on the Hugging Face Hub")
+        hub.add_argument(
+            "--push-to-hub",
+            metavar="OWNER/NAME",
+            default="",
+            help="upload the bundle to this dataset repository (created if missing); the token is read from "
+            "HF_TOKEN or asked for, used for this push only and never stored",
+        )
+        hub.add_argument("--public", action="store_true", help="create the repository public (default: private)")
 
     def handle_project(self, project, opts):
         if bool(opts["bundle"]) == bool(opts["format"]):
             raise ValueError("give --format F or --bundle (one of the two)")
+        if opts["push_to_hub"] and not opts["bundle"]:
+            raise ValueError("--push-to-hub publishes the bundle: give --bundle with it")
+        token = self._hub_token(opts["push_to_hub"])  # checked, with the repository, before anything is written
         options = ExportOptions(
             include_gold=opts["include_gold"],
             include_unanswered=opts["include_unanswered"],
@@ -86,19 +101,36 @@ class Command(ProjectCommand):
                     {key: file[key] for key in ("name", "records", "rows", "valid", "parquet")}
                     for file in statement["files"]
                 ]
+                lines = [
+                    f"{f['name']}: {f['records']} records, {'valid' if f['valid'] else 'NOT VALID'}" for f in files
+                ]
+                lines.append(f"wrote the bundle {opts['output']}")
+                pushed = None
+                if opts["push_to_hub"]:
+                    pushed = hub.push_bundle(opts["output"], opts["push_to_hub"], token, private=not opts["public"])
+                    lines.append(f"pushed to {opts['push_to_hub']}: {pushed}")
                 result = {
                     "output": opts["output"],
                     "files": files,
                     "valid": all(f["valid"] for f in files),
+                    "pushed": pushed,
                     "seconds": round(time.perf_counter() - started, 3),
                 }
-                return result, "\n".join(
-                    [f"{f['name']}: {f['records']} records, {'valid' if f['valid'] else 'NOT VALID'}" for f in files]
-                    + [f"wrote the bundle {opts['output']}"]
-                )
+                return result, "\n".join(lines)
             records = write_export(project, opts["format"], opts["output"], options=options)  # ExportError: ValueError
         except OSError as exc:
             raise ValueError(f"cannot write {opts['output']}: {exc.strerror}") from None
         record_export(project, opts["format"], None, via="command line", options=options)
         result = {"records": records, "output": opts["output"], "seconds": round(time.perf_counter() - started, 3)}
         return result, f"wrote {records} records to {opts['output']}"
+
+    @staticmethod
+    def _hub_token(repo_id: str) -> str:
+        """The token for --push-to-hub (HF_TOKEN, or asked for on a terminal), after the repository's name."""
+        if not repo_id:
+            return ""
+        hub.check_repo_id(repo_id)
+        token = os.environ.get("HF_TOKEN", "")
+        if not token and sys.stdin.isatty():
+            token = getpass.getpass("Hugging Face token (write access; not stored): ")
+        return hub.check_token(token)

@@ -121,8 +121,20 @@ register(
         describe_job=lambda job: f"Export ({job.params.get('format')}) of {job.project}",
     )
 )
+
+
+def _bundle_page(job: Job) -> dict:
+    """A finished bundle's page offers to publish it on the Hub (annotation/_hub_push.html)."""
+    return {"panel": "annotation/_hub_push.html"}
+
+
 register(
     JobKind(
-        BUNDLE, "Dataset bundle", _bundle, group="data", describe_job=lambda job: f"Dataset bundle of {job.project}"
+        BUNDLE,
+        "Dataset bundle",
+        _bundle,
+        group="data",
+        describe_job=lambda job: f"Dataset bundle of {job.project}",
+        present=_bundle_page,
     )
 )
