@@ -7,7 +7,7 @@ import json
 import pytest
 
 from annotation.models import Example
-from annotation.services.datasets import importers
+from annotation.services.datasets import import_checks
 from annotation.services.datasets.importers import ImportFileError, import_stream
 
 pytestmark = pytest.mark.django_db
@@ -37,7 +37,7 @@ def test_every_repeat_names_its_line_and_the_first_one(make_project, purpose):
 
 @pytest.mark.parametrize("purpose", ["data", "gold"])
 def test_a_fingerprint_collision_is_not_a_repeat(make_project, monkeypatch, purpose):
-    monkeypatch.setattr(importers, "_fingerprint", lambda text: 7)  # every id collides
+    monkeypatch.setattr(import_checks, "fingerprint", lambda text: 7)  # every id collides
     project = make_project("nli_label")
     with pytest.raises(ImportFileError) as raised:
         import_stream(project, jsonl(["a", "b", "c", "b"]), "jsonl", purpose=purpose)

@@ -27,7 +27,9 @@ import pyarrow.parquet as pq
 # blocks of one file; Parquet carries one schema.
 PARQUET_ABOVE_BYTES = 10 * 2**20
 BATCH_ROWS = 10_000
-BATCH_BYTES = 8 * 2**20  # a batch also ends here: a JSON Lines record of a big study can be long
+# A batch also ends at this much text: a JSON Lines record of a big study can be long, and as Python objects a
+# nested record takes about ten times its text (2 MiB of records: about 25 MB while the batch is converted).
+BATCH_BYTES = 2 * 2**20
 JSON_TEXT = "json"  # a column kept as JSON text
 
 Opener = Callable[[], AbstractContextManager[IO[bytes]]]
@@ -57,22 +59,29 @@ def wants_parquet(asked: bool | None, size: int, mixed: bool) -> bool:
 
 def rows(open_stream: Opener, extension: str) -> Iterator[dict]:
     """Every row of a data file: a CSV row as {column: text}, a JSON Lines record as its object."""
+    for row, _ in _sized_rows(open_stream, extension):
+        yield row
+
+
+def _sized_rows(open_stream: Opener, extension: str) -> Iterator[tuple[dict, int]]:
+    """Each row with the characters it took in the file (a CSV row: its cells)."""
     with open_stream() as binary:
         text = io.TextIOWrapper(binary, encoding="utf-8", newline="")
         if extension == "csv":
-            yield from csv.DictReader(text, restval="")
+            for row in csv.DictReader(text, restval=""):
+                yield row, sum(len(value) for value in row.values() if value)
         else:
             for line in text:
                 if line.strip():
-                    yield json.loads(line)
+                    yield json.loads(line), len(line)
 
 
 def batches(open_stream: Opener, extension: str) -> Iterator[list[dict]]:
     batch: list[dict] = []
     size = 0
-    for row in rows(open_stream, extension):
+    for row, characters in _sized_rows(open_stream, extension):
         batch.append(row)
-        size += sum(len(str(value)) for value in row.values())
+        size += characters
         if len(batch) >= BATCH_ROWS or size >= BATCH_BYTES:
             yield batch
             batch, size = [], 0
@@ -166,6 +175,9 @@ def write_parquet(open_stream: Opener, extension: str, sink, found: TableShape |
                 for name, kind in found.columns.items()
             ]
             writer.write_table(pa.Table.from_arrays(arrays, schema=schema))
+    # pyarrow's allocator keeps freed memory for reuse; give it back, or the steps after the copy (the data
+    # statement's agreement) start that much higher.
+    pa.default_memory_pool().release_unused()
     return found
 
 
