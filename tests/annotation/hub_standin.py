@@ -32,9 +32,11 @@ import json
 import re
 import threading
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import yaml
+
+from tests.standin_server import LocalServer
 
 LFS_ABOVE = 10 * 1024 * 1024
 REPO_PART = re.compile(r"^(?!.*(--|\.\.))[A-Za-z0-9][A-Za-z0-9._-]{0,94}[A-Za-z0-9]$|^[A-Za-z0-9]$")
@@ -54,40 +56,13 @@ class Repository:
     commits: list[str] = field(default_factory=list)
 
 
-class HubStandIn:
+class HubStandIn(LocalServer):
     def __init__(self, token: str = "hf_standin_write"):
         self.token = token
         self.repos: dict[str, Repository] = {}
         self.objects: dict[str, bytes] = {}
         self.calls: list[tuple[str, str]] = []
         self._lock = threading.Lock()
-        self._server: ThreadingHTTPServer | None = None
-
-    @property
-    def url(self) -> str:
-        assert self._server is not None
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
-
-    def start(self, port: int = 0) -> HubStandIn:
-        standin = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):  # quiet: the calls are recorded instead
-                pass
-
-            def do_GET(self):
-                standin._serve(self)
-
-            do_POST = do_PUT = do_GET
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
-        return self
-
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
 
     def _serve(self, handler: BaseHTTPRequestHandler) -> None:
         length = int(handler.headers.get("Content-Length") or 0)

@@ -26,8 +26,10 @@ import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from urllib.parse import parse_qs, urlsplit
+
+from tests.standin_server import LocalServer
 
 # Fields of model.CreateStudy the client may send, and those Prolific requires.
 STUDY_FIELDS = {
@@ -139,7 +141,7 @@ class Hold:
     reached: threading.Event = field(default_factory=threading.Event)
 
 
-class StandIn:
+class StandIn(LocalServer):
     def __init__(self, token: str = "stand-in-token"):
         self.token = token
         self.calls: list[Call] = []
@@ -153,38 +155,13 @@ class StandIn:
         self.holds: list[Hold] = []
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
-        self._server: ThreadingHTTPServer | None = None
 
     # ------------------------------------------------------------------ running
-
-    @property
-    def url(self) -> str:
-        assert self._server is not None
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
-
-    def start(self, port: int = 0) -> StandIn:
-        standin = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):  # quiet: the calls are recorded instead
-                pass
-
-            def _handle(self):
-                standin._serve(self)
-
-            do_GET = do_POST = do_PATCH = do_DELETE = do_PUT = _handle
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
-        self._server.daemon_threads = True
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
-        return self
 
     def stop(self) -> None:
         for hold in self.holds:
             hold.released.set()
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
+        super().stop()
 
     def hold(self, path_pattern: str, record: bool) -> Hold:
         hold = Hold(path_pattern, record)
