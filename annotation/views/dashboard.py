@@ -1,8 +1,6 @@
 """Following a study: the dashboard (progress, items, workers, exports), one worker's page with block and
 unblock, and the exports."""
 
-import tempfile
-from pathlib import Path
 from urllib.parse import urlencode
 
 from django.contrib import messages
@@ -26,7 +24,6 @@ from annotation.services.progress import project_progress
 from annotation.services.projects import TRANSITIONS
 from common.schema import SettingError
 from core import roles
-from jobs import files
 from jobs.models import Job
 
 PAGE_SIZE = 25
@@ -222,22 +219,13 @@ def push_to_hub(request, slug, job_id):
     `export_dataset --bundle --push-to-hub`."""
     project = access.project_for(request.user, slug, "export")
     job = roles.run_for(request.user, Job.objects.filter(project=project, kind=background.BUNDLE), job_id)
-    if job.status != Job.Status.DONE or not job.output:
-        messages.error(request, "Not pushed: the bundle is not ready yet.")
-        return redirect("jobs:detail", job_id=job.pk)
+    repo = request.POST.get("repo", "")
     try:
-        with tempfile.TemporaryDirectory(dir=files.scratch("hub")) as folder:  # a copy only where storage is remote
-            bundle = files.fetch(job.output, Path(folder) / job.output_name)
-            commit_url = hub.push_bundle(
-                bundle,
-                request.POST.get("repo", ""),
-                request.POST.get("token", ""),
-                private=not request.POST.get("public"),
-            )
-    except (hub.HubError, files.StorageError) as exc:
+        commit_url = hub.push_job_bundle(job, repo, request.POST.get("token", ""), not request.POST.get("public"))
+    except hub.HubError as exc:
         messages.error(request, f"Not pushed: {exc}")
     else:
-        messages.success(request, f"Pushed to {request.POST['repo'].strip()}: {commit_url}")
+        messages.success(request, f"Pushed to {repo.strip()}: {commit_url}")
     return redirect("jobs:detail", job_id=job.pk)
 
 

@@ -99,6 +99,12 @@ def test_a_token_the_hub_refuses_uploads_nothing(hub, project, tmp_path, monkeyp
     assert hub.repos == {} and hub.objects == {}
 
 
+def test_public_needs_a_push(hub, project, tmp_path):
+    with pytest.raises(CommandError, match="--public says how --push-to-hub creates the repository"):
+        push(project, tmp_path / "bundle.zip", "--public")
+    assert not (tmp_path / "bundle.zip").exists()
+
+
 def test_push_needs_the_bundle(hub, project, tmp_path):
     with pytest.raises(CommandError, match="--push-to-hub publishes the bundle"):
         call_command(
@@ -179,6 +185,14 @@ def test_the_bundles_job_page_pushes_it_and_only_for_whoever_may_export_it(
     assert "Not pushed: repo: " in refused and hub.calls == []
     refused = client.post(url, {"repo": "my-lab/data", "token": ""}, follow=True).content.decode()
     assert "Not pushed: token: a Hugging Face token" in refused and hub.calls == []
+
+    waiting = Job.objects.create(kind="bundle", params={}, created_by=owner, project=project)
+    refused = client.post(
+        f"/projects/{project.slug}/exports/{waiting.pk}/hub/", {"repo": "my-lab/data", "token": TOKEN}
+    )
+    assert refused["Location"] == f"/jobs/{waiting.pk}/"
+    assert "Not pushed: bundle: the bundle is not ready yet" in client.get(refused["Location"]).content.decode()
+    assert hub.calls == []
 
     done = client.post(url, {"repo": "my-lab/data", "token": TOKEN}, follow=True).content.decode()
     assert "Pushed to my-lab/data:" in done and TOKEN not in done

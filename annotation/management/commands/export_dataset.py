@@ -52,21 +52,23 @@ class Command(ProjectCommand):
             default=None,
             help="a Parquet copy of every data file (default: of each file above 10 MiB)",
         )
-        hub = parser.add_argument_group("publishing the bundle on the Hugging Face Hub")
-        hub.add_argument(
+        publishing = parser.add_argument_group("publishing the bundle on the Hugging Face Hub")
+        publishing.add_argument(
             "--push-to-hub",
             metavar="OWNER/NAME",
             default="",
             help="upload the bundle to this dataset repository (created if missing); the token is read from "
             "HF_TOKEN or asked for, used for this push only and never stored",
         )
-        hub.add_argument("--public", action="store_true", help="create the repository public (default: private)")
+        publishing.add_argument("--public", action="store_true", help="create the repository public (default: private)")
 
     def handle_project(self, project, opts):
         if bool(opts["bundle"]) == bool(opts["format"]):
             raise ValueError("give --format F or --bundle (one of the two)")
         if opts["push_to_hub"] and not opts["bundle"]:
             raise ValueError("--push-to-hub publishes the bundle: give --bundle with it")
+        if opts["public"] and not opts["push_to_hub"]:
+            raise ValueError("--public says how --push-to-hub creates the repository: give --push-to-hub with it")
         token = self._hub_token(opts["push_to_hub"])  # checked, with the repository, before anything is written
         options = ExportOptions(
             include_gold=opts["include_gold"],

@@ -76,3 +76,20 @@ def push_bundle(bundle: Path | str, repo_id: str, token: str, private: bool = Tr
         except ValueError as exc:  # huggingface_hub's answer to a card the Hub's metadata check refuses
             raise HubError("card", str(exc)) from None
     return commit.commit_url
+
+
+def push_job_bundle(job, repo_id: str, token: str, private: bool = True) -> str:
+    """Push the bundle a finished bundle job wrote (background.BUNDLE), fetched from the storage into scratch
+    space where the storage is not this host's disk; returns the commit's URL."""
+    from jobs import files
+
+    if job.status != job.Status.DONE or not job.output:
+        raise HubError("bundle", "the bundle is not ready yet")
+    check_repo_id(repo_id)  # both before a remote storage's copy is made
+    check_token(token)
+    try:
+        with tempfile.TemporaryDirectory(dir=files.scratch("hub")) as folder:
+            bundle = files.fetch(job.output, Path(folder) / job.output_name)
+            return push_bundle(bundle, repo_id, token, private)
+    except files.StorageError as exc:
+        raise HubError("bundle", str(exc)) from None
