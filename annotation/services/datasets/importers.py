@@ -26,12 +26,13 @@ from annotation.formats.base import AtomRow, ExampleRow, Skipped, oversized_text
 from annotation.formats.generic import FIELDS as GENERIC_FIELDS
 from annotation.formats.generic import full_mapping
 from annotation.models import Project
-from annotation.services.datasets import import_checks
 from annotation.services.datasets.import_checks import (
     ExampleRowChecks,
     ImportFileError,
     PoolChecks,
     check_example_rows,
+    fingerprint,
+    identity,
     keep_fields,
 )
 from annotation.services.datasets.import_writing import (
@@ -310,14 +311,14 @@ def _import_examples_streamed(project: Project, stream, fmt: str, context: ReadC
         else:
             checks.check(row, errors)
             pool_checks.check(row, errors)
-            hypotheses.append(import_checks.fingerprint(row.hypothesis))
+            hypotheses.append(fingerprint(row.hypothesis))
     if progress:
         progress(line)
 
     def ids_at(lines: set[int]) -> dict[int, str]:
         stream.seek(0)
         return {
-            line: import_checks.identity(row)
+            line: identity(row)
             for line, row in read_rows(stream, fmt, context)
             if line in lines and isinstance(row, ExampleRow)
         }
