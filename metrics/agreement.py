@@ -391,13 +391,26 @@ def krippendorff_alpha_sets(
 # --------------------------------------------------------------------------------------------------------
 
 
+SHARED_UNITS_BLOCK = 1 << 16  # units a block: the presence products stay small however many units there are
+
+
+def shared_unit_counts(reliability_data: np.ndarray) -> np.ndarray:
+    """(annotators, annotators) how many units each pair of annotators both labelled (the diagonal: each one's
+    own), from a (annotators, units) matrix with NaN for missing. Summed block by block of units as float64
+    products of 0/1, which BLAS multiplies and which are exact below 2**53 units."""
+    annotators = reliability_data.shape[0]
+    counts = np.zeros((annotators, annotators))
+    for start in range(0, reliability_data.shape[1], SHARED_UNITS_BLOCK):
+        present = (~np.isnan(reliability_data[:, start : start + SHARED_UNITS_BLOCK])).astype(float)
+        counts += present @ present.T
+    return counts.astype(np.int64)
+
+
 def _annotator_pairs(matrix: np.ndarray, min_shared_units: int):
     """Yield (values_a, values_b) on the units both annotators labelled, for pairs sharing enough units."""
-    present = ~np.isnan(matrix)
-    shared_counts = present.astype(np.int64) @ present.T.astype(np.int64)
-    first, second = np.nonzero(np.triu(shared_counts >= min_shared_units, k=1))
+    first, second = np.nonzero(np.triu(shared_unit_counts(matrix) >= min_shared_units, k=1))
     for a, b in zip(first, second):
-        both = present[a] & present[b]
+        both = ~np.isnan(matrix[a]) & ~np.isnan(matrix[b])
         yield matrix[a, both], matrix[b, both]
 
 

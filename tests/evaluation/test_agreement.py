@@ -363,3 +363,14 @@ def test_reliability_matrix_names_the_bad_row():
         agreement.reliability_matrix([("i1", "w1", "e"), ("i1", "w2", "x")], categories=["e", "n", "c"])
     with pytest.raises(ValueError, match="row 0: value 'high' is not a number"):
         agreement.reliability_matrix([("i1", "w1", "high")])
+
+
+def test_shared_unit_counts_block_by_block_equal_the_whole_product(monkeypatch):
+    from metrics import agreement
+
+    rng = np.random.default_rng(3)
+    matrix = np.where(rng.random((7, 1000)) < 0.4, rng.integers(0, 3, (7, 1000)).astype(float), np.nan)
+    present = (~np.isnan(matrix)).astype(np.int64)
+    monkeypatch.setattr(agreement, "SHARED_UNITS_BLOCK", 64)  # 16 blocks, the last one short
+    counts = agreement.shared_unit_counts(matrix)
+    assert counts.dtype == np.int64 and (counts == present @ present.T).all()

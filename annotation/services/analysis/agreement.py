@@ -34,6 +34,7 @@ from metrics.agreement import (
     krippendorff_alpha,
     pearson_spearman_pairwise,
     reliability_matrix_from_codes,
+    shared_unit_counts,
     split_half_jsd,
     value_codes,
 )
@@ -296,8 +297,7 @@ def _pairwise(
     answering = (~np.isnan(matrix)).any(axis=1)
     if not answering.all():
         matrix = matrix[answering]
-    present = (~np.isnan(matrix)).astype(np.int64)
-    pairs = int(np.triu(present @ present.T >= 2, k=1).sum())
+    pairs = int(np.triu(shared_unit_counts(matrix) >= 2, k=1).sum())
 
     if level == "interval":
         correlations = pearson_spearman_pairwise(matrix)
