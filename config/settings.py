@@ -305,9 +305,6 @@ CROWD_RESUME_LINK_MAX_AGE = env_int("CROWD_RESUME_LINK_MAX_AGE", 7 * 24 * 3600)
 PROLIFIC_COMPLETE_URL = "https://app.prolific.com/submissions/complete?cc="
 # Prolific's REST API (recruitment.prolific); a local stand-in in tests and rehearsals.
 PROLIFIC_API_URL = env_str("PROLIFIC_API_URL", "https://api.prolific.com")
-# Where a dataset bundle is pushed (annotation.services.datasets.hub): the Hugging Face Hub, or a local stand-in in
-# tests. HF_ENDPOINT is huggingface_hub's own variable for the same thing.
-HUB_ENDPOINT = env_str("HF_ENDPOINT", "https://huggingface.co")
 PROLIFIC_TIMEOUT_SECONDS = float(env_int("PROLIFIC_TIMEOUT_SECONDS", 20))
 # The cost preview of the Prolific page (recruitment/services/costs.py): Prolific's service fee on rewards and
 # bonuses, and VAT on that fee. Defaults: the ~33.33% Prolific's help centre quotes for its standard (academic)
@@ -318,6 +315,9 @@ PROLIFIC_SERVICE_FEE_RATE = env_str("PROLIFIC_SERVICE_FEE_RATE", "0.3333")
 PROLIFIC_VAT_RATE = env_str("PROLIFIC_VAT_RATE", "0.20")
 # A webhook whose X-Prolific-Request-Timestamp is further than this from the server's clock is refused.
 PROLIFIC_WEBHOOK_TOLERANCE_SECONDS = 300
+# Where a dataset bundle is pushed (annotation.services.datasets.hub): the Hugging Face Hub, or a local stand-in in
+# tests. HF_ENDPOINT is huggingface_hub's own variable for the same thing.
+HUB_ENDPOINT = env_str("HF_ENDPOINT", "https://huggingface.co")
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
