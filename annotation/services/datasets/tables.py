@@ -57,14 +57,9 @@ def wants_parquet(asked: bool | None, size: int, mixed: bool) -> bool:
     return asked if asked is not None else (mixed or size > PARQUET_ABOVE_BYTES)
 
 
-def rows(open_stream: Opener, extension: str) -> Iterator[dict]:
-    """Every row of a data file: a CSV row as {column: text}, a JSON Lines record as its object."""
-    for row, _ in _sized_rows(open_stream, extension):
-        yield row
-
-
 def _sized_rows(open_stream: Opener, extension: str) -> Iterator[tuple[dict, int]]:
-    """Each row with the characters it took in the file (a CSV row: its cells)."""
+    """Every row of a data file (a CSV row as {column: text}, a JSON Lines record as its object) with the
+    characters it took in the file (a CSV row: its cells)."""
     with open_stream() as binary:
         text = io.TextIOWrapper(binary, encoding="utf-8", newline="")
         if extension == "csv":
