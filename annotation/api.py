@@ -251,7 +251,7 @@ class ProjectViewSet(
     def agreement(self, request, slug=None):
         # here, not at the top: the agreement figures load pandas and scipy (keep web processes lean)
         from annotation.services.analysis.agreement import (
-            INTERACTIVE_PAIR_EVALUATIONS,
+            INTERACTIVE_RESAMPLED_VALUES,
             project_agreement,
         )
 
@@ -261,7 +261,7 @@ class ProjectViewSet(
         except ValueError:
             raise ValidationError({"bootstrap": ["must be a whole number"]}) from None
         return Response(
-            project_agreement(project, bootstrap=resamples, max_pair_evaluations=INTERACTIVE_PAIR_EVALUATIONS)
+            project_agreement(project, bootstrap=resamples, max_resampled_values=INTERACTIVE_RESAMPLED_VALUES)
         )
 
     @extend_schema(responses={200: OpenApiResponse(description="labels and worker reliability of annotator models")})

@@ -2,7 +2,8 @@
 dataset bundle (--what bundle: every format, the data statement with its agreement figures, validation).
 
 Builds an unli_slider project holding --annotations worker annotations (--per-item workers answered each
-of annotations / per-item items; all items done) with INSERT ... SELECT statements, on SQLite in a
+of annotations / per-item items, drawn in rotation from a crowd of --workers, default --per-item; all items
+done) with INSERT ... SELECT statements, on SQLite in a
 temporary NLI_STUDIO_VAR folder (default) or in a scratch PostgreSQL database (--database postgres).
 Then a fresh Python process (so its memory is the export's alone) loads Django and runs
 `write_export(project, "jsonl", path)`, the code behind the export_dataset command and the API download (or
@@ -45,25 +46,31 @@ from _common import (
     log,
     make_author,
     make_workers,
+    series_sql,
     setup_django,
 )
 
 SLUG = "export-bench"
 
 
-def build_project(annotations: int, per_item: int) -> int:
-    """The project with annotations // per_item done items and per_item annotations each; returns how many."""
+def build_project(annotations: int, per_item: int, crowd: int) -> int:
+    """The project with annotations // per_item done items and per_item annotations each, item i's from workers
+    i * per_item + k (k < per_item) modulo the crowd; returns how many."""
     from django.db import connection, transaction
 
     from annotation.models import Annotation
     from annotation.services.projects import create_project
 
     items = annotations // per_item
-    workers = make_workers(per_item)
+    workers = make_workers(crowd)
+    first_id = int(workers[0].pk)
+    if [int(worker.pk) for worker in workers] != list(range(first_id, first_id + crowd)):
+        raise RuntimeError("the crowd's user ids are not consecutive; the rotation below needs them to be")
     project = create_project(SLUG, "unli_slider", make_author(), redundancy=per_item, max_annotations=per_item)
     postgres = connection.vendor == "postgresql"
+    worker = f"({first_id} + (i.id * {per_item} + s.n - 1) %% {crowd})"
     # Slider positions spread by item and worker; the value is position / 10000 (a stand-in for the map).
-    position = "((i.id * 7919 + w.id * 104729) %% 10001)"  # %% : the statement takes parameters
+    position = f"((i.id * 7919 + {worker} * 104729) %% 10001)"  # %% : the statement takes parameters
     if postgres:
         raw, value = f"jsonb_build_object('position', {position})", f"to_jsonb({position} / 10000.0)"
         aggregate, started = "to_jsonb(0.5)", "now() - interval '40 seconds'"
@@ -81,21 +88,19 @@ def build_project(annotations: int, per_item: int) -> int:
     )
     log(f"{items} items in {time.perf_counter() - start:.1f} s")
     start = time.perf_counter()
-    worker_ids = ", ".join(str(int(worker.pk)) for worker in workers)
     with transaction.atomic():
         created = insert_select(
             Annotation,
             {
                 "item_id": "i.id",
-                "worker_id": "w.id",
+                "worker_id": worker,
                 "raw": raw,
                 "value": value,
-                "seconds_spent": "1.5 + (i.id + w.id) %% 30",
+                "seconds_spent": f"1.5 + (i.id + {worker}) %% 30",
                 "started_at": started,
             },
-            f"annotation_item i CROSS JOIN auth_user w "
-            f"WHERE i.project_id = {int(project.pk)} AND w.id IN ({worker_ids}) ORDER BY i.id, w.id",
-            [],
+            f"annotation_item i CROSS JOIN {series_sql()} WHERE i.project_id = {int(project.pk)} ORDER BY i.id, s.n",
+            [per_item],
         )
     analyze()
     log(f"{created} annotations in {time.perf_counter() - start:.1f} s")
@@ -203,6 +208,7 @@ def main():
     parser = argument_parser(__doc__)
     parser.add_argument("--annotations", type=int, default=1_000_000)
     parser.add_argument("--per-item", type=int, default=5, help="annotations (workers) per item")
+    parser.add_argument("--workers", type=int, help="the crowd the answers rotate through (default: --per-item)")
     parser.add_argument("--database", choices=("sqlite", "postgres"), default="sqlite")
     parser.add_argument("--what", choices=("jsonl", "bundle"), default="jsonl")
     parser.add_argument("--tracemalloc", action="store_true", help="export a second time under tracemalloc")
@@ -212,14 +218,17 @@ def main():
     args = parser.parse_args()
     if args.child:
         return export_child(args)
+    args.workers = args.workers or args.per_item
     if not 1 <= args.per_item <= 100 or args.annotations < args.per_item:
         parser.error("--per-item must be 1..100 and --annotations at least --per-item")
+    if not args.per_item <= args.workers <= 100_000:
+        parser.error("--workers must be at least --per-item (each item's workers differ) and at most 100,000")
 
     load_before = load_average()
     with django_on_scratch_database("export", args.database) as (url, var_dir):
         from django.db import connections
 
-        created = build_project(args.annotations, args.per_item)
+        created = build_project(args.annotations, args.per_item, args.workers)
         connections.close_all()
 
         out = Path(var_dir) / ("export.jsonl" if args.what == "jsonl" else "bundle.zip")
@@ -240,6 +249,7 @@ def main():
     result = {
         "what": args.what,
         "rows": exported,
+        "workers": args.workers,
         "seconds": round(figures["seconds"], 1),
         "peak_mb": round(figures["peak_mb"], 1),
         "rss_before_mb": round(figures["rss_before_mb"], 1),

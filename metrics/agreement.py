@@ -34,14 +34,6 @@ LEVELS = ("nominal", "ordinal", "interval", "ratio")
 _RATIO_BLOCK_ELEMENTS = 4_000_000
 
 
-class PairwiseCorrelation(NamedTuple):
-    """Mean Pearson r and Spearman rho over annotator pairs, and how many pairs were averaged."""
-
-    pearson: float
-    spearman: float
-    pairs: int
-
-
 class ConfidenceInterval(NamedTuple):
     """A statistic on the full data with its bootstrap percentile interval."""
 
@@ -123,18 +115,25 @@ def reliability_matrix_from_codes(
     Raises:
         ValueError: a worker who annotated the same item twice, naming the row (0-based).
     """
-    answered = np.zeros((len(worker_ids), len(item_ids)), dtype=bool)
-    answered[worker_codes, item_codes] = True
-    if np.count_nonzero(answered) < len(values):  # two rows fell on one (worker, item) cell
-        pairs = pd.Series(np.asarray(worker_codes, dtype=np.int64) * len(item_ids) + item_codes)
-        row_number = int(np.flatnonzero(pairs.duplicated().to_numpy())[0])
+    check_one_value_each(item_codes, worker_codes, item_ids, worker_ids)
+    matrix = np.full((len(worker_ids), len(item_ids)), np.nan)
+    matrix[worker_codes, item_codes] = values
+    return pd.DataFrame(matrix, index=pd.Index(worker_ids, name="worker"), columns=pd.Index(item_ids, name="item"))
+
+
+def check_one_value_each(
+    item_codes: np.ndarray, worker_codes: np.ndarray, item_ids: Sequence | pd.Index, worker_ids: Sequence | pd.Index
+) -> None:
+    """ValueError naming the first row (0-based) at which a worker gives an item a second value; the codes
+    are those of `reliability_matrix_from_codes`."""
+    cells = pd.Series(np.asarray(worker_codes, dtype=np.int64) * len(item_ids) + item_codes)
+    repeated = cells.duplicated().to_numpy()
+    if repeated.any():
+        row_number = int(np.flatnonzero(repeated)[0])
         raise ValueError(
             f"row {row_number}: worker {worker_ids[worker_codes[row_number]]!r} already annotated item "
             f"{item_ids[item_codes[row_number]]!r}"
         )
-    matrix = np.full((len(worker_ids), len(item_ids)), np.nan)
-    matrix[worker_codes, item_codes] = values
-    return pd.DataFrame(matrix, index=pd.Index(worker_ids, name="worker"), columns=pd.Index(item_ids, name="item"))
 
 
 def _annotations_by_unit(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
@@ -387,64 +386,8 @@ def krippendorff_alpha_sets(
 
 
 # --------------------------------------------------------------------------------------------------------
-# Pairwise agreement between annotators
+# Agreement per unit (between annotators: metrics.pairwise)
 # --------------------------------------------------------------------------------------------------------
-
-
-SHARED_UNITS_BLOCK = 1 << 16  # units a block: the presence products stay small however many units there are
-
-
-def shared_unit_counts(reliability_data: np.ndarray) -> np.ndarray:
-    """(annotators, annotators) how many units each pair of annotators both labelled (the diagonal: each one's
-    own), from a (annotators, units) matrix with NaN for missing. Summed block by block of units as float64
-    products of 0/1, which BLAS multiplies and which are exact below 2**53 units."""
-    annotators = reliability_data.shape[0]
-    counts = np.zeros((annotators, annotators))
-    for start in range(0, reliability_data.shape[1], SHARED_UNITS_BLOCK):
-        present = (~np.isnan(reliability_data[:, start : start + SHARED_UNITS_BLOCK])).astype(float)
-        counts += present @ present.T
-    return counts.astype(np.int64)
-
-
-def _annotator_pairs(matrix: np.ndarray, min_shared_units: int):
-    """Yield (values_a, values_b) on the units both annotators labelled, for pairs sharing enough units."""
-    first, second = np.nonzero(np.triu(shared_unit_counts(matrix) >= min_shared_units, k=1))
-    for a, b in zip(first, second):
-        both = ~np.isnan(matrix[a]) & ~np.isnan(matrix[b])
-        yield matrix[a, both], matrix[b, both]
-
-
-def _cohen_kappa(labels_a: np.ndarray, labels_b: np.ndarray) -> float:
-    """Unweighted Cohen's kappa of two label vectors; NaN when chance agreement is 1."""
-    categories, codes = np.unique(np.concatenate([labels_a, labels_b]), return_inverse=True)
-    codes_a, codes_b = codes[: len(labels_a)], codes[len(labels_a) :]
-    observed = np.mean(codes_a == codes_b)
-    share_a = np.bincount(codes_a, minlength=len(categories)) / len(codes_a)
-    share_b = np.bincount(codes_b, minlength=len(categories)) / len(codes_b)
-    chance = float(share_a @ share_b)
-    if chance == 1.0:
-        return float("nan")
-    return (observed - chance) / (1.0 - chance)
-
-
-def _mean_or_nan(scores: list[float]) -> float:
-    return float(np.mean(scores)) if scores else float("nan")
-
-
-def cohen_kappa_pairwise(reliability_data: Any, min_shared_units: int = 2) -> float:
-    """Mean unweighted Cohen's kappa over annotator pairs, each on the units both labelled.
-
-    Args:
-        reliability_data: shape (annotators, units), category codes, NaN for missing.
-        min_shared_units: pairs sharing fewer units are skipped.
-
-    Returns:
-        The mean over pairs where kappa is defined (pairs where both used one and the same label are
-        skipped); NaN when no pair qualifies.
-    """
-    matrix = check_reliability_data(reliability_data)
-    scores = [_cohen_kappa(a, b) for a, b in _annotator_pairs(matrix, min_shared_units)]
-    return _mean_or_nan([score for score in scores if not np.isnan(score)])
 
 
 def item_pair_agreement(value_counts: Any) -> np.ndarray:
@@ -499,45 +442,6 @@ def item_mean_abs_difference(values: Any) -> np.ndarray:
 
 def _varies(values: np.ndarray) -> bool:
     return bool(np.ptp(values) > 0)
-
-
-def kendall_tau_pairwise(reliability_data: Any, min_shared_units: int = 2) -> float:
-    """Mean Kendall's tau-b (scipy.stats.kendalltau) over annotator pairs, each on the units both labelled.
-
-    Args:
-        reliability_data: shape (annotators, units), NaN for missing.
-        min_shared_units: pairs sharing fewer units are skipped.
-
-    Returns:
-        The mean over pairs where neither annotator is constant on the shared units; NaN when none.
-    """
-    matrix = check_reliability_data(reliability_data)
-    scores = [
-        stats.kendalltau(a, b).statistic
-        for a, b in _annotator_pairs(matrix, min_shared_units)
-        if _varies(a) and _varies(b)
-    ]
-    return _mean_or_nan(scores)
-
-
-def pearson_spearman_pairwise(reliability_data: Any, min_shared_units: int = 2) -> PairwiseCorrelation:
-    """Mean Pearson r and Spearman rho (scipy.stats) over annotator pairs, each on the units both labelled.
-
-    Args:
-        reliability_data: shape (annotators, units), NaN for missing.
-        min_shared_units: pairs sharing fewer units are skipped.
-
-    Returns:
-        PairwiseCorrelation over the pairs where neither annotator is constant on the shared units (NaN
-        means when there are none).
-    """
-    matrix = check_reliability_data(reliability_data)
-    pearson, spearman = [], []
-    for a, b in _annotator_pairs(matrix, max(min_shared_units, 2)):
-        if _varies(a) and _varies(b):
-            pearson.append(stats.pearsonr(a, b).statistic)
-            spearman.append(stats.spearmanr(a, b).statistic)
-    return PairwiseCorrelation(_mean_or_nan(pearson), _mean_or_nan(spearman), len(pearson))
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -734,6 +638,31 @@ def bootstrap_ci(
     for index in range(n_boot):
         sample = rng.integers(0, n_units, n_units)
         replicates[index] = statistic_fn(*(np.take(array, sample, axis=axis) for array in arrays))
+    return _percentile_interval(estimate, replicates, alpha)
+
+
+def bootstrap_ci_of_counts(
+    statistic_of_counts: Callable[[np.ndarray], float],
+    n_units: int,
+    n_boot: int = 1000,
+    alpha: float = 0.05,
+    seed: int = 0,
+) -> ConfidenceInterval:
+    """`bootstrap_ci` for a statistic computed from how often each unit is drawn, (n_units,) whole numbers
+    (all ones give the estimate), rather than from copies of the resampled data: the same resamples as
+    `bootstrap_ci` with the same seed, without a copy of every array per resample."""
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    estimate = float(statistic_of_counts(np.ones(n_units, dtype=np.int64)))
+    rng = np.random.default_rng(seed)
+    replicates = np.empty(n_boot)
+    for index in range(n_boot):
+        replicates[index] = statistic_of_counts(np.bincount(rng.integers(0, n_units, n_units), minlength=n_units))
+    return _percentile_interval(estimate, replicates, alpha)
+
+
+def _percentile_interval(estimate: float, replicates: np.ndarray, alpha: float) -> ConfidenceInterval:
+    """The estimate with the alpha/2 and 1 - alpha/2 percentiles of its replicates, NaN ones left out."""
     replicates = replicates[~np.isnan(replicates)]
     if len(replicates) == 0:
         return ConfidenceInterval(estimate, float("nan"), float("nan"))

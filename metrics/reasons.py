@@ -13,7 +13,7 @@ from typing import TypedDict
 
 import numpy as np
 
-from metrics.agreement import cohen_kappa_pairwise
+from metrics.pairwise import cohen_kappa_pairwise
 
 
 class SetAgreement(TypedDict):

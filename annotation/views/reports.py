@@ -110,13 +110,13 @@ def annotator_model_tables(models: dict) -> dict:
 def report(request, slug):
     # here, not at the top: the report loads pandas, scipy and matplotlib (keep web processes lean)
     from annotation.services.analysis.agreement import (
-        INTERACTIVE_PAIR_EVALUATIONS,
+        INTERACTIVE_RESAMPLED_VALUES,
         project_report,
     )
     from annotation.services.analysis.annotator_models import INTERACTIVE_ANSWERS, project_annotator_models
 
     project = access.project_for(request.user, slug, "manage")
-    result = project_report(project, bootstrap=REPORT_BOOTSTRAP, max_pair_evaluations=INTERACTIVE_PAIR_EVALUATIONS)
+    result = project_report(project, bootstrap=REPORT_BOOTSTRAP, max_resampled_values=INTERACTIVE_RESAMPLED_VALUES)
     # Annotator models apply to nominal labels only: other reports have no such section.
     models = (
         project_annotator_models(project, max_answers=INTERACTIVE_ANSWERS)

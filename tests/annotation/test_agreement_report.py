@@ -149,10 +149,10 @@ def test_slider_figures_match_scipy_and_the_krippendorff_package(slider):
     )
     assert project_agreement(project, bootstrap=200, seed=3) == result
 
-    limited = project_agreement(project, bootstrap=200, seed=3, max_pair_evaluations=3 * 199)
+    limited = project_agreement(project, bootstrap=200, seed=3, max_resampled_values=9 * 199)
     assert (
         limited["pairwise"]["ci"] is None
-        and "3 annotator pairs x 200 resamples" in limited["unavailable"]["pairwise_ci"]
+        and "9 values shared by annotator pairs x 200 resamples" in limited["unavailable"]["pairwise_ci"]
     )
     assert limited["krippendorff_alpha_ci"] == result["krippendorff_alpha_ci"]
 

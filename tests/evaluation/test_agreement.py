@@ -13,7 +13,7 @@ from scipy.spatial.distance import jensenshannon
 from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.inter_rater import fleiss_kappa as statsmodels_fleiss_kappa
 
-from metrics import agreement
+from metrics import agreement, pairwise
 
 CHAOSNLI_SNLI = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "chaosnli" / "chaosNLI_snli.jsonl"
 LEVELS = ["nominal", "ordinal", "interval", "ratio"]
@@ -147,23 +147,23 @@ def pairs_on_shared_units(data):
 def test_cohen_kappa_pairwise_equals_mean_of_sklearn_kappas():
     data = random_reliability_data(11, annotators=5, scale=2.6)
     expected = np.mean([cohen_kappa_score(a, b) for a, b in pairs_on_shared_units(data)])
-    assert agreement.cohen_kappa_pairwise(data) == pytest.approx(expected, abs=1e-12)
+    assert pairwise.cohen_kappa_pairwise(data) == pytest.approx(expected, abs=1e-12)
 
 
 def test_cohen_kappa_pairwise_skips_pairs_where_kappa_is_undefined():
     data = np.array([[1, 1, 1, 1], [1, 1, 1, 1], [1, 2, 1, 2]], dtype=float)
     # Only pairs with annotator 2 are defined; both have kappa 0 (no agreement beyond chance).
-    assert agreement.cohen_kappa_pairwise(data) == pytest.approx(0.0)
-    assert agreement.cohen_kappa_pairwise([[0, 1, 0, 1], [0, 1, 0, 1]]) == pytest.approx(1.0)
+    assert pairwise.cohen_kappa_pairwise(data) == pytest.approx(0.0)
+    assert pairwise.cohen_kappa_pairwise([[0, 1, 0, 1], [0, 1, 0, 1]]) == pytest.approx(1.0)
 
 
 def test_kendall_and_correlations_equal_mean_of_scipy_statistics():
     data = random_reliability_data(12, annotators=4, scale=4)
     pairs = list(pairs_on_shared_units(data))
-    assert agreement.kendall_tau_pairwise(data) == pytest.approx(
+    assert pairwise.kendall_tau_pairwise(data) == pytest.approx(
         np.mean([stats.kendalltau(a, b).statistic for a, b in pairs])
     )
-    result = agreement.pearson_spearman_pairwise(data)
+    result = pairwise.pearson_spearman_pairwise(data)
     assert result.pairs == 6
     assert result.pearson == pytest.approx(np.mean([stats.pearsonr(a, b).statistic for a, b in pairs]))
     assert result.spearman == pytest.approx(np.mean([stats.spearmanr(a, b).statistic for a, b in pairs]))
@@ -171,8 +171,8 @@ def test_kendall_and_correlations_equal_mean_of_scipy_statistics():
 
 def test_pairwise_statistics_skip_pairs_with_too_few_shared_units():
     data = np.array([[1, 2, 3, NAN, NAN], [1, 2, 3, NAN, NAN], [NAN, NAN, 1, 2, 3]])
-    assert agreement.kendall_tau_pairwise(data) == pytest.approx(1.0)  # only annotators 0 and 1 share 2+ units
-    assert math.isnan(agreement.kendall_tau_pairwise(data, min_shared_units=4))
+    assert pairwise.kendall_tau_pairwise(data) == pytest.approx(1.0)  # only annotators 0 and 1 share 2+ units
+    assert math.isnan(pairwise.kendall_tau_pairwise(data, min_shared_units=4))
 
 
 # ------------------------------------------------------------------ human baselines
@@ -365,12 +365,86 @@ def test_reliability_matrix_names_the_bad_row():
         agreement.reliability_matrix([("i1", "w1", "high")])
 
 
-def test_shared_unit_counts_block_by_block_equal_the_whole_product(monkeypatch):
-    from metrics import agreement
-
+def test_annotator_pairs_from_long_rows_hold_each_pairs_shared_values_by_unit():
     rng = np.random.default_rng(3)
-    matrix = np.where(rng.random((7, 1000)) < 0.4, rng.integers(0, 3, (7, 1000)).astype(float), np.nan)
-    present = (~np.isnan(matrix)).astype(np.int64)
-    monkeypatch.setattr(agreement, "SHARED_UNITS_BLOCK", 64)  # 16 blocks, the last one short
-    counts = agreement.shared_unit_counts(matrix)
-    assert counts.dtype == np.int64 and (counts == present @ present.T).all()
+    matrix = np.where(rng.random((7, 300)) < 0.4, rng.integers(0, 3, (7, 300)).astype(float), np.nan)
+    annotators, units = np.nonzero(~np.isnan(matrix))
+    shuffle = rng.permutation(len(units))  # rows in any order
+    pairs = pairwise.annotator_pairs(units[shuffle], annotators[shuffle], matrix[annotators, units][shuffle], 2)
+    present = (~np.isnan(matrix)).astype(int)
+    shared = present @ present.T
+    expected = [(a, b) for a in range(7) for b in range(a + 1, 7) if shared[a, b] >= 2]
+    assert [tuple(pair) for pair in pairs.pairs] == expected
+    for index, (a, b) in enumerate(pairs.pairs):
+        rows = slice(pairs.bounds[index], pairs.bounds[index + 1])
+        first, second = pairs.first[rows], pairs.second[rows]
+        both = np.flatnonzero(~np.isnan(matrix[a]) & ~np.isnan(matrix[b]))
+        assert (pairs.units[second] == pairs.units[first]).all()
+        assert sorted(zip(pairs.units[first], pairs.values[first], pairs.values[second])) == list(
+            zip(both, matrix[a, both], matrix[b, both])
+        )
+        assert (np.diff(pairs.values[first]) >= 0).all()  # ascending by a's value, and by b's in by_second order
+        assert (np.diff(pairs.values[pairs.second[pairs.by_second[rows]]]) >= 0).all()
+
+
+def test_pair_statistics_of_resample_counts_equal_those_of_the_resampled_matrix():
+    data = random_reliability_data(21, annotators=5, units=60, scale=4)
+    annotators, units = np.nonzero(~np.isnan(data))
+    pairs = pairwise.annotator_pairs(units, annotators, data[annotators, units])
+    sample = np.random.default_rng(5).integers(0, 60, 60)
+    counts = np.bincount(sample, minlength=60)
+    resampled = data[:, sample]
+    assert pairwise.mean_pair_statistic(pairs, "kendall_tau", counts) == pytest.approx(
+        pairwise.kendall_tau_pairwise(resampled), abs=1e-12
+    )
+    assert pairwise.mean_pair_statistic(pairs, "pearson", counts) == pytest.approx(
+        pairwise.pearson_spearman_pairwise(resampled).pearson, abs=1e-12
+    )
+
+
+@pytest.mark.parametrize("scale, decimals", [(2, 0), (4, 0), (1, 3)])
+def test_each_pair_statistic_equals_scipy_on_the_resampled_values(scale, decimals):
+    """Per pair and per resample, ties and pairs left constant by the draw included: sklearn's kappa, scipy's
+    tau-b, r and rho on the pair's values repeated as often as their unit was drawn."""
+    data = random_reliability_data(31, annotators=6, units=40, scale=scale, decimals=decimals, missing=0.6)
+    annotators, units = np.nonzero(~np.isnan(data))
+    pairs = pairwise.annotator_pairs(units, annotators, data[annotators, units])
+    references = {
+        "kendall_tau": lambda a, b: stats.kendalltau(a, b).statistic,
+        "pearson": lambda a, b: stats.pearsonr(a, b).statistic,
+        "spearman": lambda a, b: stats.spearmanr(a, b).statistic,
+    }
+    if decimals == 0:
+        references["cohen_kappa"] = cohen_kappa_score
+    rng = np.random.default_rng(7)
+    checked = constant = 0
+    for counts in [None, *(np.bincount(rng.integers(0, 40, 40), minlength=40) for _ in range(20))]:
+        for name, reference in references.items():
+            scores = pairwise.pair_statistics(pairs, name, counts)
+            for index, (a, b) in enumerate(pairs.pairs):
+                both = np.flatnonzero(~np.isnan(data[a]) & ~np.isnan(data[b]))
+                times = np.ones(len(both), dtype=int) if counts is None else counts[both]
+                values_a, values_b = np.repeat(data[a, both], times), np.repeat(data[b, both], times)
+                if len(values_a) < 2:
+                    assert np.isnan(scores[index])  # fewer than min_shared_units drawn
+                elif name != "cohen_kappa" and (np.ptp(values_a) == 0 or np.ptp(values_b) == 0):
+                    assert np.isnan(scores[index])  # one side constant: no correlation
+                    constant += 1
+                elif name == "cohen_kappa" and (values_a == values_a[0]).all() and (values_b == values_a[0]).all():
+                    assert np.isnan(scores[index])  # chance agreement 1
+                    constant += 1
+                else:
+                    assert scores[index] == pytest.approx(reference(values_a, values_b), abs=1e-12), (name, index)
+                    checked += 1
+    assert checked > 500 and constant > 0
+
+
+def test_bootstrap_ci_of_counts_draws_the_resamples_of_bootstrap_ci():
+    data = random_reliability_data(22, annotators=4, units=80, scale=3)
+    annotators, units = np.nonzero(~np.isnan(data))
+    pairs = pairwise.annotator_pairs(units, annotators, data[annotators, units])
+    by_copies = agreement.bootstrap_ci(pairwise.kendall_tau_pairwise, data, n_boot=200, seed=4, axis=1)
+    by_counts = agreement.bootstrap_ci_of_counts(
+        lambda counts: pairwise.mean_pair_statistic(pairs, "kendall_tau", counts), 80, n_boot=200, seed=4
+    )
+    assert by_counts == pytest.approx(by_copies, abs=1e-12)

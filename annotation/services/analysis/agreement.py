@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -25,19 +26,18 @@ from django.db.models import Sum
 from annotation.models import Annotation, Project
 from annotation.services.label_variation import linking, variation
 from metrics.agreement import (
+    ConfidenceInterval,
     bootstrap_ci,
-    cohen_kappa_pairwise,
+    bootstrap_ci_of_counts,
+    check_one_value_each,
     human_baseline,
     item_mean_abs_difference,
     item_pair_agreement,
-    kendall_tau_pairwise,
     krippendorff_alpha,
-    pearson_spearman_pairwise,
-    reliability_matrix_from_codes,
-    shared_unit_counts,
     split_half_jsd,
     value_codes,
 )
+from metrics.pairwise import annotator_pairs, mean_pair_statistic
 
 CONFIDENCE = 0.95
 STREAM_CHUNK = 10_000
@@ -47,17 +47,31 @@ STREAM_CHUNK = 10_000
 PAIRWISE_STATISTIC = {"nominal": "cohen_kappa", "ordinal": "kendall_tau", "interval": "pearson"}
 
 
+class WorkerAnswers(NamedTuple):
+    """Worker annotations in long form, one row per answer, by item: 16 bytes an answer, where a reliability
+    matrix takes 8 bytes per worker and item (gigabytes for a crowd of thousands).
+
+    items: (answers,) int32 codes: the item's place in AnnotationTable.item_ids.
+    workers: (answers,) int32 codes, 0 .. n_workers - 1.
+    values: (answers,) floats; categorical values are coded as their index in the table's categories.
+    """
+
+    items: np.ndarray
+    workers: np.ndarray
+    values: np.ndarray
+
+
 @dataclass
 class AnnotationTable:
     """A project's annotations as arrays.
 
     level: the task type's Krippendorff level ("nominal", "ordinal" or "interval").
     categories: the ordered values of a categorical scale (labels, or -2..+2); None for the slider.
-    item_ids: (items,) every item with at least one annotation, worker or imported.
+    item_ids: (items,) every item with at least one annotation, worker or imported: first the
+        n_worker_items that workers answered, then those that hold imported votes only.
     counts: (items, categories) votes per value, worker and imported together, rows in item_ids order;
         None for the slider.
-    workers: reliability matrix of worker annotations, shape (workers, items they annotated), index worker
-        ids, columns item ids; categorical values are coded as their index in `categories`.
+    answers: the worker annotations; n_workers: how many workers gave them.
     n_annotations: all votes (an imported row counts its `count`); n_imported: the imported ones.
     """
 
@@ -65,25 +79,36 @@ class AnnotationTable:
     categories: list | None
     item_ids: np.ndarray
     counts: np.ndarray | None
-    workers: pd.DataFrame
+    answers: WorkerAnswers
+    n_worker_items: int
+    n_workers: int
     n_annotations: int
     n_imported: int
 
+    def answers_per_item(self) -> np.ndarray:
+        """(n_worker_items,) how many worker annotations each item has."""
+        return np.bincount(self.answers.items, minlength=self.n_worker_items)
+
     def values_by_item(self) -> np.ndarray:
-        """Worker annotations packed per item: shape (most annotations on one item, items), NaN-padded.
+        """Worker annotations packed per item, ascending: shape (most annotations on one item,
+        n_worker_items), NaN-padded.
 
         Alpha and the held-out baseline depend only on each item's values, not on who gave them; packing
         keeps their arrays (and bootstrap resamples) small however many workers there are.
         """
-        matrix = self.workers.to_numpy()
-        packed = np.sort(matrix, axis=0)  # NaN sorts last
-        most = int((~np.isnan(matrix)).sum(axis=0).max()) if matrix.size else 0
-        return packed[:most]
+        items, values = self.answers.items, self.answers.values
+        order = np.lexsort((values, items))
+        sizes = self.answers_per_item()
+        packed = np.full((int(sizes.max()) if len(sizes) else 0, self.n_worker_items), np.nan)
+        by_item = items[order]
+        packed[np.arange(len(order)) - (np.cumsum(sizes) - sizes)[by_item], by_item] = values[order]
+        return packed
 
 
-# The pairwise interval calls scipy once per annotator pair and resample (about a millisecond each): past
-# this many calls the report page and the API leave it out rather than keep the author waiting.
-INTERACTIVE_PAIR_EVALUATIONS = 5000
+# The pairwise interval costs about 70 ns per value shared by an annotator pair, per resample (measured with
+# Pearson's r, the dearest): past this many the report page and the API leave it out (about 3.5 s) rather
+# than keep the author waiting.
+INTERACTIVE_RESAMPLED_VALUES = 50_000_000
 
 
 def load_annotations(project: Project) -> AnnotationTable:
@@ -134,24 +159,23 @@ def load_annotations(project: Project) -> AnnotationTable:
     if pending:
         keep_pending()
 
+    answers = WorkerAnswers(item_codes[:filled], worker_codes[:filled], values[:filled])
     try:
-        workers = reliability_matrix_from_codes(
-            item_codes[:filled], worker_codes[:filled], values[:filled], item_ids, list(worker_index)
-        )
+        check_one_value_each(answers.items, answers.workers, item_ids, list(worker_index))
     except ValueError as error:
         raise ValueError(f"project {project.slug}: worker annotations: {error}") from None
-    n_worker_rows = filled
+    n_worker_items = len(item_ids)
 
     imported_items = [item_id for item_id, _, _ in imported_rows]
-    item_ids = pd.Index(workers.columns).append(pd.Index(imported_items)).unique().to_numpy()
+    item_ids = pd.Index(item_ids).append(pd.Index(imported_items)).unique().to_numpy()
     counts = None
     if categories is not None:
         column = {category: index for index, category in enumerate(categories)}
         position = pd.Index(item_ids)
         counts = np.zeros((len(item_ids), len(categories)))
-        worker_columns, worker_codes = position.get_indexer(workers.columns), workers.to_numpy()
-        for code in range(len(categories)):
-            counts[worker_columns, code] = (worker_codes == code).sum(axis=0)
+        cells = answers.items.astype(np.int64) * len(categories) + answers.values.astype(np.int64)
+        worker_votes = np.bincount(cells, minlength=n_worker_items * len(categories))
+        counts[:n_worker_items] = worker_votes.reshape(n_worker_items, len(categories))
         for item_id, value, count in imported_rows:
             if value not in column:
                 raise ValueError(
@@ -163,8 +187,10 @@ def load_annotations(project: Project) -> AnnotationTable:
         categories=categories,
         item_ids=item_ids,
         counts=counts,
-        workers=workers,
-        n_annotations=n_worker_rows + sum(count for _, _, count in imported_rows),
+        answers=answers,
+        n_worker_items=n_worker_items,
+        n_workers=len(worker_index),
+        n_annotations=filled + sum(count for _, _, count in imported_rows),
         n_imported=sum(count for _, _, count in imported_rows),
     )
 
@@ -190,10 +216,22 @@ def _interval(statistic, data, resamples: int, seed: int, axis: int) -> list[flo
     """[low, high] percentile interval over items, or None without resamples or when undefined."""
     if resamples <= 0:
         return None
-    ci = bootstrap_ci(_nan_on_error(statistic), data, n_boot=resamples, alpha=1 - CONFIDENCE, seed=seed, axis=axis)
-    if np.isnan(ci.low):
+    return _bounds(
+        bootstrap_ci(_nan_on_error(statistic), data, n_boot=resamples, alpha=1 - CONFIDENCE, seed=seed, axis=axis)
+    )
+
+
+def _interval_of_counts(statistic_of_counts, items: int, resamples: int, seed: int) -> list[float] | None:
+    """`_interval` for a statistic of how often each item is drawn (metrics.agreement.bootstrap_ci_of_counts)."""
+    if resamples <= 0:
         return None
-    return [float(ci.low), float(ci.high)]
+    return _bounds(
+        bootstrap_ci_of_counts(_nan_on_error(statistic_of_counts), items, resamples, alpha=1 - CONFIDENCE, seed=seed)
+    )
+
+
+def _bounds(ci: ConfidenceInterval) -> list[float] | None:
+    return None if np.isnan(ci.low) else [float(ci.low), float(ci.high)]
 
 
 def agreement_figures(
@@ -201,19 +239,18 @@ def agreement_figures(
     bootstrap: int = 1000,
     seed: int = 0,
     label_distributions: bool = False,
-    max_pair_evaluations: int | None = None,
+    max_resampled_values: int | None = None,
 ) -> dict:
     """The agreement figures of an AnnotationTable (see project_agreement for the keys).
 
     label_distributions: items carry distributions of many categorical votes: add the split-half JSD.
-    max_pair_evaluations: skip the pairwise interval when annotator pairs x resamples exceed this (each
-        evaluation is a scipy call per pair, about a millisecond); None: no limit.
+    max_resampled_values: skip the pairwise interval when the values annotator pairs share x resamples
+        exceed this; None: no limit.
     """
     level = table.level
     unavailable: dict[str, str] = {}
     packed = table.values_by_item()
-    worker_matrix = table.workers.to_numpy()
-    sizes = table.counts.sum(axis=1) if table.counts is not None else (~np.isnan(worker_matrix)).sum(axis=0)
+    sizes = table.counts.sum(axis=1) if table.counts is not None else table.answers_per_item()
     pairable = sizes >= 2
 
     figures = _counts_only(
@@ -222,7 +259,7 @@ def agreement_figures(
         pairable.sum(),
         table.n_annotations,
         table.n_imported,
-        len(table.workers.index),
+        table.n_workers,
         bootstrap,
         seed,
     )
@@ -249,7 +286,7 @@ def agreement_figures(
         else:
             figures["krippendorff_alpha_ci"] = _interval(alpha, data, bootstrap, seed, axis)
 
-    figures["pairwise"] = _pairwise(table, bootstrap, seed, max_pair_evaluations, unavailable)
+    figures["pairwise"] = _pairwise(table, bootstrap, seed, max_resampled_values, unavailable)
 
     if level == "nominal":
         unavailable["human_baseline"] = "scored with correlations and MSE, which need a numeric scale"
@@ -277,56 +314,46 @@ def agreement_figures(
 
 
 def _pairwise(
-    table: AnnotationTable, bootstrap: int, seed: int, max_pair_evaluations: int | None, unavailable: dict
+    table: AnnotationTable, bootstrap: int, seed: int, max_resampled_values: int | None, unavailable: dict
 ) -> dict | None:
     """The mean over annotator pairs of the level's pairwise statistic, with its interval over items."""
     level = table.level
-    matrix = table.workers.to_numpy()
-    if matrix.size == 0:
+    answers = table.answers
+    if len(answers.values) == 0:
         unavailable["pairwise"] = (
             "imported votes carry no annotator ids; only value-count figures apply to them"
             if table.n_imported
             else "no worker annotations yet"
         )
         return None
-    # Items with one worker annotation pair no one; dropping them keeps the bootstrap cheaper (and where
-    # nothing is dropped, nothing is copied).
-    shared = (~np.isnan(matrix)).sum(axis=0) >= 2
-    if not shared.all():
-        matrix = matrix[:, shared]
-    answering = (~np.isnan(matrix)).any(axis=1)
-    if not answering.all():
-        matrix = matrix[answering]
-    pairs = int(np.triu(shared_unit_counts(matrix) >= 2, k=1).sum())
-
-    if level == "interval":
-        correlations = pearson_spearman_pairwise(matrix)
-        value = _finite(correlations.pearson)
-        extra = {"spearman": _finite(correlations.spearman)}
-
-        def main(sample):
-            return pearson_spearman_pairwise(sample).pearson
-    else:
-        main = cohen_kappa_pairwise if level == "nominal" else kendall_tau_pairwise
-        value = _finite(main(matrix)) if matrix.size else None
-        extra = {}
+    # Items with one worker annotation pair no one; the bootstrap resamples the others only.
+    sizes = table.answers_per_item()
+    shared = sizes[answers.items] >= 2
+    unit_of_item = np.cumsum(sizes >= 2) - 1
+    pairs = annotator_pairs(unit_of_item[answers.items[shared]], answers.workers[shared], answers.values[shared])
+    statistic = PAIRWISE_STATISTIC[level]
+    value = _finite(mean_pair_statistic(pairs, statistic))
+    extra = {"spearman": _finite(mean_pair_statistic(pairs, "spearman"))} if level == "interval" else {}
 
     if value is None:
         unavailable["pairwise"] = "no two annotators share two or more items on which both vary"
         return None
     resamples = bootstrap
-    if max_pair_evaluations is not None and pairs * bootstrap > max_pair_evaluations:
+    shared_values = int(pairs.bounds[-1])
+    if max_resampled_values is not None and shared_values * bootstrap > max_resampled_values:
         resamples = 0
         unavailable["pairwise_ci"] = (
-            f"{pairs} annotator pairs x {bootstrap} resamples is more than this page computes; "
-            "the agreement command computes it"
+            f"{shared_values} values shared by annotator pairs x {bootstrap} resamples is more than this page "
+            "computes; the agreement command computes it"
         )
-    ci = _interval(main, matrix, resamples, seed, axis=1)
-    return {"statistic": PAIRWISE_STATISTIC[level], "value": value, "ci": ci, "pairs": pairs, **extra}
+    ci = _interval_of_counts(
+        lambda counts: mean_pair_statistic(pairs, statistic, counts), int((sizes >= 2).sum()), resamples, seed
+    )
+    return {"statistic": statistic, "value": value, "ci": ci, "pairs": len(pairs.pairs), **extra}
 
 
 def project_agreement(
-    project: Project, bootstrap: int = 1000, seed: int = 0, max_pair_evaluations: int | None = None
+    project: Project, bootstrap: int = 1000, seed: int = 0, max_resampled_values: int | None = None
 ) -> dict:
     """Agreement figures of a project's annotations.
 
@@ -343,21 +370,21 @@ def project_agreement(
         split_half_jsd: mean JS distance between two random halves of each item's votes (task types that
             collect label distributions);
         bootstrap: the resampling settings; unavailable: {figure: reason} for every figure left as None
-            ("pairwise_ci" when max_pair_evaluations skipped that interval; "agreement", with every figure
+            ("pairwise_ci" when max_resampled_values skipped that interval; "agreement", with every figure
             None and level None, for a task type to which agreement does not apply).
     """
     if project.task.agreement_level is None:
         return _no_figures(project, bootstrap, seed)
-    return _project_figures(project, load_annotations(project), bootstrap, seed, max_pair_evaluations)
+    return _project_figures(project, load_annotations(project), bootstrap, seed, max_resampled_values)
 
 
-def _project_figures(project, table, bootstrap, seed, max_pair_evaluations) -> dict:
+def _project_figures(project, table, bootstrap, seed, max_resampled_values) -> dict:
     figures = agreement_figures(
         table,
         bootstrap,
         seed,
         label_distributions=project.task.label_distributions,
-        max_pair_evaluations=max_pair_evaluations,
+        max_resampled_values=max_resampled_values,
     )
     return {"project": project.slug, "task_type": project.task_type, **figures}
 
@@ -431,7 +458,7 @@ def _agreement_plot(table: AnnotationTable, project: Project) -> dict:
 
 
 def project_report(
-    project: Project, bootstrap: int = 1000, seed: int = 0, max_pair_evaluations: int | None = None
+    project: Project, bootstrap: int = 1000, seed: int = 0, max_resampled_values: int | None = None
 ) -> dict:
     """What the report page shows: {"figures": project_agreement(...), "plots": [plot, ...], "tables": [...]}.
 
@@ -446,7 +473,7 @@ def project_report(
         figures, agreement_plot = _no_figures(project, bootstrap, seed), None
     else:
         table = load_annotations(project)
-        figures = _project_figures(project, table, bootstrap, seed, max_pair_evaluations)
+        figures = _project_figures(project, table, bootstrap, seed, max_resampled_values)
         agreement_plot = _agreement_plot(table, project)
     report_plots = [plot for plot in (task_plot, agreement_plot) if plot is not None]
     return {
