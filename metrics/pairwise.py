@@ -17,7 +17,7 @@ from functools import cached_property
 from typing import Any, NamedTuple
 
 import numpy as np
-from scipy import sparse
+from scipy import sparse, stats
 
 from metrics.checks import check_reliability_data
 
@@ -46,10 +46,9 @@ class AnnotatorPairs:
     values, units: (annotations,) the long-form values and unit codes the pairs were built from.
     pairs: (n_pairs, 2) annotator codes (a, b), a < b, ascending: a reliability matrix's pairs in its order.
     bounds: (n_pairs + 1,) pair p's shared values are rows bounds[p]:bounds[p + 1] of `first` and `second`.
-    first, second: (shared values,) the rows of `values` holding a's and b's value on each shared unit;
-        within a pair ascending by a's value (then by unit).
-    by_second: (shared values,) positions in `first` / `second` that list each pair's rows ascending by b's
-        value (then by unit).
+    first, second: (shared values,) the rows of `values` holding a's and b's value on each shared unit, by unit.
+    centres: (n_pairs, 2) the mean of a's and of b's shared values: Pearson's moments are taken about them so
+        that they do not cancel.
     """
 
     values: np.ndarray
@@ -58,7 +57,7 @@ class AnnotatorPairs:
     bounds: np.ndarray
     first: np.ndarray
     second: np.ndarray
-    by_second: np.ndarray
+    centres: np.ndarray
 
     @cached_property
     def level_codes(self) -> np.ndarray:
@@ -76,36 +75,44 @@ def annotator_pairs(units: Any, annotators: Any, values: Any, min_shared_units: 
     """The pairs of annotators sharing at least `min_shared_units` units, from annotations in long form: row i
     says that annotator annotators[i] gave unit units[i] the value values[i] (codes are whole numbers from 0,
     one row per annotator and unit)."""
-    units, annotators = np.asarray(units, dtype=np.int64), np.asarray(annotators, dtype=np.int64)
-    values = np.asarray(values, dtype=float)
+    units, annotators, values = np.asarray(units), np.asarray(annotators), np.asarray(values, dtype=float)
     row_type = np.int32 if len(values) < 2**31 else np.int64
     if len(values) == 0:
         empty = np.empty(0, dtype=row_type)
         return AnnotatorPairs(
-            values, units, np.empty((0, 2), dtype=np.int64), np.zeros(1, np.int64), empty, empty, empty
+            values, units, np.empty((0, 2), np.int64), np.zeros(1, np.int64), empty, empty, np.empty((0, 2))
         )
     n_annotators = int(annotators.max()) + 1
-    presence = sparse.csr_matrix((np.ones(len(units)), (annotators, units)), shape=(n_annotators, units.max() + 1))
-    shared = sparse.triu(presence @ presence.T, k=1).tocoo()  # float64 counts: exact below 2**53 units
+    presence = sparse.csr_matrix(
+        (np.ones(len(units), dtype=np.int32), (annotators, units)), shape=(n_annotators, int(units.max()) + 1)
+    )
+    shared = sparse.triu(presence @ presence.T, k=1).tocoo()
+    del presence
     enough = shared.data >= min_shared_units
     order = np.lexsort((shared.col[enough], shared.row[enough]))
     pairs = np.column_stack([shared.row[enough][order], shared.col[enough][order]]).astype(np.int64)
-    bounds = np.r_[0, np.cumsum(shared.data[enough][order].astype(np.int64))]
+    bounds = np.r_[0, np.cumsum(shared.data[enough][order], dtype=np.int64)]
 
-    first, second, by_second = (np.empty(bounds[-1], dtype=row_type) for _ in range(3))
+    first, second = np.empty(bounds[-1], dtype=row_type), np.empty(bounds[-1], dtype=row_type)
     by_annotator = np.lexsort((units, annotators)).astype(row_type)
     annotator_bounds = np.searchsorted(annotators[by_annotator], np.arange(n_annotators + 1))
     for index, (a, b) in enumerate(pairs):
         rows_a = by_annotator[annotator_bounds[a] : annotator_bounds[a + 1]]
         rows_b = by_annotator[annotator_bounds[b] : annotator_bounds[b + 1]]
-        at = np.minimum(np.searchsorted(units[rows_b], units[rows_a]), len(rows_b) - 1)
-        both = units[rows_b][at] == units[rows_a]
-        rows_a, rows_b = rows_a[both], rows_b[at[both]]
-        by_a = np.argsort(values[rows_a], kind="stable")  # rows come by unit: ties stay by unit
-        start, stop = bounds[index], bounds[index + 1]
-        first[start:stop], second[start:stop] = rows_a[by_a], rows_b[by_a]
-        by_second[start:stop] = start + np.argsort(values[second[start:stop]], kind="stable")
-    return AnnotatorPairs(values, units, pairs, bounds, first, second, by_second)
+        units_b = units[rows_b]
+        at = np.minimum(np.searchsorted(units_b, units[rows_a]), len(rows_b) - 1)
+        both = units_b[at] == units[rows_a]
+        first[bounds[index] : bounds[index + 1]], second[bounds[index] : bounds[index + 1]] = (
+            rows_a[both],
+            rows_b[at[both]],
+        )
+    centres = np.empty((len(pairs), 2))
+    for side, rows in enumerate((first, second)):
+        sums = np.zeros(len(pairs))
+        for start, stop, pair, _ in _blocks(bounds):
+            sums[pair[0] : pair[-1] + 1] += np.bincount(pair - pair[0], weights=values[rows[start:stop]])
+        centres[:, side] = sums / np.diff(bounds)
+    return AnnotatorPairs(values, units, pairs, bounds, first, second, centres)
 
 
 def pairs_of_matrix(reliability_data: Any, min_shared_units: int = 2) -> AnnotatorPairs:
@@ -128,11 +135,16 @@ def pair_statistics(
     """
     if statistic not in STATISTICS:
         raise ValueError(f"statistic must be one of {STATISTICS}, got {statistic!r}")
-    scores = np.full(len(pairs.pairs), np.nan)
-    for start, stop in _blocks(pairs.bounds):
-        block = _Block(pairs, start, stop, unit_counts)
-        scores[start:stop] = np.where(block.counted >= min_shared_units, block.statistic(statistic), np.nan)
-    return scores
+    if statistic == "spearman":
+        return _spearman(pairs, unit_counts, min_shared_units)
+    sums = _Sums(pairs, statistic)
+    for start, stop, pair, segments in _blocks(pairs.bounds):
+        first, second = pairs.first[start:stop], pairs.second[start:stop]
+        weights = np.ones(stop - start) if unit_counts is None else np.asarray(unit_counts, float)[pairs.units[first]]
+        sums.add(pair, segments, weights, first, second)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        scores = sums.statistic()
+    return np.where(sums.counted >= min_shared_units, scores, np.nan)
 
 
 def mean_pair_statistic(
@@ -189,94 +201,89 @@ def pearson_spearman_pairwise(reliability_data: Any, min_shared_units: int = 2) 
 
 
 def _blocks(bounds: np.ndarray):
-    """(first pair, end pair) of consecutive pairs holding about BLOCK_ROWS shared values (or one pair)."""
-    start, n_pairs = 0, len(bounds) - 1
-    while start < n_pairs:
-        stop = max(start + 1, int(np.searchsorted(bounds, bounds[start] + BLOCK_ROWS, side="right")) - 1)
-        yield start, min(stop, n_pairs)
-        start = stop
+    """The shared values in blocks of BLOCK_ROWS, a pair's values possibly split between blocks: yields
+    (first row, end row, the pair of each row, the start of each pair's run of rows within the block)."""
+    for start in range(0, int(bounds[-1]), BLOCK_ROWS):
+        stop = min(start + BLOCK_ROWS, int(bounds[-1]))
+        first_pair, last_pair = np.searchsorted(bounds, [start, stop - 1], side="right") - 1
+        lengths = np.diff(np.clip(bounds[first_pair : last_pair + 2], start, stop))
+        pair = np.repeat(np.arange(first_pair, last_pair + 1), lengths)
+        yield start, stop, pair, np.r_[0, np.cumsum(lengths[:-1])]
 
 
-class _Block:
-    """The shared values of pairs start:stop with their weights, and the statistics computed from them."""
+class _Sums:
+    """What a statistic needs of each pair, summed block by block: the counted values, whether each side
+    varies among them (its least and greatest counted value), and the statistic's own sums."""
 
-    def __init__(self, pairs: AnnotatorPairs, start: int, stop: int, unit_counts: np.ndarray | None):
-        self.pairs, self.size = pairs, stop - start
-        low, high = pairs.bounds[start], pairs.bounds[stop]
-        self.first, self.second = pairs.first[low:high], pairs.second[low:high]
-        self.by_second = pairs.by_second[low:high] - low
-        self.shared = np.diff(pairs.bounds[start : stop + 1])
-        self.pair = np.repeat(np.arange(self.size), self.shared)
-        if unit_counts is None:
-            self.weights = np.ones(high - low)
+    def __init__(self, pairs: AnnotatorPairs, statistic: str):
+        self.pairs, self.statistic_name = pairs, statistic
+        n_pairs = len(pairs.pairs)
+        self.counted = np.zeros(n_pairs)
+        self.least = np.full((n_pairs, 2), np.inf)
+        self.greatest = np.full((n_pairs, 2), -np.inf)
+        if statistic == "pearson":
+            self.moments = np.zeros((n_pairs, 5))  # sum of w a, w b, w a a, w b b, w a b, about the centres
         else:
-            self.weights = np.asarray(unit_counts, dtype=float)[pairs.units[self.first]]
-        self.counted = self.sum(self.weights)
+            self.levels = int(pairs.level_codes.max()) + 1
+            self.tables = np.zeros((n_pairs, self.levels, self.levels))
 
-    def sum(self, per_value: np.ndarray) -> np.ndarray:
-        return np.bincount(self.pair, weights=per_value, minlength=self.size)
+    def add(self, pair, segments, weights, first, second):
+        low, high = pair[0], pair[-1] + 1
+        local = pair - low
 
-    def statistic(self, name: str) -> np.ndarray:
-        if name in ("cohen_kappa", "kendall_tau"):
-            return _kappa(self.table()) if name == "cohen_kappa" else _tau_b(self.table())
-        values_a, values_b = self.pairs.values[self.first], self.pairs.values[self.second]
-        varies = self.varies(values_a, None) & self.varies(values_b, self.by_second)
-        if name == "spearman":
-            values_a, values_b = self.ranks(values_a, None), self.ranks(values_b, self.by_second)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            r = self.pearson(values_a, values_b)
+        def total(per_value):
+            return np.bincount(local, weights=per_value, minlength=high - low)
+
+        self.counted[low:high] += total(weights)
+        drawn = weights > 0
+        for side, rows in enumerate((first, second)):
+            values = self.pairs.values[rows]
+            self.least[low:high, side] = np.fmin(
+                self.least[low:high, side], np.minimum.reduceat(np.where(drawn, values, np.inf), segments)
+            )
+            self.greatest[low:high, side] = np.fmax(
+                self.greatest[low:high, side], np.maximum.reduceat(np.where(drawn, values, -np.inf), segments)
+            )
+        if self.statistic_name == "pearson":
+            a = self.pairs.values[first] - self.pairs.centres[pair, 0]
+            b = self.pairs.values[second] - self.pairs.centres[pair, 1]
+            weighted_a, weighted_b = weights * a, weights * b
+            for column, per_value in enumerate(
+                (weighted_a, weighted_b, weighted_a * a, weighted_b * b, weighted_a * b)
+            ):
+                self.moments[low:high, column] += total(per_value)
+        else:
+            codes, levels = self.pairs.level_codes, self.levels
+            cells = (local * levels + codes[first]) * levels + codes[second]
+            self.tables[low:high] += np.bincount(cells, weights=weights, minlength=(high - low) * levels**2).reshape(
+                high - low, levels, levels
+            )
+
+    def statistic(self) -> np.ndarray:
+        varies = (self.greatest > self.least).all(axis=1)
+        if self.statistic_name == "cohen_kappa":
+            return _kappa(self.tables)
+        if self.statistic_name == "kendall_tau":
+            return _tau_b(self.tables)
+        sum_a, sum_b, sum_aa, sum_bb, sum_ab = self.moments.T
+        total = self.counted
+        r = (sum_ab - sum_a * sum_b / total) / np.sqrt((sum_aa - sum_a**2 / total) * (sum_bb - sum_b**2 / total))
         return np.where(varies, np.clip(r, -1, 1), np.nan)
 
-    def table(self) -> np.ndarray:
-        """(pairs, levels, levels) counted values: a's level by b's."""
-        codes = self.pairs.level_codes
-        levels = int(codes.max()) + 1
-        cells = (self.pair * levels + codes[self.first]) * levels + codes[self.second]
-        return np.bincount(cells, weights=self.weights, minlength=self.size * levels * levels).reshape(
-            self.size, levels, levels
-        )
 
-    def pearson(self, values_a: np.ndarray, values_b: np.ndarray) -> np.ndarray:
-        """Weighted Pearson r per pair, from moments taken about each pair's unweighted means so that they
-        do not cancel."""
-        centred_a = values_a - (self.sum(values_a) / self.shared)[self.pair]
-        centred_b = values_b - (self.sum(values_b) / self.shared)[self.pair]
-        weighted_a, weighted_b = self.weights * centred_a, self.weights * centred_b
-        total, sum_a, sum_b = self.counted, self.sum(weighted_a), self.sum(weighted_b)
-        cross = self.sum(weighted_a * centred_b) - sum_a * sum_b / total
-        spread_a = self.sum(weighted_a * centred_a) - sum_a**2 / total
-        spread_b = self.sum(weighted_b * centred_b) - sum_b**2 / total
-        return cross / np.sqrt(spread_a * spread_b)
-
-    def varies(self, values: np.ndarray, order: np.ndarray | None) -> np.ndarray:
-        """(pairs,) whether the counted values differ: `values` ascending within each pair in `order`."""
-        weights, pair = self.weights, self.pair
-        if order is not None:
-            values, weights = values[order], weights[order]
-        counted = np.flatnonzero(weights > 0)
-        pair, values = pair[counted], values[counted]
-        change = (pair[1:] == pair[:-1]) & (values[1:] != values[:-1])
-        varies = np.zeros(self.size, dtype=bool)
-        varies[pair[1:][change]] = True
-        return varies
-
-    def ranks(self, values: np.ndarray, order: np.ndarray | None) -> np.ndarray:
-        """Average ranks within each pair, a value counted w times taking w tied places (its ranks are
-        those of the resampled values); `values` ascending within each pair in `order`."""
-        weights = self.weights
-        if order is not None:
-            values, weights = values[order], weights[order]
-        new_run = np.r_[True, (self.pair[1:] != self.pair[:-1]) | (values[1:] != values[:-1])]
-        run = np.cumsum(new_run) - 1
-        run_weight = np.bincount(run, weights=weights)
-        earlier = np.cumsum(run_weight) - run_weight  # counted values in earlier runs, of every pair
-        pair_start = (np.cumsum(self.counted) - self.counted)[self.pair[new_run]]
-        ranks = (earlier - pair_start + (run_weight + 1) / 2)[run]
-        if order is None:
-            return ranks
-        in_block_order = np.empty_like(ranks)
-        in_block_order[order] = ranks
-        return in_block_order
+def _spearman(pairs: AnnotatorPairs, unit_counts: np.ndarray | None, min_shared_units: int) -> np.ndarray:
+    """Spearman's rho of each pair, pair by pair with scipy: ranks need a pair's values whole (the figures
+    report rho without an interval, so it runs once)."""
+    scores = np.full(len(pairs.pairs), np.nan)
+    for index in range(len(pairs.pairs)):
+        rows = slice(pairs.bounds[index], pairs.bounds[index + 1])
+        values_a, values_b = pairs.values[pairs.first[rows]], pairs.values[pairs.second[rows]]
+        if unit_counts is not None:
+            times = unit_counts[pairs.units[pairs.first[rows]]]
+            values_a, values_b = np.repeat(values_a, times), np.repeat(values_b, times)
+        if len(values_a) >= min_shared_units and np.ptp(values_a) > 0 and np.ptp(values_b) > 0:
+            scores[index] = stats.spearmanr(values_a, values_b).statistic
+    return scores
 
 
 def _kappa(table: np.ndarray) -> np.ndarray:

@@ -383,8 +383,23 @@ def test_annotator_pairs_from_long_rows_hold_each_pairs_shared_values_by_unit():
         assert sorted(zip(pairs.units[first], pairs.values[first], pairs.values[second])) == list(
             zip(both, matrix[a, both], matrix[b, both])
         )
-        assert (np.diff(pairs.values[first]) >= 0).all()  # ascending by a's value, and by b's in by_second order
-        assert (np.diff(pairs.values[pairs.second[pairs.by_second[rows]]]) >= 0).all()
+        assert (np.diff(pairs.units[first]) > 0).all()  # by unit
+        assert pairs.centres[index] == pytest.approx([matrix[a, both].mean(), matrix[b, both].mean()])
+
+
+@pytest.mark.parametrize("statistic", ["cohen_kappa", "kendall_tau", "pearson"])
+def test_pair_statistics_do_not_depend_on_where_blocks_split_pairs(monkeypatch, statistic):
+    data = random_reliability_data(32, annotators=5, units=300, scale=3, missing=0.2)
+    annotators, units = np.nonzero(~np.isnan(data))
+    counts = np.bincount(np.random.default_rng(2).integers(0, 300, 300), minlength=300)
+    whole = [
+        pairwise.pair_statistics(pairwise.annotator_pairs(units, annotators, data[annotators, units]), statistic, c)
+        for c in (None, counts)
+    ]
+    monkeypatch.setattr(pairwise, "BLOCK_ROWS", 7)  # every pair (about 190 shared values) split many times
+    pairs = pairwise.annotator_pairs(units, annotators, data[annotators, units])
+    for scores, c in zip(whole, (None, counts)):
+        assert pairwise.pair_statistics(pairs, statistic, c) == pytest.approx(scores, abs=1e-12, nan_ok=True)
 
 
 def test_pair_statistics_of_resample_counts_equal_those_of_the_resampled_matrix():

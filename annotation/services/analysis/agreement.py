@@ -51,7 +51,7 @@ class WorkerAnswers(NamedTuple):
     """Worker annotations in long form, one row per answer, by item: 16 bytes an answer, where a reliability
     matrix takes 8 bytes per worker and item (gigabytes for a crowd of thousands).
 
-    items: (answers,) int32 codes: the item's place in AnnotationTable.item_ids.
+    items: (answers,) int32 codes, non-decreasing: the item's place in AnnotationTable.item_ids.
     workers: (answers,) int32 codes, 0 .. n_workers - 1.
     values: (answers,) floats; categorical values are coded as their index in the table's categories.
     """
@@ -96,12 +96,14 @@ class AnnotationTable:
         Alpha and the held-out baseline depend only on each item's values, not on who gave them; packing
         keeps their arrays (and bootstrap resamples) small however many workers there are.
         """
-        items, values = self.answers.items, self.answers.values
-        order = np.lexsort((values, items))
+        items = self.answers.items
+        if len(items) and (np.diff(items) < 0).any():
+            raise ValueError("worker answers must come by item (WorkerAnswers.items non-decreasing)")
         sizes = self.answers_per_item()
         packed = np.full((int(sizes.max()) if len(sizes) else 0, self.n_worker_items), np.nan)
-        by_item = items[order]
-        packed[np.arange(len(order)) - (np.cumsum(sizes) - sizes)[by_item], by_item] = values[order]
+        first_of_item = (np.cumsum(sizes) - sizes).astype(items.dtype)
+        packed[np.arange(len(items), dtype=items.dtype) - first_of_item[items], items] = self.answers.values
+        packed.sort(axis=0)  # in place; NaN sorts last
         return packed
 
 
@@ -326,11 +328,15 @@ def _pairwise(
             else "no worker annotations yet"
         )
         return None
-    # Items with one worker annotation pair no one; the bootstrap resamples the others only.
+    # Items with one worker annotation pair no one; the bootstrap resamples the others only (and where every
+    # item is shared, nothing is copied).
     sizes = table.answers_per_item()
-    shared = sizes[answers.items] >= 2
-    unit_of_item = np.cumsum(sizes >= 2) - 1
-    pairs = annotator_pairs(unit_of_item[answers.items[shared]], answers.workers[shared], answers.values[shared])
+    if (sizes >= 2).all():
+        pairs = annotator_pairs(answers.items, answers.workers, answers.values)
+    else:
+        shared = sizes[answers.items] >= 2
+        unit_of_item = (np.cumsum(sizes >= 2) - 1).astype(answers.items.dtype)
+        pairs = annotator_pairs(unit_of_item[answers.items[shared]], answers.workers[shared], answers.values[shared])
     statistic = PAIRWISE_STATISTIC[level]
     value = _finite(mean_pair_statistic(pairs, statistic))
     extra = {"spearman": _finite(mean_pair_statistic(pairs, "spearman"))} if level == "interval" else {}
