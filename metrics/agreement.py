@@ -288,6 +288,33 @@ def _interval_disagreements_of_matrix(matrix):
     return observed, expected
 
 
+def interval_alpha_of_counts(reliability_data: Any) -> Callable[[np.ndarray], float]:
+    """Interval alpha as a function of how often each unit is drawn, for `bootstrap_ci_of_counts`.
+
+    reliability_data: shape (annotators, units), NaN for missing, every unit with two or more values. The
+    sums of `_interval_disagreements` are kept per unit (its values' count, mean and squared deviations), so
+    a resample's alpha is a few dot products over the units, not a copy of the data: with all counts 1 it
+    is `krippendorff_alpha(reliability_data=..., level="interval")` to floating-point rounding.
+    """
+    matrix = check_reliability_data(reliability_data)
+    sizes = (~np.isnan(matrix)).sum(axis=0)
+    if len(sizes) == 0 or sizes.min() < 2:
+        raise ValueError("interval_alpha_of_counts needs units with two or more values each")
+    means = np.nansum(matrix, axis=0) / sizes
+    squares = np.nansum(np.square(matrix - means), axis=0)
+    within = 2 * sizes * squares / (sizes - 1)
+
+    def alpha(counts: np.ndarray) -> float:
+        counts = np.asarray(counts, dtype=float)
+        total = counts @ sizes
+        pooled_mean = counts @ (sizes * means) / total
+        pooled_squares = counts @ (squares + sizes * np.square(means - pooled_mean))
+        expected = 2 * total * pooled_squares / (total - 1)
+        return float("nan") if expected == 0 else float(1.0 - (counts @ within) / expected)
+
+    return alpha
+
+
 def _ordinal_positions(codes, weights, n_categories):
     """Mid-rank of each category among the pairable values.
 

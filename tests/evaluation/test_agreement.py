@@ -454,6 +454,27 @@ def test_each_pair_statistic_equals_scipy_on_the_resampled_values(scale, decimal
     assert checked > 500 and constant > 0
 
 
+def test_interval_alpha_of_counts_gives_the_intervals_of_resampled_copies():
+    data = random_reliability_data(23, annotators=5, units=90, scale=1, decimals=4, missing=0.3)
+    data = data[:, (~np.isnan(data)).sum(axis=0) >= 2]
+    alpha = agreement.interval_alpha_of_counts(data)
+    assert alpha(np.ones(data.shape[1])) == pytest.approx(
+        agreement.krippendorff_alpha(reliability_data=data, level="interval"), abs=1e-12
+    )
+    by_copies = agreement.bootstrap_ci(
+        lambda values: agreement.krippendorff_alpha(reliability_data=values, level="interval"),
+        data,
+        n_boot=300,
+        seed=6,
+        axis=1,
+    )
+    assert agreement.bootstrap_ci_of_counts(alpha, data.shape[1], n_boot=300, seed=6) == pytest.approx(
+        by_copies, abs=1e-12
+    )
+    with pytest.raises(ValueError, match="two or more values"):
+        agreement.interval_alpha_of_counts(random_reliability_data(23))  # holds units with fewer
+
+
 def test_bootstrap_ci_of_counts_draws_the_resamples_of_bootstrap_ci():
     data = random_reliability_data(22, annotators=4, units=80, scale=3)
     annotators, units = np.nonzero(~np.isnan(data))

@@ -31,6 +31,7 @@ from metrics.agreement import (
     bootstrap_ci_of_counts,
     check_one_value_each,
     human_baseline,
+    interval_alpha_of_counts,
     item_mean_abs_difference,
     item_pair_agreement,
     krippendorff_alpha,
@@ -214,17 +215,19 @@ def _nan_on_error(statistic: Callable[..., float]) -> Callable[..., float]:
     return safe
 
 
-def _interval(statistic, data, resamples: int, seed: int, axis: int) -> list[float] | None:
-    """[low, high] percentile interval over items, or None without resamples or when undefined."""
+def _interval(statistic, value_counts, resamples: int, seed: int) -> list[float] | None:
+    """[low, high] percentile interval over items (the rows of value_counts: a resample is a copy of the
+    drawn rows), or None without resamples or when undefined."""
     if resamples <= 0:
         return None
     return _bounds(
-        bootstrap_ci(_nan_on_error(statistic), data, n_boot=resamples, alpha=1 - CONFIDENCE, seed=seed, axis=axis)
+        bootstrap_ci(_nan_on_error(statistic), value_counts, n_boot=resamples, alpha=1 - CONFIDENCE, seed=seed)
     )
 
 
 def _interval_of_counts(statistic_of_counts, items: int, resamples: int, seed: int) -> list[float] | None:
-    """`_interval` for a statistic of how often each item is drawn (metrics.agreement.bootstrap_ci_of_counts)."""
+    """[low, high] percentile interval over items of a statistic of how often each item is drawn
+    (metrics.agreement.bootstrap_ci_of_counts), or None without resamples or when undefined."""
     if resamples <= 0:
         return None
     return _bounds(
@@ -272,21 +275,21 @@ def agreement_figures(
         unavailable["krippendorff_alpha"] = "no item has two or more annotations yet"
     else:
         if table.counts is not None:
-            data, axis = table.counts[pairable], 0
+            counts = table.counts[pairable]
+            estimate = krippendorff_alpha(value_counts=counts, level=level)
+            interval = _interval(
+                lambda resampled: krippendorff_alpha(value_counts=resampled, level=level), counts, bootstrap, seed
+            )
+        else:  # a continuous scale, so interval alpha (tasktypes.checks): from per-item sums, without copies
+            values = packed[:, (~np.isnan(packed)).sum(axis=0) >= 2]
+            estimate = krippendorff_alpha(reliability_data=values, level=level)
+            interval = _interval_of_counts(interval_alpha_of_counts(values), values.shape[1], bootstrap, seed)
 
-            def alpha(counts):
-                return krippendorff_alpha(value_counts=counts, level=level)
-        else:
-            data, axis = packed[:, (~np.isnan(packed)).sum(axis=0) >= 2], 1
-
-            def alpha(values):
-                return krippendorff_alpha(reliability_data=values, level=level)
-
-        figures["krippendorff_alpha"] = _finite(alpha(data))
+        figures["krippendorff_alpha"] = _finite(estimate)
         if figures["krippendorff_alpha"] is None:
             unavailable["krippendorff_alpha"] = "every annotation has the same value, so no disagreement is expected"
         else:
-            figures["krippendorff_alpha_ci"] = _interval(alpha, data, bootstrap, seed, axis)
+            figures["krippendorff_alpha_ci"] = interval
 
     figures["pairwise"] = _pairwise(table, bootstrap, seed, max_resampled_values, unavailable)
 
