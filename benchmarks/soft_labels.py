@@ -68,7 +68,7 @@ def main():
 
     django.setup()
     from evaluation.suites import score_chaos
-    from metrics.agreement import bootstrap_figures
+    from metrics.bootstrap import bootstrap_figures
     from metrics.soft_labels import annotator_error_rate
 
     inputs, labels, guesses = synthetic_study(args.items, args.annotators, args.seed)

@@ -3,7 +3,7 @@
 Shapes: `human` and `model` are (n_items, n_classes) arrays whose rows are probability distributions, in the
 same label order; both are checked (`metrics.checks.check_distributions`), so a NaN, a negative value, a row
 that does not sum to 1 or a shape mismatch is a ValueError naming the array and row. Per-item functions
-return (n_items,) arrays; callers average them (and bootstrap the mean: `metrics.agreement.bootstrap_means`).
+return (n_items,) arrays; callers average them (and bootstrap the mean: `metrics.bootstrap.bootstrap_figures`).
 
 Per-annotator measures (LeWiDi 2025's perspectivist track) take `labels` and `predicted` of shape
 (n_items, n_annotators): each annotator's label per item and the model's guess of it, NaN where the
@@ -210,7 +210,7 @@ def soft_label_report(
     seeded sample of DISTANCE_CORRELATION_SAMPLE items when there are more). The two lists hold the
     `extremes` items with the smallest and the largest JSD, with both distributions.
     """
-    from metrics.agreement import bootstrap_figures
+    from metrics.bootstrap import bootstrap_figures
     from metrics.distributions import js_distance
 
     human, model = check_pair(human, model)

@@ -13,7 +13,7 @@ from scipy.spatial.distance import jensenshannon
 from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.inter_rater import fleiss_kappa as statsmodels_fleiss_kappa
 
-from metrics import agreement, pairwise
+from metrics import agreement, bootstrap, pairwise
 
 CHAOSNLI_SNLI = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "chaosnli" / "chaosNLI_snli.jsonl"
 LEVELS = ["nominal", "ordinal", "interval", "ratio"]
@@ -327,20 +327,20 @@ def test_split_half_jsd_matches_permutation_splits_on_chaosnli(chaosnli_snli_cou
 
 def test_bootstrap_ci_of_a_mean_has_the_normal_theory_width():
     sample = np.random.default_rng(1).normal(size=400)
-    interval = agreement.bootstrap_ci(np.mean, sample, n_boot=2000, seed=3)
+    interval = bootstrap.bootstrap_ci(np.mean, sample, n_boot=2000, seed=3)
     assert interval.estimate == pytest.approx(sample.mean())
     assert interval.low < interval.estimate < interval.high
     normal_width = 2 * 1.96 * sample.std(ddof=1) / math.sqrt(len(sample))
     assert interval.high - interval.low == pytest.approx(normal_width, rel=0.1)
-    assert agreement.bootstrap_ci(np.mean, sample, n_boot=2000, seed=3) == interval
+    assert bootstrap.bootstrap_ci(np.mean, sample, n_boot=2000, seed=3) == interval
 
 
 def test_bootstrap_ci_resamples_paired_arrays_and_reliability_units_together():
     y = np.linspace(0, 1, 50)
-    interval = agreement.bootstrap_ci(lambda a, b: np.mean((a - b) ** 2), (y, y), n_boot=200)
+    interval = bootstrap.bootstrap_ci(lambda a, b: np.mean((a - b) ** 2), (y, y), n_boot=200)
     assert interval == (0.0, 0.0, 0.0)  # pairs stay aligned, so every resample has zero error
     agreeing = np.tile(np.arange(30.0) % 4, (3, 1))
-    interval = agreement.bootstrap_ci(
+    interval = bootstrap.bootstrap_ci(
         lambda d: agreement.krippendorff_alpha(d, level="nominal"), agreeing, n_boot=100, axis=1
     )
     assert interval == pytest.approx((1.0, 1.0, 1.0))
@@ -461,14 +461,14 @@ def test_interval_alpha_of_counts_gives_the_intervals_of_resampled_copies():
     assert alpha(np.ones(data.shape[1])) == pytest.approx(
         agreement.krippendorff_alpha(reliability_data=data, level="interval"), abs=1e-12
     )
-    by_copies = agreement.bootstrap_ci(
+    by_copies = bootstrap.bootstrap_ci(
         lambda values: agreement.krippendorff_alpha(reliability_data=values, level="interval"),
         data,
         n_boot=300,
         seed=6,
         axis=1,
     )
-    assert agreement.bootstrap_ci_of_counts(alpha, data.shape[1], n_boot=300, seed=6) == pytest.approx(
+    assert bootstrap.bootstrap_ci_of_counts(alpha, data.shape[1], n_boot=300, seed=6) == pytest.approx(
         by_copies, abs=1e-12
     )
     with pytest.raises(ValueError, match="two or more values"):
@@ -479,8 +479,8 @@ def test_bootstrap_ci_of_counts_draws_the_resamples_of_bootstrap_ci():
     data = random_reliability_data(22, annotators=4, units=80, scale=3)
     annotators, units = np.nonzero(~np.isnan(data))
     pairs = pairwise.annotator_pairs(units, annotators, data[annotators, units])
-    by_copies = agreement.bootstrap_ci(pairwise.kendall_tau_pairwise, data, n_boot=200, seed=4, axis=1)
-    by_counts = agreement.bootstrap_ci_of_counts(
+    by_copies = bootstrap.bootstrap_ci(pairwise.kendall_tau_pairwise, data, n_boot=200, seed=4, axis=1)
+    by_counts = bootstrap.bootstrap_ci_of_counts(
         lambda counts: pairwise.mean_pair_statistic(pairs, "kendall_tau", counts), 80, n_boot=200, seed=4
     )
     assert by_counts == pytest.approx(by_copies, abs=1e-12)

@@ -9,7 +9,7 @@ from scipy.spatial import distance
 from sklearn.metrics import brier_score_loss, log_loss
 
 from metrics import soft_labels
-from metrics.agreement import bootstrap_ci, bootstrap_figures
+from metrics.bootstrap import bootstrap_ci, bootstrap_figures
 from metrics.distance_correlation import distance_correlation
 
 PAIRWISE = [

@@ -26,9 +26,6 @@ from django.db.models import Sum
 from annotation.models import Annotation, Project
 from annotation.services.label_variation import linking, variation
 from metrics.agreement import (
-    ConfidenceInterval,
-    bootstrap_ci,
-    bootstrap_ci_of_counts,
     check_one_value_each,
     human_baseline,
     interval_alpha_of_counts,
@@ -38,6 +35,7 @@ from metrics.agreement import (
     split_half_jsd,
     value_codes,
 )
+from metrics.bootstrap import ConfidenceInterval, bootstrap_ci, bootstrap_ci_of_counts
 from metrics.pairwise import annotator_pairs, mean_pair_statistic
 
 CONFIDENCE = 0.95
@@ -227,7 +225,7 @@ def _interval(statistic, value_counts, resamples: int, seed: int) -> list[float]
 
 def _interval_of_counts(statistic_of_counts, items: int, resamples: int, seed: int) -> list[float] | None:
     """[low, high] percentile interval over items of a statistic of how often each item is drawn
-    (metrics.agreement.bootstrap_ci_of_counts), or None without resamples or when undefined."""
+    (metrics.bootstrap.bootstrap_ci_of_counts), or None without resamples or when undefined."""
     if resamples <= 0:
         return None
     return _bounds(
