@@ -252,7 +252,6 @@ def agreement_figures(
     """
     level = table.level
     unavailable: dict[str, str] = {}
-    packed = table.values_by_item()
     sizes = table.counts.sum(axis=1) if table.counts is not None else table.answers_per_item()
     pairable = sizes >= 2
 
@@ -266,30 +265,21 @@ def agreement_figures(
         bootstrap,
         seed,
     )
+    # The pairwise figures first: they need no packed values, so the two never take memory together.
+    figures["pairwise"] = _pairwise(table, bootstrap, seed, max_resampled_values, unavailable)
+    packed = table.values_by_item()
 
     # Krippendorff's alpha: from value counts on categorical scales (imported votes included), from the
     # packed worker values on the slider. Items with one value carry no pairs and are left out.
     if not pairable.any():
         unavailable["krippendorff_alpha"] = "no item has two or more annotations yet"
     else:
-        if table.counts is not None:
-            counts = table.counts[pairable]
-            estimate = krippendorff_alpha(value_counts=counts, level=level)
-            interval = _interval(
-                lambda resampled: krippendorff_alpha(value_counts=resampled, level=level), counts, bootstrap, seed
-            )
-        else:  # a continuous scale, so interval alpha (tasktypes.checks): from per-item sums, without copies
-            values = packed[:, (~np.isnan(packed)).sum(axis=0) >= 2]
-            estimate = krippendorff_alpha(reliability_data=values, level=level)
-            interval = _interval_of_counts(interval_alpha_of_counts(values), values.shape[1], bootstrap, seed)
-
+        estimate, interval = _alpha(table, packed, pairable, bootstrap, seed)
         figures["krippendorff_alpha"] = _finite(estimate)
         if figures["krippendorff_alpha"] is None:
             unavailable["krippendorff_alpha"] = "every annotation has the same value, so no disagreement is expected"
         else:
             figures["krippendorff_alpha_ci"] = interval
-
-    figures["pairwise"] = _pairwise(table, bootstrap, seed, max_resampled_values, unavailable)
 
     if level == "nominal":
         unavailable["human_baseline"] = "scored with correlations and MSE, which need a numeric scale"
@@ -314,6 +304,20 @@ def agreement_figures(
 
     figures["unavailable"] = unavailable
     return figures
+
+
+def _alpha(table: AnnotationTable, packed: np.ndarray, pairable: np.ndarray, bootstrap: int, seed: int):
+    """(alpha, its interval) over the pairable items."""
+    level = table.level
+    if table.counts is not None:
+        counts = table.counts[pairable]
+        return krippendorff_alpha(value_counts=counts, level=level), _interval(
+            lambda resampled: krippendorff_alpha(value_counts=resampled, level=level), counts, bootstrap, seed
+        )
+    # A continuous scale, so interval alpha (tasktypes.checks): its interval from per-item sums, without copies.
+    values = packed if pairable.all() else packed[:, pairable]
+    estimate = krippendorff_alpha(reliability_data=values, level=level)
+    return estimate, _interval_of_counts(interval_alpha_of_counts(values), values.shape[1], bootstrap, seed)
 
 
 def _pairwise(
