@@ -12,8 +12,9 @@
     validation.json               each data file checked against its format's published shape
 
 Each data file is written into the archive chunk by chunk and the figures come from database aggregates and
-streams of plain values, so memory does not grow with the study (the agreement figures hold one number per
-answer, as the agreement command does).
+streams of plain values, so memory does not grow with the study, except for the agreement figures, which hold
+what the agreement command holds: 16 bytes an answer and 8 per value two workers share, however large the
+crowd (annotation.services.analysis.agreement).
 """
 
 from __future__ import annotations
