@@ -17,7 +17,7 @@ from functools import cached_property
 from typing import Any, NamedTuple
 
 import numpy as np
-from scipy import sparse, stats
+from scipy import sparse
 
 from metrics.checks import check_reliability_data
 
@@ -83,15 +83,8 @@ def annotator_pairs(units: Any, annotators: Any, values: Any, min_shared_units: 
             values, units, np.empty((0, 2), np.int64), np.zeros(1, np.int64), empty, empty, np.empty((0, 2))
         )
     n_annotators = int(annotators.max()) + 1
-    presence = sparse.csr_matrix(
-        (np.ones(len(units), dtype=np.int32), (annotators, units)), shape=(n_annotators, int(units.max()) + 1)
-    )
-    shared = sparse.triu(presence @ presence.T, k=1).tocoo()
-    del presence
-    enough = shared.data >= min_shared_units
-    order = np.lexsort((shared.col[enough], shared.row[enough]))
-    pairs = np.column_stack([shared.row[enough][order], shared.col[enough][order]]).astype(np.int64)
-    bounds = np.r_[0, np.cumsum(shared.data[enough][order], dtype=np.int64)]
+    pairs, shared_counts = _sharing_pairs(units, annotators, n_annotators, min_shared_units)
+    bounds = np.r_[0, np.cumsum(shared_counts, dtype=np.int64)]
 
     first, second = np.empty(bounds[-1], dtype=row_type), np.empty(bounds[-1], dtype=row_type)
     by_annotator = np.lexsort((units, annotators)).astype(row_type)
@@ -115,6 +108,28 @@ def annotator_pairs(units: Any, annotators: Any, values: Any, min_shared_units: 
     return AnnotatorPairs(values, units, pairs, bounds, first, second, centres)
 
 
+# Annotators whose shared-unit counts are multiplied at once: bounds the product (this many rows of counts
+# with every other annotator) however large the crowd.
+ANNOTATOR_BLOCK = 256
+
+
+def _sharing_pairs(units, annotators, n_annotators: int, min_shared_units: int) -> tuple[np.ndarray, np.ndarray]:
+    """((pairs, 2) annotator codes a < b sharing at least `min_shared_units` units, ascending; (pairs,) how
+    many units each shares), from a sparse presence matrix multiplied block by block of annotators."""
+    presence = sparse.csr_matrix(
+        (np.ones(len(units), dtype=np.int32), (annotators, units)), shape=(n_annotators, int(units.max()) + 1)
+    )
+    by_unit = presence.T.tocsr()
+    found_pairs, found_counts = [], []
+    for start in range(0, n_annotators, ANNOTATOR_BLOCK):
+        shared = (presence[start : start + ANNOTATOR_BLOCK] @ by_unit).tocoo()
+        keep = (shared.col > shared.row + start) & (shared.data >= min_shared_units)
+        order = np.lexsort((shared.col[keep], shared.row[keep]))
+        found_pairs.append(np.column_stack([shared.row[keep][order] + start, shared.col[keep][order]]))
+        found_counts.append(shared.data[keep][order])
+    return np.concatenate(found_pairs).astype(np.int64), np.concatenate(found_counts)
+
+
 def pairs_of_matrix(reliability_data: Any, min_shared_units: int = 2) -> AnnotatorPairs:
     """`annotator_pairs` of a reliability matrix: shape (annotators, units), NaN for missing."""
     matrix = check_reliability_data(reliability_data)
@@ -135,10 +150,8 @@ def pair_statistics(
     """
     if statistic not in STATISTICS:
         raise ValueError(f"statistic must be one of {STATISTICS}, got {statistic!r}")
-    if statistic == "spearman":
-        return _spearman(pairs, unit_counts, min_shared_units)
     sums = _Sums(pairs, statistic)
-    for start, stop, pair, segments in _blocks(pairs.bounds):
+    for start, stop, pair, segments in _blocks(pairs.bounds, whole_pairs=statistic == "spearman"):
         first, second = pairs.first[start:stop], pairs.second[start:stop]
         weights = np.ones(stop - start) if unit_counts is None else np.asarray(unit_counts, float)[pairs.units[first]]
         sums.add(pair, segments, weights, first, second)
@@ -200,20 +213,28 @@ def pearson_spearman_pairwise(reliability_data: Any, min_shared_units: int = 2) 
     return PairwiseCorrelation(mean_pair_statistic(pairs, "pearson"), mean_pair_statistic(pairs, "spearman"), defined)
 
 
-def _blocks(bounds: np.ndarray):
-    """The shared values in blocks of BLOCK_ROWS, a pair's values possibly split between blocks: yields
-    (first row, end row, the pair of each row, the start of each pair's run of rows within the block)."""
-    for start in range(0, int(bounds[-1]), BLOCK_ROWS):
-        stop = min(start + BLOCK_ROWS, int(bounds[-1]))
+def _blocks(bounds: np.ndarray, whole_pairs: bool = False):
+    """The shared values in blocks of BLOCK_ROWS, a pair's values split between blocks unless `whole_pairs`
+    (then a block ends with its last pair's values, however many): yields (first row, end row, the pair of
+    each row, the start of each pair's run of rows within the block)."""
+    start, end = 0, int(bounds[-1])
+    while start < end:
+        stop = min(start + BLOCK_ROWS, end)
         first_pair, last_pair = np.searchsorted(bounds, [start, stop - 1], side="right") - 1
+        if whole_pairs:
+            stop = int(bounds[last_pair + 1])
         lengths = np.diff(np.clip(bounds[first_pair : last_pair + 2], start, stop))
         pair = np.repeat(np.arange(first_pair, last_pair + 1), lengths)
         yield start, stop, pair, np.r_[0, np.cumsum(lengths[:-1])]
+        start = stop
 
 
 class _Sums:
     """What a statistic needs of each pair, summed block by block: the counted values, whether each side
-    varies among them (its least and greatest counted value), and the statistic's own sums."""
+    varies among them (its least and greatest counted value), and the statistic's own sums: a levels x
+    levels table for kappa and tau, moments for r, and for rho the moments of average ranks (within a pair a
+    value counted w times takes w tied places, as in the resampled values; ranks need a pair's values
+    whole, so its blocks end with whole pairs)."""
 
     def __init__(self, pairs: AnnotatorPairs, statistic: str):
         self.pairs, self.statistic_name = pairs, statistic
@@ -221,8 +242,8 @@ class _Sums:
         self.counted = np.zeros(n_pairs)
         self.least = np.full((n_pairs, 2), np.inf)
         self.greatest = np.full((n_pairs, 2), -np.inf)
-        if statistic == "pearson":
-            self.moments = np.zeros((n_pairs, 5))  # sum of w a, w b, w a a, w b b, w a b, about the centres
+        if statistic in ("pearson", "spearman"):
+            self.moments = np.zeros((n_pairs, 5))  # sums of w a, w b, w a a, w b b, w a b, about a centre
         else:
             self.levels = int(pairs.level_codes.max()) + 1
             self.tables = np.zeros((n_pairs, self.levels, self.levels))
@@ -244,9 +265,14 @@ class _Sums:
             self.greatest[low:high, side] = np.fmax(
                 self.greatest[low:high, side], np.maximum.reduceat(np.where(drawn, values, -np.inf), segments)
             )
-        if self.statistic_name == "pearson":
-            a = self.pairs.values[first] - self.pairs.centres[pair, 0]
-            b = self.pairs.values[second] - self.pairs.centres[pair, 1]
+        if self.statistic_name in ("pearson", "spearman"):
+            if self.statistic_name == "pearson":
+                a = self.pairs.values[first] - self.pairs.centres[pair, 0]
+                b = self.pairs.values[second] - self.pairs.centres[pair, 1]
+            else:  # the block holds its pairs whole: their counts are complete; the mean rank is (count + 1) / 2
+                mean_rank = ((self.counted[low:high] + 1) / 2)[local]
+                a = _average_ranks(local, self.pairs.values[first], weights) - mean_rank
+                b = _average_ranks(local, self.pairs.values[second], weights) - mean_rank
             weighted_a, weighted_b = weights * a, weights * b
             for column, per_value in enumerate(
                 (weighted_a, weighted_b, weighted_a * a, weighted_b * b, weighted_a * b)
@@ -271,19 +297,19 @@ class _Sums:
         return np.where(varies, np.clip(r, -1, 1), np.nan)
 
 
-def _spearman(pairs: AnnotatorPairs, unit_counts: np.ndarray | None, min_shared_units: int) -> np.ndarray:
-    """Spearman's rho of each pair, pair by pair with scipy: ranks need a pair's values whole (the figures
-    report rho without an interval, so it runs once)."""
-    scores = np.full(len(pairs.pairs), np.nan)
-    for index in range(len(pairs.pairs)):
-        rows = slice(pairs.bounds[index], pairs.bounds[index + 1])
-        values_a, values_b = pairs.values[pairs.first[rows]], pairs.values[pairs.second[rows]]
-        if unit_counts is not None:
-            times = unit_counts[pairs.units[pairs.first[rows]]]
-            values_a, values_b = np.repeat(values_a, times), np.repeat(values_b, times)
-        if len(values_a) >= min_shared_units and np.ptp(values_a) > 0 and np.ptp(values_b) > 0:
-            scores[index] = stats.spearmanr(values_a, values_b).statistic
-    return scores
+def _average_ranks(pair: np.ndarray, values: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Each value's average rank among its pair's values (pairs whole, numbered from 0), a value of weight w
+    taking w tied places."""
+    order = np.lexsort((values, pair))
+    pair, values, weights = pair[order], values[order], weights[order]
+    new_run = np.r_[True, (pair[1:] != pair[:-1]) | (values[1:] != values[:-1])]
+    run = np.cumsum(new_run) - 1
+    run_weight = np.bincount(run, weights=weights)
+    pair_weight = np.bincount(pair, weights=weights)
+    earlier = np.cumsum(run_weight) - run_weight - (np.cumsum(pair_weight) - pair_weight)[pair[new_run]]
+    ranks = np.empty(len(values))
+    ranks[order] = (earlier + (run_weight + 1) / 2)[run]
+    return ranks
 
 
 def _kappa(table: np.ndarray) -> np.ndarray:

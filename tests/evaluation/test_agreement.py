@@ -387,7 +387,7 @@ def test_annotator_pairs_from_long_rows_hold_each_pairs_shared_values_by_unit():
         assert pairs.centres[index] == pytest.approx([matrix[a, both].mean(), matrix[b, both].mean()])
 
 
-@pytest.mark.parametrize("statistic", ["cohen_kappa", "kendall_tau", "pearson"])
+@pytest.mark.parametrize("statistic", ["cohen_kappa", "kendall_tau", "pearson", "spearman"])
 def test_pair_statistics_do_not_depend_on_where_blocks_split_pairs(monkeypatch, statistic):
     data = random_reliability_data(32, annotators=5, units=300, scale=3, missing=0.2)
     annotators, units = np.nonzero(~np.isnan(data))
@@ -397,7 +397,9 @@ def test_pair_statistics_do_not_depend_on_where_blocks_split_pairs(monkeypatch, 
         for c in (None, counts)
     ]
     monkeypatch.setattr(pairwise, "BLOCK_ROWS", 7)  # every pair (about 190 shared values) split many times
+    monkeypatch.setattr(pairwise, "ANNOTATOR_BLOCK", 2)  # the shared counts of 5 annotators in 3 products
     pairs = pairwise.annotator_pairs(units, annotators, data[annotators, units])
+    assert [tuple(pair) for pair in pairs.pairs] == [(a, b) for a in range(5) for b in range(a + 1, 5)]
     for scores, c in zip(whole, (None, counts)):
         assert pairwise.pair_statistics(pairs, statistic, c) == pytest.approx(scores, abs=1e-12, nan_ok=True)
 
