@@ -117,10 +117,13 @@ def check_one_value_each(
 ) -> None:
     """ValueError naming the first row (0-based) at which a worker gives an item a second value; the codes
     are those of `reliability_matrix_from_codes`."""
-    cells = pd.Series(np.asarray(worker_codes, dtype=np.int64) * len(item_ids) + item_codes)
-    repeated = cells.duplicated().to_numpy()
-    if repeated.any():
-        row_number = int(np.flatnonzero(repeated)[0])
+    cells = np.asarray(worker_codes, dtype=np.int64) * len(item_ids) + item_codes
+    in_order = np.sort(cells)  # a sorted copy and a comparison: a hash table of a million cells takes ~40 MB
+    if (in_order[1:] == in_order[:-1]).any():
+        del in_order
+        by_cell = np.argsort(cells, kind="stable")  # a cell's rows in row order: all but the first repeat it
+        repeats = by_cell[1:][cells[by_cell[1:]] == cells[by_cell[:-1]]]
+        row_number = int(repeats.min())
         raise ValueError(
             f"row {row_number}: worker {worker_ids[worker_codes[row_number]]!r} already annotated item "
             f"{item_ids[item_codes[row_number]]!r}"

@@ -359,6 +359,8 @@ def test_reliability_matrix_pivots_long_rows():
 def test_reliability_matrix_names_the_bad_row():
     with pytest.raises(ValueError, match="row 2: worker 'w1' already annotated item 'i1'"):
         agreement.reliability_matrix([("i1", "w1", 1), ("i2", "w1", 1), ("i1", "w1", 2)])
+    with pytest.raises(ValueError, match="row 2: worker 'w1' already annotated item 'i2'"):  # the first repeat
+        agreement.reliability_matrix([("i1", "w2", 1), ("i2", "w1", 1), ("i2", "w1", 2), ("i1", "w2", 3)])
     with pytest.raises(ValueError, match="row 1: value 'x' is not one of"):
         agreement.reliability_matrix([("i1", "w1", "e"), ("i1", "w2", "x")], categories=["e", "n", "c"])
     with pytest.raises(ValueError, match="row 0: value 'high' is not a number"):
