@@ -17,17 +17,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, NamedTuple
 
+from common.errors import FieldError
 from common.schema import Setting
 from common.vocabulary import NLI, LabelError, to_label
 
 
-class AnswerError(ValueError):
+class AnswerError(FieldError):
     """A submitted answer is malformed or out of range; `field` names what is wrong."""
-
-    def __init__(self, field: str, message: str):
-        super().__init__(f"{field}: {message}")
-        self.field = field
-        self.message = message
 
 
 @dataclass(frozen=True)

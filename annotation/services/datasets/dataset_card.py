@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 
 import yaml
 
+from common.errors import FieldError
+
 # The license identifiers the Hub's repository cards take (its documented list).
 HUB_LICENSES = [
     "apache-2.0",
@@ -90,13 +92,8 @@ SOURCE_DATASET = re.compile(r"original|extended(\|[\w.\-/]+)?")  # the Hub's val
 MISSING = "**Missing:**"  # how the card marks what the author has not given yet
 
 
-class CardError(ValueError):
+class CardError(FieldError):
     """A detail of the card the Hub would refuse; names the field (as the bundle page and command call it)."""
-
-    def __init__(self, field_name: str, message: str):
-        super().__init__(f"{field_name}: {message}")
-        self.field = field_name
-        self.message = message
 
 
 @dataclass(frozen=True)

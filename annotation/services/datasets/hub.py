@@ -15,14 +15,11 @@ from pathlib import Path
 
 from django.conf import settings
 
+from common.errors import FieldError
 
-class HubError(ValueError):
+
+class HubError(FieldError):
     """What stopped a push; names the field (repo, token) or says what the Hub answered."""
-
-    def __init__(self, field_name: str, message: str):
-        super().__init__(f"{field_name}: {message}")
-        self.field = field_name
-        self.message = message
 
 
 def check_repo_id(repo_id: str) -> str:

@@ -20,18 +20,14 @@ from django.db.models import Count, F, QuerySet
 
 from annotation.models import Example, Project, SelfJudgment
 from annotation.tasktypes.base import AnswerError
+from common.errors import FieldError
 
 MAX_PAGE = 200  # pairs shown (and judged) at once
 MAX_ID = 2**63 - 1  # the largest id the database stores
 
 
-class SelfJudgmentError(ValueError):
+class SelfJudgmentError(FieldError):
     """A page of self-judgments is refused, nothing stored; `field` names the pair (or the page) at fault."""
-
-    def __init__(self, field: str, message: str):
-        super().__init__(f"{field}: {message}")
-        self.field = field
-        self.message = message
 
 
 def has_self_check(project: Project) -> bool:
