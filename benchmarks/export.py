@@ -13,8 +13,8 @@ Memory figures of that export process:
   peak_mb            its peak resident set size (getrusage ru_maxrss): interpreter, Django and the export
   rss_before_mb      its resident set size just before the export started (Django loaded, connected)
   peak_above_start_mb  the difference: what the export itself added at its peak
-  files_peak_above_start_mb  (a bundle) peak_above_start_mb once the data files are written, validated and
-                     copied to Parquet, before the data statement's agreement figures (which hold every answer)
+  agreement_peak_above_start_mb  (a bundle) peak_above_start_mb once the agreement figures, the bundle's
+                     first step, are done (they hold the answers as arrays; the files come after them)
   tracemalloc_peak_mb  (with --tracemalloc, a second export run) peak of Python allocations during it
 Afterwards the file is read back: every line must parse and the annotations in it must add up (a bundle:
 its jsonl file, and every file valid by its validation.json).
@@ -129,20 +129,18 @@ def export_child(args) -> None:
     connection.ensure_connection()
     if args.what == "bundle":  # its modules (scipy, pandas for the figures) count as start-up, not as the bundle
         import annotation.services.analysis.agreement  # noqa: F401
-        from annotation.formats import exportable
         from annotation.services.datasets.bundle import write_bundle
     before = rss_mb()
     if args.trace:
         tracemalloc.start()
     start = time.perf_counter()
-    files_peak = None
+    agreement_peak = None
     if args.what == "bundle":
-        steps_of_files = 2 * len(exportable(project.task, project.options))
 
-        def progress(step, steps):  # the files (written, validated, Parquet copies) come before the statement
-            nonlocal files_peak
-            if step == steps_of_files:
-                files_peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        def progress(step, steps):  # the agreement figures are the first step, the files come after
+            nonlocal agreement_peak
+            if step == 1:
+                agreement_peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
         statement = write_bundle(project, args.out, progress=progress)
         records = sum(file["records"] for file in statement["files"])
@@ -158,7 +156,7 @@ def export_child(args) -> None:
                 "seconds": seconds,
                 "peak_mb": peak,
                 "rss_before_mb": before,
-                "files_peak_mb": files_peak,
+                "agreement_peak_mb": agreement_peak,
                 "tracemalloc_peak_mb": traced,
             }
         )
@@ -264,8 +262,8 @@ def main():
         "database": "postgresql" if args.database == "postgres" else "sqlite",
         "load_average_before": load_before,
     }
-    if figures["files_peak_mb"] is not None:  # a bundle: peak RSS once its files and Parquet copies are written
-        result["files_peak_above_start_mb"] = round(figures["files_peak_mb"] - figures["rss_before_mb"], 1)
+    if figures["agreement_peak_mb"] is not None:  # a bundle: peak RSS once its agreement figures are done
+        result["agreement_peak_above_start_mb"] = round(figures["agreement_peak_mb"] - figures["rss_before_mb"], 1)
     if traced is not None:
         result["tracemalloc_peak_mb"] = round(traced, 1)
     emit(result, args.json)

@@ -245,7 +245,7 @@ class _Sums:
         if statistic in ("pearson", "spearman"):
             self.moments = np.zeros((n_pairs, 5))  # sums of w a, w b, w a a, w b b, w a b, about a centre
         else:
-            self.levels = int(pairs.level_codes.max()) + 1
+            self.levels = int(pairs.level_codes.max()) + 1 if len(pairs.values) else 1
             self.tables = np.zeros((n_pairs, self.levels, self.levels))
 
     def add(self, pair, segments, weights, first, second):

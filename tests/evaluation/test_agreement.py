@@ -479,6 +479,14 @@ def test_interval_alpha_of_counts_gives_the_intervals_of_resampled_copies():
         agreement.interval_alpha_of_counts(random_reliability_data(23))  # holds units with fewer
 
 
+@pytest.mark.parametrize("statistic", ["cohen_kappa", "kendall_tau", "pearson", "spearman"])
+def test_pair_statistics_without_shared_values(statistic):
+    for units, annotators in (([], []), ([0, 1], [0, 1])):  # no answers; two annotators sharing nothing
+        pairs = pairwise.annotator_pairs(units, annotators, np.ones(len(units)))
+        assert pairwise.pair_statistics(pairs, statistic).shape == (0,)
+        assert math.isnan(pairwise.mean_pair_statistic(pairs, statistic))
+
+
 def test_bootstrap_ci_of_counts_draws_the_resamples_of_bootstrap_ci():
     data = random_reliability_data(22, annotators=4, units=80, scale=3)
     annotators, units = np.nonzero(~np.isnan(data))

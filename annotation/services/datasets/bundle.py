@@ -60,8 +60,10 @@ def write_bundle(
     """Write the bundle to `path`; returns its data statement. progress(step, steps) after each step.
     card: the author's details for the dataset card (checked by dataset_card.card_details). parquet: a Parquet
     copy of every data file (True), of none (False), or of those above tables.PARQUET_ABOVE_BYTES (None)."""
+    from annotation.services.analysis.agreement import project_agreement  # scipy and pandas: only when a bundle is made
+
     formats = exportable(project.task, project.options)
-    steps = len(formats) * 2 + 1
+    steps = len(formats) * 2 + 2
     step = 0
 
     def advance():
@@ -70,6 +72,10 @@ def write_bundle(
         if progress:
             progress(step, steps)
 
+    # The agreement figures first, while nothing else is held: their arrays grow with the study; the files are
+    # written and read back a batch at a time.
+    agreement = project_agreement(project, bootstrap=1000, seed=0)
+    advance()
     names, digests = {}, {}
     with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as archive:
         for fmt in formats:
@@ -99,6 +105,7 @@ def write_bundle(
                 advance()
         statement = data_statement(
             project,
+            agreement,
             files=[
                 {
                     "name": names[fmt],
@@ -173,9 +180,11 @@ def _json(value) -> str:
     return json.dumps(value, ensure_ascii=False, indent=2) + "\n"
 
 
-def data_statement(project: Project, files: list[dict], options: ExportOptions = ExportOptions()) -> dict:
-    """What a reader of the dataset needs to know about how it was made, from the study as it stands."""
-    from annotation.services.analysis.agreement import project_agreement  # scipy and pandas: only when a bundle is made
+def data_statement(
+    project: Project, agreement: dict, files: list[dict], options: ExportOptions = ExportOptions()
+) -> dict:
+    """What a reader of the dataset needs to know about how it was made, from the study as it stands and its
+    agreement figures (annotation.services.analysis.agreement.project_agreement)."""
 
     items = Item.objects.filter(project=project)
     data = items.filter(is_gold=False)
@@ -187,19 +196,6 @@ def data_statement(project: Project, files: list[dict], options: ExportOptions =
     )
     answers = Annotation.objects.filter(item__project=project, item__is_gold=False)
     collected = answers.filter(imported=False)
-    per_item = np.fromiter(
-        (count for count in data.values_list("annotation_count", flat=True).iterator(chunk_size=10_000)), dtype=np.int64
-    )
-    seconds = np.fromiter(
-        (
-            s
-            for s in collected.filter(excluded=False, seconds_spent__isnull=False)
-            .values_list("seconds_spent", flat=True)
-            .iterator(chunk_size=10_000)
-        ),
-        dtype=float,
-    )
-    figures = project_agreement(project, bootstrap=1000, seed=0)
     test = project.qualification
     return {
         "study": {
@@ -229,14 +225,9 @@ def data_statement(project: Project, files: list[dict], options: ExportOptions =
             "with_counted_answers": collected.filter(excluded=False).values("worker").distinct().count(),
             "excluded": WorkerStatus.objects.filter(project=project, exclude_answers=True).count(),
         },
-        "redundancy": {
-            "planned": project.redundancy,
-            "most": project.max_annotations,
-            "answers_per_item": _spread(per_item),
-            "share_reaching_planned": float((per_item >= project.redundancy).mean()) if per_item.size else None,
-        },
+        "redundancy": _redundancy(project, data),
         "agreement": {
-            name: figures.get(name)
+            name: agreement.get(name)
             for name in (
                 "level",
                 "krippendorff_alpha",
@@ -249,10 +240,7 @@ def data_statement(project: Project, files: list[dict], options: ExportOptions =
                 "n_workers",
             )
         },
-        "time": {
-            "median_seconds_per_item": float(np.median(seconds)) if seconds.size else None,
-            "answers_timed": int(seconds.size),
-        },
+        "time": _time(collected),
         "exclusions": _exclusions(project),
         "qualification": _qualification(project, test),
         "gold": {
@@ -269,6 +257,34 @@ def data_statement(project: Project, files: list[dict], options: ExportOptions =
         "aggregation_policy": POLICY,
         "export_options": {"include_gold": options.include_gold, "include_unanswered": options.include_unanswered},
         "files": files,
+    }
+
+
+def _redundancy(project: Project, data) -> dict:
+    per_item = np.fromiter(
+        (count for count in data.values_list("annotation_count", flat=True).iterator(chunk_size=10_000)), dtype=np.int64
+    )
+    return {
+        "planned": project.redundancy,
+        "most": project.max_annotations,
+        "answers_per_item": _spread(per_item),
+        "share_reaching_planned": float((per_item >= project.redundancy).mean()) if per_item.size else None,
+    }
+
+
+def _time(collected) -> dict:
+    seconds = np.fromiter(
+        (
+            s
+            for s in collected.filter(excluded=False, seconds_spent__isnull=False)
+            .values_list("seconds_spent", flat=True)
+            .iterator(chunk_size=10_000)
+        ),
+        dtype=float,
+    )
+    return {
+        "median_seconds_per_item": float(np.median(seconds)) if seconds.size else None,
+        "answers_timed": int(seconds.size),
     }
 
 
