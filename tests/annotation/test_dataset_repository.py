@@ -28,12 +28,15 @@ three_way = test_datasets.three_way  # a tie, an adjudication, a worker excluded
 @pytest.fixture
 def offline(tmp_path, monkeypatch):
     """`datasets` with the Hub out of reach and its caches in tmp_path: what it loads, it loads from the folder."""
-    for name in ("HF_DATASETS_OFFLINE", "HF_HUB_OFFLINE"):
-        monkeypatch.setenv(name, "1")
-    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    # Imported first: huggingface_hub reads HF_HUB_OFFLINE into its flag when first imported, so importing it
+    # after setenv would turn the flag on before monkeypatch notes its value, and leave it on for the tests
+    # that follow (the Hub push's).
     import datasets
     import huggingface_hub.constants
 
+    for name in ("HF_DATASETS_OFFLINE", "HF_HUB_OFFLINE"):
+        monkeypatch.setenv(name, "1")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
     monkeypatch.setattr(datasets.config, "HF_DATASETS_OFFLINE", True)
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
     datasets.disable_progress_bars()
