@@ -1,8 +1,9 @@
 """Agreement figures of a project's annotations, for the `agreement` command and the report page.
 
-The annotations are streamed with values_list into arrays (`load_annotations`); the figures come from the
-pure functions in metrics.agreement (`agreement_figures`). Units are items: with per-atom task
-types each atom is an item.
+The annotations are streamed with values_list into arrays (`load_annotations`), worker answers in long form
+(never a workers x items matrix, whatever the crowd); the figures come from the pure functions in
+metrics.agreement, metrics.pairwise and metrics.bootstrap (`agreement_figures`). Units are items: with
+per-atom task types each atom is an item.
 
 Gold check items are quality control, not data, and are left out everywhere; so are the answers of workers
 an author blocked with their answers excluded.
