@@ -19,8 +19,8 @@ Memory figures of that export process:
 Afterwards the file is read back: every line must parse and the annotations in it must add up (a bundle:
 its jsonl file, and every file valid by its validation.json).
 
-Usage: python benchmarks/export.py [--annotations 1000000] [--per-item 5] [--database sqlite|postgres]
-                                   [--what jsonl|bundle] [--json]
+Usage: python benchmarks/export.py [--annotations 1000000] [--per-item 5] [--workers W]
+                                   [--database sqlite|postgres] [--what jsonl|bundle] [--json]
 """
 
 from __future__ import annotations

@@ -3,8 +3,8 @@ Cohen's kappa, Kendall's tau-b, Pearson's r or Spearman's rho.
 
 The pairs are built from annotations in long form (one row per annotation: unit, annotator, value), never
 from the (annotators, units) reliability matrix, whose size is the crowd times the units: 8 GB for 5,000
-workers over 200,000 items. Each pair keeps the rows of its shared values (12 bytes a shared value), and
-every statistic is computed for all pairs at once, block by block of pairs, from weighted sums: a
+workers over 200,000 items. Each pair keeps the rows of its shared values (8 bytes a shared value), and
+every statistic is computed for all pairs at once, block by block of shared values, from weighted sums: a
 bootstrap resample is a weight per unit (how often it was drawn), so no resampled copy is ever made.
 Every statistic equals scipy's (or scikit-learn's kappa) on the pair's shared values, repeated as often as
 their unit was drawn, to floating-point rounding.
@@ -26,6 +26,10 @@ STATISTICS = ("cohen_kappa", "kendall_tau", "pearson", "spearman")
 # Shared values handled at once: bounds the temporaries (a few arrays of this many floats, and for kappa and
 # tau a levels x levels table per pair of the block) however many pairs and units there are.
 BLOCK_ROWS = 1 << 16
+
+# Annotators whose shared-unit counts are multiplied at once: bounds the product (this many rows of counts
+# with every other annotator) however large the crowd.
+ANNOTATOR_BLOCK = 256
 
 # Kendall's tau and kappa count the pairs' values in levels x levels tables: ordinal and nominal scales.
 MAX_LEVELS = 100
@@ -88,7 +92,16 @@ def annotator_pairs(units: Any, annotators: Any, values: Any, min_shared_units: 
 
     first, second = np.empty(bounds[-1], dtype=row_type), np.empty(bounds[-1], dtype=row_type)
     by_annotator = np.lexsort((units, annotators)).astype(row_type)
-    annotator_bounds = np.searchsorted(annotators[by_annotator], np.arange(n_annotators + 1))
+    sorted_annotators, sorted_units = annotators[by_annotator], units[by_annotator]
+    repeated = (sorted_annotators[1:] == sorted_annotators[:-1]) & (sorted_units[1:] == sorted_units[:-1])
+    if repeated.any():
+        at = int(np.argmax(repeated))
+        raise ValueError(
+            f"annotator {sorted_annotators[at]} has two rows for unit {sorted_units[at]}; give one row per "
+            "annotator and unit"
+        )
+    del sorted_units, repeated
+    annotator_bounds = np.searchsorted(sorted_annotators, np.arange(n_annotators + 1))
     for index, (a, b) in enumerate(pairs):
         rows_a = by_annotator[annotator_bounds[a] : annotator_bounds[a + 1]]
         rows_b = by_annotator[annotator_bounds[b] : annotator_bounds[b + 1]]
@@ -106,11 +119,6 @@ def annotator_pairs(units: Any, annotators: Any, values: Any, min_shared_units: 
             sums[pair[0] : pair[-1] + 1] += np.bincount(pair - pair[0], weights=values[rows[start:stop]])
         centres[:, side] = sums / np.diff(bounds)
     return AnnotatorPairs(values, units, pairs, bounds, first, second, centres)
-
-
-# Annotators whose shared-unit counts are multiplied at once: bounds the product (this many rows of counts
-# with every other annotator) however large the crowd.
-ANNOTATOR_BLOCK = 256
 
 
 def _sharing_pairs(units, annotators, n_annotators: int, min_shared_units: int) -> tuple[np.ndarray, np.ndarray]:
@@ -240,9 +248,9 @@ class _Sums:
         self.pairs, self.statistic_name = pairs, statistic
         n_pairs = len(pairs.pairs)
         self.counted = np.zeros(n_pairs)
-        self.least = np.full((n_pairs, 2), np.inf)
-        self.greatest = np.full((n_pairs, 2), -np.inf)
         if statistic in ("pearson", "spearman"):
+            self.least = np.full((n_pairs, 2), np.inf)
+            self.greatest = np.full((n_pairs, 2), -np.inf)
             self.moments = np.zeros((n_pairs, 5))  # sums of w a, w b, w a a, w b b, w a b, about a centre
         else:
             self.levels = int(pairs.level_codes.max()) + 1 if len(pairs.values) else 1
@@ -256,16 +264,16 @@ class _Sums:
             return np.bincount(local, weights=per_value, minlength=high - low)
 
         self.counted[low:high] += total(weights)
-        drawn = weights > 0
-        for side, rows in enumerate((first, second)):
-            values = self.pairs.values[rows]
-            self.least[low:high, side] = np.fmin(
-                self.least[low:high, side], np.minimum.reduceat(np.where(drawn, values, np.inf), segments)
-            )
-            self.greatest[low:high, side] = np.fmax(
-                self.greatest[low:high, side], np.maximum.reduceat(np.where(drawn, values, -np.inf), segments)
-            )
-        if self.statistic_name in ("pearson", "spearman"):
+        if self.statistic_name in ("pearson", "spearman"):  # kappa's and tau's tables show constant sides
+            drawn = weights > 0
+            for side, rows in enumerate((first, second)):
+                values = self.pairs.values[rows]
+                self.least[low:high, side] = np.fmin(
+                    self.least[low:high, side], np.minimum.reduceat(np.where(drawn, values, np.inf), segments)
+                )
+                self.greatest[low:high, side] = np.fmax(
+                    self.greatest[low:high, side], np.maximum.reduceat(np.where(drawn, values, -np.inf), segments)
+                )
             if self.statistic_name == "pearson":
                 a = self.pairs.values[first] - self.pairs.centres[pair, 0]
                 b = self.pairs.values[second] - self.pairs.centres[pair, 1]
@@ -286,11 +294,11 @@ class _Sums:
             )
 
     def statistic(self) -> np.ndarray:
-        varies = (self.greatest > self.least).all(axis=1)
         if self.statistic_name == "cohen_kappa":
             return _kappa(self.tables)
         if self.statistic_name == "kendall_tau":
             return _tau_b(self.tables)
+        varies = (self.greatest > self.least).all(axis=1)
         sum_a, sum_b, sum_aa, sum_bb, sum_ab = self.moments.T
         total = self.counted
         r = (sum_ab - sum_a * sum_b / total) / np.sqrt((sum_aa - sum_a**2 / total) * (sum_bb - sum_b**2 / total))

@@ -479,6 +479,11 @@ def test_interval_alpha_of_counts_gives_the_intervals_of_resampled_copies():
         agreement.interval_alpha_of_counts(random_reliability_data(23))  # holds units with fewer
 
 
+def test_annotator_pairs_refuse_two_rows_for_one_annotator_and_unit():
+    with pytest.raises(ValueError, match="annotator 0 has two rows for unit 0"):
+        pairwise.annotator_pairs([0, 0, 1, 0, 1], [0, 0, 0, 1, 1], [1.0, 2.0, 3.0, 4.0, 5.0])
+
+
 @pytest.mark.parametrize("statistic", ["cohen_kappa", "kendall_tau", "pearson", "spearman"])
 def test_pair_statistics_without_shared_values(statistic):
     for units, annotators in (([], []), ([0, 1], [0, 1])):  # no answers; two annotators sharing nothing

@@ -266,8 +266,10 @@ def agreement_figures(
         bootstrap,
         seed,
     )
-    # The pairwise figures first: they need no packed values, so the two never take memory together.
-    figures["pairwise"] = _pairwise(table, bootstrap, seed, max_resampled_values, unavailable)
+    # The pairwise figures first: they need no packed values, so the two never take memory together. Their
+    # reasons join `unavailable` after alpha's, in the order the report lists them.
+    pairwise_unavailable: dict[str, str] = {}
+    figures["pairwise"] = _pairwise(table, bootstrap, seed, max_resampled_values, pairwise_unavailable)
     packed = table.values_by_item()
 
     # Krippendorff's alpha: from value counts on categorical scales (imported votes included), from the
@@ -281,6 +283,7 @@ def agreement_figures(
             unavailable["krippendorff_alpha"] = "every annotation has the same value, so no disagreement is expected"
         else:
             figures["krippendorff_alpha_ci"] = interval
+    unavailable.update(pairwise_unavailable)
 
     if level == "nominal":
         unavailable["human_baseline"] = "scored with correlations and MSE, which need a numeric scale"
