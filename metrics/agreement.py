@@ -266,11 +266,7 @@ def _interval_disagreements_of_matrix(matrix):
         raise ValueError("alpha needs at least one unit with values from two or more annotators")
     if not pairable.all():
         matrix, present, unit_sizes = matrix[:, pairable], present[:, pairable], unit_sizes[pairable]
-    unit_means = np.nansum(matrix, axis=0) / unit_sizes
-    deviations = matrix - unit_means
-    np.square(deviations, out=deviations)
-    unit_squares = np.nansum(deviations, axis=0)
-    del deviations
+    _, unit_squares = _unit_means_and_squares(matrix, unit_sizes)
     observed = np.sum(2 * unit_sizes * unit_squares / (unit_sizes - 1))
 
     values = matrix.T[present.T]  # the pairable values, unit by unit
@@ -280,6 +276,14 @@ def _interval_disagreements_of_matrix(matrix):
     np.square(values, out=values)
     expected = 2 * total * np.sum(values) / (total - 1)
     return observed, expected
+
+
+def _unit_means_and_squares(matrix: np.ndarray, unit_sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each unit's mean and sum of squared deviations from it, (units,) each, for (annotators, units) data."""
+    unit_means = np.nansum(matrix, axis=0) / unit_sizes
+    deviations = matrix - unit_means
+    np.square(deviations, out=deviations)
+    return unit_means, np.nansum(deviations, axis=0)
 
 
 def interval_alpha_of_counts(reliability_data: Any) -> Callable[[np.ndarray], float]:
@@ -294,8 +298,7 @@ def interval_alpha_of_counts(reliability_data: Any) -> Callable[[np.ndarray], fl
     sizes = (~np.isnan(matrix)).sum(axis=0)
     if len(sizes) == 0 or sizes.min() < 2:
         raise ValueError("interval_alpha_of_counts needs units with two or more values each")
-    means = np.nansum(matrix, axis=0) / sizes
-    squares = np.nansum(np.square(matrix - means), axis=0)
+    means, squares = _unit_means_and_squares(matrix, sizes)
     within = 2 * sizes * squares / (sizes - 1)
 
     def alpha(counts: np.ndarray) -> float:

@@ -55,11 +55,13 @@ def bootstrap_ci(
         raise ValueError("every array in data must have the same number of units along axis")
 
     estimate = float(statistic_fn(*arrays))
-    rng = np.random.default_rng(seed)
-    replicates = np.empty(n_boot)
-    for index in range(n_boot):
-        sample = rng.integers(0, n_units, n_units)
-        replicates[index] = statistic_fn(*(np.take(array, sample, axis=axis) for array in arrays))
+    replicates = np.array(
+        [
+            statistic_fn(*(np.take(array, sample, axis=axis) for array in arrays))
+            for sample in resamples(n_units, n_boot, seed)
+        ],
+        dtype=float,
+    )
     return _percentile_interval(estimate, replicates, alpha)
 
 
@@ -76,11 +78,19 @@ def bootstrap_ci_of_counts(
     if not 0 < alpha < 1:
         raise ValueError(f"alpha must be in (0, 1), got {alpha}")
     estimate = float(statistic_of_counts(np.ones(n_units, dtype=np.int64)))
-    rng = np.random.default_rng(seed)
-    replicates = np.empty(n_boot)
-    for index in range(n_boot):
-        replicates[index] = statistic_of_counts(np.bincount(rng.integers(0, n_units, n_units), minlength=n_units))
+    replicates = np.array(
+        [statistic_of_counts(np.bincount(sample, minlength=n_units)) for sample in resamples(n_units, n_boot, seed)],
+        dtype=float,
+    )
     return _percentile_interval(estimate, replicates, alpha)
+
+
+def resamples(n_units: int, n_boot: int, seed: int):
+    """The units each of `n_boot` resamples draws, (n_units,) indices with replacement: every bootstrap here
+    draws these, so one seed gives all of them the same resamples."""
+    rng = np.random.default_rng(seed)
+    for _ in range(n_boot):
+        yield rng.integers(0, n_units, n_units)
 
 
 def _percentile_interval(estimate: float, replicates: np.ndarray, alpha: float) -> ConfidenceInterval:
@@ -99,16 +109,16 @@ _BOOTSTRAP_BLOCK = 50
 
 def bootstrap_weights(n_units: int, n_boot: int, seed: int = 0):
     """Resamples of `n_units` units with replacement, as counts: yields float arrays of shape (block, n_units)
-    whose rows sum to n_units, `n_boot` rows in all, from np.random.default_rng(seed). Drawing the same
-    indices as `bootstrap_ci` would, each row weighs unit u by how often the resample drew it, so a mean
+    whose rows sum to n_units, `n_boot` rows in all. Drawing the same indices as `bootstrap_ci` would
+    (`resamples`), each row weighs unit u by how often the resample drew it, so a mean
     over a resample is one matrix product instead of a Python loop. float32 holds the counts exactly and
     halves the memory traffic of the rank correlations, which dominate the time."""
-    rng = np.random.default_rng(seed)
+    drawn = resamples(n_units, n_boot, seed)
     for start in range(0, n_boot, _BOOTSTRAP_BLOCK):
-        block = min(_BOOTSTRAP_BLOCK, n_boot - start)
-        draws = rng.integers(0, n_units, (block, n_units))
-        flat = (draws + n_units * np.arange(block)[:, None]).ravel()
-        yield np.bincount(flat, minlength=block * n_units).reshape(block, n_units).astype(np.float32)
+        block = np.empty((min(_BOOTSTRAP_BLOCK, n_boot - start), n_units), dtype=np.float32)
+        for row, sample in zip(block, drawn):
+            row[:] = np.bincount(sample, minlength=n_units)
+        yield block
 
 
 def _pearson_from_moments(total, sx, sy, sxx, syy, sxy) -> np.ndarray:

@@ -19,6 +19,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from scipy import sparse
 
+from metrics.agreement import check_one_value_each
 from metrics.checks import check_reliability_data
 
 STATISTICS = ("cohen_kappa", "kendall_tau", "pearson", "spearman")
@@ -77,8 +78,8 @@ class AnnotatorPairs:
 
 def annotator_pairs(units: Any, annotators: Any, values: Any, min_shared_units: int = 2) -> AnnotatorPairs:
     """The pairs of annotators sharing at least `min_shared_units` units, from annotations in long form: row i
-    says that annotator annotators[i] gave unit units[i] the value values[i] (codes are whole numbers from 0,
-    one row per annotator and unit)."""
+    says that annotator annotators[i] gave unit units[i] the value values[i] (codes are whole numbers from 0;
+    a second row for one annotator and unit is refused, as metrics.agreement.check_one_value_each refuses it)."""
     units, annotators, values = np.asarray(units), np.asarray(annotators), np.asarray(values, dtype=float)
     row_type = np.int32 if len(values) < 2**31 else np.int64
     if len(values) == 0:
@@ -87,21 +88,13 @@ def annotator_pairs(units: Any, annotators: Any, values: Any, min_shared_units: 
             values, units, np.empty((0, 2), np.int64), np.zeros(1, np.int64), empty, empty, np.empty((0, 2))
         )
     n_annotators = int(annotators.max()) + 1
+    check_one_value_each(units, annotators, range(int(units.max()) + 1), range(n_annotators))
     pairs, shared_counts = _sharing_pairs(units, annotators, n_annotators, min_shared_units)
     bounds = np.r_[0, np.cumsum(shared_counts, dtype=np.int64)]
 
     first, second = np.empty(bounds[-1], dtype=row_type), np.empty(bounds[-1], dtype=row_type)
     by_annotator = np.lexsort((units, annotators)).astype(row_type)
-    sorted_annotators, sorted_units = annotators[by_annotator], units[by_annotator]
-    repeated = (sorted_annotators[1:] == sorted_annotators[:-1]) & (sorted_units[1:] == sorted_units[:-1])
-    if repeated.any():
-        at = int(np.argmax(repeated))
-        raise ValueError(
-            f"annotator {sorted_annotators[at]} has two rows for unit {sorted_units[at]}; give one row per "
-            "annotator and unit"
-        )
-    del sorted_units, repeated
-    annotator_bounds = np.searchsorted(sorted_annotators, np.arange(n_annotators + 1))
+    annotator_bounds = np.searchsorted(annotators[by_annotator], np.arange(n_annotators + 1))
     for index, (a, b) in enumerate(pairs):
         rows_a = by_annotator[annotator_bounds[a] : annotator_bounds[a + 1]]
         rows_b = by_annotator[annotator_bounds[b] : annotator_bounds[b + 1]]
@@ -172,7 +165,10 @@ def mean_pair_statistic(
     pairs: AnnotatorPairs, statistic: str, unit_counts: np.ndarray | None = None, min_shared_units: int = 2
 ) -> float:
     """The mean of `pair_statistics` over the pairs where it is defined; NaN when there are none."""
-    scores = pair_statistics(pairs, statistic, unit_counts, min_shared_units)
+    return _mean_of_defined(pair_statistics(pairs, statistic, unit_counts, min_shared_units))
+
+
+def _mean_of_defined(scores: np.ndarray) -> float:
     scores = scores[~np.isnan(scores)]
     return float(np.mean(scores)) if len(scores) else float("nan")
 
@@ -217,8 +213,10 @@ def pearson_spearman_pairwise(reliability_data: Any, min_shared_units: int = 2) 
         means when there are none).
     """
     pairs = pairs_of_matrix(reliability_data, max(min_shared_units, 2))
-    defined = int((~np.isnan(pair_statistics(pairs, "pearson"))).sum())  # spearman is defined on the same pairs
-    return PairwiseCorrelation(mean_pair_statistic(pairs, "pearson"), mean_pair_statistic(pairs, "spearman"), defined)
+    pearson = pair_statistics(pairs, "pearson")  # rho is defined on the same pairs
+    return PairwiseCorrelation(
+        _mean_of_defined(pearson), _mean_of_defined(pair_statistics(pairs, "spearman")), int((~np.isnan(pearson)).sum())
+    )
 
 
 def _blocks(bounds: np.ndarray, whole_pairs: bool = False):

@@ -480,7 +480,7 @@ def test_interval_alpha_of_counts_gives_the_intervals_of_resampled_copies():
 
 
 def test_annotator_pairs_refuse_two_rows_for_one_annotator_and_unit():
-    with pytest.raises(ValueError, match="annotator 0 has two rows for unit 0"):
+    with pytest.raises(ValueError, match="row 1: worker 0 already annotated item 0"):
         pairwise.annotator_pairs([0, 0, 1, 0, 1], [0, 0, 0, 1, 1], [1.0, 2.0, 3.0, 4.0, 5.0])
 
 

@@ -339,12 +339,12 @@ def _pairwise(
         return None
     # Items with one worker annotation pair no one; the bootstrap resamples the others only (and where every
     # item is shared, nothing is copied).
-    sizes = table.answers_per_item()
-    if (sizes >= 2).all():
+    shared_items = table.answers_per_item() >= 2
+    if shared_items.all():
         pairs = annotator_pairs(answers.items, answers.workers, answers.values)
     else:
-        shared = sizes[answers.items] >= 2
-        unit_of_item = (np.cumsum(sizes >= 2) - 1).astype(answers.items.dtype)
+        shared = shared_items[answers.items]
+        unit_of_item = (np.cumsum(shared_items) - 1).astype(answers.items.dtype)
         pairs = annotator_pairs(unit_of_item[answers.items[shared]], answers.workers[shared], answers.values[shared])
     statistic = PAIRWISE_STATISTIC[level]
     value = _finite(mean_pair_statistic(pairs, statistic))
@@ -362,7 +362,7 @@ def _pairwise(
             "computes; the agreement command computes it"
         )
     ci = _interval_of_counts(
-        lambda counts: mean_pair_statistic(pairs, statistic, counts), int((sizes >= 2).sum()), resamples, seed
+        lambda counts: mean_pair_statistic(pairs, statistic, counts), int(shared_items.sum()), resamples, seed
     )
     return {"statistic": statistic, "value": value, "ci": ci, "pairs": len(pairs.pairs), **extra}
 
