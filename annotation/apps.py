@@ -16,10 +16,12 @@ class AnnotationConfig(AppConfig):
     verbose_name = "Annotation"
 
     def ready(self):
-        from annotation.services import label_variation  # noqa: F401  registers its settings and submit steps
+        from annotation.services import extensions, linking
         from annotation.services.access import crowd_study_of
         from annotation.services.datasets import background  # noqa: F401  registers the import and export job kinds
         from core.roles import register_user_fact
 
         checks.register(task_type_contract)
+        # A written page goes to its validation study once stored, where the study sends on submit.
+        extensions.add_submit_step(extensions.SubmitStep(after=linking.after_submit))
         register_user_fact("crowd_study", crowd_study_of)  # read with the user on every request

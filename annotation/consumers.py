@@ -7,8 +7,7 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
 from annotation.live import PROGRESS_INTERVAL, progress_group
-from annotation.models import Project
-from annotation.services.access import can_manage, can_view
+from annotation.services.access import can_manage, can_view, installed_projects
 from annotation.services.progress import project_progress
 
 
@@ -16,7 +15,7 @@ class ProgressConsumer(AsyncJsonWebsocketConsumer):
     async def connect(self):
         user = self.scope["user"]
         slug = self.scope["url_route"]["kwargs"]["slug"]
-        self.project = await database_sync_to_async(Project.objects.filter(slug=slug).first)()
+        self.project = await database_sync_to_async(installed_projects().filter(slug=slug).first)()
         # The one status policy, in WebSocket close codes: 4404 not visible, 4403 visible but not yours.
         if self.project is None or not await database_sync_to_async(can_view)(user, self.project):
             await self.refuse(4404)

@@ -60,7 +60,7 @@ class Project(models.Model):
     # EASL-style adaptive pages (slider projects): after a first round, serve the most uncertain items.
     adaptive = models.BooleanField(default=False)
     # Where this project's answers are validated (written hypotheses go to a labelling project); see
-    # annotation.services.label_variation.linking.
+    # annotation.services.linking.
     validation_project = models.ForeignKey(
         "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="validates"
     )
@@ -86,6 +86,14 @@ class Project(models.Model):
         from annotation.tasktypes import get_task_type
 
         return get_task_type(self.task_type)
+
+    @property
+    def task_installed(self) -> bool:
+        """Whether this study's task type is registered: false for a feature app's type while the app is left
+        out of INSTALLED_APPS (services.access then serves the study nowhere)."""
+        from annotation.tasktypes import TASK_TYPES
+
+        return self.task_type in TASK_TYPES
 
 
 class Example(models.Model):
@@ -314,71 +322,6 @@ class AdjudicationRecord(models.Model):
 
     class Meta:
         ordering = ["-created_at", "-id"]
-
-
-class ReasonTag(models.Model):
-    """One person's set of disagreement reasons (keys of the study's taxonomy) for an item, in a tagging round.
-
-    As in the TACL 2022 release: two taggers per round ("first", "second"), and a "reconciliation" tag where
-    their sets differ; workers tagging with their answer write role "worker" in round 1. Imported tags have
-    no account, only the release's tagger name (e.g. "a1")."""
-
-    class Role(models.TextChoices):
-        FIRST = "first"
-        SECOND = "second"
-        RECONCILIATION = "reconciliation"
-        WORKER = "worker"
-
-    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="reason_tags")
-    tagger = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True, related_name="reason_tags"
-    )
-    tagger_name = models.CharField(max_length=100, blank=True)
-    round = models.PositiveSmallIntegerField(default=1)
-    role = models.CharField(max_length=16, choices=Role.choices)
-    reasons = models.JSONField(default=list)
-    note = models.TextField(blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        ordering = ["item", "round", "id"]
-        constraints = [
-            models.UniqueConstraint(
-                fields=["item", "round", "role", "tagger"],
-                condition=Q(tagger__isnull=False),
-                name="reason_tag_one_per_tagger",
-            ),
-            models.UniqueConstraint(
-                fields=["item", "round", "role", "tagger_name"],
-                condition=Q(tagger__isnull=True),
-                name="reason_tag_one_per_named_tagger",
-            ),
-            # Two taggers and at most one reconciliation per round; workers are as many as answered.
-            models.UniqueConstraint(
-                fields=["item", "round", "role"], condition=~Q(role="worker"), name="reason_tag_one_per_role"
-            ),
-        ]
-
-    def __str__(self) -> str:
-        return f"reasons of item {self.item_id}, round {self.round}, {self.role}"
-
-
-class SelfJudgment(models.Model):
-    """An explanation's author judging their own label-explanation pair (VariErr's round 2 self-check), kept
-    apart from the validators' votes: `example` is the pair in the validation project. One per author and
-    pair, never replaced (annotation.services.label_variation.self_judgments)."""
-
-    example = models.ForeignKey(Example, on_delete=models.CASCADE, related_name="self_judgments")
-    worker = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="self_judgments")
-    makes_sense = models.BooleanField()
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        ordering = ["example_id", "id"]
-        constraints = [models.UniqueConstraint(fields=["example", "worker"], name="self_judgment_unique")]
-
-    def __str__(self) -> str:
-        return f"self-judgment of example {self.example_id} by {self.worker_id}"
 
 
 class QualificationTest(models.Model):

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from annotation.views import adjudication, dashboard, reasons, reports, self_check, setup, work
+from annotation.views import adjudication, dashboard, reports, setup, work
 
 urlpatterns = [
     path("", work.home, name="home"),
@@ -26,7 +26,6 @@ urlpatterns = [
     path("projects/<slug:slug>/send-to-validation/", dashboard.send_to_validation, name="project_send_to_validation"),
     path("projects/<slug:slug>/adjudication/", adjudication.adjudication_queue, name="adjudication_queue"),
     path("projects/<slug:slug>/adjudication/<int:item_id>/", adjudication.adjudication_item, name="adjudication_item"),
-    path("projects/<slug:slug>/adjudication/<int:item_id>/reasons/", reasons.tag_reasons, name="tag_reasons"),
     path("projects/<slug:slug>/report/", reports.report, name="project_report"),
     path("audit/", reports.audit_log, name="audit_log"),
     # Working on it
@@ -38,5 +37,4 @@ urlpatterns = [
     path("work/<slug:slug>/<int:assignment_id>/release/", work.release, name="release"),
     path("work/<slug:slug>/<int:assignment_id>/draft/", work.save_draft, name="page_draft"),
     path("work/<slug:slug>/<int:assignment_id>/extend/", work.extend, name="page_extend"),
-    path("work/<slug:slug>/explanations/", self_check.own_explanations, name="own_explanations"),
 ]

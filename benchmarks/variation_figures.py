@@ -1,5 +1,5 @@
 """Figures from the released label-variation files, read by the app's own reader of explanations
-(annotation.services.label_variation.variation.read_record) and scored by metrics.variation.
+(label_variation.services.variation.read_record) and scored by metrics.variation.
 
 VariErr NLI (../shared/data/varierr/varierr.json): items, explanations and judgments against the paper's
 counts; VariErr's rule against the file's `error_labels` (agreement and every disagreement); the error vs
@@ -44,7 +44,7 @@ def paper_scores(path: Path) -> dict[str, dict[str, str]]:
 
 
 def varierr_figures(path: Path, results: Path) -> dict:
-    from annotation.services.label_variation.variation import read_record
+    from label_variation.services.variation import read_record
     from metrics.variation import (
         ERROR,
         classify_labels,
@@ -127,7 +127,7 @@ def varierr_figures(path: Path, results: Path) -> dict:
 def livenli_figures(path: Path) -> dict:
     """LiveNLI's rows grouped per uid in file order (the livenli format's record), the Python-literal
     columns parsed, then read by the app's reader."""
-    from annotation.services.label_variation.variation import read_record
+    from label_variation.services.variation import read_record
     from metrics.variation import explanation_lengths
 
     with open(path, newline="") as table:

@@ -10,6 +10,8 @@ DB_POOL_SIZE  PostgreSQL connections per process (default 4; 0: no pool)
 REQUESTS_PER_PROCESS  requests a web process serves at once (default DB_POOL_SIZE, or 4 without a pool)
 REQUESTS_PER_CONNECTION  requests a keep-alive connection serves on average before the server closes it
                  (default 100; 0: never), so that connections spread again over the web processes
+LEFT_OUT_APPS  feature apps this deployment runs without, comma-separated (label_variation); the core works
+                 without them and their studies are kept, served nowhere
 NLI_STUDIO_MODELS  folder of local checkpoints for the models pages; default var/models
 NLI_STUDIO_HOST_NAME  this host's name on the job and models pages (default: the machine's host name)
 NLI_STUDIO_WORDNET WordNet dict folder for the antonym pipeline; default var/wordnet/dict
@@ -23,6 +25,7 @@ import sys
 from pathlib import Path
 
 import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -82,10 +85,20 @@ INSTALLED_APPS = [
     "core",
     "jobs",
     "annotation",
+    "label_variation",
     "recruitment",
     "evaluation",
     "models_backend",
 ]
+# Feature apps plug into the core (docs/architecture.md): a deployment may leave one out.
+FEATURE_APPS = ("label_variation",)
+LEFT_OUT_APPS = env_list("LEFT_OUT_APPS")
+if set(LEFT_OUT_APPS) - set(FEATURE_APPS):
+    raise ImproperlyConfigured(
+        f"LEFT_OUT_APPS may name feature apps only ({', '.join(FEATURE_APPS)}), not "
+        f"{', '.join(sorted(set(LEFT_OUT_APPS) - set(FEATURE_APPS)))}"
+    )
+INSTALLED_APPS = [app for app in INSTALLED_APPS if app not in LEFT_OUT_APPS]
 # daphne's app only turns runserver into its ASGI server (WebSockets in development); it loads twisted (about
 # 0.2 s and 30 MB), which the uvicorn processes of bin/serve never use: keep web processes lean.
 if sys.argv[1:2] == ["runserver"]:
@@ -280,10 +293,6 @@ if not DEBUG:
     SECURE_CONTENT_TYPE_NOSNIFF = True
     SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
-
-
-def env_list(name: str) -> list[str]:
-    return [part.strip() for part in os.environ.get(name, "").split(",") if part.strip()]
 
 
 # MTurk ExternalQuestion: the crowd pages of an MTurk arrival may be framed by MTurk's worker sites (and only

@@ -1,3 +1,4 @@
+from django.apps import apps
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
@@ -17,6 +18,7 @@ urlpatterns = [
             path(f"{prefix}evaluation/", include("evaluation.api_urls")),
             path(f"{prefix}jobs/", include("jobs.api_urls")),
             path(prefix, include("annotation.api_urls")),
+            *([path(prefix, include("label_variation.api_urls"))] if apps.is_installed("label_variation") else []),
         )
     ],
     path("evaluation/", include("evaluation.urls")),
@@ -24,4 +26,6 @@ urlpatterns = [
     path("jobs/", include("jobs.urls")),
     path("recruitment/", include("recruitment.urls")),
     path("", include("annotation.urls")),
+    # A feature app's pages exist where it is installed (the core runs without it).
+    *([path("", include("label_variation.urls"))] if apps.is_installed("label_variation") else []),
 ]

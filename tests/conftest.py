@@ -61,7 +61,35 @@ def uses_database(item) -> bool:
     return item.get_closest_marker("django_db") is not None or bool(DATABASE_FIXTURES & set(item.fixturenames))
 
 
+# What only the label-variation app provides: a parametrized case naming one needs the app (case()).
+LABEL_VARIATION = frozenset(
+    {
+        *("varierr", "livenli", "taxonomy", "label_explanation", "explanation_validation"),
+        *("tag_reasons", "own_explanations", "project-item-reasons", "project-variation", "project-reasons"),
+        "project-own-explanations",
+    }
+)
+
+
+def case(*values, id=None):
+    """A parametrize case, marked label_variation where it names what only that app provides (so the core
+    pass without the app leaves it out)."""
+    named = {value for value in values if isinstance(value, str)}
+    return pytest.param(*values, id=id, marks=[pytest.mark.label_variation] if named & LABEL_VARIATION else [])
+
+
 def pytest_collection_modifyitems(config, items):
+    # Without the label-variation app (tests/settings_core.py), its tests and those marked as needing it are
+    # left out: what is left is the core suite, run to show the product works without the app.
+    from django.apps import apps
+
+    if not apps.is_installed("label_variation"):
+        app_tests = Path(__file__).parent / "label_variation"
+        needs_app = [item for item in items if "label_variation" in item.keywords or app_tests in item.path.parents]
+        if needs_app:
+            config.hook.pytest_deselected(items=needs_app)
+            left_out = set(needs_app)
+            items[:] = [item for item in items if item not in left_out]
     # Tests marked postgres run in the PostgreSQL pass of `make test` (DATABASE_URL=postgres://...).
     if on_postgres():
         # That pass is for what the database changes: a test that never touches it (pure metrics, readers,

@@ -1,5 +1,6 @@
 """Registry of dataset formats: one module each (reader, writer, validator, field docs), like task types.
-Adding a format means adding its module and naming it here; docs/formats.md is written from the registry's
+Adding a format means adding its module and naming it here (or, from a feature app, calling `register` in its
+AppConfig.ready, as the label-variation app does for its three); docs/formats.md is written from the registry's
 field docs (tests/design checks it is current)."""
 
 from annotation.formats import (
@@ -8,12 +9,9 @@ from annotation.formats import (
     chaosnli,
     dnli,
     jsonl,
-    livenli,
     snli,
     spreadsheet,
-    taxonomy,
     usnli,
-    varierr,
 )
 from annotation.formats.base import ExportOptions, Format, ReadContext
 
@@ -26,7 +24,7 @@ def register(fmt: Format) -> None:
     FORMATS[fmt.name] = fmt
 
 
-for module in (usnli, chaosnli, snli, dnli, varierr, livenli, taxonomy, atoms, jsonl, spreadsheet, annotations):
+for module in (usnli, chaosnli, snli, dnli, atoms, jsonl, spreadsheet, annotations):
     register(module.FORMAT)
 
 

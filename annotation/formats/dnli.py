@@ -77,7 +77,7 @@ class DeltaNLI(Format):
         )
 
     def write(self, project, options: ExportOptions):
-        from annotation.services.label_variation.linking import written_records  # linking reaches the projects service
+        from annotation.services.linking import written_records  # linking reaches the projects service
 
         task, provenance = project.task, Provenance(project)
         lines = []

@@ -17,9 +17,9 @@ from annotation.formats.base import (
     json_line,
     schema_errors,
 )
+from annotation.services import extensions
 from annotation.services.datasets.provenance import Provenance
 from annotation.services.datasets.records import annotation_record, item_batches
-from annotation.services.label_variation.reasons import export_rounds
 from common.readers import RowError
 
 ANNOTATION_FIELDS = (
@@ -123,7 +123,7 @@ class JSONLines(Format):
         FieldDoc(
             "nli_studio.reasons",
             "object",
-            "where the item was tagged with reasons for disagreement: every round, {round: {a1, a2, reconciliation, "
+            "with the label-variation app, where the item was tagged with reasons for disagreement: every round, {round: {a1, a2, reconciliation, "
             "agg (the taxonomy release's fields), reasons (the round's result, null while undecided), "
             "worker_tags (workers' tags with their counts, where workers tagged)}}",
             added=True,
@@ -148,7 +148,7 @@ class JSONLines(Format):
     def write(self, project, options: ExportOptions):
         task, provenance = project.task, Provenance(project)
         for records in item_batches(project, options.include_gold, free_text=options.free_text, batch=200):
-            tagged = export_rounds(record.item.id for record in records)
+            added = extensions.record_parts([record.item.id for record in records])
             lines = []
             for record in records:
                 item, example, atom = record.item, record.item.example, record.item.atom
@@ -157,7 +157,7 @@ class JSONLines(Format):
                     or example.source_label
                     or example.source_probability
                     or (atom is not None and (atom.validity != atom.Validity.UNKNOWN or atom.effect is not None))
-                    or item.id in tagged
+                    or item.id in added
                 )
                 if not (known or options.include_unanswered or item.is_gold):
                     continue
@@ -194,8 +194,7 @@ class JSONLines(Format):
                         if not vote.imported
                     ],
                 }
-                if item.id in tagged:
-                    studio["reasons"] = tagged[item.id]
+                studio.update(added.get(item.id, {}))
                 if item.is_gold:
                     studio["gold"] = item.gold
                 if clashes:

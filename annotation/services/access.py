@@ -58,13 +58,22 @@ def crowd_study_of(user_id: OuterRef) -> Subquery:
     return Subquery(CrowdSession.objects.filter(worker=user_id).values("project_id")[:1])
 
 
+def installed_projects() -> QuerySet:
+    """Every project whose task type is installed. A study of a feature app's task type is kept but served
+    nowhere while that app is left out of INSTALLED_APPS: it answers 404, as if it did not exist."""
+    from annotation.models import Project
+    from annotation.tasktypes import TASK_TYPES
+
+    return Project.objects.filter(task_type__in=list(TASK_TYPES))
+
+
 def managed_projects(user) -> QuerySet:
     from annotation.models import Project
 
     if is_admin(user):
-        return Project.objects.all()
+        return installed_projects()
     if has_role(user, AUTHOR):
-        return Project.objects.filter(owner=user)
+        return installed_projects().filter(owner=user)
     return Project.objects.none()
 
 
@@ -89,16 +98,15 @@ def workable_projects(user) -> QuerySet:
 
     if not has_role(user, WORKER):
         return Project.objects.none()
-    visible = Project.objects.filter(status__in=(Project.Status.PUBLISHED, Project.Status.PAUSED))
+    visible = installed_projects().filter(status__in=(Project.Status.PUBLISHED, Project.Status.PAUSED))
     return Project.objects.filter(pk__in=visible.filter(_audience_admits(user)).values("pk"))
 
 
 def entry_project(slug: str):
     """The study a crowd platform link names, whatever its state: the arrival's outcome (whether it opens a
     session, or which page turns it away) is crowd.arrival_turnaway()'s to decide. 404 for no such study."""
-    from annotation.models import Project
 
-    return get_object_or_404(Project.objects.select_related("qualification"), slug=slug)
+    return get_object_or_404(installed_projects().select_related("qualification"), slug=slug)
 
 
 def admitted_platforms(audience: str) -> tuple[str, ...]:
@@ -121,7 +129,7 @@ def visible_projects(user) -> QuerySet:
     if not user.is_authenticated:
         return Project.objects.none()
     if is_admin(user):
-        return Project.objects.all()
+        return installed_projects()
     return Project.objects.filter(
         Q(pk__in=managed_projects(user).values("pk")) | Q(pk__in=workable_projects(user).values("pk"))
     )
@@ -281,7 +289,7 @@ def project_for(user, slug: str, action: str = "view"):
     )
     if project is not None and working:
         remember_work_state(project, user, project)
-    if project is None or not can_view(user, project):
+    if project is None or not project.task_installed or not can_view(user, project):
         raise Http404("no such project")
     if action == "manage" and not can_manage(user, project):
         raise PermissionDenied("only the project's author or an admin may do this")

@@ -257,7 +257,9 @@ def submit_page(assignment_id: int, worker, answers: dict) -> SubmitResult:
         late = assignment.status == Assignment.Status.EXPIRED or now > assignment.expires_at
         check_against_items(project.task, project.options, list(items.values()), parsed, worker.pk)
         # What the features check before anything is written, and what they store with the answers.
-        stores = [step.check(project, worker, items.values(), answers) for step in extensions.SUBMIT_STEPS]
+        stores = [
+            step.check(project, worker, items.values(), answers) for step in extensions.SUBMIT_STEPS if step.check
+        ]
         insert_rows(
             [
                 Annotation(

@@ -1,10 +1,10 @@
-"""What feature folders add to the study core: settings every study has and steps of a page's submit. A
-feature registers them when the annotation app starts (AnnotationConfig.ready imports the features); the core
-calls what is registered and imports no feature folder (an import-linter contract in pyproject.toml)."""
+"""What features add to the study core: settings every study has, steps of a page's submit, tables of the
+report and panels on the core's pages. A feature registers them when its app starts (its AppConfig.ready); the
+core calls what is registered and imports no feature (import-linter contracts in pyproject.toml)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,12 +18,36 @@ SubmitCheck = Callable[[Any, Any, Iterable[Any], dict], Callable[[], None] | Non
 
 @dataclass(frozen=True)
 class SubmitStep:
-    check: SubmitCheck
+    check: SubmitCheck | None = None
     after: Callable[[Any, Any], None] | None = None  # (project, the stored page), once the submit is committed
 
 
+# A panel: a feature's template shown at a named place of a core page. `context` gets the page's template
+# context (project, item, user ... as that page has them) and returns the template's extra variables, or None
+# to show nothing there.
+@dataclass(frozen=True)
+class Panel:
+    template: str
+    context: Callable[[Mapping[str, Any]], dict | None]
+
+
+PANEL_PLACES = (
+    "study_page_validation",  # the study page's validation section
+    "report",  # the report page, after the agreement figures
+    "adjudication_item",  # an item's adjudication page, before its history
+    "work_item",  # under each item of a worker's page
+    "worker_home_study",  # each study on a worker's home page
+    "worker_study_end",  # a study's no-work, stopped and done pages
+)
+
 FEATURE_SETTINGS: list[Setting] = []
 SUBMIT_STEPS: list[SubmitStep] = []
+PANELS: dict[str, list[Panel]] = {place: [] for place in PANEL_PLACES}
+# (project) -> the report's extra tables, as services.analysis.agreement.project_report lists its own.
+REPORT_TABLES: list[Callable[[Any], list]] = []
+# (item ids of a batch) -> {item id: {key: value}}: what a feature adds to those items' records in the
+# studio's JSON Lines export (under nli_studio), read once per batch.
+RECORD_PARTS: list[Callable[[list[int]], dict[int, dict]]] = []
 
 
 def add_settings(*settings: Setting) -> None:
@@ -33,3 +57,26 @@ def add_settings(*settings: Setting) -> None:
 
 def add_submit_step(step: SubmitStep) -> None:
     SUBMIT_STEPS.append(step)
+
+
+def add_panel(place: str, template: str, context: Callable[[Mapping[str, Any]], dict | None]) -> None:
+    if place not in PANELS:
+        raise ValueError(f"unknown panel place {place!r}; choose one of {', '.join(PANEL_PLACES)}")
+    PANELS[place].append(Panel(template, context))
+
+
+def add_report_tables(tables: Callable[[Any], list]) -> None:
+    REPORT_TABLES.append(tables)
+
+
+def add_record_parts(parts: Callable[[list[int]], dict[int, dict]]) -> None:
+    RECORD_PARTS.append(parts)
+
+
+def record_parts(item_ids: list[int]) -> dict[int, dict]:
+    """Every feature's parts of these items' export records, merged by item id (items without any left out)."""
+    merged: dict[int, dict] = {}
+    for parts in RECORD_PARTS:
+        for item_id, part in parts(item_ids).items():
+            merged.setdefault(item_id, {}).update(part)
+    return merged

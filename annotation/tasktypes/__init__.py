@@ -6,9 +6,7 @@ docs/task-types.md walks through it."""
 from annotation.tasktypes import (
     atom_validity,
     defeasible_atom,
-    explanation_validation,
     hypothesis_writing,
-    label_explanation,
     nli_label,
     unli_slider,
 )
@@ -47,8 +45,6 @@ for _module in (
     unli_slider,
     nli_label,
     hypothesis_writing,
-    label_explanation,
-    explanation_validation,
 ):
     register(_module.TASK)
 

@@ -111,7 +111,7 @@ class TaskType(ABC):
     # False declares that the task type has no demo study (otherwise demo() must give one).
     has_demo: ClassVar[bool] = True
     # Answers give labels with explanations ({"labels": {label: {"explanation", ...}}, "idk"}): the report
-    # reads them for label variation (annotation/services/label_variation/variation.py).
+    # reads them for label variation (label_variation/services/variation.py).
     explains_labels: ClassVar[bool] = False
 
     @property

@@ -2,7 +2,7 @@
 
 A worker reads a premise (for delta-NLI updates: a premise and a hypothesis) and writes one sentence per
 target of the project: an entailed, a neutral and a contradicted hypothesis, or a strengthening and a
-weakening update. The written pairs go to a linked validation project (annotation.services.label_variation.linking):
+weakening update. The written pairs go to a linked validation project (annotation.services.linking):
   - hypotheses: a 3-way label project in which the writer's intended label is the first of five votes, gold
     by SNLI's rule (3 of 5 agree, otherwise "-");
   - updates: a -2..+2 project in which each update is an example (P, H, U) whose one atom is H itself, so

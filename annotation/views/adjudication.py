@@ -9,7 +9,6 @@ from annotation.models import Item
 from annotation.services import access
 from annotation.services.analysis import adjudication
 from annotation.services.answers import SubmissionError
-from annotation.views.reasons import reasons_context
 from annotation.views.work import task_context
 
 
@@ -50,7 +49,6 @@ def adjudication_item(request, slug, item_id):
         "annotations": adjudication.anonymised_annotations(item),
         "history": item.adjudications.select_related("author"),
         "error": error,
-        "reason_section": reasons_context(item, request.user),
         **task_context(task, project.options),
     }
     return render(request, "annotation/adjudication_item.html", context, status=400 if error else 200)

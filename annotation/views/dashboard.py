@@ -15,11 +15,10 @@ from django.views.decorators.http import require_POST, require_safe
 from annotation.formats import exportable, importable
 from annotation.forms import BudgetPlanForm, UploadForm
 from annotation.models import Assignment
-from annotation.services import access, items, quality, simulation
+from annotation.services import access, items, linking, quality, simulation
 from annotation.services.analysis import adjudication
 from annotation.services.crowd import budget, crowd, pay
 from annotation.services.datasets import background, dataset_card, exporters, hub
-from annotation.services.label_variation import linking, variation
 from annotation.services.progress import project_progress
 from annotation.services.projects import TRANSITIONS
 from common.schema import SettingError
@@ -42,7 +41,6 @@ def project_detail(request, slug):
             "upload_form": UploadForm(formats=importable(project.task, project.options)),
             "export_formats": exportable(project.task, project.options),
             "validation": linking.validation_status(project),
-            "self_check": variation.study_self_check(project),
             "queue_size": adjudication.queue(project).count(),
             "simulated": simulation.has_simulated_answers(project),
             "next_statuses": sorted(TRANSITIONS[project.status]),

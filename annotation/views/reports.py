@@ -5,7 +5,6 @@ from django.shortcuts import render
 
 from annotation.models import AuditEntry
 from annotation.services import access, audit, simulation
-from annotation.services.label_variation import reasons
 from core import roles
 
 # Resamples behind the page's intervals; `manage.py agreement SLUG --bootstrap N` gives more.
@@ -133,7 +132,6 @@ def report(request, slug):
         "tables": result["tables"],
         "simulated": simulation.has_simulated_answers(project),
         "models": models and annotator_model_tables(models),
-        "reasons_report": reasons.reasons_report(project),
     }
     return render(request, "annotation/report.html", context)
 

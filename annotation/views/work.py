@@ -31,8 +31,6 @@ from annotation.services.assignments import (
     submit_page,
 )
 from annotation.services.crowd import crowd
-from annotation.services.label_variation import reasons, self_judgments
-from annotation.views.self_check import self_check_link
 from common import request_json
 from common.middleware import allow_framing
 from core import roles
@@ -47,10 +45,7 @@ def home(request):
         if context["is_worker"]:
             has_work = Exists(Item.objects.filter(project=OuterRef("pk"), claimable=True))
             workable = list(access.workable_projects(user).annotate(has_work=has_work).order_by("title"))
-            to_judge = self_judgments.waiting_by_project(user, [p.pk for p in workable if p.task.explains_labels])
-            context["work_projects"] = [
-                (project, project.has_work, to_judge.get(project.pk, 0)) for project in workable
-            ]
+            context["work_projects"] = workable
         if context["is_author"]:
             managed = access.managed_projects(user).select_related("owner")
             context["managed_projects"] = Paginator(managed, 25).get_page(request.GET.get("page"))
@@ -151,7 +146,6 @@ def work(request, slug):
                 "project": project,
                 "session": session,
                 **_returned_context(request, session),
-                **self_check_link(project, request.user),
             },
         )
     return _render_page(request, project, assignment)
@@ -253,7 +247,6 @@ def done(request, slug):
                 "session": session,
                 "stopped": True,
                 **_returned_context(request, session),
-                **self_check_link(project, request.user),
             },
         )
     context = {
@@ -262,7 +255,6 @@ def done(request, slug):
         "code": session.completion_code,
         "finished": True,
         "frame_query": _frame_query(request),
-        **self_check_link(project, request.user),
     }
     if session.platform == CrowdSession.Platform.PROLIFIC:
         context["platform_url"] = crowd.prolific_url(session.completion_code)
@@ -350,8 +342,7 @@ def render_items(
         "items": items,
         "error": error,
         "values": values or {},
-        # The study's disagreement reasons, offered with each answer where workers tag them; what was ticked.
-        "work_reasons": reasons.work_page_taxonomy(project),
+        # What a feature's panel under each item had ticked (the label-variation app's reasons), to show again.
         "ticked": ticked or {},
         "crowd": session is not None,
         # Finishing is offered only where it would give the code (never on a first page it would refuse).

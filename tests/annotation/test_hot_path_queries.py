@@ -92,12 +92,13 @@ def test_token_authentication_costs_no_more_than_a_session(make_project, import_
     assert len(statements(submit_sql)) <= MAX_SUBMIT_QUERIES - 1
 
 
+@pytest.mark.label_variation
 def test_reasons_ticked_with_a_page_cost_one_insert_for_the_page(make_project, import_rows, worker, client, author):
     """Where workers tag disagreement reasons with their answers (reason_taggers "workers"), a page sent with
     reasons costs one statement more, the tags' insert, however many items carry them; checking them reads
     nothing (the taxonomy is a study setting, the page's lock already holds the study)."""
-    from annotation.models import ReasonTag
     from annotation.services.projects import update_project
+    from label_variation.models import ReasonTag
 
     project = make_project("nli_label", items_per_page=2)
     import_rows(project, [{"id": str(i), "premise": f"P{i}", "hypothesis": f"H{i}"} for i in range(8)])

@@ -15,7 +15,7 @@ from annotation.services.answers import SubmissionError
 from annotation.services.assignments import claim_page, submit_page
 from annotation.services.datasets import exporters
 from annotation.services.datasets.importers import import_stream
-from annotation.services.label_variation.linking import LinkError, send_to_validation, writer_figures
+from annotation.services.linking import LinkError, send_to_validation, writer_figures
 from annotation.services.projects import update_project
 from annotation.tasktypes import AnswerError, get_task_type
 from common.schema import SettingError

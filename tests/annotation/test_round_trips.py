@@ -18,6 +18,7 @@ from annotation.services.datasets import exporters
 from annotation.services.datasets.importers import import_file, import_stream
 from annotation.services.datasets.validation import validate
 from common.vocabulary import LONG_NAMES, snli_gold_label
+from tests.conftest import LABEL_VARIATION, case
 from tests.security.db import rolled_back
 
 pytestmark = pytest.mark.django_db
@@ -382,12 +383,13 @@ CASES = {
 
 
 def test_every_format_that_round_trips_is_covered():
+    absent = LABEL_VARIATION - FORMATS.keys()  # the app's formats, where it is not installed
     covered = {fmt for fmt, _ in CASES}
-    assert covered == {name for name, fmt in FORMATS.items() if fmt.round_trips}
+    assert covered - absent == {name for name, fmt in FORMATS.items() if fmt.round_trips}
 
 
 @BOTH_DATABASES
-@pytest.mark.parametrize("fmt, task_type", list(CASES))
+@pytest.mark.parametrize("fmt, task_type", [case(*values) for values in CASES])
 def test_generated_studies_round_trip(make_project, database, fmt, task_type):
     @EXAMPLES
     @given(CASES[fmt, task_type])

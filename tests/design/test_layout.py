@@ -12,6 +12,7 @@ PRODUCT_PACKAGES = (
     "metrics",
     "jobs",
     "annotation",
+    "label_variation",
     "recruitment",
     "evaluation",
     "models_backend",
@@ -39,8 +40,11 @@ def test_no_product_folder_holds_more_than_twenty_modules_side_by_side():
 
 def test_the_services_of_each_feature_have_a_folder_of_their_own():
     services = REPO / "annotation" / "services"
-    for feature in ("crowd", "datasets", "analysis", "label_variation"):
+    for feature in ("crowd", "datasets", "analysis"):
         assert (services / feature / "__init__.py").is_file(), feature
+    # The label-variation protocols are a Django app of their own, beside the core (docs/architecture.md).
+    assert (REPO / "label_variation" / "apps.py").is_file()
+    assert not (services / "label_variation").exists()
 
 
 def test_every_module_of_the_study_core_is_held_to_its_contract():

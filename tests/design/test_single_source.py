@@ -193,6 +193,7 @@ def test_the_import_size_limit_holds_for_web_api_and_command_line(settings, make
     assert not project.items.exists()
 
 
+@pytest.mark.label_variation  # the docs describe every format, the app's among them
 def test_the_format_docs_are_current():
     """docs/formats.md's field tables are what the formats declare (manage.py describe_formats writes them)."""
     from annotation.formats import fields_markdown

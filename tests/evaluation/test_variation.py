@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import average_precision_score
 
-from annotation.services.label_variation.variation import read_record
+from label_variation.services.variation import read_record
 from metrics.variation import (
     ERROR,
     PENDING,

@@ -186,6 +186,7 @@ def everything_stored_and_exported(study) -> str:
     return "\n".join([dump.getvalue(), *exports, *files])
 
 
+@pytest.mark.label_variation  # a label-explanation study, and the app's reason notes erased
 def test_after_erasure_nothing_the_person_typed_or_was_known_by_is_stored_or_exported(explainer):
     study, worker = explainer
     before = everything_stored_and_exported(study)
@@ -204,6 +205,7 @@ def test_after_erasure_nothing_the_person_typed_or_was_known_by_is_stored_or_exp
     assert AuditEntry.objects.get(action="erase").details["free_text"] == "removed"
 
 
+@pytest.mark.label_variation  # a label-explanation study, and the app's reason notes erased
 def test_free_text_is_kept_under_the_pseudonym_when_the_consent_says_so(explainer):
     study, worker = explainer
     call_command("forget_participant", "prolific", PID, "--keep-free-text", stdout=io.StringIO())
@@ -213,6 +215,7 @@ def test_free_text_is_kept_under_the_pseudonym_when_the_consent_says_so(explaine
     assert PID not in everything_stored_and_exported(study)
 
 
+@pytest.mark.label_variation  # a label-explanation study, and the app's reason notes erased
 def test_exports_can_omit_free_text_or_scrub_addresses_and_phone_numbers(explainer, author):
     from annotation.formats import exportable
     from annotation.formats.base import ExportOptions

@@ -18,6 +18,7 @@ from rest_framework.test import APIClient
 from annotation.models import Assignment, Project
 from annotation.services.assignments import claim_page, submit_page
 from jobs.models import Job
+from tests.conftest import case
 from tests.security.db import rolled_back
 
 pytestmark = pytest.mark.django_db
@@ -288,14 +289,14 @@ def assert_status(response, expected, who, method, path):
         assert response.status_code == expected, (where, response.status_code, getattr(response, "content", b"")[:200])
 
 
-@pytest.mark.parametrize("name,method,path,expected", PAGES, ids=[f"{m} {p}" for _, m, p, _ in PAGES])
+@pytest.mark.parametrize("name,method,path,expected", [case(*row, id=f"{row[1]} {row[2]}") for row in PAGES])
 def test_pages(world, name, method, path, expected):
     for who in WHO:
         response = request_as(who, world, method, path, api=False)
         assert_status(response, expected[who], who, method, path)
 
 
-@pytest.mark.parametrize("name,method,path,expected", API, ids=[f"{m} {p}" for _, m, p, _ in API])
+@pytest.mark.parametrize("name,method,path,expected", [case(*row, id=f"{row[1]} {row[2]}") for row in API])
 def test_api(world, name, method, path, expected):
     for who in WHO:
         # Acting changes state (a claim, a submit, a revoked token): each user gets the world fresh.

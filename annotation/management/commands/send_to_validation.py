@@ -1,5 +1,5 @@
 from annotation.management.project_command import ProjectCommand
-from annotation.services.label_variation.linking import send_to_validation
+from annotation.services.linking import send_to_validation
 
 
 class Command(ProjectCommand):

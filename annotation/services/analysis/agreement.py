@@ -25,7 +25,7 @@ import pandas as pd
 from django.db.models import Sum
 
 from annotation.models import Annotation, Project
-from annotation.services.label_variation import linking, variation
+from annotation.services import extensions, linking
 from metrics.agreement import (
     check_one_value_each,
     human_baseline,
@@ -479,8 +479,8 @@ def project_report(
 
     Each plot is {"title", "svg" (an <svg> element or None), "empty" (why there is no plot, or None)}; the
     tables are the task type's own (TaskType.report_tables) and, for answers validated in a linked project, the
-    writers' validation rates (linking.report_tables), and for projects with explanations of their labels, the
-    label variation tables (variation.report_tables).
+    writers' validation rates (linking.report_tables), and those the features add (extensions.REPORT_TABLES:
+    the label-variation app's tables for projects with explanations of their labels).
     """
     task = project.task
     task_plot = task.report_plot(list(_settled_items(project)))
@@ -496,7 +496,7 @@ def project_report(
         "plots": report_plots,
         "tables": task.report_tables(lambda: counted_values(project), project.options)
         + linking.report_tables(project)
-        + variation.report_tables(project),
+        + [table for tables in extensions.REPORT_TABLES for table in tables(project)],
     }
 
 

@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass
 
 from django.db import transaction
 
-from annotation.models import Annotation, AuditEntry, CrowdSession, PageDraft, QualificationAttempt, ReasonTag
+from annotation.models import Annotation, AuditEntry, CrowdSession, PageDraft, QualificationAttempt
 from annotation.services import audit
 
 
@@ -67,6 +67,16 @@ def register_eraser(eraser: Callable[[str, str, list[CrowdSession]], int]) -> No
         _erasers.append(eraser)
 
 
+# What feature apps keep that the participant typed (the label-variation app's reason notes): called with the
+# participant's accounts unless the free text is kept.
+_free_text_erasers: list[Callable[[list], int]] = []
+
+
+def register_free_text_eraser(eraser: Callable[[list], int]) -> None:
+    if eraser not in _free_text_erasers:
+        _free_text_erasers.append(eraser)
+
+
 def forget_participant(platform: str, participant_id: str, by=None, keep_free_text: bool = False) -> Erasure:
     """Erase what identifies the participant `participant_id` of `platform` (every study they entered) and,
     unless `keep_free_text`, what they wrote; keep their answers, and write the erasure (without the ID) to
@@ -103,7 +113,8 @@ def forget_participant(platform: str, participant_id: str, by=None, keep_free_te
         if not keep_free_text:
             reasons = answers.exclude(reason="").update(reason="")
             texts = _erase_written_answers(answers)
-            ReasonTag.objects.filter(tagger__in=workers).exclude(note="").update(note="")
+            for eraser in _free_text_erasers:
+                eraser(list(workers.values()))
             QualificationAttempt.objects.filter(worker__in=workers).update(answers={})
         erasure = Erasure(
             platform=platform,

@@ -1,0 +1,27 @@
+from rest_framework import serializers
+
+
+class SelfJudgmentSerializer(serializers.Serializer):
+    pair = serializers.IntegerField(
+        min_value=1, max_value=2**63 - 1, help_text="the pair's id, as GET own-explanations/ lists it"
+    )
+    makes_sense = serializers.BooleanField(
+        help_text='whether your explanation still makes sense for its label ("yes" / "no" are read too)'
+    )
+
+
+class SelfJudgmentsRequestSerializer(serializers.Serializer):
+    """A page of an explanation author's judgments of their own pairs (the body of POST own-explanations/)."""
+
+    judgments = SelfJudgmentSerializer(many=True, help_text="one judgment per pair, at most 200 at once")
+
+
+class ReasonTagRequestSerializer(serializers.Serializer):
+    reasons = serializers.ListField(
+        child=serializers.CharField(), help_text="tags of the study's taxonomy (setting reason_taxonomy)"
+    )
+    round = serializers.IntegerField(required=False, default=1, help_text="1 or 2")
+    note = serializers.CharField(required=False, allow_blank=True, default="", trim_whitespace=False)
+    reconcile = serializers.BooleanField(
+        required=False, default=False, help_text="write the round's reconciliation (its two taggers disagree)"
+    )

@@ -1,0 +1,79 @@
+"""Feature apps plug into the core and can be left out of INSTALLED_APPS: a study whose task type is not
+installed is kept but served nowhere, and without the label-variation app (the core pass of make test,
+tests/settings_core.py) its pages, API, settings, task types and formats are gone while the core works."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from django.apps import apps
+from django.test import Client
+from rest_framework.test import APIClient
+
+from annotation.formats import FORMATS
+from annotation.models import Project
+from annotation.services.study_settings import every_study_settings
+from annotation.tasktypes import TASK_TYPES
+
+
+def test_a_study_whose_task_type_is_not_installed_is_kept_and_served_nowhere(make_user, make_project):
+    author, admin, worker = make_user("author-f", "author"), make_user("admin-f", "admin"), make_user("worker-f")
+    served = make_project("nli_label", slug="served", owner=author, status=Project.Status.PUBLISHED)
+    Project.objects.create(
+        slug="orphan",
+        title="A study of a removed app",
+        task_type="removed_feature_type",
+        owner=author,
+        status="published",
+    )
+    for user in (author, admin):
+        api, client = APIClient(), Client()
+        api.force_login(user)
+        client.force_login(user)
+        listed = [project["slug"] for project in api.get("/api/v1/projects/").json()["results"]]
+        assert served.slug in listed and "orphan" not in listed
+        assert api.get("/api/v1/projects/orphan/").status_code == 404
+        assert client.get("/projects/orphan/").status_code == 404
+        assert client.get("/").status_code == 200
+    client = Client()
+    client.force_login(worker)
+    home = client.get("/")
+    assert home.status_code == 200
+    assert f"/work/{served.slug}/" in home.text or served.title in home.text
+    assert "/orphan/" not in home.text and "A study of a removed app" not in home.text
+    assert client.get("/work/orphan/").status_code == 404
+    assert Client().get("/enter/orphan/?PROLIFIC_PID=p&STUDY_ID=s&SESSION_ID=x").status_code == 404
+    assert Project.objects.filter(slug="orphan").exists()  # kept, with whatever it holds
+
+
+@pytest.mark.skipif(apps.is_installed("label_variation"), reason="checks the product without the app")
+def test_without_the_label_variation_app_nothing_of_it_is_left(make_user, make_project):
+    assert not {"label_explanation", "explanation_validation"} & TASK_TYPES.keys()
+    assert not {"varierr", "livenli", "taxonomy"} & FORMATS.keys()
+    assert not {"reason_taxonomy", "reason_taggers"} & {setting.name for setting in every_study_settings()}
+    author = make_user("author-g", "author")
+    project = make_project("nli_label", slug="plain", owner=author)
+    api = APIClient()
+    api.force_login(author)
+    for path in ("variation/", "reasons/", "own-explanations/"):
+        assert api.get(f"/api/v1/projects/{project.slug}/{path}").status_code == 404
+    client = Client()
+    client.force_login(author)
+    assert client.get(f"/projects/{project.slug}/").status_code == 200
+    assert client.get(f"/projects/{project.slug}/report/").status_code == 200
+
+
+def test_only_a_feature_app_can_be_left_out():
+    """LEFT_OUT_APPS naming the core (or a typo) refuses to start, naming it, rather than run half a product."""
+    result = subprocess.run(
+        [sys.executable, "-c", "import config.settings"],
+        env={**os.environ, "LEFT_OUT_APPS": "label_variation, annotation", "SECRET_KEY": "k"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    assert result.returncode != 0
+    assert "LEFT_OUT_APPS may name feature apps only (label_variation), not annotation" in result.stderr
