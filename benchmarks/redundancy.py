@@ -131,27 +131,40 @@ def stopping_limit_and_rule(label_counts: np.ndarray, seed: int, maximum: int, r
     - The limit (bound): the Bayes-optimal rule whose population is the reported half's own items, the best
       any rule that does not know an item can do there; its price per label is set so that the mean error
       equals the reference's, mixing the two rules around it (a randomised rule) where no single one does.
+    - The limit without the item itself (`bound_self_excluded`): the same, but each reported item meets the
+      rule built from the other reported items (bayes_stopping.leave_one_out_tables): what a rule that knows
+      every other item's 100 labels, but not this item's, can do. The bound above counts each item's own
+      pool among the candidates its posterior weighs, which no rule that does not know the item has.
     - The rule: the Bayes rule whose population is the calibration half (its items' exact label pools), its
-      price set on that half so that the mean error there is at most the reference's; then applied unchanged
-      to the reported half.
+      price set on that half so that the mean error there is at most the reference's, each calibration item
+      judged under the rule built from the other calibration items (judged in-sample, the rule's error on the
+      reported half came out 0.8% / 0.2% above the target); then applied unchanged to the reported half.
     """
     order = np.random.default_rng(seed).permutation(len(label_counts))
     calibration, reported = label_counts[order[: len(order) // 2]], label_counts[order[len(order) // 2 :]]
-    world = bayes_stopping.tables(bayes_stopping.Population.of_counts(reported, without_replacement=True), maximum)
+    reported_items = bayes_stopping.Population.of_counts(reported, without_replacement=True)
+    world = bayes_stopping.tables(reported_items, maximum)
     target = bayes_stopping.fixed_outcome(world, reference)
     _, reaching, missing = bayes_stopping.price_for(world, world, target, minimum=1)
     bound_labels = bayes_stopping.labels_at(target, reaching, missing)
-    calibration_world = bayes_stopping.tables(
-        bayes_stopping.Population.of_counts(calibration, without_replacement=True), maximum
-    )
+    without_each = bayes_stopping.leave_one_out_tables(reported_items, maximum)
+    _, reaching, missing = bayes_stopping.leave_one_out_price(without_each, target, minimum=1)
+    self_excluded_labels = bayes_stopping.labels_at(target, reaching, missing)
+    del without_each
+    calibration_items = bayes_stopping.Population.of_counts(calibration, without_replacement=True)
+    calibration_world = bayes_stopping.tables(calibration_items, maximum)
     calibration_target = bayes_stopping.fixed_outcome(calibration_world, reference)
-    price, _, _ = bayes_stopping.price_for(calibration_world, calibration_world, calibration_target, minimum=1)
+    price, _, _ = bayes_stopping.leave_one_out_price(
+        bayes_stopping.leave_one_out_tables(calibration_items, maximum), calibration_target, minimum=1
+    )
     labels, error = bayes_stopping.outcome(bayes_stopping.policy(calibration_world, price, 1), world)
     return {
         "split": f"seeded permutation (seed {seed}): first {len(calibration)} items calibrate, {len(reported)} reported",
         f"fixed{reference}_error": round(target, 5),
         "bound_labels": round(bound_labels, 3),
         "bound_labels_saved": round(1 - bound_labels / reference, 4),
+        "bound_self_excluded_labels": round(self_excluded_labels, 3),
+        "bound_self_excluded_labels_saved": round(1 - self_excluded_labels / reference, 4),
         "rule_price_per_label": price,
         "rule_labels": round(labels, 3),
         "rule_error": round(error, 5),
@@ -291,11 +304,14 @@ def main() -> None:
         figures[f"stability_labels_saved_{name}"] = figures.pop(f"labels_saved_{name}", None)
         figures[f"stability_reaches_fixed10_error_{name}"] = figures.pop(f"reaches_fixed10_error_{name}", None)
         figures[f"bound_labels_saved_{name}"] = limit["bound_labels_saved"]
+        figures[f"bound_self_excluded_labels_saved_{name}"] = limit["bound_self_excluded_labels_saved"]
         figures[f"labels_saved_{name}"] = limit["rule_labels_saved"]
         figures[f"reaches_fixed10_error_{name}"] = limit["rule_reaches_reference_error"]
         print(
             f"\n{name}: no rule that does not know the items saves more than {limit['bound_labels_saved']:.1%} of "
-            f"fixed-10's labels at its error ({limit['fixed10_error']:.4f}); the Bayes rule fitted on the other half "
+            f"fixed-10's labels at its error ({limit['fixed10_error']:.4f}), or "
+            f"{limit['bound_self_excluded_labels_saved']:.1%} without each item's own labels among the candidates; "
+            f"the Bayes rule fitted on the other half "
             f"saves {limit['rule_labels_saved']:.1%} with error {limit['rule_error']:.4f} ({limit['split']})"
         )
     log("majority-decided stopping on SNLI's original five labels")

@@ -78,7 +78,8 @@ def test_fit_rule_refuses_bad_input_naming_it(kwargs, message):
 
 
 def test_fit_rule_gives_a_table_the_app_can_ask():
-    rule = bayes_stopping.fit_rule(TWO_KINDS, target_error=0.05, minimum=2, maximum=10)
+    # Three items of each kind: each item, left out, still has its kind among the others.
+    rule = bayes_stopping.fit_rule(np.repeat(TWO_KINDS, 3, axis=0), target_error=0.05, minimum=2, maximum=10)
     assert not rule.stops([1, 0, 0])  # below the minimum
     assert rule.stops([0, 10, 0])  # at the maximum
     assert rule.stops([3, 0, 0]) or rule.stops([4, 0, 0])  # unanimity ends it early
@@ -129,3 +130,26 @@ def test_majority_decided_on_snli_keeps_every_five_label_majority(shared_data):
 def test_stability_refuses_a_prior_or_threshold_out_of_range_naming_it(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+@pytest.mark.parametrize("without_replacement", [True, False])
+def test_leave_one_out_equals_each_item_under_the_rule_built_from_the_others(without_replacement):
+    """The all-at-once leave-one-out outcome equals building, for each item, the rule of the other items
+    and judging it on that item alone (exact both ways)."""
+    counts = np.array([[10, 0, 0], [7, 2, 1], [3, 4, 3], [0, 9, 1], [1, 1, 8]])
+    population = bayes_stopping.Population.of_counts(counts, without_replacement)
+    maximum, minimum = 6, 2
+    loo = bayes_stopping.leave_one_out_tables(population, maximum)
+    for price in (0.004, 0.02, 0.08):
+        expected = np.zeros(2)
+        for j in range(len(counts)):
+            others = bayes_stopping.Population.of_counts(np.delete(counts, j, axis=0), without_replacement)
+            alone = bayes_stopping.Population.of_counts(counts[j : j + 1], without_replacement)
+            stops = bayes_stopping.policy(bayes_stopping.tables(others, maximum), price, minimum)
+            expected += np.array(bayes_stopping.outcome(stops, bayes_stopping.tables(alone, maximum))) / len(counts)
+        assert bayes_stopping.leave_one_out_outcome(loo, price, minimum) == pytest.approx(tuple(expected), rel=1e-12)
+
+
+def test_leave_one_out_needs_two_items():
+    with pytest.raises(ValueError, match="at least 2 items"):
+        bayes_stopping.leave_one_out_tables(bayes_stopping.Population.of_counts([[3, 1]], True), 4)
