@@ -151,13 +151,9 @@ class CrowdSessionAdmin(ForAdminRole, admin.ModelAdmin):
         )
 
 
-@admin.register(AuditEntry)
-class AuditEntryAdmin(ForAdminRole, admin.ModelAdmin):
-    """Read only, and for admins only: the log is written by the services, never by hand."""
-
-    list_display = ("created_at", "actor_name", "action", "project_slug", "details")
-    list_filter = ("action",)
-    search_fields = ("actor_name", "project_slug")
+class ReadOnly:
+    """Rows the services write and nobody edits (the audit log, people's judgments): shown in the admin,
+    never added, changed or deleted there."""
 
     def has_add_permission(self, request):
         return False
@@ -167,6 +163,15 @@ class AuditEntryAdmin(ForAdminRole, admin.ModelAdmin):
 
     def has_delete_permission(self, request, obj=None):
         return False
+
+
+@admin.register(AuditEntry)
+class AuditEntryAdmin(ForAdminRole, ReadOnly, admin.ModelAdmin):
+    """Read only, and for admins only: the log is written by the services, never by hand."""
+
+    list_display = ("created_at", "actor_name", "action", "project_slug", "details")
+    list_filter = ("action",)
+    search_fields = ("actor_name", "project_slug")
 
 
 @admin.register(AdjudicationRecord)
