@@ -14,6 +14,7 @@ from rest_framework.test import APIClient
 
 from annotation.formats import FORMATS
 from annotation.models import Project
+from annotation.services import extensions
 from annotation.services.study_settings import every_study_settings
 from annotation.tasktypes import TASK_TYPES
 
@@ -77,3 +78,9 @@ def test_only_a_feature_app_can_be_left_out():
     )
     assert result.returncode != 0
     assert "LEFT_OUT_APPS may name feature apps only (label_variation), not annotation" in result.stderr
+
+
+def test_a_panel_at_a_place_no_page_has_is_refused():
+    with pytest.raises(ValueError, match="unknown panel place 'sidebar'; choose one of study_page_validation"):
+        extensions.add_panel("sidebar", "x.html", lambda page: {})
+    assert all(panel.template != "x.html" for panels in extensions.PANELS.values() for panel in panels)
