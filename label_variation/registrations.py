@@ -67,7 +67,12 @@ def _self_check_todo(page):
     project = page["project"]
     if not project.task.explains_labels:
         return None
-    waiting = self_judgments.waiting_by_project(_user(page), [project.pk]).get(project.pk, 0)
+    # One query for the whole list, kept for the rest of this page's rendering.
+    memo = page.render_context
+    if "self_check_waiting" not in memo:
+        listed = [study.pk for study in page["work_projects"] if study.task.explains_labels]
+        memo["self_check_waiting"] = self_judgments.waiting_by_project(_user(page), listed)
+    waiting = memo["self_check_waiting"].get(project.pk, 0)
     return {"to_judge": waiting} if waiting else None
 
 

@@ -7,7 +7,9 @@ import json
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 
 from annotation.formats import ExportOptions
 from annotation.services.assignments import claim_page, submit_page
@@ -192,13 +194,21 @@ def test_the_page_lists_the_pairs_and_stores_a_page_of_judgments(study):
     assert "your own judgment" not in client.get(f"/work/{project.slug}/").content.decode()
 
 
-def test_the_home_list_and_the_study_page_show_the_self_check_to_do(study, author):
+def test_the_home_list_and_the_study_page_show_the_self_check_to_do(study, author, make_project):
     project, writer, _, pairs = study
     record_self_judgments(project, writer, {pairs[writer, "e"].pk: "yes"})
     client = Client()
     client.force_login(writer)
     home = client.get("/").content.decode()
     assert f'href="/work/{project.slug}/explanations/">Judge your explanations</a>: 1 still to judge' in home
+    # A second explanation study in the list costs no more queries: the counts are read once for the page.
+    with CaptureQueriesContext(connection) as one_study:
+        client.get("/")
+    second = make_project("label_explanation", slug="second-study", title="A second explanation study")
+    with CaptureQueriesContext(connection) as two_studies:
+        listed = client.get("/").content.decode()
+    assert second.title in listed and second.task.explains_labels
+    assert len(two_studies) == len(one_study)
     record_self_judgments(project, writer, {pairs[writer, "n"].pk: "yes"})
     assert "Judge your explanations" not in client.get("/").content.decode()
     client.force_login(author)
