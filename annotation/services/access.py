@@ -105,7 +105,6 @@ def workable_projects(user) -> QuerySet:
 def entry_project(slug: str):
     """The study a crowd platform link names, whatever its state: the arrival's outcome (whether it opens a
     session, or which page turns it away) is crowd.arrival_turnaway()'s to decide. 404 for no such study."""
-
     return get_object_or_404(installed_projects().select_related("qualification"), slug=slug)
 
 

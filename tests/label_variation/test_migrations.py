@@ -1,6 +1,7 @@
 """The label-variation app took its two models from the annotation app in Django's state only (annotation 0014,
 label_variation 0001): migrating back past the move and forward again over a database holding data of every
-task type keeps every row, on SQLite and on PostgreSQL (the PostgreSQL pass of make test runs it there)."""
+task type keeps every row, and every migration of the project runs backwards over those rows and forwards
+again, on SQLite and on PostgreSQL (the PostgreSQL pass of make test runs it there)."""
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -13,6 +14,7 @@ from annotation.tasktypes import TASK_TYPES
 from label_variation.models import ReasonTag, SelfJudgment
 
 BEFORE_THE_MOVE = [("annotation", "0013_crowd_account_linked_studies"), ("label_variation", None)]
+PROJECT_APPS = ("annotation", "label_variation", "jobs", "recruitment", "evaluation", "models_backend")
 
 
 def row_counts() -> dict[str, int]:
@@ -28,18 +30,21 @@ def row_counts() -> dict[str, int]:
 
 
 def migrate(targets) -> None:
-    executor = MigrationExecutor(connection)
-    executor.migrate(targets)
+    MigrationExecutor(connection).migrate(targets)
+
+
+def migrate_to_the_latest() -> None:
+    migrate(MigrationExecutor(connection).loader.graph.leaf_nodes())
 
 
 @pytest.mark.django_db(transaction=True)
-def test_migrating_back_past_the_move_and_forward_again_keeps_every_row():
+def test_migrations_run_back_and_forth_over_the_demo_keeping_every_row_across_the_move():
     load_demo(simulate=True)
+    assert set(Project.objects.values_list("task_type", flat=True)) == set(TASK_TYPES)  # every task type's demo
     item = Item.objects.filter(is_gold=False).first()
     writer = get_user_model().objects.get(username="worker1")
     ReasonTag.objects.create(item=item, tagger=writer, role=ReasonTag.Role.WORKER, reasons=["lexical"], note="n")
     SelfJudgment.objects.create(example=Example.objects.first(), worker=writer, makes_sense=True)
-    assert set(Project.objects.values_list("task_type", flat=True)) == set(TASK_TYPES)  # every task type's demo
     before = row_counts()
     assert before["annotation_reasontag"] >= 1 and before["annotation_selfjudgment"] >= 1
 
@@ -50,26 +55,18 @@ def test_migrating_back_past_the_move_and_forward_again_keeps_every_row():
         assert ("annotation", "0014_move_label_variation_models") not in applied
         assert row_counts() == before  # the move changed Django's state only: no table dropped or emptied
     finally:
-        migrate(MigrationExecutor(connection).loader.graph.leaf_nodes())
-
+        migrate_to_the_latest()
     assert row_counts() == before
     tag = ReasonTag.objects.get(item=item)
     assert (tag.tagger, tag.reasons, tag.note) == (writer, ["lexical"], "n")
     assert SelfJudgment.objects.get(worker=writer).makes_sense is True
 
-
-PROJECT_APPS = ("annotation", "label_variation", "jobs", "recruitment", "evaluation", "models_backend")
-
-
-@pytest.mark.django_db(transaction=True)
-def test_every_migration_of_the_project_runs_backwards_over_data_and_forwards_again():
-    load_demo(simulate=True)
     tables = set(connection.introspection.table_names())
     migrate([(app, None) for app in PROJECT_APPS])  # every migration undone, newest first, over the demo's rows
     try:
         left = set(connection.introspection.table_names())
         assert not {table for table in left if table.startswith(PROJECT_APPS)}
     finally:
-        migrate(MigrationExecutor(connection).loader.graph.leaf_nodes())
+        migrate_to_the_latest()
     assert set(connection.introspection.table_names()) == tables
     load_demo(simulate=True)  # the schema made again takes the demo again
