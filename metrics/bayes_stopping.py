@@ -13,9 +13,10 @@ Two uses:
 - the limit of any stopping rule on a data set (benchmarks/redundancy.py): the population is the data set's
   own items with their exact label pools (draws without replacement), and the price is chosen so that the
   mean error equals a target;
-- a rule the app can run: the population is a calibration set's label distributions (draws with
-  replacement), the price is chosen so that the expected error under that population equals the target,
-  and the rule is the table of count vectors at which to stop (`StoppingRule.stops`).
+- a rule the app can run: the population is a calibration set's label distributions (or their pools), the
+  price is chosen so that the error equals the target with each calibration item judged under the rule built
+  from the other items (`leave_one_out_tables`: judged on its own population, a rule looks better than it is
+  on new items), and the rule is the table of count vectors at which to stop (`StoppingRule.stops`).
 
 Count vectors are indexed level by level (level n: every vector of n labels), each level's vectors sorted
 by their code sum_k c_k (maximum + 1)^k, so that the vector one label further on is found by a search.
