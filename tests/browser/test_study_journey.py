@@ -20,6 +20,9 @@ ANSWERS = [0.08, 0.45, 0.9]
 
 
 def set_sliders(page, probabilities):
+    # After the load event: a slider moved before annotate.js has run keeps its answer unset, and the page
+    # is then refused as "not set yet" (a page shown by a redirect can be visible before its deferred scripts).
+    page.wait_for_load_state()
     sliders = page.locator("input[type=range]")
     for index in range(sliders.count()):
         position = probability_to_position(probabilities[index % len(probabilities)])
@@ -99,7 +102,8 @@ def test_an_author_runs_a_paid_slider_study_in_the_browser(sign_in, demo_server)
     expect(author.locator("#live-state")).to_have_text("(live)")
     for page_number in (1, 2):
         set_sliders(worker, [0.3, 0.7])
-        worker.get_by_role("button", name="Submit page").click()
+        with worker.expect_navigation():  # page 1's "Saved" is still on screen until page 2's submit returns
+            worker.get_by_role("button", name="Submit page").click()
         expect(worker.locator(".message.success")).to_contain_text("Saved")
         # The author's dashboard follows without a reload.
         expect(author.locator('#progress [data-key="annotations"]')).to_have_text(str(2 * page_number))
