@@ -1,13 +1,12 @@
-"""REST API: projects, the worker flow (claim, submit, release), import and streamed export."""
+"""REST API: projects and the worker flow (claim, submit, release); import and export are the dataset app's
+(dataset_io/api.py), under the same paths."""
 
-from django.http import StreamingHttpResponse
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.authtoken.models import Token
 from rest_framework.authtoken.serializers import AuthTokenSerializer
 from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound, Throttled, ValidationError
-from rest_framework.parsers import MultiPartParser
 from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -18,8 +17,6 @@ from annotation.serializers import (
     AdjudicationQueueItemSerializer,
     AdjudicationRecordSerializer,
     AssignmentSerializer,
-    BackgroundImportSerializer,
-    ImportSerializer,
     ProjectSerializer,
     ResultSerializer,
     SubmitResultSerializer,
@@ -35,13 +32,6 @@ from annotation.services.assignments import (
     submit_page,
 )
 from annotation.services.crowd import crowd
-from annotation.services.datasets import background, dataset_card, exporters
-from annotation.services.datasets.importers import (
-    ImportFileError,
-    check_size,
-    import_upload,
-    label_map_pairs,
-)
 from annotation.services.progress import project_progress
 from annotation.services.projects import create_project, update_project
 from common.api_errors import ErrorSerializer, error_response
@@ -65,13 +55,20 @@ def setting_errors(error: SettingError) -> Response:
     return error_response(400, detail, field, error.errors)
 
 
-FREE_TEXT_PARAMETER = OpenApiParameter(
-    "free_text",
-    str,
-    enum=["keep", "omit", "scrub"],
-    description="the text workers typed (reasons, explanations, written sentences): keep (default), omit, or "
-    "scrub e-mail addresses and phone numbers from it",
-)
+class ProjectRoutes(viewsets.GenericViewSet):
+    """Routes under /api/v1/projects/SLUG/, each asking the access module for its project first; the apps'
+    viewsets (dataset_io, label_variation) add theirs beside the core's under the same paths and URL names."""
+
+    lookup_field = "slug"
+
+    def get_queryset(self):
+        return access.visible_projects(self.request.user)
+
+    def _project(self, action_name: str = "view"):
+        return access.project_for(self.request.user, self.kwargs["slug"], action_name)
+
+    def _managed(self):
+        return self._project("manage")
 
 
 class ProjectViewSet(
@@ -79,16 +76,15 @@ class ProjectViewSet(
     mixins.RetrieveModelMixin,
     mixins.CreateModelMixin,
     mixins.UpdateModelMixin,
-    viewsets.GenericViewSet,
+    ProjectRoutes,
 ):
     """Authors see, create and change their own projects, admins all; workers see the projects they may
     work on, without the settings that are not theirs to know (completion codes among them)."""
 
-    lookup_field = "slug"
     http_method_names = ["get", "post", "patch", "head", "options"]
 
     def get_queryset(self):
-        return access.visible_projects(self.request.user).select_related("owner").order_by("-created_at")
+        return super().get_queryset().select_related("owner").order_by("-created_at")
 
     serializer_class = ProjectSerializer
 
@@ -100,9 +96,6 @@ class ProjectViewSet(
             "may_manage": lambda project: access.can_manage(user, project),
             "earned_code": lambda project: crowd.earned_code(project, user),
         }
-
-    def _project(self, action_name: str = "view"):
-        return access.project_for(self.request.user, self.kwargs["slug"], action_name)
 
     @extend_schema(
         request=ProjectSerializer, responses={201: ProjectSerializer, 400: ErrorSerializer, 403: ErrorSerializer}
@@ -137,9 +130,6 @@ class ProjectViewSet(
 
     def update(self, request, *args, **kwargs):
         return self.partial_update(request, *args, **kwargs)
-
-    def _managed(self):
-        return self._project("manage")
 
     @extend_schema(
         request=None, responses={201: AssignmentSerializer, 204: OpenApiResponse(description="no work left")}
@@ -239,102 +229,6 @@ class ProjectViewSet(
         from annotation.services.analysis.annotator_models import INTERACTIVE_ANSWERS, project_annotator_models
 
         return Response(project_annotator_models(self._managed(), max_answers=INTERACTIVE_ANSWERS))
-
-    @extend_schema(
-        request={"multipart/form-data": ImportSerializer},
-        responses={
-            200: OpenApiResponse(description="import report"),
-            400: ErrorSerializer,
-            202: OpenApiResponse(BackgroundImportSerializer, description="a large file: the background import's job"),
-        },
-    )
-    @action(detail=True, methods=["post"], url_path="import", parser_classes=[MultiPartParser])
-    def import_file(self, request, slug=None):
-        """Import a file; one with more than 10,000 lines is imported in the background (202 with its job)."""
-        project = self._managed()
-        serializer = ImportSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        data = serializer.validated_data
-        purpose = data.get("purpose", "data")
-        label_map = label_map_pairs(data.get("label_map", ""))
-        try:
-            check_size(data["file"].size)  # before the file is read at all
-            if sum(chunk.count(b"\n") for chunk in data["file"].chunks()) > background.IMPORT_JOB_LINES:
-                job = background.start_import(
-                    project, data["file"], data["format"], None, purpose, request.user, label_map=label_map
-                )
-                return Response({"job": job.pk, "url": f"/api/v1/jobs/{job.pk}/"}, status=status.HTTP_202_ACCEPTED)
-            report = import_upload(project, data["file"], data["format"], purpose=purpose, label_map=label_map)
-        except (ImportFileError, ValueError) as exc:
-            rows = [{"line": line, "field": field, "message": msg} for line, field, msg in getattr(exc, "errors", [])]
-            return error_response(400, str(exc), rows[0]["field"] if rows else None, errors=rows)
-        return Response(report.as_dict())
-
-    @extend_schema(
-        parameters=[
-            OpenApiParameter("as", str, enum=list(exporters.FORMATS), description="export format"),
-            OpenApiParameter(
-                "include_gold",
-                bool,
-                description="also write the gold checks, flagged with their pool and reference (default: left out)",
-            ),
-            OpenApiParameter(
-                "include_unanswered",
-                bool,
-                description="also write items without a label or answer yet, flagged (default: left out)",
-            ),
-            FREE_TEXT_PARAMETER,
-        ],
-        responses={200: OpenApiResponse(description="the exported file, streamed"), 400: ErrorSerializer},
-    )
-    @action(detail=True, methods=["get"])
-    def export(self, request, slug=None):
-        project = self._project("export")
-        fmt = request.query_params.get("as", "jsonl")
-        try:
-            options = exporters.options_from(request.query_params)
-            chunks = exporters.export(project, fmt, options)
-        except exporters.ExportError as exc:
-            return error_response(400, str(exc), exc.field)
-        exporters.record_export(project, fmt, request.user, via="api", options=options)
-        response = StreamingHttpResponse(chunks, content_type=exporters.content_type(fmt))
-        response["Content-Disposition"] = f'attachment; filename="{exporters.file_name(project, fmt)}"'
-        return response
-
-    @extend_schema(
-        request=None,
-        parameters=[
-            OpenApiParameter("include_gold", bool, description="also write the gold checks, flagged"),
-            OpenApiParameter("include_unanswered", bool, description="also write items without a label yet"),
-            FREE_TEXT_PARAMETER,
-            OpenApiParameter("license", str, description="the card's license: a Hub license id or an SPDX id"),
-            OpenApiParameter("pretty_name", str, description="the dataset's name (default: the study's title)"),
-            OpenApiParameter("description", str, description="what the dataset is"),
-            OpenApiParameter("citation", str, description="how to cite it (BibTeX)"),
-            OpenApiParameter("language", str, description="the texts' languages, comma-separated codes"),
-            OpenApiParameter("source_datasets", str, description="original, or extended|<dataset>, comma-separated"),
-            OpenApiParameter(
-                "parquet", str, enum=["yes", "no"], description="Parquet copies (default: docs/formats.md)"
-            ),
-        ],
-        responses={
-            202: OpenApiResponse(BackgroundImportSerializer, description="the bundle's job"),
-            400: ErrorSerializer,
-        },
-    )
-    @action(detail=True, methods=["post"])
-    def bundle(self, request, slug=None):
-        """Start building the dataset bundle (every fitting format, instrument versions, data statement,
-        validation) as a job; its zip is downloaded from the job once done."""
-        project = self._project("export")
-        try:
-            options = exporters.options_from(request.query_params)
-            card = dataset_card.card_from(request.query_params)
-            parquet = dataset_card.parquet_from(request.query_params)
-        except (exporters.ExportError, dataset_card.CardError) as exc:
-            return error_response(400, str(exc), exc.field)
-        job = background.start_bundle(project, request.user, options, card, parquet)
-        return Response({"job": job.pk, "url": f"/api/v1/jobs/{job.pk}/"}, status=status.HTTP_202_ACCEPTED)
 
 
 class AssignmentViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):

@@ -18,7 +18,6 @@ class AnnotationConfig(AppConfig):
     def ready(self):
         from annotation.services import extensions, linking
         from annotation.services.access import crowd_study_of
-        from annotation.services.datasets import background  # noqa: F401  registers the import and export job kinds
         from core.roles import register_user_fact
 
         checks.register(task_type_contract)

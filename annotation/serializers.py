@@ -1,11 +1,8 @@
 from rest_framework import serializers
 
 from annotation.models import AdjudicationRecord, Assignment, Item
-from annotation.services.datasets.importers import IMPORT_FORMATS
-from annotation.services.datasets.importers import PURPOSES as IMPORT_PURPOSES
 from annotation.services.study_settings import all_settings, settings_schema
 from annotation.tasktypes import TASK_TYPE_CHOICES, TASK_TYPES
-from common.api_schema import UploadField
 
 SETTINGS = all_settings()
 COLUMN_SETTINGS = [setting.name for setting in SETTINGS if setting.column]
@@ -130,34 +127,6 @@ class SubmitResultSerializer(serializers.Serializer):
     annotations = serializers.IntegerField()
     late = serializers.BooleanField()
     repeated = serializers.BooleanField()
-
-
-class ImportSerializer(serializers.Serializer):
-    file = UploadField()
-    format = serializers.ChoiceField(
-        choices=list(IMPORT_FORMATS), help_text="one of the formats that fit the project's task type"
-    )
-    purpose = serializers.ChoiceField(
-        choices=list(IMPORT_PURPOSES),
-        required=False,
-        default="data",
-        help_text="data to collect, hidden gold check items, or qualification test items",
-    )
-    label_map = serializers.CharField(
-        required=False,
-        allow_blank=True,
-        max_length=2000,
-        help_text="how the file's label values map onto the study's labels: VALUE=LABEL pairs separated by commas "
-        "or new lines (e.g. 0=contradiction,1=neutral,2=entailment); a value outside the study's labels "
-        "without a mapping refuses the file",
-    )
-
-
-class BackgroundImportSerializer(serializers.Serializer):
-    """The answer to a file too large to import at once: the job that imports it."""
-
-    job = serializers.IntegerField(help_text="the job's id (GET /api/v1/jobs/{id}/ follows it)")
-    url = serializers.CharField(help_text="the job's API address")
 
 
 class ResultSerializer(serializers.ModelSerializer):

@@ -399,7 +399,7 @@ def bulk_items(project, count: int, **item_columns: str) -> None:
             f"annotation_example e WHERE e.project_id = {int(project.pk)} ORDER BY e.id",
             [],
         )
-    from annotation.services.datasets.import_writing import analyze_imported_tables
+    from dataset_io.services.import_writing import analyze_imported_tables
 
     analyze_imported_tables()  # what an import does: a whole-database ANALYZE would mark the claims "empty"
 

@@ -123,13 +123,13 @@ def export_child(args) -> None:
     from django.db import connection
 
     from annotation.models import Project
-    from annotation.services.datasets.exporters import write_export
+    from dataset_io.services.exporters import write_export
 
     project = Project.objects.get(slug=SLUG)
     connection.ensure_connection()
     if args.what == "bundle":  # its modules (scipy, pandas for the figures) count as start-up, not as the bundle
         import annotation.services.analysis.agreement  # noqa: F401
-        from annotation.services.datasets.bundle import write_bundle
+        from dataset_io.services.bundle import write_bundle
     before = rss_mb()
     if args.trace:
         tracemalloc.start()

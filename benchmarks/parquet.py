@@ -1,4 +1,4 @@
-"""Benchmark: peak memory of the dataset bundle's Parquet copy (annotation/services/datasets/tables.py) of a big
+"""Benchmark: peak memory of the dataset bundle's Parquet copy (dataset_io/services/tables.py) of a big
 per-answer file, the bundle's largest: --rows records shaped as the `annotations` format writes them for the
 slider study of benchmarks/export.py (an answer each: its item, anonymised annotator, value, raw slider
 position as an object, times, flags).
@@ -66,7 +66,7 @@ def write_answers(path: Path, rows: int) -> None:
 def copy_child(source: str, target: str) -> None:
     """Runs in the fresh process: one copy, its figures as one JSON line on stdout."""
     sys.path.insert(0, str(REPO_ROOT))
-    from annotation.services.datasets.tables import write_parquet
+    from dataset_io.services.tables import write_parquet
 
     before = _rss_mb()
     start = time.perf_counter()

@@ -85,6 +85,7 @@ INSTALLED_APPS = [
     "core",
     "jobs",
     "annotation",
+    "dataset_io",
     "label_variation",
     "recruitment",
     "evaluation",
@@ -324,7 +325,7 @@ PROLIFIC_SERVICE_FEE_RATE = env_str("PROLIFIC_SERVICE_FEE_RATE", "0.3333")
 PROLIFIC_VAT_RATE = env_str("PROLIFIC_VAT_RATE", "0.20")
 # A webhook whose X-Prolific-Request-Timestamp is further than this from the server's clock is refused.
 PROLIFIC_WEBHOOK_TOLERANCE_SECONDS = 300
-# Where a dataset bundle is pushed (annotation.services.datasets.hub): the Hugging Face Hub, or a local stand-in in
+# Where a dataset bundle is pushed (dataset_io.services.hub): the Hugging Face Hub, or a local stand-in in
 # tests. HF_ENDPOINT is huggingface_hub's own variable for the same thing.
 HUB_ENDPOINT = env_str("HF_ENDPOINT", "https://huggingface.co")
 

@@ -18,6 +18,7 @@ urlpatterns = [
             path(f"{prefix}evaluation/", include("evaluation.api_urls")),
             path(f"{prefix}jobs/", include("jobs.api_urls")),
             path(prefix, include("annotation.api_urls")),
+            path(prefix, include("dataset_io.api_urls")),
             *([path(prefix, include("label_variation.api_urls"))] if apps.is_installed("label_variation") else []),
         )
     ],
@@ -26,6 +27,7 @@ urlpatterns = [
     path("jobs/", include("jobs.urls")),
     path("recruitment/", include("recruitment.urls")),
     path("", include("annotation.urls")),
+    path("", include("dataset_io.urls")),
     # A feature app's pages exist where it is installed (the core runs without it).
     *([path("", include("label_variation.urls"))] if apps.is_installed("label_variation") else []),
 ]

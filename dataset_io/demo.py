@@ -12,11 +12,11 @@ from django.contrib.auth import get_user_model
 
 from annotation.models import Project
 from annotation.services import simulation
-from annotation.services.datasets.importers import import_stream
 from annotation.services.projects import create_project
 from annotation.services.qualification import update_rules
 from annotation.tasktypes import TASK_TYPES
 from core.roles import grant_role
+from dataset_io.services.importers import import_stream
 
 DEMO_USERS = [
     ("admin", "admin", "demo-admin-pass"),

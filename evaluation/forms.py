@@ -1,6 +1,6 @@
 from django import forms
 
-from annotation.services.datasets.importers import ImportFileError, check_size
+from dataset_io.services.importers import ImportFileError, check_size
 from evaluation.runs import SUITE_CHOICES, SUITES, RunError, all_settings, clean_parameters
 
 

@@ -1,7 +1,7 @@
 from rest_framework import serializers
 
-from annotation.services.datasets.importers import ImportFileError, check_size
 from common.api_schema import UploadField
+from dataset_io.services.importers import ImportFileError, check_size
 from evaluation.runs import SUITE_CHOICES, SUITES, RunError, all_settings, clean_parameters
 from jobs.models import Job
 

@@ -3,31 +3,19 @@ reasons, the reasons and variation reports, and an explanation author's self-che
 access module first, as the core's do."""
 
 from drf_spectacular.utils import OpenApiResponse, extend_schema
-from rest_framework import status, viewsets
+from rest_framework import status
 from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
 
-from annotation.api import invalid
-from annotation.services import access
+from annotation.api import ProjectRoutes, invalid
 from common.api_errors import ErrorSerializer, error_response
 from label_variation.serializers import ReasonTagRequestSerializer, SelfJudgmentsRequestSerializer
 from label_variation.services import reasons, self_judgments, variation
 
 
-class LabelVariationViewSet(viewsets.GenericViewSet):
+class LabelVariationViewSet(ProjectRoutes):
     """Detail routes beside the core's ProjectViewSet, under the same paths and URL names."""
-
-    lookup_field = "slug"
-
-    def get_queryset(self):
-        return access.visible_projects(self.request.user)
-
-    def _project(self, action_name: str = "view"):
-        return access.project_for(self.request.user, self.kwargs["slug"], action_name)
-
-    def _managed(self):
-        return self._project("manage")
 
     @extend_schema(
         request=ReasonTagRequestSerializer,

@@ -3,11 +3,12 @@
 checks and stores the reasons sent with a page, its task types and formats, and its panels on the core's
 pages."""
 
-from annotation import formats, tasktypes
+from annotation import tasktypes
 from annotation.services import extensions
 from annotation.services.answers import SubmissionError
 from annotation.services.crowd import participants
 from common.schema import Setting
+from dataset_io import formats
 from label_variation.formats import livenli, taxonomy, varierr
 from label_variation.models import ReasonTag
 from label_variation.services import reasons, self_judgments, variation

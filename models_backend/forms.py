@@ -4,10 +4,10 @@ fields (common.schema), and the queue."""
 
 from django import forms
 
-from annotation.formats import get_format
 from annotation.services import access
-from annotation.services.datasets.importers import ImportFileError, check_size
 from common.schema import SettingError
+from dataset_io.formats import get_format
+from dataset_io.services.importers import ImportFileError, check_size
 from models_backend import catalog
 from models_backend.runs import ModelForm
 from models_backend.study_files import fitting_format

@@ -133,7 +133,7 @@ def _generate_atoms(job, progress):
 
 def _import_atoms(job, pairs_path, atoms_path) -> dict:
     """The pairs become the validity study's examples, then the kept atoms its items (re-importing adds nothing)."""
-    from annotation.services.datasets.importers import import_file
+    from dataset_io.services.importers import import_file
 
     examples = scratch_folder(job) / "examples.jsonl"
     with examples.open("w", encoding="utf-8") as handle:

@@ -6,8 +6,8 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from annotation.formats import ExportOptions, exportable
-from annotation.services.datasets import exporters
+from dataset_io.formats import ExportOptions, exportable
+from dataset_io.services import exporters
 from jobs.services import JobError
 
 # The export that carries gold probabilities, and the column holding them.

@@ -181,7 +181,7 @@ def import_rows():
     import io
     import json
 
-    from annotation.services.datasets.importers import import_stream
+    from dataset_io.services.importers import import_stream
 
     def run(project, rows, fmt="jsonl"):
         return import_stream(project, io.StringIO("".join(json.dumps(r) + "\n" for r in rows)), fmt)

@@ -1,5 +1,5 @@
 """What features add to the study core: settings every study has, steps of a page's submit, tables of the
-report and panels on the core's pages. A feature registers them when its app starts (its AppConfig.ready); the
+report, panels on the core's pages and chores of the housekeeping loop. A feature registers them when its app starts (its AppConfig.ready); the
 core calls what is registered and imports no feature (import-linter contracts in pyproject.toml)."""
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ class Panel:
 
 PANEL_PLACES = (
     "study_page_validation",  # the study page's validation section
+    "study_page_data",  # the study page's end: getting data in and out
     "report",  # the report page, after the agreement figures
     "adjudication_item",  # an item's adjudication page, before its history
     "work_item",  # under each item of a worker's page
@@ -48,6 +49,17 @@ REPORT_TABLES: list[Callable[[Any], list]] = []
 # (item ids of a batch) -> {item id: {key: value}}: what a feature adds to those items' records in the
 # studio's JSON Lines export (under nli_studio), read once per batch.
 RECORD_PARTS: list[Callable[[list[int]], dict[int, dict]]] = []
+
+
+@dataclass(frozen=True)
+class Chore:
+    """Work the housekeeping loop (`expire_claims --every`, run by bin/serve) does every `every_seconds`."""
+
+    run: Callable[[], object]
+    every_seconds: float
+
+
+CHORES: list[Chore] = []
 
 
 def add_settings(*settings: Setting) -> None:
@@ -71,6 +83,10 @@ def add_report_tables(tables: Callable[[Any], list]) -> None:
 
 def add_record_parts(parts: Callable[[list[int]], dict[int, dict]]) -> None:
     RECORD_PARTS.append(parts)
+
+
+def add_chore(chore: Chore) -> None:
+    CHORES.append(chore)
 
 
 def record_parts(item_ids: list[int]) -> dict[int, dict]:

@@ -1,5 +1,5 @@
-"""Following a study: the dashboard (progress, items, workers, exports), one worker's page with block and
-unblock, and the exports."""
+"""Following a study: the dashboard (progress, items, workers; its import and export sections are the dataset
+app's panel), one worker's page with block and unblock, gold checks and the linked validation round."""
 
 from urllib.parse import urlencode
 
@@ -7,23 +7,18 @@ from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.http import HttpResponseBadRequest, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.defaultfilters import pluralize
 from django.views.decorators.http import require_POST, require_safe
 
-from annotation.formats import exportable, importable
-from annotation.forms import BudgetPlanForm, UploadForm
+from annotation.forms import BudgetPlanForm
 from annotation.models import Assignment
 from annotation.services import access, items, linking, quality, simulation
 from annotation.services.analysis import adjudication
 from annotation.services.crowd import budget, crowd, pay
-from annotation.services.datasets import background, dataset_card, exporters, hub
 from annotation.services.progress import project_progress
 from annotation.services.projects import TRANSITIONS
 from common.schema import SettingError
-from core import roles
-from jobs.models import Job
 
 PAGE_SIZE = 25
 
@@ -38,8 +33,6 @@ def project_detail(request, slug):
         {
             "project": project,
             "progress": project_progress(project),
-            "upload_form": UploadForm(formats=importable(project.task, project.options)),
-            "export_formats": exportable(project.task, project.options),
             "validation": linking.validation_status(project),
             "queue_size": adjudication.queue(project).count(),
             "simulated": simulation.has_simulated_answers(project),
@@ -189,53 +182,3 @@ def send_to_validation(request, slug):
             f"{report.validation_project} ({report.already_sent} sent before).",
         )
     return redirect("project_detail", slug=slug)
-
-
-@login_required
-@require_POST
-def export_job(request, slug):
-    """Prepare an export as a file in the background (for large studies), to download from its job page."""
-    project = access.project_for(request.user, slug, "export")
-    try:
-        options = exporters.options_from(request.POST)
-        if request.POST.get("format") == "bundle":
-            card, parquet = dataset_card.card_from(request.POST), dataset_card.parquet_from(request.POST)
-            job = background.start_bundle(project, request.user, options, card, parquet)
-        else:
-            job = background.start_export(project, request.POST.get("format", ""), request.user, options)
-    except (background.JobError, exporters.ExportError, dataset_card.CardError) as exc:
-        messages.error(request, f"Not exported: {exc}")
-        return redirect("project_detail", slug=slug)
-    return redirect("jobs:detail", job_id=job.pk)
-
-
-@login_required
-@require_POST
-def push_to_hub(request, slug, job_id):
-    """Publish a finished dataset bundle on the Hugging Face Hub with the token typed in the form (used for this
-    push only: it is not stored). The page waits for the upload; a large bundle is better pushed with
-    `export_dataset --bundle --push-to-hub`."""
-    project = access.project_for(request.user, slug, "export")
-    job = roles.run_for(request.user, Job.objects.filter(project=project, kind=background.BUNDLE), job_id)
-    repo = request.POST.get("repo", "")
-    try:
-        commit_url = hub.push_job_bundle(job, repo, request.POST.get("token", ""), not request.POST.get("public"))
-    except hub.HubError as exc:
-        messages.error(request, f"Not pushed: {exc}")
-    else:
-        messages.success(request, f"Pushed to {repo.strip()}: {commit_url}")
-    return redirect("jobs:detail", job_id=job.pk)
-
-
-@login_required
-def project_export(request, slug, fmt):
-    project = access.project_for(request.user, slug, "export")
-    try:
-        options = exporters.options_from(request.GET)
-        chunks = exporters.export(project, fmt, options)
-    except exporters.ExportError as exc:
-        return HttpResponseBadRequest(str(exc), content_type="text/plain; charset=utf-8")
-    exporters.record_export(project, fmt, request.user, via="web", options=options)
-    response = StreamingHttpResponse(chunks, content_type=exporters.content_type(fmt))
-    response["Content-Disposition"] = f'attachment; filename="{exporters.file_name(project, fmt)}"'
-    return response

@@ -3,7 +3,7 @@ Adding a format means adding its module and naming it here (or, from a feature a
 AppConfig.ready, as the label-variation app does for its three); docs/formats.md is written from the registry's
 field docs (tests/design checks it is current)."""
 
-from annotation.formats import (
+from dataset_io.formats import (
     annotations,
     atoms,
     chaosnli,
@@ -13,7 +13,7 @@ from annotation.formats import (
     spreadsheet,
     usnli,
 )
-from annotation.formats.base import ExportOptions, Format, ReadContext
+from dataset_io.formats.base import ExportOptions, Format, ReadContext
 
 FORMATS: dict[str, Format] = {}
 

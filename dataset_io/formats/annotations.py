@@ -3,11 +3,11 @@ models, or checking who answered what). Export only."""
 
 from __future__ import annotations
 
-from annotation.formats.base import ExportOptions, FieldDoc, Format, checked_records, json_line, schema_errors
-from annotation.formats.jsonl import ANNOTATION_FIELDS
-from annotation.services.datasets.provenance import Provenance
-from annotation.services.datasets.records import annotation_record, item_batches
 from common.readers import RowError
+from dataset_io.formats.base import ExportOptions, FieldDoc, Format, checked_records, json_line, schema_errors
+from dataset_io.formats.jsonl import ANNOTATION_FIELDS
+from dataset_io.services.provenance import Provenance
+from dataset_io.services.records import annotation_record, item_batches
 
 
 class Annotations(Format):

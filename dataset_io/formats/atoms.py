@@ -6,7 +6,9 @@ example when the study does not have it, so a study's own export imports into a 
 
 from __future__ import annotations
 
-from annotation.formats.base import (
+from annotation.models import Atom, Example
+from common.readers import RowError
+from dataset_io.formats.base import (
     POOLS,
     STUDIO_KEY,
     AtomRow,
@@ -20,9 +22,7 @@ from annotation.formats.base import (
     json_line,
     schema_errors,
 )
-from annotation.models import Atom, Example
-from annotation.services.datasets.records import keyset_batches, with_votes
-from common.readers import RowError
+from dataset_io.services.records import keyset_batches, with_votes
 
 EXAMPLE_FIELDS = ("example_id", "id", "premise", "hypothesis", "update", "update_type", "label", "atoms", STUDIO_KEY)
 

@@ -4,7 +4,7 @@ A format is a class: its name, file extension and content type, which task types
 type's flags, never of its name), a reader that turns one record of a file into an `ExampleRow` (or an
 `AtomRow`, or a `Skipped`), a writer that streams a study as text chunks, a validator that checks any file
 against the format's published shape, and the documentation of every field it writes. The registry in
-`annotation.formats` lists them; importers, exporters, the validator command and docs/formats.md ask it.
+`dataset_io.formats` lists them; importers, exporters, the validator command and docs/formats.md ask it.
 """
 
 from __future__ import annotations

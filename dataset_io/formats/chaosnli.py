@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import math
 
-from annotation.formats.base import (
+from annotation.tasktypes.base import majority
+from common.readers import RowError
+from common.vocabulary import ALPHA_NLI, NLI, label_set_of
+from dataset_io.formats.base import (
     STUDIO_KEY,
     ExampleRow,
     ExportOptions,
@@ -21,10 +24,7 @@ from annotation.formats.base import (
     studio_fields,
     text,
 )
-from annotation.services.datasets.records import collected_summary, item_batches, vote_counts
-from annotation.tasktypes.base import majority
-from common.readers import RowError
-from common.vocabulary import ALPHA_NLI, NLI, label_set_of
+from dataset_io.services.records import collected_summary, item_batches, vote_counts
 
 # Derived from the votes: recomputed on export, never kept from the file.
 DERIVED = ("uid", "label_counter", "label_dist", "label_count", "entropy", STUDIO_KEY)

@@ -6,7 +6,9 @@ validation."""
 
 from __future__ import annotations
 
-from annotation.formats.base import (
+from common.readers import RowError
+from common.vocabulary import UPDATE
+from dataset_io.formats.base import (
     STUDIO_KEY,
     ExampleRow,
     ExportOptions,
@@ -20,10 +22,8 @@ from annotation.formats.base import (
     schema_errors,
     text,
 )
-from annotation.services.datasets.provenance import Provenance
-from annotation.services.datasets.records import Vote, annotation_record
-from common.readers import RowError
-from common.vocabulary import UPDATE
+from dataset_io.services.provenance import Provenance
+from dataset_io.services.records import Vote, annotation_record
 
 TEXTS = ("Premise", "Hypothesis", "Update")
 VERDICTS = (*UPDATE.labels, "no effect")

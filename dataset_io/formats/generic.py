@@ -8,9 +8,9 @@ Every other column is kept unchanged and written back by the study's jsonl expor
 
 from __future__ import annotations
 
-from annotation.formats.atoms import parse_atom
-from annotation.formats.base import ExampleRow, ReadContext, content_key, probability_text, studio_fields, text
 from common.readers import RowError
+from dataset_io.formats.atoms import parse_atom
+from dataset_io.formats.base import ExampleRow, ReadContext, content_key, probability_text, studio_fields, text
 
 FIELDS = ("id", "premise", "hypothesis", "update", "label", "probability", "group")
 

@@ -6,8 +6,10 @@ imported votes and (asked for) gold checks."""
 
 from __future__ import annotations
 
-from annotation.formats import generic
-from annotation.formats.base import (
+from annotation.services import extensions
+from common.readers import RowError
+from dataset_io.formats import generic
+from dataset_io.formats.base import (
     STUDIO_KEY,
     ExportOptions,
     FieldDoc,
@@ -17,10 +19,8 @@ from annotation.formats.base import (
     json_line,
     schema_errors,
 )
-from annotation.services import extensions
-from annotation.services.datasets.provenance import Provenance
-from annotation.services.datasets.records import annotation_record, item_batches
-from common.readers import RowError
+from dataset_io.services.provenance import Provenance
+from dataset_io.services.records import annotation_record, item_batches
 
 ANNOTATION_FIELDS = (
     FieldDoc(

@@ -3,7 +3,9 @@ captionID, parses) or as premise / hypothesis / label rows. Exports write the or
 
 from __future__ import annotations
 
-from annotation.formats.base import (
+from common.readers import RowError
+from common.vocabulary import LONG_NAMES, NLI, NO_GOLD, long_name, snli_gold_label
+from dataset_io.formats.base import (
     STUDIO_KEY,
     ExampleRow,
     ExportOptions,
@@ -17,10 +19,8 @@ from annotation.formats.base import (
     studio_fields,
     text,
 )
-from annotation.services.datasets.provenance import Provenance
-from annotation.services.datasets.records import item_batches
-from common.readers import RowError
-from common.vocabulary import LONG_NAMES, NLI, NO_GOLD, long_name, snli_gold_label
+from dataset_io.services.provenance import Provenance
+from dataset_io.services.records import item_batches
 
 ORIGINAL = ("sentence1", "sentence2", "gold_label", "annotator_labels", "pairID")
 SIMPLE = ("premise", "hypothesis", "label", "id")

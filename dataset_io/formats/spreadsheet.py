@@ -6,8 +6,9 @@ The export neutralises cells a spreadsheet would run as formulas (OWASP's rule: 
 
 from __future__ import annotations
 
-from annotation.formats import generic
-from annotation.formats.base import (
+from common.readers import RowError
+from dataset_io.formats import generic
+from dataset_io.formats.base import (
     ExportOptions,
     FieldDoc,
     Format,
@@ -16,8 +17,7 @@ from annotation.formats.base import (
     csv_cell,
     csv_line,
 )
-from annotation.services.datasets.records import item_batches
-from common.readers import RowError
+from dataset_io.services.records import item_batches
 
 COLUMNS = (
     "item",

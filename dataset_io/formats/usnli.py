@@ -4,7 +4,9 @@ and 3-way label studies (the label is); exported by slider studies."""
 
 from __future__ import annotations
 
-from annotation.formats.base import (
+from common.readers import RowError
+from common.vocabulary import NLI, USNLI_NUMBERING
+from dataset_io.formats.base import (
     POOLS,
     ExampleRow,
     ExportOptions,
@@ -18,9 +20,7 @@ from annotation.formats.base import (
     probability_text,
     text,
 )
-from annotation.services.datasets.records import item_batches
-from common.readers import RowError
-from common.vocabulary import NLI, USNLI_NUMBERING
+from dataset_io.services.records import item_batches
 
 COLUMNS = ("id", "pre", "hyp", "nli", "unli")
 USNLI_CODES = {label: code for code, label in USNLI_NUMBERING.items()}

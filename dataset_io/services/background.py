@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
-from annotation.formats import ExportOptions
 from annotation.models import Project
-from annotation.services.datasets import exporters, importers
-from annotation.services.datasets.dataset_card import CardDetails, card_details
+from dataset_io.formats import ExportOptions
+from dataset_io.services import exporters, importers
+from dataset_io.services.dataset_card import CardDetails, card_details
 from jobs.kinds import JobKind, register
 from jobs.models import Job
 from jobs.running import output_file
@@ -86,7 +86,7 @@ def _export(job: Job, progress) -> dict:
 
 
 def _bundle(job: Job, progress) -> dict:
-    from annotation.services.datasets.bundle import write_bundle  # the statement's figures need scipy: only in the job
+    from dataset_io.services.bundle import write_bundle  # the statement's figures need scipy: only in the job
 
     path = output_file(job, bundle_name(job.project))
     options = _options_of(job)
@@ -124,8 +124,8 @@ register(
 
 
 def _bundle_page(job: Job) -> dict:
-    """A finished bundle's page offers to publish it on the Hub (annotation/_hub_push.html)."""
-    return {"panel": "annotation/_hub_push.html"}
+    """A finished bundle's page offers to publish it on the Hub (dataset_io/_hub_push.html)."""
+    return {"panel": "dataset_io/_hub_push.html"}
 
 
 register(

@@ -1,9 +1,9 @@
 """The dataset bundle: what a lab publishes, in one zip; unzipped, a Hugging Face dataset repository.
 
     README.md                     the dataset card: the Hub's YAML metadata (license, task, annotators, size,
-                                  one config per format) and the data statement (annotation.services.datasets.dataset_card)
+                                  one config per format) and the data statement (dataset_io.services.dataset_card)
     data/<study>-<format>.<ext>   every export format that fits the study, streamed from the database
-    data/<study>-<format>.parquet its Parquet copy, when asked or above a size (annotation.services.datasets.tables)
+    data/<study>-<format>.parquet its Parquet copy, when asked or above a size (dataset_io.services.tables)
     croissant.json                Croissant metadata: every file with its SHA-256, a record set per format
     instrument_versions.json      every version of what workers saw (instructions, settings), with its text
     data_statement.json / .md     counts, annotators, redundancy reached, agreement with its interval, time per
@@ -29,14 +29,14 @@ from pathlib import Path
 import numpy as np
 from django.db.models import Count, Q, Sum
 
-from annotation.formats import FORMATS, ExportOptions, exportable
 from annotation.models import Annotation, Item, Project, QualificationAttempt, WorkerStatus
 from annotation.services import instrument
-from annotation.services.datasets import tables
-from annotation.services.datasets.croissant import croissant
-from annotation.services.datasets.dataset_card import CardDetails, card_markdown
-from annotation.services.datasets.provenance import annotator_id
-from annotation.services.datasets.validation import validate
+from dataset_io.formats import FORMATS, ExportOptions, exportable
+from dataset_io.services import tables
+from dataset_io.services.croissant import croissant
+from dataset_io.services.dataset_card import CardDetails, card_markdown
+from dataset_io.services.provenance import annotator_id
+from dataset_io.services.validation import validate
 
 POLICY = (
     "Aggregates count imported votes and the answers of workers who were not excluded. A tie is never broken: "

@@ -5,7 +5,7 @@ field docs. A record set reads the format's Parquet copy where there is one, els
 
 from __future__ import annotations
 
-from annotation.formats import FORMATS
+from dataset_io.formats import FORMATS
 
 CONFORMS_TO = "http://mlcommons.org/croissant/1.0"
 CONTEXT = {  # Croissant 1.0's JSON-LD context, as the specification gives it

@@ -1,4 +1,4 @@
-"""Dataset exports, streamed: each format (annotation.formats) writes text chunks read from the database in
+"""Dataset exports, streamed: each format (dataset_io.formats) writes text chunks read from the database in
 keyset-paginated batches, so memory stays flat whatever the study's size. This module is what the pages, the
 API, the command line and jobs call: it checks the format fits before the first byte, names the file and
 records the export in the audit log.
@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from annotation.formats import FORMATS, ExportOptions, exportable, get_format
 from annotation.models import AuditEntry, Project
 from annotation.services import audit
-from annotation.services.datasets.records import FREE_TEXT_CHOICES
+from dataset_io.formats import FORMATS, ExportOptions, exportable, get_format
+from dataset_io.services.records import FREE_TEXT_CHOICES
 
 __all__ = [
     "FORMATS",

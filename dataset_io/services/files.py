@@ -3,7 +3,7 @@ of finished jobs. Ages from settings (STAGED_UPLOAD_MAX_AGE_HOURS, JOB_FILES_MAX
 
 from django.conf import settings
 
-from annotation.services.datasets import uploads
+from dataset_io.services import uploads
 from jobs.services import remove_stale_files as remove_stale_job_files
 
 EVERY_SECONDS = 3600  # how often the expiry loop removes them

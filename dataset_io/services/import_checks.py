@@ -1,4 +1,4 @@
-"""The checks every imported row passes before anything is written (annotation.services.datasets.importers
+"""The checks every imported row passes before anything is written (dataset_io.services.importers
 reads, these check, import_writing writes): the pool each row goes to and its gold reference, no text in two
 pools of a study, column widths, repeated ids (kept as fingerprints, so a big file is never held whole), one
 label set per file. A failed check is an ImportFileError naming the line and field; nothing is written."""
@@ -11,11 +11,11 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import replace
 
-from annotation.formats.base import CONTENT_KEY, ExampleRow, Skipped, content_key
 from annotation.models import Atom, Example, Project
 from annotation.services import pools
 from annotation.services.answers import SubmissionError, parse_reference
 from annotation.services.quality import gold_reference
+from dataset_io.formats.base import CONTENT_KEY, ExampleRow, Skipped, content_key
 
 MAX_ERRORS_REPORTED = 50
 

@@ -1,4 +1,4 @@
-"""Writing an import's checked rows (annotation.services.datasets.importers reads, import_checks checks):
+"""Writing an import's checked rows (dataset_io.services.importers reads, import_checks checks):
 examples, their items (or atoms and atom items), imported votes, gold checks and qualification items, in
 batches inside one transaction, and the planner statistics refreshed afterwards."""
 
@@ -9,10 +9,10 @@ from dataclasses import dataclass, field
 
 from django.db import connection, transaction
 
-from annotation.formats.base import AtomRow, ExampleRow, Skipped
 from annotation.models import Annotation, Atom, Example, Item, Project
 from annotation.services import pools
-from annotation.services.datasets.import_checks import (
+from dataset_io.formats.base import AtomRow, ExampleRow, Skipped
+from dataset_io.services.import_checks import (
     ImportFileError,
     PoolChecks,
     check_example_rows,

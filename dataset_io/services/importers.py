@@ -1,4 +1,4 @@
-"""Dataset imports: read a file with its format's reader (annotation.formats) into example rows, check every
+"""Dataset imports: read a file with its format's reader (dataset_io.formats) into example rows, check every
 row (import_checks), then write all or nothing (import_writing). This module is the entry the pages, the API
 and the commands call, with the readers and the file checks done before a job waits.
 
@@ -21,12 +21,14 @@ from typing import IO
 from django.conf import settings
 from django.db import transaction
 
-from annotation.formats import FORMATS, ReadContext, get_format
-from annotation.formats.base import AtomRow, ExampleRow, Skipped, oversized_text
-from annotation.formats.generic import FIELDS as GENERIC_FIELDS
-from annotation.formats.generic import full_mapping
 from annotation.models import Project
-from annotation.services.datasets.import_checks import (
+from common.readers import RowError, csv_rows, json_lines
+from common.vocabulary import LabelError, label_mapping
+from dataset_io.formats import FORMATS, ReadContext, get_format
+from dataset_io.formats.base import AtomRow, ExampleRow, Skipped, oversized_text
+from dataset_io.formats.generic import FIELDS as GENERIC_FIELDS
+from dataset_io.formats.generic import full_mapping
+from dataset_io.services.import_checks import (
     ExampleRowChecks,
     ImportFileError,
     PoolChecks,
@@ -35,7 +37,7 @@ from annotation.services.datasets.import_checks import (
     identity,
     keep_fields,
 )
-from annotation.services.datasets.import_writing import (
+from dataset_io.services.import_writing import (
     ImportReport,
     analyzed,
     write_atoms,
@@ -43,8 +45,6 @@ from annotation.services.datasets.import_writing import (
     write_examples,
     write_qualification,
 )
-from common.readers import RowError, csv_rows, json_lines
-from common.vocabulary import LabelError, label_mapping
 
 # What imported rows become: data to collect, hidden gold checks, or the project's qualification test.
 PURPOSES = ("data", "gold", "qualification")
@@ -166,7 +166,7 @@ def check_format(project: Project, fmt: str) -> None:
     reader = get_format(fmt)
     task = project.task
     if not reader.importable(task, project.options):
-        from annotation.formats import importable
+        from dataset_io.formats import importable
 
         raise ValueError(
             f"the {fmt} format does not fit a {task.label} project; choose one of "

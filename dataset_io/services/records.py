@@ -1,6 +1,6 @@
 """What every export knows about an item: its answers in the order given, imported and collected apart, the
 excluded ones flagged; its declared aggregate; and each answer with its provenance. The formats
-(annotation.formats) write these; they never read answers themselves, so every file counts alike.
+(dataset_io.formats) write these; they never read answers themselves, so every file counts alike.
 
 The policy (docs/formats.md): an aggregate counts imported votes and the answers of workers who were not
 excluded (Annotation.objects.counted()); a tie is never broken (the value is null and `tie` is true, unless an
@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from annotation.models import Annotation, Item, Project
-from annotation.services.datasets.provenance import Provenance
+from dataset_io.services.provenance import Provenance
 
 BATCH = 500
 VOTE_FIELDS = (

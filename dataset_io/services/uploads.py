@@ -17,7 +17,7 @@ from pathlib import Path
 from django.core.files.storage import default_storage
 from django.utils.text import get_valid_filename
 
-from annotation.services.datasets.importers import check_size
+from dataset_io.services.importers import check_size
 from jobs import files
 
 TOKEN = re.compile(r"[0-9a-f]{32}")  # matched whole: a trailing newline is no token

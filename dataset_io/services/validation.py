@@ -1,4 +1,4 @@
-"""Checking a dataset file against the published shape of its format (annotation.formats): what the
+"""Checking a dataset file against the published shape of its format (dataset_io.formats): what the
 validate_dataset command, the dataset bundle and the tests run on every file the app writes."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from annotation.formats import get_format
 from common.readers import RowError
+from dataset_io.formats import get_format
 
 MAX_ERRORS_KEPT = 1000
 

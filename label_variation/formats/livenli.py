@@ -20,7 +20,9 @@ import ast
 import json
 from collections import Counter
 
-from annotation.formats.base import (
+from common.readers import RowError, csv_rows
+from common.vocabulary import LIVENLI_ANSWERS, LIVENLI_SEPARATOR, NLI, NO_GOLD, LabelError, snli_gold_label, to_label
+from dataset_io.formats.base import (
     POOLS,
     ExampleRow,
     ExportOptions,
@@ -31,10 +33,8 @@ from annotation.formats.base import (
     csv_line,
     mnli_pairs,
 )
-from annotation.services.datasets.provenance import Provenance
-from annotation.services.datasets.records import ItemRecord, item_batches
-from common.readers import RowError, csv_rows
-from common.vocabulary import LIVENLI_ANSWERS, LIVENLI_SEPARATOR, NLI, NO_GOLD, LabelError, snli_gold_label, to_label
+from dataset_io.services.provenance import Provenance
+from dataset_io.services.records import ItemRecord, item_batches
 from label_variation.services.reasons import export_rounds
 from label_variation.services.variation import read_explanations
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-from annotation.formats.base import (
+from common.readers import RowError
+from dataset_io.formats.base import (
     STUDIO_KEY,
     ExampleRow,
     ExportOptions,
@@ -25,8 +26,7 @@ from annotation.formats.base import (
     schema_errors,
     studio_fields,
 )
-from annotation.services.datasets.records import item_batches
-from common.readers import RowError
+from dataset_io.services.records import item_batches
 from label_variation.services.reasons import export_rounds
 
 TAGGERS = ("a1", "a2")

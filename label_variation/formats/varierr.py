@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from collections import Counter
 
-from annotation.formats.base import (
+from common.readers import RowError
+from common.vocabulary import LONG_NAMES, NLI
+from dataset_io.formats.base import (
     STUDIO_KEY,
     ExampleRow,
     ExportOptions,
@@ -24,10 +26,8 @@ from annotation.formats.base import (
     schema_errors,
     studio_fields,
 )
-from annotation.services.datasets.provenance import Provenance
-from annotation.services.datasets.records import ItemRecord, item_batches
-from common.readers import RowError
-from common.vocabulary import LONG_NAMES, NLI
+from dataset_io.services.provenance import Provenance
+from dataset_io.services.records import ItemRecord, item_batches
 from label_variation.services.variation import peer_majority, read_explanations
 from metrics.variation import ERROR, PENDING, VERDICTS, classify_labels
 

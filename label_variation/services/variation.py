@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from django.contrib.auth import get_user_model
 
 from annotation.models import Annotation, Example, Project
-from annotation.services.datasets.provenance import annotator_id
 from common.vocabulary import NLI, livenli_labels, to_label
+from dataset_io.services.provenance import annotator_id
 from label_variation.services.self_judgments import has_self_check, self_check_open, self_judgments
 from metrics.variation import (
     ERROR,

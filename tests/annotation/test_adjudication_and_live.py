@@ -42,7 +42,7 @@ def test_ties_wait_for_an_author_and_every_change_is_kept(tied, author, make_use
         AdjudicationRecord.objects.filter(item=item).order_by("id").values_list("before", "after", "author__username")
     )
     assert history == [(None, "valid", "author1"), ("valid", "invalid", "author1")]
-    from annotation.services.datasets.exporters import write_export
+    from dataset_io.services.exporters import write_export
 
     out = tmp_path / "x.jsonl"
     write_export(tied, "jsonl", out)

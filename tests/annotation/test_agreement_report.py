@@ -18,7 +18,7 @@ from annotation.services.analysis.agreement import (
     project_agreement,
     project_report,
 )
-from annotation.services.datasets.importers import import_file
+from dataset_io.services.importers import import_file
 from metrics.agreement import split_half_jsd
 
 pytestmark = pytest.mark.django_db

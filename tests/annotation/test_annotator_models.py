@@ -87,9 +87,9 @@ def test_service_on_varierr(varierr_project):
 
 
 def test_exports_carry_each_workers_reliability_and_the_validator_checks_it(varierr_project):
-    from annotation.formats import get_format
-    from annotation.services.datasets import exporters
-    from annotation.services.datasets.provenance import annotator_id
+    from dataset_io.formats import get_format
+    from dataset_io.services import exporters
+    from dataset_io.services.provenance import annotator_id
 
     project, _ = varierr_project
     report = project_annotator_models(project)

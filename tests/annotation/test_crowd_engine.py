@@ -116,7 +116,7 @@ def test_gold_checks_are_hidden_and_suspend_inattentive_workers(make_project, im
     import io
     import json
 
-    from annotation.services.datasets.importers import import_stream
+    from dataset_io.services.importers import import_stream
 
     gold_rows = [
         {"id": f"g{i}", "premise": "A dog runs.", "hypothesis": f"An animal moves {i}.", "label": "entailment"}
@@ -236,7 +236,7 @@ def test_finishing_gives_back_the_open_page_and_needs_some_work(make_project, im
 
 def test_gold_atoms_without_a_reference_import_nothing(make_project, import_rows):
     from annotation.models import Atom
-    from annotation.services.datasets.importers import ImportFileError, import_stream
+    from dataset_io.services.importers import ImportFileError, import_stream
 
     project = make_project("atom_validity")
     import_rows(project, [{"id": "a", "premise": "P", "hypothesis": "H"}])

@@ -11,10 +11,10 @@ from django.contrib.auth import SESSION_KEY
 from django.test import Client
 from rest_framework.test import APIClient
 
-from annotation.formats import exportable
 from annotation.models import CrowdSession
 from annotation.services import access, qualification
 from core import roles
+from dataset_io.formats import exportable
 
 pytestmark = pytest.mark.django_db
 
@@ -351,8 +351,8 @@ def test_no_work_left_without_an_answer_gives_no_code_but_a_way_out(make_project
 
 def test_counts_read_as_english_and_exports_have_one_extension(make_project, import_rows, make_user, client, author):
     from annotation.services.assignments import claim_page, submit_page
-    from annotation.services.datasets import exporters
     from annotation.tasktypes import TASK_TYPES
+    from dataset_io.services import exporters
 
     project = make_project("nli_label", slug="plurals", items_per_page=1, redundancy=1, max_annotations=1)
     import_rows(project, [{"id": "1", "premise": "P", "hypothesis": "H"}])

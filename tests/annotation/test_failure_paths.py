@@ -7,6 +7,7 @@ import io
 import json
 import os
 import time
+from types import SimpleNamespace
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -15,14 +16,14 @@ from django.core.management import call_command
 from django.test import Client
 from rest_framework.test import APIClient
 
-from annotation.demo import load_demo
-from annotation.formats import exportable
 from annotation.models import Annotation, CrowdSession, Item, Project
 from annotation.services import qualification
 from annotation.services.assignments import claim_page, submit_page
-from annotation.services.datasets import uploads
-from annotation.services.datasets.importers import ImportFileError, check_size, import_stream
 from annotation.tasktypes import TASK_TYPES
+from dataset_io.demo import load_demo
+from dataset_io.formats import exportable
+from dataset_io.services import uploads
+from dataset_io.services.importers import ImportFileError, check_size, import_stream
 from jobs.models import Job
 from tests.conftest import IMMEDIATE_TASKS
 
@@ -63,7 +64,7 @@ def test_every_author_page_of_an_empty_study_answers_200(make_project, author, t
 
 def test_the_page_of_every_kind_of_finished_data_job_answers_200(make_project, author, settings, tmp_path):
     settings.TASKS, settings.MEDIA_ROOT = IMMEDIATE_TASKS, tmp_path / "media"
-    from annotation.services.datasets import background
+    from dataset_io.services import background
 
     project = make_project("nli_label")
     path = tmp_path / "rows.jsonl"
@@ -420,7 +421,7 @@ def test_the_import_size_message_says_mib_and_no_line_0():
 
 def test_stale_uploads_and_old_jobs_files_are_removed(make_project, author, settings, tmp_path):
     settings.MEDIA_ROOT, settings.TASKS = tmp_path / "media", IMMEDIATE_TASKS
-    from annotation.services.datasets import background
+    from dataset_io.services import background
 
     project = make_project("nli_label")
     old = uploads.stage(project, SimpleUploadedFile("a.jsonl", b'{"premise": "P", "hypothesis": "H"}\n'))
@@ -438,6 +439,36 @@ def test_stale_uploads_and_old_jobs_files_are_removed(make_project, author, sett
     job.refresh_from_db()
     assert job.output == "" and job.result["records"] == 0 and "files removed after 30 days" in job.log
     assert not (settings.MEDIA_ROOT / job.storage_prefix).exists()
+
+
+class _LoopStopped(BaseException):
+    """Ends the housekeeping loop from its sleep (an Exception would be caught and retried by the loop)."""
+
+
+def test_the_housekeeping_loop_does_each_registered_chore_at_its_own_pace(monkeypatch):
+    from annotation.management.commands import expire_claims
+    from annotation.services import extensions
+    from dataset_io.services import files
+
+    # The dataset app registers its removal of stale files, hourly.
+    assert extensions.Chore(files.remove_stale_files, files.EVERY_SECONDS) in extensions.CHORES
+    done = []
+    chores = [
+        extensions.Chore(lambda: done.append("often"), 0),
+        extensions.Chore(lambda: done.append("hourly"), 3600),
+    ]
+    monkeypatch.setattr(extensions, "CHORES", chores)
+    sleeps = []
+
+    def sleep(seconds):
+        sleeps.append(seconds)
+        if len(sleeps) == 3:
+            raise _LoopStopped
+
+    monkeypatch.setattr(expire_claims, "time", SimpleNamespace(monotonic=time.monotonic, sleep=sleep))
+    with pytest.raises(_LoopStopped):
+        call_command("expire_claims", "--every", "0.01", stdout=io.StringIO())
+    assert done.count("often") == 3 and done.count("hourly") == 1
 
 
 # ---------------------------------------------------------------- the API contract

@@ -12,11 +12,11 @@ from django.apps import apps
 from django.test import Client
 from rest_framework.test import APIClient
 
-from annotation.formats import FORMATS
 from annotation.models import Project
 from annotation.services import extensions
 from annotation.services.study_settings import every_study_settings
 from annotation.tasktypes import TASK_TYPES
+from dataset_io.formats import FORMATS
 
 
 def test_a_study_whose_task_type_is_not_installed_is_kept_and_served_nowhere(make_user, make_project):
@@ -62,22 +62,27 @@ def test_without_the_label_variation_app_nothing_of_it_is_left(make_user, make_p
         assert api.get(f"/api/v1/projects/{project.slug}/{path}").status_code == 404
     client = Client()
     client.force_login(author)
-    assert client.get(f"/projects/{project.slug}/").status_code == 200
+    page = client.get(f"/projects/{project.slug}/")
+    assert page.status_code == 200
+    # The dataset app's sections are there without it: a study still gets data in and out.
+    assert f'action="/projects/{project.slug}/import/"' in page.text and "Download now" in page.text
     assert client.get(f"/projects/{project.slug}/report/").status_code == 200
 
 
-def test_only_a_feature_app_can_be_left_out():
-    """LEFT_OUT_APPS naming the core (or a typo) refuses to start, naming it, rather than run half a product."""
+@pytest.mark.parametrize("app", ["annotation", "dataset_io"])
+def test_only_a_feature_app_can_be_left_out(app):
+    """LEFT_OUT_APPS naming the core, an app others need (the dataset app) or a typo refuses to start, naming
+    it, rather than run half a product."""
     result = subprocess.run(
         [sys.executable, "-c", "import config.settings"],
-        env={**os.environ, "LEFT_OUT_APPS": "label_variation, annotation", "SECRET_KEY": "k"},
+        env={**os.environ, "LEFT_OUT_APPS": f"label_variation, {app}", "SECRET_KEY": "k"},
         capture_output=True,
         text=True,
         timeout=60,
         cwd=Path(__file__).resolve().parents[2],
     )
     assert result.returncode != 0
-    assert "LEFT_OUT_APPS may name feature apps only (label_variation), not annotation" in result.stderr
+    assert f"LEFT_OUT_APPS may name feature apps only (label_variation), not {app}" in result.stderr
 
 
 def test_a_panel_at_a_place_no_page_has_is_refused():

@@ -13,12 +13,12 @@ from annotation.models import Annotation, Example, Project
 from annotation.services.analysis.agreement import project_agreement, project_report
 from annotation.services.answers import SubmissionError
 from annotation.services.assignments import claim_page, submit_page
-from annotation.services.datasets import exporters
-from annotation.services.datasets.importers import import_stream
 from annotation.services.linking import LinkError, send_to_validation, writer_figures
 from annotation.services.projects import update_project
 from annotation.tasktypes import AnswerError, get_task_type
 from common.schema import SettingError
+from dataset_io.services import exporters
+from dataset_io.services.importers import import_stream
 
 pytestmark = pytest.mark.django_db
 
@@ -483,7 +483,7 @@ def test_the_work_page_keeps_typed_sentences_after_a_refusal(writing, worker):
 
 
 def test_the_demo_project_loads(db):
-    from annotation.demo import load_demo
+    from dataset_io.demo import load_demo
 
     load_demo()
     project = Project.objects.get(slug="demo-writing")

@@ -12,17 +12,17 @@ from django.core.management import CommandError, call_command
 from django.test import Client
 from rest_framework.test import APIClient
 
-from annotation.demo import load_demo
-from annotation.formats import exportable
 from annotation.models import Annotation, Example, Item, Project
 from annotation.services import projects, qualification, quality
 from annotation.services.assignments import claim_page, submit_page
-from annotation.services.datasets import background
-from annotation.services.datasets.exporters import FORMATS as EXPORT_FORMATS
-from annotation.services.datasets.importers import ImportFileError, import_file, import_stream
-from annotation.services.datasets.validation import validate_file
 from annotation.tasktypes import TASK_TYPES
 from common.schema import SettingError
+from dataset_io.demo import load_demo
+from dataset_io.formats import exportable
+from dataset_io.services import background
+from dataset_io.services.exporters import FORMATS as EXPORT_FORMATS
+from dataset_io.services.importers import ImportFileError, import_file, import_stream
+from dataset_io.services.validation import validate_file
 from jobs.models import Job
 from tests.conftest import IMMEDIATE_TASKS
 

@@ -9,11 +9,11 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from rest_framework.test import APIClient
 
-from annotation.formats import exportable
 from annotation.models import Annotation, Project
 from annotation.services.projects import update_project
 from annotation.tasktypes import TASK_TYPES, register, unregister
 from common.schema import SettingError
+from dataset_io.formats import exportable
 from tests.tasktype_plugin.likert import LikertRating
 
 PLUGIN_TEMPLATES = Path(__file__).resolve().parents[1] / "tasktype_plugin" / "templates"

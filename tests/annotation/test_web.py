@@ -7,9 +7,9 @@ import pytest
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from annotation.demo import load_demo
 from annotation.models import Annotation, Item
 from annotation.tasktypes import TASK_TYPES
+from dataset_io.demo import load_demo
 
 pytestmark = pytest.mark.django_db
 

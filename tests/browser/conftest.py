@@ -12,9 +12,9 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from annotation.demo import DEMO_USERS
 from benchmarks._common import AppServer, free_port
-from tests.annotation.hub_standin import HubStandIn
+from dataset_io.demo import DEMO_USERS
+from tests.dataset_io.hub_standin import HubStandIn
 from tests.recruitment.standin import StandIn
 
 REPO = Path(__file__).resolve().parents[2]
@@ -55,7 +55,7 @@ def demo_server(tmp_path_factory):
     # frame crowd pages and receive finished HITs as it lets MTurk's own sites.
     mturk_port = free_port()
     prolific_port = free_port()  # a stand-in for Prolific's API (tests/recruitment/standin.py) listens here
-    hub_port = free_port()  # and one for the Hub's upload API (tests/annotation/hub_standin.py), without Xet
+    hub_port = free_port()  # and one for the Hub's upload API (tests/dataset_io/hub_standin.py), without Xet
     server = AppServer(
         var,
         DEBUG="true",

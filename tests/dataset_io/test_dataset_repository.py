@@ -12,14 +12,14 @@ import pytest
 import yaml
 from django.core.management import CommandError, call_command
 
-from annotation.demo import load_demo
-from annotation.formats import exportable
 from annotation.models import Project
-from annotation.services.datasets.bundle import write_bundle
-from annotation.services.datasets.dataset_card import MISSING, CardError, card_details
 from annotation.tasktypes import TASK_TYPES
-from tests.annotation import test_datasets
+from dataset_io.demo import load_demo
+from dataset_io.formats import exportable
+from dataset_io.services.bundle import write_bundle
+from dataset_io.services.dataset_card import MISSING, CardError, card_details
 from tests.conftest import IMMEDIATE_TASKS
+from tests.dataset_io import test_datasets
 
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 three_way = test_datasets.three_way  # a tie, an adjudication, a worker excluded with a reason
@@ -296,7 +296,7 @@ def test_a_parquet_copy_types_a_column_only_where_every_value_reads_back_as_writ
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from annotation.services.datasets.tables import JSON_TEXT, write_parquet
+    from dataset_io.services.tables import JSON_TEXT, write_parquet
 
     table = tmp_path / "t.csv"
     table.write_text('id,unli,answers,tie,note\n007,0.50,1,true,"two\nlines"\n12,0.25,2,,\n', encoding="utf-8")

@@ -12,17 +12,17 @@ from django.db.models import F
 from django.test import Client
 from rest_framework.test import APIClient
 
-from annotation.formats import FORMATS, ExportOptions, exportable
 from annotation.models import Example, InstrumentVersion, Item, QualificationItem
 from annotation.services import items, projects, qualification, quality
 from annotation.services.analysis.adjudication import adjudicate
 from annotation.services.analysis.agreement import project_agreement
 from annotation.services.answers import SubmissionError
 from annotation.services.assignments import claim_page, submit_page
-from annotation.services.datasets import exporters
-from annotation.services.datasets.importers import ImportFileError, import_file, import_stream
-from annotation.services.datasets.provenance import annotator_id
-from annotation.services.datasets.validation import validate_file
+from dataset_io.formats import FORMATS, ExportOptions, exportable
+from dataset_io.services import exporters
+from dataset_io.services.importers import ImportFileError, import_file, import_stream
+from dataset_io.services.provenance import annotator_id
+from dataset_io.services.validation import validate_file
 from jobs.models import Job
 from tests.conftest import IMMEDIATE_TASKS
 
@@ -575,7 +575,7 @@ def test_the_bundle_holds_every_format_its_statement_and_instrument_and_validate
             f"data/{project.slug}-{fmt}.{FORMATS[fmt].extension}" if fmt != "csv" else f"data/{project.slug}.csv"
             for fmt in exportable(project.task, project.options)
         }
-        parquet = {name.rsplit(".", 1)[0] + ".parquet" for name in data}  # tests/annotation/test_dataset_repository.py
+        parquet = {name.rsplit(".", 1)[0] + ".parquet" for name in data}  # tests/dataset_io/test_dataset_repository.py
         metadata = {
             "README.md",
             "croissant.json",

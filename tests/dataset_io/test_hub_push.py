@@ -1,5 +1,5 @@
 """Publishing the dataset bundle on the Hub (`export_dataset --bundle --push-to-hub`), against a stand-in of the
-Hub's upload API (tests/annotation/hub_standin.py): the repository gets the bundle's files byte for byte,
+Hub's upload API (tests/dataset_io/hub_standin.py): the repository gets the bundle's files byte for byte,
 Parquet through Git LFS; bad names and tokens are refused before anything is written or sent."""
 
 import hashlib
@@ -9,9 +9,9 @@ import zipfile
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotation.demo import load_demo
 from annotation.models import Project
-from tests.annotation.hub_standin import HubStandIn
+from dataset_io.demo import load_demo
+from tests.dataset_io.hub_standin import HubStandIn
 
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 TOKEN = "hf_standin_write"

@@ -7,12 +7,12 @@ import json
 
 import pytest
 
-from annotation.formats import FORMATS, ExportOptions
-from annotation.formats.base import MAX_RECORD_CHARS, MAX_TEXT_CHARS
 from annotation.services.answers import MAX_ANSWER_CHARS, MAX_REASON_CHARS, SubmissionError, parse_answers
-from annotation.services.datasets import exporters
-from annotation.services.datasets.importers import ImportFileError, import_stream
 from annotation.tasktypes import get_task_type
+from dataset_io.formats import FORMATS, ExportOptions
+from dataset_io.formats.base import MAX_RECORD_CHARS, MAX_TEXT_CHARS
+from dataset_io.services import exporters
+from dataset_io.services.importers import ImportFileError, import_stream
 from tests.conftest import LABEL_VARIATION, case
 
 pytestmark = pytest.mark.django_db

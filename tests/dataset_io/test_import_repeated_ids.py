@@ -7,8 +7,8 @@ import json
 import pytest
 
 from annotation.models import Example
-from annotation.services.datasets import import_checks
-from annotation.services.datasets.importers import ImportFileError, import_stream
+from dataset_io.services import import_checks
+from dataset_io.services.importers import ImportFileError, import_stream
 
 pytestmark = pytest.mark.django_db
 

@@ -5,8 +5,8 @@ import json
 import pytest
 
 from annotation.models import Annotation, Atom, Example, Item
-from annotation.services.datasets.exporters import write_export
-from annotation.services.datasets.importers import ImportFileError, import_file, import_stream
+from dataset_io.services.exporters import write_export
+from dataset_io.services.importers import ImportFileError, import_file, import_stream
 
 pytestmark = pytest.mark.django_db
 

@@ -12,12 +12,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from annotation.formats import FORMATS, ExportOptions
 from annotation.models import Annotation, Project
-from annotation.services.datasets import exporters
-from annotation.services.datasets.importers import import_file, import_stream
-from annotation.services.datasets.validation import validate
 from common.vocabulary import LONG_NAMES, snli_gold_label
+from dataset_io.formats import FORMATS, ExportOptions
+from dataset_io.services import exporters
+from dataset_io.services.importers import import_file, import_stream
+from dataset_io.services.validation import validate
 from tests.conftest import LABEL_VARIATION, case
 from tests.security.db import rolled_back
 

@@ -12,6 +12,7 @@ PRODUCT_PACKAGES = (
     "metrics",
     "jobs",
     "annotation",
+    "dataset_io",
     "label_variation",
     "recruitment",
     "evaluation",
@@ -40,11 +41,13 @@ def test_no_product_folder_holds_more_than_twenty_modules_side_by_side():
 
 def test_the_services_of_each_feature_have_a_folder_of_their_own():
     services = REPO / "annotation" / "services"
-    for feature in ("crowd", "datasets", "analysis"):
+    for feature in ("crowd", "analysis"):
         assert (services / feature / "__init__.py").is_file(), feature
-    # The label-variation protocols are a Django app of their own, beside the core (docs/architecture.md).
-    assert (REPO / "label_variation" / "apps.py").is_file()
-    assert not (services / "label_variation").exists()
+    # The label-variation protocols and the datasets are Django apps of their own, beside the core
+    # (docs/architecture.md).
+    for app, folder in (("label_variation", "label_variation"), ("dataset_io", "datasets")):
+        assert (REPO / app / "apps.py").is_file()
+        assert not (services / folder).exists()
 
 
 def test_every_module_of_the_study_core_is_held_to_its_contract():
@@ -59,3 +62,21 @@ def test_every_module_of_the_study_core_is_held_to_its_contract():
         f"annotation.services.{folder.name}" for folder in services.iterdir() if (folder / "__init__.py").is_file()
     }
     assert set(study_core["forbidden_modules"]) == features
+
+
+LARGEST_PACKAGE_SHARE = 0.35
+
+
+def test_no_top_level_package_holds_more_than_a_third_of_the_product():
+    """Lines of Python, migrations left out: the study core stays small beside the apps that plug into it."""
+    lines = {
+        package: sum(
+            len(module.read_text(encoding="utf-8").splitlines())
+            for module in (REPO / package).rglob("*.py")
+            if "migrations" not in module.parts
+        )
+        for package in PRODUCT_PACKAGES
+    }
+    largest = max(lines, key=lines.get)
+    share = lines[largest] / sum(lines.values())
+    assert share <= LARGEST_PACKAGE_SHARE, f"{largest} holds {share:.1%} of {sum(lines.values())} lines: {lines}"

@@ -12,12 +12,12 @@ from django.core.management import CommandError, call_command
 from django.test import Client
 from rest_framework.test import APIClient
 
-from annotation.formats import exportable, importable
 from annotation.models import Item, Project
 from annotation.services.analysis.adjudication import adjudicate
 from annotation.services.assignments import claim_page, submit_page
-from annotation.services.datasets.importers import ImportFileError, import_file, import_stream
 from annotation.tasktypes import TASK_TYPES
+from dataset_io.formats import exportable, importable
+from dataset_io.services.importers import ImportFileError, import_file, import_stream
 
 REPO = Path(__file__).resolve().parents[2]
 SOURCE_FOLDERS = ("annotation", "evaluation", "models_backend", "common", "jobs", "config", "templates", "static")
@@ -196,7 +196,7 @@ def test_the_import_size_limit_holds_for_web_api_and_command_line(settings, make
 @pytest.mark.label_variation  # the docs describe every format, the app's among them
 def test_the_format_docs_are_current():
     """docs/formats.md's field tables are what the formats declare (manage.py describe_formats writes them)."""
-    from annotation.formats import fields_markdown
+    from dataset_io.formats import fields_markdown
 
     text = (REPO / "docs" / "formats.md").read_text(encoding="utf-8")
     block = text.split("<!-- fields: begin -->\n", 1)[1].split("<!-- fields: end -->", 1)[0]
@@ -204,7 +204,7 @@ def test_the_format_docs_are_current():
 
 
 def test_a_format_registered_twice_is_refused():
-    from annotation.formats import FORMATS, register
+    from dataset_io.formats import FORMATS, register
 
     with pytest.raises(ValueError, match="registered already"):
         register(FORMATS["usnli"])

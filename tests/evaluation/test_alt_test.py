@@ -271,8 +271,8 @@ def test_the_random_baseline_fails_against_varierr_annotators(varierr_labels, sh
 def test_a_studys_annotations_export_feeds_the_test(shared_data, make_project, make_user, author, tmp_path):
     from annotation.services import quality
     from annotation.services.assignments import claim_page, submit_page
-    from annotation.services.datasets import exporters
-    from annotation.services.datasets.importers import import_stream
+    from dataset_io.services import exporters
+    from dataset_io.services.importers import import_stream
 
     chaos = [json.loads(line) for line in (shared_data / "chaosnli" / "chaosNLI_mnli_m.jsonl").open()][:12]
     project = make_project("nli_label", items_per_page=12, redundancy=3, max_annotations=3)

@@ -198,7 +198,7 @@ def test_table_output(shared_data):
 @pytest.mark.django_db
 def test_agreement_report_and_chaos_suite_print_the_same_split_half_jsd(shared_data, make_project):
     from annotation.services.analysis.agreement import project_agreement
-    from annotation.services.datasets.importers import import_file
+    from dataset_io.services.importers import import_file
 
     human = shared_data / "chaosnli" / "chaosNLI_snli.jsonl"
     predictions = shared_data / "chaosnli" / "prediction_samples" / "snli_random_baseline.json"

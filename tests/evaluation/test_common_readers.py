@@ -71,7 +71,7 @@ def test_csv_rows_number_physical_lines_and_refuse_what_pandas_would_take():
 
 @pytest.mark.django_db
 def test_importers_report_non_utf8_files_by_byte(make_project, tmp_path):
-    from annotation.services.datasets.importers import ImportFileError, import_file
+    from dataset_io.services.importers import ImportFileError, import_file
 
     path = tmp_path / "rows.jsonl"
     path.write_bytes(b'{"premise": "P", "hypothesis": "H"}\n{"premise": "\xff", "hypothesis": "H"}\n')

@@ -9,7 +9,7 @@ from scipy import stats
 
 from annotation.models import Item
 from annotation.services.analysis.adjudication import adjudicate
-from annotation.services.datasets.importers import import_file
+from dataset_io.services.importers import import_file
 
 pytestmark = pytest.mark.django_db
 

@@ -152,7 +152,7 @@ START_EXPORT = """
 import json
 from django.contrib.auth import get_user_model
 from annotation.models import Project
-from annotation.services.datasets.background import start_export
+from dataset_io.services.background import start_export
 job = start_export(Project.objects.get(slug={slug!r}), "jsonl", get_user_model().objects.get(username={user!r}))
 print(json.dumps({{"id": job.pk}}))
 """

@@ -16,11 +16,11 @@ from annotation.models import Annotation, Assignment, Claim, Project
 from annotation.services.analysis.agreement import project_agreement, project_report
 from annotation.services.answers import SubmissionError
 from annotation.services.assignments import claim_page, submit_page
-from annotation.services.datasets import exporters
 from annotation.services.linking import send_to_validation, writer_figures
 from annotation.services.projects import update_project
 from annotation.tasktypes import AnswerError, get_task_type
 from common.schema import SettingError
+from dataset_io.services import exporters
 from label_variation.tasktypes.explanation_validation import DEMO_ROWS, OWN_EXPLANATION
 from metrics.agreement import krippendorff_alpha, krippendorff_alpha_sets, masi_distance
 

@@ -9,15 +9,15 @@ import pytest
 from django.contrib.auth import SESSION_KEY, get_user_model
 from django.test import Client
 
-from annotation.formats import ExportOptions
 from annotation.models import CrowdSession
 from annotation.services import access
 from annotation.services.assignments import claim_page, submit_page
-from annotation.services.datasets import exporters
-from annotation.services.datasets.provenance import annotator_id
-from annotation.services.datasets.validation import validate
 from annotation.services.linking import send_to_validation
 from annotation.services.projects import update_project
+from dataset_io.formats import ExportOptions
+from dataset_io.services import exporters
+from dataset_io.services.provenance import annotator_id
+from dataset_io.services.validation import validate
 from tests.label_variation.explanations import HYPOTHESIS, PREMISE, explained
 
 pytestmark = pytest.mark.django_db

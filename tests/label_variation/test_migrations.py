@@ -8,9 +8,9 @@ from django.contrib.auth import get_user_model
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
-from annotation.demo import load_demo
 from annotation.models import Example, Item, Project
 from annotation.tasktypes import TASK_TYPES
+from dataset_io.demo import load_demo
 from label_variation.models import ReasonTag, SelfJudgment
 
 BEFORE_THE_MOVE = [("annotation", "0013_crowd_account_linked_studies"), ("label_variation", None)]

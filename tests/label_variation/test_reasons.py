@@ -139,7 +139,7 @@ def test_two_taggers_then_a_reconciliation_settle_a_round(study, author, make_us
 
 
 def test_the_taxonomy_export_writes_the_rounds_tagged_here_in_the_release_shape(study, author, make_user):
-    from annotation.formats import FORMATS, ExportOptions
+    from dataset_io.formats import FORMATS, ExportOptions
 
     admin = make_user("root", "admin")
     first, second, untagged = study.items.order_by("id")[:3]

@@ -11,12 +11,12 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
-from annotation.formats import ExportOptions
 from annotation.services.assignments import claim_page, submit_page
-from annotation.services.datasets import exporters
-from annotation.services.datasets.provenance import annotator_id
-from annotation.services.datasets.validation import validate
 from annotation.services.projects import update_project
+from dataset_io.formats import ExportOptions
+from dataset_io.services import exporters
+from dataset_io.services.provenance import annotator_id
+from dataset_io.services.validation import validate
 from label_variation.models import SelfJudgment
 from label_variation.services.self_judgments import (
     SelfJudgmentError,

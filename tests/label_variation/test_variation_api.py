@@ -14,8 +14,8 @@ from django.core.management.base import CommandError
 from django.test import Client
 from rest_framework.test import APIClient
 
-from annotation.services.datasets.importers import import_stream
 from annotation.services.projects import update_project
+from dataset_io.services.importers import import_stream
 from label_variation.models import ReasonTag, SelfJudgment
 from label_variation.services import reasons
 from label_variation.services.variation import report_json, variation_report

@@ -8,7 +8,7 @@ import pytest
 from django.test import Client
 
 from annotation.services.assignments import claim_page, submit_page
-from annotation.services.datasets.importers import import_stream
+from dataset_io.services.importers import import_stream
 from label_variation.models import ReasonTag
 from label_variation.services import reasons
 from tests.label_variation.explanations import HYPOTHESIS, PREMISE, explained

@@ -10,15 +10,15 @@ import zipfile
 
 import pytest
 
-from annotation.formats import ExportOptions
-from annotation.formats.base import STUDIO_KEY
 from annotation.services.assignments import claim_page, submit_page
-from annotation.services.datasets import exporters
-from annotation.services.datasets.bundle import write_bundle
-from annotation.services.datasets.importers import import_stream
-from annotation.services.datasets.provenance import annotator_id
-from annotation.services.datasets.validation import validate
 from annotation.services.linking import send_to_validation
+from dataset_io.formats import ExportOptions
+from dataset_io.formats.base import STUDIO_KEY
+from dataset_io.services import exporters
+from dataset_io.services.bundle import write_bundle
+from dataset_io.services.importers import import_stream
+from dataset_io.services.provenance import annotator_id
+from dataset_io.services.validation import validate
 from label_variation.formats.livenli import COLUMNS
 from label_variation.services.reasons import tag_item
 from label_variation.services.self_judgments import record_self_judgments

@@ -12,17 +12,17 @@ from collections import Counter
 import pytest
 from django.core.management import call_command
 
-from annotation.formats import FORMATS, ExportOptions
-from annotation.formats.base import STUDIO_KEY
 from annotation.models import Annotation
 from annotation.services.assignments import claim_page, submit_page
-from annotation.services.datasets import exporters
-from annotation.services.datasets.importers import ImportFileError, import_file, import_stream
-from annotation.services.datasets.provenance import annotator_id
-from annotation.services.datasets.validation import validate, validate_file
 from annotation.services.linking import send_to_validation
 from annotation.services.projects import update_project
 from annotation.tasktypes import TASK_TYPES
+from dataset_io.formats import FORMATS, ExportOptions
+from dataset_io.formats.base import STUDIO_KEY
+from dataset_io.services import exporters
+from dataset_io.services.importers import ImportFileError, import_file, import_stream
+from dataset_io.services.provenance import annotator_id
+from dataset_io.services.validation import validate, validate_file
 
 pytestmark = pytest.mark.django_db
 EVERYTHING = ExportOptions(include_gold=True, include_unanswered=True)

@@ -8,9 +8,9 @@ import pytest
 from django.test import Client
 
 from annotation.services.assignments import claim_page, submit_page
-from annotation.services.datasets.importers import import_stream
 from annotation.services.linking import send_to_validation
 from annotation.services.projects import update_project
+from dataset_io.services.importers import import_stream
 from label_variation.services.variation import explanations, label_verdicts, report_tables, variation_report
 from tests.conftest import SHARED_DATA
 

@@ -50,7 +50,7 @@ def slider_study(make_project, import_rows, author):
     writer.writerow(["id", "pre", "hyp", "nli", "unli"])
     for i, (premise, hypothesis) in enumerate(PAIRS * 2 + [("a man is sleeping " * 50, "a man is sleeping")]):
         writer.writerow([f"u{i}", premise, hypothesis, "1", f"{(i % 7) / 7 + 0.05:.3f}"])
-    from annotation.services.datasets.importers import import_stream
+    from dataset_io.services.importers import import_stream
 
     import_stream(project, io.StringIO(buffer.getvalue()), "usnli")
     return project

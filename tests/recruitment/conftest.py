@@ -6,8 +6,8 @@ import pytest
 from annotation.models import CrowdSession
 from annotation.services.assignments import claim_page, submit_page
 from annotation.services.crowd import crowd
-from annotation.services.datasets.importers import import_stream
 from annotation.services.quality import record_gold_answers
+from dataset_io.services.importers import import_stream
 from tests.recruitment.standin import StandIn
 
 TOKEN = "prolific-secret-token-Zq81"

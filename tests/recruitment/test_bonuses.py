@@ -191,7 +191,7 @@ SEED = f"""
     author = get_user_model().objects.create_user("author1", password="x")
     grant_role(author, "author")
     project = create_project("crash", "nli_label", author, status="published", items_per_page=1)
-    from annotation.services.datasets.importers import import_stream
+    from dataset_io.services.importers import import_stream
     import io
     rows = open("../shared/data/snli/snli_dev_gold_only.jsonl", encoding="utf-8").readlines()[:4]
     import_stream(project, io.StringIO("".join(rows)), "snli")

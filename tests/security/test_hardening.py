@@ -17,9 +17,9 @@ from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.test import APIClient
 
-from annotation.services.datasets import exporters
 from config.urls import urlpatterns as site_urls
 from core.login_limits import client_ip
+from dataset_io.services import exporters
 
 pytestmark = pytest.mark.django_db
 
@@ -164,7 +164,7 @@ def test_the_spreadsheet_csv_neutralises_formulas_and_dataset_formats_keep_the_t
 
 def test_the_usnli_dataset_export_round_trips_a_leading_equals(make_project):
     project = make_project("unli_slider")
-    from annotation.services.datasets.importers import import_stream
+    from dataset_io.services.importers import import_stream
 
     import_stream(project, io.StringIO("id,pre,hyp,nli,unli\n1,=1+2,-minus,1,0.5\n"), "usnli")
     rows = list(csv.DictReader(io.StringIO("".join(exporters.export(project, "usnli")))))

@@ -16,8 +16,8 @@ from annotation.services import projects, quality
 from annotation.services.analysis import adjudication
 from annotation.services.assignments import claim_page, submit_page
 from annotation.services.crowd import crowd
-from annotation.services.datasets import exporters
-from annotation.services.datasets.provenance import annotator_id
+from dataset_io.services import exporters
+from dataset_io.services.provenance import annotator_id
 
 pytestmark = pytest.mark.django_db
 
@@ -171,9 +171,9 @@ def everything_stored_and_exported(study) -> str:
     import tempfile
     import zipfile
 
-    from annotation.formats import exportable
-    from annotation.formats.base import ExportOptions
-    from annotation.services.datasets.bundle import write_bundle
+    from dataset_io.formats import exportable
+    from dataset_io.formats.base import ExportOptions
+    from dataset_io.services.bundle import write_bundle
 
     dump = io.StringIO()
     call_command("dumpdata", "--exclude", "models_backend", stdout=dump)  # checkpoints: no participant data
@@ -217,9 +217,9 @@ def test_free_text_is_kept_under_the_pseudonym_when_the_consent_says_so(explaine
 
 @pytest.mark.label_variation  # a label-explanation study, and the app's reason notes erased
 def test_exports_can_omit_free_text_or_scrub_addresses_and_phone_numbers(explainer, author):
-    from annotation.formats import exportable
-    from annotation.formats.base import ExportOptions
-    from annotation.services.datasets.records import scrubbed
+    from dataset_io.formats import exportable
+    from dataset_io.formats.base import ExportOptions
+    from dataset_io.services.records import scrubbed
 
     assert scrubbed("write to jane.doe+x@mail.example.org or call +44 (0)20 7946-0958 today, room 12") == (
         "write to [email] or call [phone] today, room 12"

@@ -21,8 +21,8 @@ from rest_framework.test import APIClient
 from annotation.models import Annotation, Assignment, Atom, Example, Item, Project
 from annotation.services.answers import SubmissionError, parse_answers
 from annotation.services.assignments import claim_page
-from annotation.services.datasets.importers import ImportFileError, import_stream
 from annotation.tasktypes import TASK_TYPES as REGISTERED_TASK_TYPES
+from dataset_io.services.importers import ImportFileError, import_stream
 from tests.security.db import rolled_back
 
 pytestmark = pytest.mark.django_db

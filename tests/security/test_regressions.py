@@ -39,13 +39,13 @@ def test_seconds_past_the_float_range_are_refused(nli_page, worker_api):
 
 
 def import_text(project, text, fmt):
-    from annotation.services.datasets.importers import import_stream
+    from dataset_io.services.importers import import_stream
 
     return import_stream(project, io.StringIO(text), fmt)
 
 
 def import_errors(project, text, fmt) -> list[tuple[int, str]]:
-    from annotation.services.datasets.importers import ImportFileError
+    from dataset_io.services.importers import ImportFileError
 
     with pytest.raises(ImportFileError) as error:
         import_text(project, text, fmt)
@@ -127,7 +127,7 @@ def test_values_longer_than_their_column_are_refused(make_project, row, field):
 def test_atoms_for_a_hypothesis_that_is_not_text_are_refused(make_project, import_rows, hypothesis):
     project = make_project("atom_validity")
     import_rows(project, [{"id": "1", "premise": "P", "hypothesis": "H"}])
-    from annotation.services.datasets.importers import ImportFileError
+    from dataset_io.services.importers import ImportFileError
 
     with pytest.raises(ImportFileError) as error:
         import_text(project, json.dumps({"hypothesis": hypothesis, "atoms": ["a"]}) + "\n", "atoms")

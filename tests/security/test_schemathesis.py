@@ -39,10 +39,10 @@ from rest_framework.authtoken.models import Token
 from schemathesis.config import PositiveDataAcceptanceConfig
 from schemathesis.core.failures import FailureGroup
 
-from annotation.demo import load_demo
 from annotation.models import Project
 from annotation.services.assignments import claim_page
 from benchmarks._common import PYTHON, REPO_ROOT, AppServer
+from dataset_io.demo import load_demo
 
 SEED = int(os.environ.get("FUZZ_SEED", 7))  # another seed explores other examples and scenarios
 EXAMPLES_PER_OPERATION = int(os.environ.get("FUZZ_EXAMPLES", 4))

@@ -4,8 +4,8 @@ import time
 from django.core.management.base import BaseCommand
 from django.db import close_old_connections
 
+from annotation.services import extensions
 from annotation.services.assignments import expire_all_stale
-from annotation.services.datasets import files
 from jobs.workers import reap_dead
 
 
@@ -14,7 +14,8 @@ class Command(BaseCommand):
         "Return the items of overdue pages, and of pages abandoned (no sign of life from their browser for the "
         "project's abandon_after_minutes), to the pool. With --every N it keeps doing so every N seconds: "
         "bin/serve runs it that way, the one place where pages expire (claims never scan for them); the loop also "
-        "removes stale uploads and old jobs' files once an hour (remove_stale_files)."
+        "does the chores the apps register, each at its own pace (the dataset app removes stale uploads and old "
+        "jobs' files once an hour: remove_stale_files)."
     )
 
     def add_arguments(self, parser):
@@ -28,14 +29,15 @@ class Command(BaseCommand):
             return
         self.stdout.write(f"expiring overdue pages every {opts['every']:g} s")
         self.stdout.flush()
-        files_removed_at = 0.0
+        done_at = dict.fromkeys(extensions.CHORES, float("-inf"))  # each chore runs on the first turn
         while True:
             try:
                 expire_all_stale()
                 reap_dead()  # running jobs of task workers that died end failed (jobs/workers.py)
-                if time.monotonic() - files_removed_at >= files.EVERY_SECONDS:
-                    files.remove_stale_files()
-                    files_removed_at = time.monotonic()
+                for chore, last in done_at.items():
+                    if time.monotonic() - last >= chore.every_seconds:
+                        chore.run()
+                        done_at[chore] = time.monotonic()
             except Exception as error:
                 self.stderr.write(f"expiry failed, trying again in {opts['every']:g} s: {error!r}")
             close_old_connections()

@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand
 
-from annotation.formats import fields_markdown
+from dataset_io.formats import fields_markdown
 
 
 class Command(BaseCommand):

@@ -6,12 +6,12 @@ import time
 
 from tqdm import tqdm
 
-from annotation.formats import FORMATS, ExportOptions
 from annotation.management.project_command import ProjectCommand
-from annotation.services.datasets import hub
-from annotation.services.datasets.dataset_card import card_details
-from annotation.services.datasets.exporters import record_export, write_export
-from annotation.services.datasets.records import FREE_TEXT_CHOICES
+from dataset_io.formats import FORMATS, ExportOptions
+from dataset_io.services import hub
+from dataset_io.services.dataset_card import card_details
+from dataset_io.services.exporters import record_export, write_export
+from dataset_io.services.records import FREE_TEXT_CHOICES
 
 
 class Command(ProjectCommand):
@@ -78,7 +78,7 @@ class Command(ProjectCommand):
         started = time.perf_counter()
         try:
             if opts["bundle"]:
-                from annotation.services.datasets.bundle import write_bundle
+                from dataset_io.services.bundle import write_bundle
 
                 card = card_details(  # checked before anything is written
                     license=opts["license"],

@@ -3,7 +3,7 @@ import sys
 from tqdm import tqdm
 
 from annotation.management.project_command import ProjectCommand
-from annotation.services.datasets.importers import IMPORT_FORMATS, import_file
+from dataset_io.services.importers import IMPORT_FORMATS, import_file
 
 
 class Command(ProjectCommand):

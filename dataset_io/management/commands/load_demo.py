@@ -2,7 +2,7 @@ import json
 
 from django.core.management.base import BaseCommand
 
-from annotation.demo import DEMO_USERS, load_demo
+from dataset_io.demo import DEMO_USERS, load_demo
 
 
 class Command(BaseCommand):

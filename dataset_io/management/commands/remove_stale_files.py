@@ -2,7 +2,7 @@ import json
 
 from django.core.management.base import BaseCommand
 
-from annotation.services.datasets.files import remove_stale_files
+from dataset_io.services.files import remove_stale_files
 
 
 class Command(BaseCommand):

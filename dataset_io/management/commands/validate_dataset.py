@@ -2,8 +2,8 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.formats import FORMATS
-from annotation.services.datasets.validation import validate_file
+from dataset_io.formats import FORMATS
+from dataset_io.services.validation import validate_file
 
 SHOWN_ERRORS = 50
 INVALID, INPUT_ERROR = 1, 2

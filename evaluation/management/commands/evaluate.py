@@ -178,9 +178,9 @@ class Command(BaseCommand):
 
     def project_gold(self, slug: str, fmt: str) -> str:
         """A project's gold written in the suite's file format, through the same exporter users download."""
-        from annotation.formats import ExportOptions
         from annotation.models import Project
-        from annotation.services.datasets.exporters import write_export
+        from dataset_io.formats import ExportOptions
+        from dataset_io.services.exporters import write_export
 
         project = Project.objects.filter(slug=slug).first()
         if project is None:

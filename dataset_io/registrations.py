@@ -1,0 +1,20 @@
+"""What the dataset app adds to the study core, registered once when the app starts (DatasetIoConfig.ready
+imports this module): its background jobs, the study page's import and export sections, and the hourly
+removal of stale uploads and old jobs' files."""
+
+from annotation.services import extensions
+from dataset_io.formats import exportable, importable
+from dataset_io.forms import UploadForm
+from dataset_io.services import background, files  # noqa: F401  importing background registers its job kinds
+
+
+def _study_data(context) -> dict:
+    project = context["project"]
+    return {
+        "upload_form": UploadForm(formats=importable(project.task, project.options)),
+        "export_formats": exportable(project.task, project.options),
+    }
+
+
+extensions.add_panel("study_page_data", "dataset_io/_study_data.html", _study_data)
+extensions.add_chore(extensions.Chore(files.remove_stale_files, files.EVERY_SECONDS))
