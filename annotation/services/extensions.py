@@ -1,6 +1,7 @@
 """What features add to the study core: settings every study has, steps of a page's submit, tables of the
-report, panels on the core's pages and chores of the housekeeping loop. A feature registers them when its app starts (its AppConfig.ready); the
-core calls what is registered and imports no feature (import-linter contracts in pyproject.toml)."""
+report, panels on the core's pages and chores of the housekeeping loop. A feature registers them when its app
+starts (its AppConfig.ready); the core calls what is registered and imports no feature (import-linter contracts
+in pyproject.toml)."""
 
 from __future__ import annotations
 

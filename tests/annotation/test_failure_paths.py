@@ -445,6 +445,7 @@ class _LoopStopped(BaseException):
     """Ends the housekeeping loop from its sleep (an Exception would be caught and retried by the loop)."""
 
 
+@pytest.mark.django_db(transaction=True)  # the loop closes its connection each turn, as no test transaction allows
 def test_the_housekeeping_loop_does_each_registered_chore_at_its_own_pace(monkeypatch):
     from annotation.management.commands import expire_claims
     from annotation.services import extensions
