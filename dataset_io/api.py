@@ -13,11 +13,12 @@ from common.api_errors import ErrorSerializer, error_response
 from dataset_io.serializers import BackgroundImportSerializer, ImportSerializer
 from dataset_io.services import background, dataset_card, exporters
 from dataset_io.services.importers import ImportFileError, check_size, import_upload, label_map_pairs
+from dataset_io.services.records import FREE_TEXT_CHOICES
 
 FREE_TEXT_PARAMETER = OpenApiParameter(
     "free_text",
     str,
-    enum=["keep", "omit", "scrub"],
+    enum=list(FREE_TEXT_CHOICES),
     description="the text workers typed (reasons, explanations, written sentences): keep (default), omit, or "
     "scrub e-mail addresses and phone numbers from it",
 )

@@ -38,11 +38,8 @@ def import_upload(request, slug):
     except ImportFileError as exc:
         messages.error(request, f"Not imported: {exc.errors[0][2]}")
         return redirect("project_detail", slug=slug)
-    return redirect(f"{_preview_url(slug, token)}?format={form.cleaned_data['format']}")
-
-
-def _preview_url(slug, token):
-    return reverse("import_preview", kwargs={"slug": slug, "token": token})
+    preview_url = reverse("import_preview", kwargs={"slug": slug, "token": token})
+    return redirect(f"{preview_url}?format={form.cleaned_data['format']}")
 
 
 @login_required
