@@ -10,6 +10,7 @@ from rest_framework.response import Response
 
 from annotation.api import ProjectRoutes
 from common.api_errors import ErrorSerializer, error_response
+from dataset_io.formats import Names
 from dataset_io.serializers import BackgroundImportSerializer, ImportSerializer
 from dataset_io.services import background, dataset_card, exporters
 from dataset_io.services.importers import ImportFileError, check_size, import_upload, label_map_pairs
@@ -59,7 +60,7 @@ class DatasetViewSet(ProjectRoutes):
 
     @extend_schema(
         parameters=[
-            OpenApiParameter("as", str, enum=list(exporters.FORMATS), description="export format"),
+            OpenApiParameter("as", str, enum=Names(), description="export format"),
             OpenApiParameter(
                 "include_gold",
                 bool,

@@ -6,9 +6,11 @@ from dataset_io.services.importers import PURPOSES as IMPORT_PURPOSES
 
 
 class ImportSerializer(serializers.Serializer):
+    # DRF builds a serializer's fields anew for every instance, so IMPORT_FORMATS (the registry, read when asked)
+    # is read per request and in the OpenAPI schema: formats a feature app registers are offered too.
     file = UploadField()
     format = serializers.ChoiceField(
-        choices=list(IMPORT_FORMATS), help_text="one of the formats that fit the project's task type"
+        choices=IMPORT_FORMATS, help_text="one of the formats that fit the project's task type"
     )
     purpose = serializers.ChoiceField(
         choices=list(IMPORT_PURPOSES),

@@ -3,6 +3,8 @@ Adding a format means adding its module and naming it here (or, from a feature a
 AppConfig.ready, as the label-variation app does for its three); docs/formats.md is written from the registry's
 field docs (tests/design checks it is current)."""
 
+from collections.abc import Iterator, Sequence
+
 from dataset_io.formats import (
     annotations,
     atoms,
@@ -26,6 +28,31 @@ def register(fmt: Format) -> None:
 
 for module in (usnli, chaosnli, snli, dnli, atoms, jsonl, spreadsheet, annotations):
     register(module.FORMAT)
+
+
+class Names(Sequence[str]):
+    """The registered formats' names (with reads=True, those that import files) as a live view of the registry,
+    read each time it is asked: a choice list built when a module loads (an argparse option, a serializer
+    field, the OpenAPI schema) must still offer the formats a feature app registers later, in its
+    AppConfig.ready."""
+
+    def __init__(self, reads: bool = False):
+        self.reads = reads
+
+    def _names(self) -> list[str]:
+        return [name for name, fmt in FORMATS.items() if fmt.reads or not self.reads]
+
+    def __getitem__(self, index):
+        return self._names()[index]
+
+    def __len__(self) -> int:
+        return len(self._names())
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names())
+
+    def __repr__(self) -> str:
+        return repr(self._names())
 
 
 def get_format(name: str) -> Format:
@@ -76,4 +103,14 @@ def exportable(task, options: dict) -> list[str]:
     return [name for name, fmt in FORMATS.items() if fmt.exportable(task, options)]
 
 
-__all__ = ["FORMATS", "ExportOptions", "Format", "ReadContext", "exportable", "get_format", "importable", "register"]
+__all__ = [
+    "FORMATS",
+    "ExportOptions",
+    "Format",
+    "Names",
+    "ReadContext",
+    "exportable",
+    "get_format",
+    "importable",
+    "register",
+]

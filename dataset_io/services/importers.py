@@ -24,7 +24,7 @@ from django.db import transaction
 from annotation.models import Project
 from common.readers import RowError, csv_rows, json_lines
 from common.vocabulary import LabelError, label_mapping
-from dataset_io.formats import FORMATS, ReadContext, get_format
+from dataset_io.formats import FORMATS, Names, ReadContext, get_format
 from dataset_io.formats.base import AtomRow, ExampleRow, Skipped, oversized_text
 from dataset_io.formats.generic import FIELDS as GENERIC_FIELDS
 from dataset_io.formats.generic import full_mapping
@@ -48,8 +48,9 @@ from dataset_io.services.import_writing import (
 
 # What imported rows become: data to collect, hidden gold checks, or the project's qualification test.
 PURPOSES = ("data", "gold", "qualification")
-# The formats files are imported in (the registry's, less the export-only ones).
-IMPORT_FORMATS = tuple(name for name, fmt in FORMATS.items() if fmt.reads)
+# The formats files are imported in (the registry's, less the export-only ones), read when asked: this module
+# loads before a feature app registers its formats.
+IMPORT_FORMATS = Names(reads=True)
 PROGRESS_ROWS = 1000  # rows between two progress reports of a long import
 
 __all__ = [

@@ -9,12 +9,16 @@ import json
 from collections import Counter
 
 import pytest
+from django.core.management import call_command
+from django.test import Client
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from rest_framework.test import APIClient
 
 from annotation.models import Annotation, Project
 from common.vocabulary import LONG_NAMES, snli_gold_label
 from dataset_io.formats import FORMATS, ExportOptions
+from dataset_io.formats.base import STUDIO_KEY
 from dataset_io.services import exporters
 from dataset_io.services.importers import import_file, import_stream
 from dataset_io.services.validation import validate
@@ -442,3 +446,150 @@ def test_real_files_round_trip(shared_data, make_project, database, path, import
     project.refresh_from_db()
     again = assert_round_trip(project, fmt, make_project)
     assert again.examples.count() == project.examples.count() > 700
+
+
+# ---------------------------------------------------------------- through every entry: the command, the API, the page
+
+VARIERR = "varierr/varierr.json"
+LIVENLI = "livenli/livenli.csv"
+TAXONOMY = (
+    "nli-disagreement-taxonomy/taxonomy_round1_release.jsonl",
+    "nli-disagreement-taxonomy/taxonomy_round2_release.jsonl",
+)
+ENTRIES = ("command", "api", "page")
+# format -> (the task type of its studies, the real files its first study imports, with their format). The
+# core formats' studies import the first SLICE records of a real file (each was round-tripped whole above); the
+# label-variation app's, its three real files whole.
+SLICE = 200
+THROUGH_ENTRIES = {
+    "usnli": ("unli_slider", [("u-snli/dev.csv", "usnli")]),
+    "chaosnli": ("nli_label", [("chaosnli/chaosNLI_mnli_m.jsonl", "chaosnli")]),
+    "snli": ("nli_label", [("snli/partial_original_format/snli_1.0_dev.partial.jsonl", "snli")]),
+    "atoms": ("atom_validity", [("defeasible-nli/defeasible-snli/dev.jsonl", "dnli")]),
+    "jsonl": ("nli_label", [("u-snli/dev.csv", "usnli")]),
+    "csv": ("nli_label", [("u-snli/dev.csv", "usnli")]),
+    "varierr": ("nli_label", [(VARIERR, "varierr")]),
+    "livenli": ("label_explanation", [(LIVENLI, "livenli")]),
+    "taxonomy": ("nli_label", [(path, "taxonomy") for path in TAXONOMY]),
+}
+EVERYTHING_PARAMS = {"include_gold": "1", "include_unanswered": "1"}
+
+
+def test_every_format_is_covered_through_every_entry():
+    absent = LABEL_VARIATION - FORMATS.keys()  # the app's formats, where it is not installed
+    assert (THROUGH_ENTRIES.keys() | {"dnli", "annotations"}) - absent == FORMATS.keys()
+
+
+def sliced(path, tmp_path, records: int):
+    """The file's header (CSV) and its first `records` lines."""
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    head = 1 if path.suffix == ".csv" else 0
+    out = tmp_path / f"slice-{path.name}"
+    out.write_text("".join(lines[: head + records]), encoding="utf-8")
+    return out
+
+
+def first_study(fmt, shared_data, tmp_path, make_project):
+    task_type, files = THROUGH_ENTRIES[fmt]
+    project = make_project(task_type, slug="first")
+    for path, import_format in files:
+        whole = import_format in LABEL_VARIATION
+        import_file(
+            project, shared_data / path if whole else sliced(shared_data / path, tmp_path, SLICE), import_format
+        )
+    if project.task.per_atom:
+        lines = [{"example_id": e.key, "atoms": [f"{e.hypothesis} (atom)"]} for e in project.examples.all()]
+        import_stream(project, io.StringIO(jsonl_text(lines)), "atoms")
+    project.refresh_from_db()
+    return project
+
+
+def import_through(entry, project, path, fmt, author):
+    if entry == "command":
+        call_command("import_items", project.slug, str(path), "--format", fmt, "--json", stdout=io.StringIO())
+    elif entry == "api":
+        api = APIClient()
+        api.force_login(author)
+        with open(path, "rb") as upload:
+            answer = api.post(
+                f"/api/v1/projects/{project.slug}/import/", {"format": fmt, "file": upload}, format="multipart"
+            )
+        assert answer.status_code == 200, answer.json()
+    else:
+        client = Client()
+        client.force_login(author)
+        with open(path, "rb") as upload:
+            staged = client.post(f"/projects/{project.slug}/import/", {"format": fmt, "file": upload})
+        assert staged.status_code == 302 and "/import/" in staged["Location"], staged
+        done = client.post(staged["Location"], {"format": fmt, "purpose": "data", "confirm": "1"})
+        assert done.status_code == 302, done.content.decode()[-2000:]
+
+
+def export_through(entry, project, fmt, author, tmp_path) -> str:
+    if entry == "command":
+        out = tmp_path / f"export.{fmt}"
+        flags = ["--include-gold", "--include-unanswered"]
+        call_command(
+            "export_dataset", project.slug, "--format", fmt, "--output", str(out), *flags, stdout=io.StringIO()
+        )
+        said = io.StringIO()  # and the command line validates it
+        call_command("validate_dataset", str(out), "--format", fmt, "--json", stdout=said)
+        assert json.loads(said.getvalue())["valid"] is True
+        return out.read_text(encoding="utf-8")
+    client = APIClient() if entry == "api" else Client()
+    client.force_login(author)
+    where = f"/api/v1/projects/{project.slug}/export/" if entry == "api" else f"/projects/{project.slug}/export/{fmt}/"
+    answer = client.get(where, {**EVERYTHING_PARAMS, **({"as": fmt} if entry == "api" else {})})
+    assert answer.status_code == 200
+    return b"".join(answer.streaming_content).decode()
+
+
+def numbered_items(text: str, fmt: str) -> list:
+    """An export's records (JSON Lines: as text, keys in their order; CSV: cells), the study's item ids numbered
+    in order of appearance: what two studies holding the same rows write differently."""
+    numbers: dict[str, int] = {}
+    if FORMATS[fmt].extension == "csv":
+        header, *rows = csv.reader(io.StringIO(text))
+        at = header.index("item")
+        return [header] + [[*row[:at], numbers.setdefault(row[at], len(numbers)), *row[at + 1 :]] for row in rows]
+
+    def renumber(value):  # an atom's item is named in the atom's own STUDIO_KEY object
+        if isinstance(value, dict):
+            if "item" in value.get(STUDIO_KEY, {}):
+                value[STUDIO_KEY]["item"] = numbers.setdefault(str(value[STUDIO_KEY]["item"]), len(numbers))
+            for inner in value.values():
+                renumber(inner)
+        elif isinstance(value, list):
+            for inner in value:
+                renumber(inner)
+        return value
+
+    return [json.dumps(renumber(json.loads(line)), ensure_ascii=False) for line in text.splitlines()]
+
+
+@pytest.mark.parametrize("entry", ENTRIES)
+@pytest.mark.parametrize("fmt", [case(fmt) for fmt in THROUGH_ENTRIES])
+def test_every_format_imports_and_exports_the_same_through_every_entry(
+    shared_data, make_project, author, tmp_path, entry, fmt
+):
+    text = exported(first_study(fmt, shared_data, tmp_path, make_project), fmt)
+    path = tmp_path / f"exported.{FORMATS[fmt].extension}"
+    path.write_text(text, encoding="utf-8")
+    again = make_project(THROUGH_ENTRIES[fmt][0], slug="again")
+    import_through(entry, again, path, fmt, author)
+    assert numbered_items(export_through(entry, again, fmt, author, tmp_path), fmt) == numbered_items(text, fmt)
+
+
+@pytest.mark.parametrize("entry", ENTRIES)
+def test_the_one_way_formats_through_every_entry(shared_data, make_project, author, tmp_path, entry):
+    """delta-NLI is imported but exported only by writing studies, as what their workers wrote: its real file
+    imports through every entry as through the importer. The annotations file is only exported."""
+    path = sliced(shared_data / "defeasible-nli/defeasible-snli/dev.jsonl", tmp_path, SLICE)
+    direct = make_project("defeasible_atom", slug="direct")
+    import_file(direct, path, "dnli")
+    through = make_project("defeasible_atom", slug="through")
+    import_through(entry, through, path, "dnli", author)
+    assert study_state(through) == study_state(direct) and direct.examples.count() > SLICE * 0.9
+
+    voted = first_study("chaosnli", shared_data, tmp_path, make_project)
+    assert export_through(entry, voted, "annotations", author, tmp_path) == exported(voted, "annotations") != ""

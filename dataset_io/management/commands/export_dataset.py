@@ -7,7 +7,7 @@ import time
 from tqdm import tqdm
 
 from annotation.management.project_command import ProjectCommand
-from dataset_io.formats import FORMATS, ExportOptions
+from dataset_io.formats import ExportOptions, Names
 from dataset_io.services import hub
 from dataset_io.services.dataset_card import card_details
 from dataset_io.services.exporters import record_export, write_export
@@ -21,7 +21,7 @@ class Command(ProjectCommand):
     )
 
     def add_project_arguments(self, parser):
-        parser.add_argument("--format", choices=list(FORMATS), help="the format (not with --bundle)")
+        parser.add_argument("--format", choices=Names(), help="the format (not with --bundle)")
         parser.add_argument("--bundle", action="store_true", help="write the dataset bundle (a zip) instead")
         parser.add_argument("--output", required=True)
         parser.add_argument(

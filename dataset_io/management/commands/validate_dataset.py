@@ -2,7 +2,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from dataset_io.formats import FORMATS
+from dataset_io.formats import Names
 from dataset_io.services.validation import validate_file
 
 SHOWN_ERRORS = 50
@@ -18,7 +18,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("file")
-        parser.add_argument("--format", required=True, choices=list(FORMATS))
+        parser.add_argument("--format", required=True, choices=Names())
         parser.add_argument("--json", action="store_true", help="print one JSON object")
 
     def handle(self, *args, **opts):
