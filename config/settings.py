@@ -17,6 +17,8 @@ NLI_STUDIO_HOST_NAME  this host's name on the job and models pages (default: the
 NLI_STUDIO_WORDNET WordNet dict folder for the antonym pipeline; default var/wordnet/dict
 AWS_STORAGE_BUCKET_NAME (+ AWS_S3_ENDPOINT_URL, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_S3_REGION_NAME)
                  kept files in an S3-compatible bucket instead of under NLI_STUDIO_VAR (several hosts)
+LOG_FORMAT (text | json), LOG_REQUESTS, METRICS_ALLOWED_ADDRESSES, READYZ_STORAGE_TIMEOUT  logs, /metrics and
+                 /readyz (operations/, docs/deploying.md "Operations")
 """
 
 import os
@@ -90,6 +92,7 @@ INSTALLED_APPS = [
     "recruitment",
     "evaluation",
     "models_backend",
+    "operations",
 ]
 # Feature apps plug into the core (docs/architecture.md): a deployment may leave one out.
 FEATURE_APPS = ("label_variation",)
@@ -106,6 +109,8 @@ if sys.argv[1:2] == ["runserver"]:
     INSTALLED_APPS.insert(0, "daphne")
 
 MIDDLEWARE = [
+    # First: every request is counted and logged, redirects and refusals of the middleware below included.
+    "operations.middleware.RequestMetricsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -358,19 +363,45 @@ SPECTACULAR_SETTINGS = {
     },
 }
 
+# LOG_FORMAT=json: every line one JSON object (time, level, logger, message and the record's extra fields).
+LOG_FORMAT = env_str("LOG_FORMAT", "text")
+if LOG_FORMAT not in ("text", "json"):
+    raise ImproperlyConfigured(f"LOG_FORMAT must be text or json, not {LOG_FORMAT!r}")
+# One line per request (nli.requests) and per job state change (nli.jobs): on with JSON logs, or when asked.
+LOG_REQUESTS = env_bool("LOG_REQUESTS", LOG_FORMAT == "json")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "formatters": {
+        "json": {
+            "()": "pythonjsonlogger.json.JsonFormatter",
+            "fmt": "{levelname}{name}{message}",
+            "style": "{",
+            "timestamp": "time",
+            "rename_fields": {"levelname": "level", "name": "logger"},
+        }
+    },
+    "handlers": {
+        "console": {"class": "logging.StreamHandler", **({"formatter": "json"} if LOG_FORMAT == "json" else {})}
+    },
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "WARNING")},
-    # botocore's DEBUG lines print each signed request's headers, the MTurk access key ID among them.
-    "loggers": {"botocore": {"level": "INFO"}},
+    "loggers": {
+        # botocore's DEBUG lines print each signed request's headers, the MTurk access key ID among them.
+        "botocore": {"level": "INFO"},
+        **({"nli.requests": {"level": "INFO"}, "nli.jobs": {"level": "INFO"}} if LOG_REQUESTS else {}),
+    },
 }
+# /metrics answers loopback and these addresses or networks (comma-separated, e.g. 10.0.0.5,10.1.0.0/16).
+METRICS_ALLOWED_ADDRESSES = env_list("METRICS_ALLOWED_ADDRESSES")
+# /readyz waits this long for the storage's write-and-read-back probe before it says "timed out".
+READYZ_STORAGE_TIMEOUT = float(env_str("READYZ_STORAGE_TIMEOUT", "5"))
 
 # Security and deployment
 # Behind a TLS-terminating reverse proxy (docs/deploying.md lists the production environment). Every
 # variable is named like the setting it sets; set but empty counts as unset.
 SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", False)
+# A load balancer's and Prometheus's plain-HTTP probes reach the app directly, not through the TLS proxy.
+SECURE_REDIRECT_EXEMPT = [r"^(healthz|readyz|metrics)$"]
 SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", False)
 SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)

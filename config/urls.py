@@ -10,6 +10,8 @@ urlpatterns = [
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
+    # /healthz, /readyz and /metrics for load balancers, orchestrators and Prometheus (no login).
+    path("", include("operations.urls")),
     # The API is versioned under /api/v1/; the unversioned paths stay as aliases of the same views.
     *[
         route

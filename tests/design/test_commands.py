@@ -6,7 +6,7 @@ import io
 import pytest
 from django.core.management import get_commands, load_command_class
 
-OUR_APPS = ("annotation", "evaluation", "jobs", "models_backend", "recruitment", "common")
+OUR_APPS = ("annotation", "evaluation", "jobs", "models_backend", "recruitment", "common", "operations")
 COMMANDS = sorted((name, app) for name, app in get_commands().items() if app in OUR_APPS)
 
 

@@ -17,6 +17,7 @@ PRODUCT_PACKAGES = (
     "recruitment",
     "evaluation",
     "models_backend",
+    "operations",
 )
 MOST_MODULES_SIDE_BY_SIDE = 20
 

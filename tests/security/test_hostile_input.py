@@ -9,10 +9,11 @@ import sys
 import pytest
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
+from django.utils import timezone
 
 from annotation.models import Assignment, Item
 from annotation.services import assignments
-from jobs.models import Job
+from jobs.models import Job, WorkerHeartbeat
 from tests.conftest import redis_url
 
 NESTED = b"[" * 100_000 + b"]" * 100_000
@@ -57,6 +58,10 @@ def world(make_project, import_rows, author, worker, make_user):
     import_rows(project, [{"premise": f"P{n}", "hypothesis": f"H{n}", "label": "entailment"} for n in range(4)])
     assignment = assignments.claim_page(project, worker)
     job = Job.objects.create(kind="export", created_by=author, project=project)
+    # A live task worker: /readyz answers 200, so any 5xx from it would be the hostile input's doing.
+    WorkerHeartbeat.objects.create(
+        name="w", host="h", pid=1, queues=["*"], backend="database", started_at=timezone.now(), seen_at=timezone.now()
+    )
     item = Item.objects.filter(project=project).first()
     values = {
         "slug": project.slug,

@@ -124,6 +124,11 @@ PAGES = [
     ("admin:index", "get", "/admin/", row(302, 302, 302, 302, 302, 200)),
     ("audit_log", "get", "/audit/?action=export", row(LOGIN, 403, 403, 403, 403, 200)),
     ("login", "get", "/accounts/login/", row(200, 200, 200, 200, 200, 200)),
+    # Operations: no login. Not ready here: no task worker is alive; /metrics answers the loopback test client.
+    ("operations:healthz", "get", "/healthz", row(200, 200, 200, 200, 200, 200)),
+    ("operations:healthz", "post", "/healthz", row(405, 405, 405, 405, 405, 405)),
+    ("operations:readyz", "get", "/readyz", row(503, 503, 503, 503, 503, 503)),
+    ("operations:metrics", "get", "/metrics", row(200, 200, 200, 200, 200, 200)),
     # A study's Prolific side: its manager only; without a link each action comes back with the reason.
     ("recruitment:prolific", "get", "/recruitment/projects/{slug}/prolific/", MANAGE_PAGE),
     *[
