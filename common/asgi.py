@@ -13,7 +13,9 @@ body, signals, disconnects, streaming) and changes three things:
 - at most `slots` requests run the chain at once in a process; the others wait their turn in the event
   loop. With 64 clients on two processes, 30-odd threads per process otherwise took turns on the
   interpreter lock and a claim + submit cost more CPU. Reading the request body and sending the response
-  (a streamed export, a slow client) hold no slot.
+  (a streamed export, a slow client) hold no slot, and nor does opening a stored file for download: a
+  response with `open_off_turn()` (jobs.files.StoredFileResponse) is opened after the turn is given back,
+  so downloads waiting on a hung bucket cannot keep claims and submits from their turn.
 
 And one about bodies: a request may send at most ANONYMOUS_MAX_BODY_BYTES unless its credentials check
 out (`credentials_check_out`, given by config/asgi.py: a token or session cookie of an active user, looked up
@@ -45,6 +47,7 @@ from django.core.handlers.base import BaseHandler
 from django.http.cookie import parse_cookie
 
 from common.api_errors import CODE_BY_STATUS
+from common.middleware import OFF_TURN_HERE
 
 IDLE_THREADS_KEPT = 64  # after a burst, threads beyond these are ended, not kept for ever
 MULTIPART_OVERHEAD = 2**20  # an upload's form fields and boundaries beside the file
@@ -96,8 +99,13 @@ class BoundedASGIHandler(ASGIHandler):
         turns = self._turns.get(loop)
         if turns is None:
             turns = self._turns[loop] = asyncio.Semaphore(self.slots)
+        setattr(request, OFF_TURN_HERE, True)
         async with turns:
-            return await sync_to_async(self.get_response)(request)
+            response = await sync_to_async(self.get_response)(request)
+        opener = getattr(response, "open_off_turn", None)
+        if opener is not None:  # waits on the storage, not the database: after the turn is given back
+            response = await sync_to_async(opener)()
+        return response
 
 
 def _header(scope, name: bytes) -> str | None:

@@ -8,12 +8,16 @@ from django.conf import settings
 from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
 from django.db import DatabaseError, InterfaceError, OperationalError, connections
 from django.http import JsonResponse
+from django.shortcuts import render
 
 from common.api_errors import CODE_BY_STATUS
+from common.errors import ServiceUnavailable
 
 logger = logging.getLogger(__name__)
 
 RETRY_MARK = "_nli_retry_after_dropped_connection"
+# Set on a request whose response's open_off_turn() the web server calls itself (common/asgi.py).
+OFF_TURN_HERE = "_nli_open_off_turn_in_handler"
 
 
 def is_api(request) -> bool:
@@ -73,6 +77,41 @@ class DatabaseRetryMiddleware:
             return None  # not a dropped connection, or the retry failed too: the error stands
         setattr(request, RETRY_MARK, True)
         return JsonResponse({"detail": "retrying", "code": "retry"}, status=503)  # replaced by the retry
+
+
+class OffTurnResponseMiddleware:
+    """Opens a response that waits on something other than the database (a stored file's download:
+    `open_off_turn()`) where the web server does not: the test client, a WSGI server. common/asgi.py opens it
+    itself, once the request has given back its turn."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        response = self.get_response(request)
+        opener = getattr(response, "open_off_turn", None)
+        if opener is not None and not getattr(request, OFF_TURN_HERE, False):
+            return opener()
+        return response
+
+
+class ServiceUnavailableMiddleware:
+    """A service the request needed (the storage, a queue) that is down answers 503 with its message, which
+    names the service: the API's error shape on the API, a short page elsewhere; never a bare 500."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        return self.get_response(request)
+
+    def process_exception(self, request, exception):
+        if not isinstance(exception, ServiceUnavailable):
+            return None
+        logger.warning("%s %s: %s", request.method, request.path, exception)
+        if is_api(request):
+            return JsonResponse({"detail": str(exception), "code": CODE_BY_STATUS[503]}, status=503)
+        return render(request, "503.html", {"detail": str(exception)}, status=503)
 
 
 class ApiJsonErrorMiddleware:

@@ -27,6 +27,7 @@ import sys
 from pathlib import Path
 
 import dj_database_url
+from botocore.config import Config as BotocoreConfig
 from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -111,6 +112,7 @@ if sys.argv[1:2] == ["runserver"]:
 MIDDLEWARE = [
     # First: every request is counted and logged, redirects and refusals of the middleware below included.
     "operations.middleware.RequestMetricsMiddleware",
+    "common.middleware.OffTurnResponseMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -212,7 +214,28 @@ TASKS = {
 }
 if TASKS_BACKEND == "rq":
     INSTALLED_APPS.append("django_rq")
-    RQ_QUEUES = {name: {"URL": REDIS_URL} for name in ("default", "gpu")}
+    # Every job is enqueued with its own limit (jobs/rq_backend.py); this default only applies to what else
+    # might be put on these queues. RQ's own is 180 s.
+    RQ_QUEUES = {
+        name: {"URL": REDIS_URL, "DEFAULT_TIMEOUT": env_int("RQ_DEFAULT_TIMEOUT", 180)} for name in ("default", "gpu")
+    }
+    TASKS["default"]["BACKEND"] = "jobs.rq_backend.RQBackend"
+# ---------------------------------------------------------------------------- Jobs
+# How long a job may run, per kind, over the kind's own limit (jobs/kinds.py): "train_unli=86400,bundle=14400".
+JOB_TIME_LIMITS: dict[str, float] = {}
+for _entry in env_list("JOB_TIME_LIMITS"):
+    _kind, _, _seconds = _entry.partition("=")
+    try:
+        JOB_TIME_LIMITS[_kind.strip()] = float(_seconds)
+    except ValueError:
+        raise RuntimeError(f"JOB_TIME_LIMITS: {_entry!r} is not KIND=SECONDS (e.g. train_unli=86400)") from None
+# Runs a job may have when a transient fault (its worker died, its database connection dropped) ends one and its
+# kind is safe to repeat.
+JOB_MAX_ATTEMPTS = env_int("JOB_MAX_ATTEMPTS", 3)
+# A queued job whose message the queue no longer holds (a Redis restart without persistence, a flush) is sent
+# again once it has waited this long (by every worker's heartbeat and the expiry loop).
+JOB_REQUEUE_AFTER_SECONDS = env_int("JOB_REQUEUE_AFTER_SECONDS", 15)
+# ---------------------------------------------------------------------------- end of Jobs
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator", "OPTIONS": {"min_length": 8}},
@@ -250,6 +273,19 @@ if AWS_STORAGE_BUCKET_NAME:
     AWS_DEFAULT_ACL = None  # the bucket's own policy; objects are never public
     AWS_QUERYSTRING_EXPIRE = 300  # a pre-signed URL, where one is made, lives five minutes
     AWS_S3_MAX_MEMORY_SIZE = 1024 * 1024  # a file opened through the storage spills to disk past 1 MiB
+    # Every call to the bucket is bounded: an attempt waits at most the connect timeout, then, on a bucket that
+    # takes the connection and never answers, about twice the read timeout (measured: 4.0 s with 2 s); botocore
+    # makes STORAGE_MAX_ATTEMPTS attempts in all. The web host then answers 503 naming the storage
+    # (docs/deploying.md, "Storage timeouts").
+    STORAGE_CONNECT_TIMEOUT = float(env_str("STORAGE_CONNECT_TIMEOUT", "5"))
+    STORAGE_READ_TIMEOUT = float(env_str("STORAGE_READ_TIMEOUT", "20"))
+    STORAGE_MAX_ATTEMPTS = env_int("STORAGE_MAX_ATTEMPTS", 3)
+    AWS_S3_CLIENT_CONFIG = BotocoreConfig(
+        connect_timeout=STORAGE_CONNECT_TIMEOUT,
+        read_timeout=STORAGE_READ_TIMEOUT,
+        retries={"max_attempts": STORAGE_MAX_ATTEMPTS, "mode": "standard"},
+        s3={"addressing_style": env_str("AWS_S3_ADDRESSING_STYLE") or None},  # what django-storages would set
+    )
 else:
     DEFAULT_STORAGE = {"BACKEND": "django.core.files.storage.FileSystemStorage"}
 # Work in progress (a job's local copies of its inputs, what it is writing, downloaded checkpoints) stays on the
@@ -421,6 +457,10 @@ MIDDLEWARE.insert(
 )
 MIDDLEWARE.insert(
     MIDDLEWARE.index("common.middleware.ApiJsonErrorMiddleware") + 1, "common.middleware.DatabaseRetryMiddleware"
+)
+# After the two above: its process_exception runs before theirs (Django calls them from the last up).
+MIDDLEWARE.insert(
+    MIDDLEWARE.index("common.middleware.DatabaseRetryMiddleware") + 1, "common.middleware.ServiceUnavailableMiddleware"
 )
 MIDDLEWARE.insert(
     MIDDLEWARE.index("django.middleware.clickjacking.XFrameOptionsMiddleware") + 1,

@@ -12,7 +12,7 @@ from pathlib import Path
 from common.readers import RowError
 from common.schema import Schema, Setting, SettingError
 from core import roles
-from jobs.kinds import JobKind, register
+from jobs.kinds import HOUR, JobKind, register
 from jobs.models import Job
 from jobs.services import JobError, start_job
 
@@ -249,6 +249,8 @@ register(
         group="evaluation",
         describe_job=lambda job: f"Evaluation: {job.params.get('suite')}",
         present=_present,
+        time_limit=4 * HOUR,
+        repeatable=True,
     )
 )
 

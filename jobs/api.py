@@ -55,6 +55,8 @@ class JobSerializer(serializers.ModelSerializer):
             "output_url",
             "queue",
             "worker",
+            "time_limit",
+            "attempts",
             "waiting_reason",
         ]
         read_only_fields = fields
@@ -82,6 +84,7 @@ class JobViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
         responses={
             (200, "application/octet-stream"): OpenApiTypes.BINARY,
             404: OpenApiResponse(description="no output"),
+            503: OpenApiResponse(description="the storage is down or does not answer in time (named in detail)"),
         },
     )
     @action(detail=True, methods=["get"])
@@ -90,7 +93,7 @@ class JobViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
         job = self.get_object()
         if job.status != Job.Status.DONE or not job.output:
             raise NotFound("this job has no output file")
-        return files.download_response(job.output, _download_name(job))
+        return files.download_response(job.output, _download_name(job), api=True)
 
     @extend_schema(request=None, responses={200: JobSerializer})
     @action(detail=True, methods=["post"])

@@ -19,14 +19,23 @@ from pathlib import Path
 from django.conf import settings
 from django.core.files import File
 from django.core.files.storage import default_storage
+from django.db import close_old_connections, connections
+from django.http import HttpResponse, JsonResponse, StreamingHttpResponse
+from django.http.response import HttpResponseBase
+from django.utils.html import escape
+from django.utils.http import content_disposition_header
 from storages.utils import clean_name, safe_join
+
+from common.api_errors import CODE_BY_STATUS
+from common.errors import ServiceUnavailable
 
 CHUNK = 1 << 20
 
 
-class StorageError(OSError):
+class StorageError(OSError, ServiceUnavailable):
     """The storage could not be read or written (a bucket that does not exist, credentials it refuses, an
-    outage); the message names the storage, never a traceback."""
+    outage, a bucket that does not answer within its timeouts); the message names the storage, never a
+    traceback. Unhandled in a request, it answers 503 with that message (common.middleware)."""
 
 
 class _Finished(File):
@@ -104,28 +113,10 @@ def save_chunks(key: str, chunks: Iterable[bytes]) -> tuple[int, str]:
 
 def read_chunks(key: str, chunk_size: int = CHUNK) -> Iterator[bytes]:
     """The file's bytes in chunks, streamed from the storage (a bucket's object body is never read whole)."""
-    bucket = getattr(default_storage, "bucket", None)
+    _size, chunks = open_chunks(key, chunk_size)
     try:
-        if bucket is not None:
-            # The object's key as the storage names it (its location prefix), with django-storages' own helpers.
-            body = bucket.Object(safe_join(default_storage.location, clean_name(key))).get()["Body"]
-            yield from body.iter_chunks(chunk_size)
-            return
-        with default_storage.open(key, "rb") as handle:
-            while chunk := handle.read(chunk_size):
-                yield chunk
-    except FileNotFoundError:
-        raise
-    except Exception as error:
-        if _reason(error).startswith(("NoSuchKey", "404")):
-            raise FileNotFoundError(key) from error
-        raise _storage_failure("read", key, error) from error
-
-
-def size(key: str) -> int:
-    try:
-        return default_storage.size(key)
-    except Exception as error:
+        yield from chunks
+    except Exception as error:  # the bucket went away mid-stream
         raise _storage_failure("read", key, error) from error
 
 
@@ -188,21 +179,69 @@ def check_storage() -> str | None:
     return None if content == b"ok" else f"the storage ({describe_storage()}) gave back other bytes than written"
 
 
-def download_response(key: str, filename: str):
-    """The file as a streamed attachment served by this host (memory stays flat whatever its size)."""
-    from django.http import Http404, StreamingHttpResponse
-    from django.utils.http import content_disposition_header
+class StoredFileResponse(StreamingHttpResponse):
+    """A stored file as a streamed attachment served by this host (memory stays flat whatever its size).
 
+    Its view only checks who may have it; the storage is asked for the file by `open_off_turn()`, which the web
+    server calls once the request has given back its turn and its database connection (common/asgi.py;
+    common.middleware.OffTurnResponseMiddleware elsewhere). So downloads waiting on a slow or hung bucket hold
+    neither from the claims and submits beside them, and one that fails answers 503 naming the storage."""
+
+    def __init__(self, key: str, filename: str, *, api: bool):
+        super().__init__(content_type="application/octet-stream")
+        self.key, self.api = key, api
+        self["Content-Disposition"] = content_disposition_header(True, filename)
+
+    def open_off_turn(self) -> HttpResponseBase:
+        """Open the file in the storage; this response ready to stream, or the error response to send instead."""
+        close_old_connections()  # hand this request's database connection back before waiting on the storage
+        connections.close_all()
+        try:
+            length, chunks = open_chunks(self.key)
+        except FileNotFoundError:
+            return refusal(404, "this file is no longer kept", api=self.api)
+        except StorageError as error:
+            return refusal(503, str(error), api=self.api)
+        self.streaming_content = chunks
+        self["Content-Length"] = str(length)
+        return self
+
+
+def refusal(status: int, detail: str, *, api: bool) -> HttpResponseBase:
+    """The app's one error shape on the API ({"detail", "code"}), a short page elsewhere."""
+    if api:
+        return JsonResponse({"detail": detail, "code": CODE_BY_STATUS.get(status, "error")}, status=status)
+    return HttpResponse(
+        f"<!doctype html><title>{status}</title><p>{escape(detail)}</p>", status=status, content_type="text/html"
+    )
+
+
+def download_response(key: str, filename: str, *, api: bool = False) -> StoredFileResponse:
+    return StoredFileResponse(key, filename, api=api)
+
+
+def open_chunks(key: str, chunk_size: int = CHUNK) -> tuple[int, Iterator[bytes]]:
+    """The file's size and its bytes in chunks, with one call to the storage before the first chunk (a bucket's
+    GET, whose answer carries the size): FileNotFoundError or StorageError are raised here, not mid-stream."""
+    bucket = getattr(default_storage, "bucket", None)
     try:
-        length = size(key)
-    except StorageError:
-        if not exists(key):
-            raise Http404("this file is no longer kept") from None
+        if bucket is not None:
+            response = bucket.Object(safe_join(default_storage.location, clean_name(key))).get()
+            return response["ContentLength"], response["Body"].iter_chunks(chunk_size)
+        handle = default_storage.open(key, "rb")
+    except FileNotFoundError:
         raise
-    response = StreamingHttpResponse(read_chunks(key), content_type="application/octet-stream")
-    response["Content-Length"] = str(length)
-    response["Content-Disposition"] = content_disposition_header(True, filename)
-    return response
+    except Exception as error:
+        if _reason(error).startswith(("NoSuchKey", "404")):
+            raise FileNotFoundError(key) from error
+        raise _storage_failure("read", key, error) from error
+    return default_storage.size(key), _chunks_of(handle, chunk_size)
+
+
+def _chunks_of(handle, chunk_size: int) -> Iterator[bytes]:
+    with handle:
+        while chunk := handle.read(chunk_size):
+            yield chunk
 
 
 def sha256_of(path: Path) -> str:

@@ -41,6 +41,14 @@ class Job(models.Model):
     # on different hosts.
     log = models.TextField(blank=True, default="")
     queue = models.CharField(max_length=20, default="default")
+    # Seconds it may run (its kind's limit or JOB_TIME_LIMITS'), fixed when it is started.
+    time_limit = models.PositiveIntegerField(null=True, blank=True)
+    # Runs started: more than one when a transient fault ended one and the kind is safe to repeat.
+    attempts = models.PositiveSmallIntegerField(default=0)
+    # The queue message that carries it (the task backend's id), and when that message was sent or last found
+    # in the queue: a queued job whose message the queue lost is sent again (jobs/durability.py).
+    message_id = models.CharField(max_length=64, blank=True, default="")
+    message_seen_at = models.DateTimeField(null=True, blank=True)
     # Which task worker runs it (a WorkerHeartbeat's name) and the process doing the work, so that a job whose
     # worker died is marked failed (jobs/workers.py).
     worker = models.CharField(max_length=200, blank=True, default="")

@@ -1,9 +1,9 @@
 """Start, follow and cancel jobs. Every background run goes through here, whatever its kind.
 
-start_job   store the job and copies of its input files (with sizes and sha256) in the default storage, then
-            queue it for a task worker (jobs/tasks.py, which runs it with jobs/running.py) or run it here and
-            now with background=False, as the command line does with --save
-cancel      a queued job never starts; a running one stops at its next progress step
+start_job   store the job, with its time limit, and copies of its input files (with sizes and sha256) in the
+            default storage, then queue it for a task worker (jobs/durability.py sends it; jobs/running.py runs
+            it) or run it here and now with background=False, as the command line does with --save
+cancel      a queued job is cancelled at once and never starts; a running one stops at its next progress step
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from pathlib import Path
 from django.utils import timezone
 from django.utils.text import get_valid_filename
 
-from jobs import files, running, tasks
-from jobs.kinds import JobError, get_kind
+from jobs import durability, files, running, workers
+from jobs.kinds import JobError, check_queue, check_time_limit, get_kind, time_limit_of
 from jobs.models import Job
 
 __all__ = ["JobError", "cancel", "remove_stale_files", "start_job", "store_input"]
@@ -29,10 +29,19 @@ def start_job(
     inputs: dict | None = None,
     queue: str = "default",
     background: bool = True,
+    time_limit: int | None = None,
 ) -> Job:
     """Store a job and queue it. inputs: role -> a path on disk or an uploaded file (anything with `.name`
-    and `.chunks()`); each is copied into the job's folder, so the job can be checked and run again later."""
-    get_kind(kind)
+    and `.chunks()`); each is copied into the job's folder, so the job can be checked and run again later.
+    time_limit: seconds, instead of the kind's limit (JOB_TIME_LIMITS or its own)."""
+    try:
+        get_kind(kind)
+    except ValueError as error:
+        raise JobError(str(error)) from None
+    check_queue(queue)
+    if time_limit is not None:
+        check_time_limit(time_limit, "time_limit")
+    limit = int(time_limit) if time_limit is not None else time_limit_of(kind)
     for role, source in (inputs or {}).items():
         if not hasattr(source, "chunks") and not Path(source).is_file():
             raise JobError(f"{source}: no such file ({role})")
@@ -40,21 +49,23 @@ def start_job(
         kind=kind,
         params=params,
         queue=queue,
+        time_limit=limit,
         project=project,
         created_by=user if user is not None and user.is_authenticated else None,
     )
     # Copied outside a transaction: a large upload must not hold the database's write lock.
     try:
         job.inputs = [store_input(job, role, source) for role, source in (inputs or {}).items()]
-    except files.StorageError as error:
+    except files.StorageError as error:  # a 503 where it reaches a request: the storage, not the input
         job.delete()
-        raise JobError(f"the job was not started: {error}") from None
+        raise files.StorageError(f"the job was not started: {error}") from None
     except BaseException:
         job.delete()  # also removes the partial copies
         raise
     job.save(update_fields=["inputs"])
+    workers.log_state(job, Job.Status.QUEUED)
     if background:
-        tasks.run_job.using(queue_name=queue).enqueue(job.pk)
+        durability.send(job)
     else:
         running.execute(job.pk)
     job.refresh_from_db()
@@ -93,8 +104,15 @@ def remove_stale_files(max_age_days: float, now=None) -> int:
 
 
 def cancel(job: Job) -> Job:
-    """Ask a job to stop: a queued job will not start, a running one stops at its next progress step."""
-    if not job.finished:
-        Job.objects.filter(pk=job.pk).update(cancel_requested=True)
-        job.refresh_from_db()
+    """Stop a job: a queued one is cancelled at once (whether or not its queue still holds its message; a worker
+    that takes the message later finds nothing to run), a running one stops at its next progress step (or is
+    stopped by its worker two beats later)."""
+    if Job.objects.filter(pk=job.pk, status=Job.Status.QUEUED).update(
+        status=Job.Status.CANCELLED, cancel_requested=True, finished_at=timezone.now()
+    ):
+        job.write_log("cancelled before it started")
+        workers.log_state(job, Job.Status.CANCELLED)
+    elif not job.finished:
+        Job.objects.filter(pk=job.pk, status=Job.Status.RUNNING).update(cancel_requested=True)
+    job.refresh_from_db()
     return job

@@ -5,7 +5,9 @@ From those rows:
 - a running job whose worker stopped beating (killed, host lost) is marked failed within DEAD_AFTER seconds
   plus one beat of any live worker or one look at the job (documented in docs/deploying.md);
 - a job whose own process died while its worker lives (RQ runs each job in a forked process) is marked failed
-  at the worker's next beat, and a cancelled job that does not reach its next progress step is stopped.
+  at the worker's next beat, and a cancelled job that does not reach its next progress step is stopped;
+- a job ended by such a transient fault goes back to its queue instead when its kind is safe to repeat
+  (end_after_fault), up to JOB_MAX_ATTEMPTS runs.
 """
 
 from __future__ import annotations
@@ -22,15 +24,19 @@ from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 
+from jobs.kinds import KINDS
 from jobs.models import Job, WorkerHeartbeat
 
 logger = logging.getLogger(__name__)
+jobs_logger = logging.getLogger("nli.jobs")
 BEAT_SECONDS = 5
 DEAD_AFTER = timedelta(seconds=30)
 CANCEL_GRACE_BEATS = 2  # beats a cancelled job has to reach its next progress step before it is killed
 
-# The worker this process belongs to (set by run_worker; inherited by the processes RQ forks for each job).
+# The worker this process belongs to, and its process id (set by run_worker; inherited by the processes RQ forks
+# for each job, which so know they are not the worker itself).
 current_worker = ""
+worker_pid: int | None = None
 _on_start: list[Callable[[], None]] = []
 
 
@@ -68,7 +74,9 @@ def reap_dead(now=None) -> int:
     orphans = Job.objects.filter(status=Job.Status.RUNNING).exclude(worker="").exclude(worker__in=list(live_names))
     failed = 0
     for job in orphans:
-        failed += _fail(job, f"its task worker ({job.worker}) stopped: no sign of life for {DEAD_AFTER.seconds} s")
+        failed += end_after_fault(
+            job, f"its task worker ({job.worker}) stopped: no sign of life for {DEAD_AFTER.seconds} s"
+        )
     if dead_names:
         WorkerHeartbeat.objects.filter(name__in=dead_names, seen_at__lt=now - DEAD_AFTER).delete()
     return failed
@@ -86,14 +94,72 @@ def reap_dead_when_looked_at() -> None:
         reap_dead()
 
 
-def _fail(job: Job, reason: str) -> int:
-    changed = Job.objects.filter(pk=job.pk, status=Job.Status.RUNNING, worker=job.worker).update(
-        status=Job.Status.FAILED, error=reason, finished_at=timezone.now()
-    )
+def end_after_fault(job: Job, reason: str) -> int:
+    """End a running job that a fault outside it stopped (its worker or process died, its database connection
+    dropped): back to its queue when its kind is safe to repeat and it has runs left, else failed with the
+    reason. Only while the same worker still holds it; 1 if this call ended it."""
+    kind = KINDS.get(job.kind)
+    held = Job.objects.filter(pk=job.pk, status=Job.Status.RUNNING, worker=job.worker)
+    if kind is not None and kind.repeatable and job.attempts < settings.JOB_MAX_ATTEMPTS:
+        # No message is sent from here: jobs/durability.py sends one for a queued job whose message is gone.
+        changed = held.update(
+            status=Job.Status.QUEUED, worker="", runner_pid=None, done=0, message_id="", message_seen_at=None
+        )
+        if changed:
+            job.write_log(
+                f"back to queue {job.queue} for run {job.attempts + 1} of {settings.JOB_MAX_ATTEMPTS}: {reason}"
+            )
+            log_state(job, Job.Status.QUEUED, reason)
+        return changed
+    return fail(job, reason, held)
+
+
+def fail(job: Job, reason: str, held=None) -> int:
+    """Mark a running job failed with the reason (only while it is running, and held by `held`'s worker)."""
+    held = held if held is not None else Job.objects.filter(pk=job.pk, status=Job.Status.RUNNING)
+    changed = held.update(status=Job.Status.FAILED, error=reason, finished_at=timezone.now())
     if changed:
         job.write_log(f"failed: {reason}")
-        logger.warning("job %s failed: %s", job.pk, reason)
+        log_state(job, Job.Status.FAILED, reason)
     return changed
+
+
+def log_state(job: Job, status: str, detail: str = "") -> None:
+    """One log line per change of a job's state (JSON with LOG_FORMAT=json: docs/deploying.md)."""
+    jobs_logger.info(
+        "job %s (%s) %s%s",
+        job.pk,
+        job.kind,
+        status,
+        f": {detail}" if detail else "",
+        extra={"job_id": job.pk, "kind": job.kind, "status": status, "queue": job.queue, "detail": detail},
+    )
+
+
+def time_limit_reason(job: Job) -> str:
+    return (
+        f"stopped at its time limit of {describe_seconds(job.time_limit or 0)} "
+        f"(raise it with JOB_TIME_LIMITS={job.kind}=SECONDS)"
+    )
+
+
+def describe_seconds(seconds: float) -> str:
+    seconds = int(seconds)
+    hours, rest = divmod(seconds, 3600)
+    minutes, seconds = divmod(rest, 60)
+    parts = [f"{hours} h" if hours else "", f"{minutes} min" if minutes else "", f"{seconds} s" if seconds else ""]
+    return " ".join(part for part in parts if part) or "0 s"
+
+
+def _kill_group(pid: int) -> None:
+    """Kill a job's process and what it started: RQ's work process leads a process group of its own."""
+    try:
+        if os.getpgid(pid) == pid:
+            os.killpg(pid, signal.SIGKILL)
+        else:
+            os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
 
 
 def _alive(pid: int) -> bool:
@@ -113,9 +179,9 @@ def _alive(pid: int) -> bool:
 class Heartbeat(threading.Thread):
     """The worker's heartbeat: refreshes its row, looks after the jobs its own processes run, reaps dead workers."""
 
-    def __init__(self, queues: list[str], backend: str):
+    def __init__(self, queues: list[str], backend: str, chores: tuple[Callable[[], object], ...] = ()):
         super().__init__(name="heartbeat", daemon=True)
-        self.queues, self.backend = queues, backend
+        self.queues, self.backend, self.chores = queues, backend, chores
         self.name_ = worker_name()
         self.stopping = threading.Event()
         self.cancel_seen: dict[int, int] = {}
@@ -150,26 +216,34 @@ class Heartbeat(threading.Thread):
             self.register()  # reaped while this host was cut off: say so again
         self.look_after_own_jobs()
         reap_dead()
+        for chore in self.chores:
+            chore()
 
     def look_after_own_jobs(self) -> None:
         mine = Job.objects.filter(status=Job.Status.RUNNING, worker=self.name_).exclude(runner_pid=os.getpid())
+        now = timezone.now()
         for job in mine.exclude(runner_pid=None):
             if not _alive(job.runner_pid):
-                _fail(job, f"the process running it ({job.runner_pid}) ended without finishing it")
+                end_after_fault(job, f"the process running it ({job.runner_pid}) ended without finishing it")
             elif job.cancel_requested:
                 seen = self.cancel_seen[job.pk] = self.cancel_seen.get(job.pk, 0) + 1
                 if seen > CANCEL_GRACE_BEATS:
                     self.stop_cancelled(job)
+            elif (
+                job.time_limit
+                and job.started_at
+                and (now - job.started_at).total_seconds() > job.time_limit + (CANCEL_GRACE_BEATS * BEAT_SECONDS)
+            ):  # its own watch did not stop it (a process stuck where no Python runs)
+                _kill_group(job.runner_pid)
+                fail(job, time_limit_reason(job))
 
     def stop_cancelled(self, job: Job) -> None:
-        try:
-            os.kill(job.runner_pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+        _kill_group(job.runner_pid)
         if Job.objects.filter(pk=job.pk, status=Job.Status.RUNNING).update(
             status=Job.Status.CANCELLED, finished_at=timezone.now()
         ):
             job.write_log("cancelled: stopped by its worker (it did not reach its next step in time)")
+            log_state(job, Job.Status.CANCELLED)
         self.cancel_seen.pop(job.pk, None)
 
     def stop(self) -> None:
@@ -178,16 +252,17 @@ class Heartbeat(threading.Thread):
         WorkerHeartbeat.objects.filter(name=self.name_).delete()
 
 
-def start_heartbeat(queues: list[str], backend: str) -> Heartbeat:
-    """Register this process as a worker of `queues`, run the start hooks, and start beating."""
-    global current_worker
+def start_heartbeat(queues: list[str], backend: str, chores: tuple[Callable[[], object], ...] = ()) -> Heartbeat:
+    """Register this process as a worker of `queues`, run the start hooks, and start beating; `chores` run at
+    every beat (run_worker gives jobs.durability.requeue_lost)."""
+    global current_worker, worker_pid
     for hook in _on_start:  # first: a slow hook (reading checkpoints) must not age the heartbeat
         try:
             hook()
         except Exception:
             logger.exception("worker start hook %s failed", hook)
-    heartbeat = Heartbeat(queues, backend)
+    heartbeat = Heartbeat(queues, backend, chores)
     heartbeat.register()
-    current_worker = heartbeat.name_
+    current_worker, worker_pid = heartbeat.name_, os.getpid()
     heartbeat.start()
     return heartbeat

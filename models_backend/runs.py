@@ -19,7 +19,7 @@ from pathlib import Path
 from django.conf import settings as django_settings
 
 from common.schema import Schema, Setting
-from jobs.kinds import JobKind, register
+from jobs.kinds import HOUR, JobKind, register
 from jobs.running import output_file, scratch_folder
 from models_backend.dataio import read_pairs
 from models_backend.model_kinds import PRECISIONS, ModelKind
@@ -190,11 +190,27 @@ def _model_job(run: Callable) -> Callable:
 
 
 for _kind in (
-    JobKind(PREDICT, "Prediction", _model_job(_predict), group="models"),
-    JobKind(EVALUATE_MODEL, "Model evaluation against gold", _model_job(_evaluate_model), group="models"),
-    JobKind(TRAIN_UNLI, "UNLI training", _model_job(_train_unli), group="models"),
-    JobKind(GENERATE_ATOMS, "Atom generation", _model_job(_generate_atoms), group="models"),
-    JobKind(MAKE_ANTONYM_PAIRS, "Antonym pairs", _model_job(_make_antonym_pairs), group="models"),
+    JobKind(PREDICT, "Prediction", _model_job(_predict), group="models", time_limit=12 * HOUR, repeatable=True),
+    JobKind(
+        EVALUATE_MODEL,
+        "Model evaluation against gold",
+        _model_job(_evaluate_model),
+        group="models",
+        time_limit=12 * HOUR,
+        repeatable=True,
+    ),
+    # Not repeated by itself after a fault: hours of a GPU are the author's to spend again.
+    JobKind(TRAIN_UNLI, "UNLI training", _model_job(_train_unli), group="models", time_limit=48 * HOUR),
+    # Not repeatable: it may import into a study.
+    JobKind(GENERATE_ATOMS, "Atom generation", _model_job(_generate_atoms), group="models", time_limit=24 * HOUR),
+    JobKind(
+        MAKE_ANTONYM_PAIRS,
+        "Antonym pairs",
+        _model_job(_make_antonym_pairs),
+        group="models",
+        time_limit=12 * HOUR,
+        repeatable=True,
+    ),
 ):
     register(_kind)
 

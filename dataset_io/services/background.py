@@ -9,7 +9,7 @@ from annotation.models import Project
 from dataset_io.formats import ExportOptions
 from dataset_io.services import exporters, importers
 from dataset_io.services.dataset_card import CardDetails, card_details
-from jobs.kinds import JobKind, register
+from jobs.kinds import HOUR, JobKind, register
 from jobs.models import Job
 from jobs.running import output_file
 from jobs.services import JobError, start_job
@@ -110,6 +110,7 @@ register(
         _import,
         group="data",
         describe_job=lambda job: f"Import ({job.params.get('format')}) into {job.project}",
+        time_limit=4 * HOUR,  # not repeatable: a run cut off after its commit would import twice
     )
 )
 register(
@@ -119,6 +120,8 @@ register(
         _export,
         group="data",
         describe_job=lambda job: f"Export ({job.params.get('format')}) of {job.project}",
+        time_limit=4 * HOUR,
+        repeatable=True,
     )
 )
 
@@ -136,5 +139,7 @@ register(
         group="data",
         describe_job=lambda job: f"Dataset bundle of {job.project}",
         present=_bundle_page,
+        time_limit=8 * HOUR,  # a million answers took minutes on a quiet host (docs/benchmarks.md)
+        repeatable=True,
     )
 )

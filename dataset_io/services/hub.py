@@ -50,6 +50,7 @@ def check_token(token: str) -> str:
 def push_bundle(bundle: Path | str, repo_id: str, token: str, private: bool = True) -> str:
     """Upload the bundle (a zip written by bundle.write_bundle) to the dataset repository `repo_id`, creating
     it (private unless asked) if it does not exist; returns the commit's URL. HubError when the Hub refuses."""
+    from httpx2 import TransportError  # huggingface_hub's HTTP client: a Hub it cannot reach or that hangs
     from huggingface_hub import HfApi
     from huggingface_hub.errors import HfHubHTTPError
 
@@ -72,6 +73,8 @@ def push_bundle(bundle: Path | str, repo_id: str, token: str, private: bool = Tr
             raise HubError(field_name, f"the Hub refused the push ({status}): {exc.server_message or exc}") from None
         except ValueError as exc:  # huggingface_hub's answer to a card the Hub's metadata check refuses
             raise HubError("card", str(exc)) from None
+        except (TransportError, OSError) as exc:
+            raise HubError("repo", f"could not reach the Hub at {settings.HUB_ENDPOINT}: {exc}") from None
     return commit.commit_url
 
 

@@ -14,9 +14,16 @@ BUCKET = "nli-studio-test"
 
 
 @pytest.fixture
-def s3(tmp_path):
-    """moto's S3 server (the local stand-in for AWS S3, MinIO, Ceph ...) with an empty bucket; the settings
-    every host reads to use it."""
+def s3(s3_server):
+    """moto's S3 server (the local stand-in for AWS S3, MinIO, Ceph ...) with an empty bucket: the settings
+    every host reads to use it, and a client of it."""
+    env, client, _server = s3_server
+    return env, client
+
+
+@pytest.fixture
+def s3_server(tmp_path):
+    """As s3, with the server's process too (a test may freeze it)."""
     port = free_port()
     log = open(tmp_path / "moto.log", "wb")
     server = subprocess.Popen(
@@ -51,7 +58,7 @@ def s3(tmp_path):
                     f"moto's S3 server did not start: {(tmp_path / 'moto.log').read_text()[-2000:]}"
                 ) from error
             time.sleep(0.3)
-    yield env, client
+    yield env, client, server
     os.killpg(server.pid, signal.SIGKILL)
     server.wait()
     log.close()

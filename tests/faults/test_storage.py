@@ -46,9 +46,10 @@ def test_a_bucket_that_does_not_exist_is_named_by_check_and_by_the_job(s3, autho
         assert "no-such-bucket" in str(refused.value) and "NoSuchBucket" in str(refused.value)
         source = tmp_path / "in.txt"
         source.write_text("x\n")
-        with pytest.raises(services.JobError) as not_started:
+        with pytest.raises(files.StorageError) as not_started:  # a 503 on a page or the API, not a bad input
             services.start_job("import", {}, author, inputs={"file": source})
-        assert "bucket 'no-such-bucket'" in str(not_started.value) and "Traceback" not in str(not_started.value)
+        assert "not started" in str(not_started.value) and "bucket 'no-such-bucket'" in str(not_started.value)
+        assert "Traceback" not in str(not_started.value)
     assert not Job.objects.exists()  # nothing stored
 
 

@@ -6,6 +6,7 @@ from django.db import close_old_connections
 
 from annotation.services import extensions
 from annotation.services.assignments import expire_all_stale
+from jobs.durability import requeue_lost
 from jobs.workers import reap_dead
 
 
@@ -34,6 +35,7 @@ class Command(BaseCommand):
             try:
                 expire_all_stale()
                 reap_dead()  # running jobs of task workers that died end failed (jobs/workers.py)
+                requeue_lost()  # queued jobs whose queue message was lost are sent again (jobs/durability.py)
                 for chore, last in done_at.items():
                     if time.monotonic() - last >= chore.every_seconds:
                         chore.run()

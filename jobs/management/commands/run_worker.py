@@ -6,9 +6,8 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connection
 
-from jobs import workers
-
-QUEUES = ("default", "gpu")
+from jobs import durability, workers
+from jobs.kinds import QUEUES
 
 
 class Command(BaseCommand):
@@ -25,7 +24,7 @@ class Command(BaseCommand):
         backend = settings.TASKS_BACKEND
         if backend == "immediate":
             raise CommandError("TASKS_BACKEND=immediate runs each job where it is started: no worker is needed")
-        heartbeat = workers.start_heartbeat(queues, backend)
+        heartbeat = workers.start_heartbeat(queues, backend, chores=(durability.requeue_lost,))
         connection.close()  # RQ forks a process per job: it must open its own connection, not share this one
         self.stdout.write(f"task worker {heartbeat.name_} ({backend}) takes queues {', '.join(queues)}")
         try:
