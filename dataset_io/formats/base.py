@@ -20,19 +20,25 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any, ClassVar
 
-from common.readers import RowError, csv_rows, json_lines
+from django.conf import settings
+
+from common.readers import JSON_LINE, RowError, csv_rows, json_lines
 from common.vocabulary import NLI, LabelError, to_label
 
 # The key under which JSON Lines exports put what this app adds to a format's own fields, so that a reader
 # of the published format finds exactly its fields and a re-import finds ours in one place.
 STUDIO_KEY = "nli_studio"
 POOLS = ("data", "gold")  # what an export's record may say it is (qualification items are never exported)
-# Per-field limits of every import (docs/formats.md): a text (premise, hypothesis, update, atom, any text a
-# format keeps) of at most MAX_TEXT_CHARS characters (below the CSV reader's own 131,072 per field), and a
-# JSON Lines record of at most MAX_RECORD_CHARS, refused before it is decoded. A file breaking either imports
-# nothing; the error names the line and the field.
+# Limits of every import (docs/formats.md); a file breaking one imports nothing, the error naming the line and
+# the field. Per field: a text (premise, hypothesis, update, atom, any text a format keeps) of at most
+# MAX_TEXT_CHARS characters (below the CSV reader's own 131,072 per field). Per row, as a whole, since a row
+# within the per-field limit could still carry any number of extra columns (one item held 50 MB): at most
+# MAX_ROW_COLUMNS columns (a JSON record's top-level fields) and MAX_ROW_BYTES bytes of UTF-8 (a CSV record's
+# cells; a JSON Lines record's line with its line break, never decoded when over the limit). The row limits are
+# the defaults of the settings NLI_MAX_ROW_COLUMNS and NLI_MAX_ROW_BYTES (row_limits).
 MAX_TEXT_CHARS = 100_000
-MAX_RECORD_CHARS = 2**20
+MAX_ROW_COLUMNS = 200
+MAX_ROW_BYTES = 2**20
 
 
 @dataclass
@@ -161,10 +167,27 @@ class Format:
     # ------------------------------------------------------------------ reading
 
     def records(self, stream: IO, required: tuple[str, ...] = ()) -> Iterator[tuple[int, dict | RowError]]:
-        """(line, record) for every record of a file of this format (the shared JSONL and CSV readers)."""
-        if self.extension == "csv":
-            return csv_rows(stream, required, may_leave_off=self.may_leave_off)
-        return json_lines(stream, max_line_chars=MAX_RECORD_CHARS)
+        """(line, record) for every record of a file of this format: its rows, unless the format reads a
+        record from several (LiveNLI)."""
+        return self.rows(stream, required)
+
+    def rows(self, stream: IO, required: tuple[str, ...] = ()) -> Iterator[tuple[int, dict | RowError]]:
+        """(line, row) for every row of a file of this format as the shared JSONL and CSV readers give it, and
+        (line, RowError) for a bad one: a row over the row limits (row_limits) is one."""
+        most_columns, most_bytes = row_limits()
+        lines = None if self.extension == "csv" else _LineSizes(stream, most_bytes)
+        rows = csv_rows(stream, required, may_leave_off=self.may_leave_off) if lines is None else json_lines(lines)
+        for line, row in rows:
+            error = None
+            if lines is not None and lines.last > most_bytes:  # the reader yields a line's record before reading on
+                error = RowError(JSON_LINE, _too_large(lines.last, most_bytes))
+            elif isinstance(row, dict):
+                size = sum(map(_utf8_bytes, row.values())) if lines is None else lines.last
+                error = _over_row_limits(row, size, most_columns, most_bytes)
+            if error is not None:
+                error.line = line
+                row = error
+            yield line, row
 
     def may_leave_off(self, column: str) -> bool:
         """CSV formats: whether a row may leave off this header column at its end (read as empty)."""
@@ -200,6 +223,55 @@ class Format:
 
 
 # ---------------------------------------------------------------- helpers the formats share
+
+
+def row_limits() -> tuple[int, int]:
+    """The most columns and UTF-8 bytes a row of an imported file may have: the settings NLI_MAX_ROW_COLUMNS and
+    NLI_MAX_ROW_BYTES, read when a file is read, else MAX_ROW_COLUMNS and MAX_ROW_BYTES."""
+    return (
+        getattr(settings, "NLI_MAX_ROW_COLUMNS", MAX_ROW_COLUMNS),
+        getattr(settings, "NLI_MAX_ROW_BYTES", MAX_ROW_BYTES),
+    )
+
+
+def _utf8_bytes(value) -> int:
+    if isinstance(value, bytes):
+        return len(value)
+    if not isinstance(value, str):
+        value = json.dumps(value, ensure_ascii=False)
+    return len(value) if value.isascii() else len(value.encode())
+
+
+class _LineSizes:
+    """A stream's lines for the JSON Lines reader, keeping the size in bytes of the last one read. A line over
+    `most` bytes is handed on as an empty record, never decoded: a 60 MB line would take gigabytes as objects."""
+
+    def __init__(self, stream: IO, most: int):
+        self.stream, self.most, self.last = stream, most, 0
+
+    def __iter__(self):
+        for line in self.stream:
+            self.last = _utf8_bytes(line)
+            if self.last > self.most:
+                line = b"{}\n" if isinstance(line, bytes) else "{}\n"
+            yield line
+
+
+def _too_large(size: int, most: int) -> str:
+    return f"the row is {size:,} bytes long, over the limit of {most:,} for a row"
+
+
+def _over_row_limits(row: dict, size: int, most_columns: int, most_bytes: int) -> RowError | None:
+    """The row's error when it has more columns or bytes than the limits, naming the first column past the
+    limit, or its largest."""
+    if len(row) > most_columns:
+        name = list(row)[most_columns]
+        message = f"the row has {len(row):,} columns, over the limit of {most_columns:,} for a row"
+        return RowError(name or '""', f"{message} (this is column {most_columns + 1:,})")
+    if size > most_bytes:
+        name = max(row, key=lambda column: _utf8_bytes(row[column]))
+        return RowError(name or '""', f"{_too_large(size, most_bytes)} ({_utf8_bytes(row[name]):,} in this field)")
+    return None
 
 
 def text(row: dict, column: str, required: bool = True, field_name: str | None = None) -> str:

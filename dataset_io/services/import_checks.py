@@ -33,7 +33,8 @@ class ImportFileError(ValueError):
         more = len(errors) - MAX_ERRORS_REPORTED
         if more > 0:
             lines.append(f"... and {more} more")
-        super().__init__("nothing was imported:\n" + "\n".join(lines))
+        # One error reads as one line (the command line's error, the API's detail); several, one a line.
+        super().__init__("nothing was imported:" + (f" {lines[0]}" if len(lines) == 1 else "\n" + "\n".join(lines)))
 
 
 class PoolChecks:

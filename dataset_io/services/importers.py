@@ -22,7 +22,7 @@ from django.conf import settings
 from django.db import transaction
 
 from annotation.models import Project
-from common.readers import RowError, csv_rows, json_lines
+from common.readers import RowError
 from common.vocabulary import LabelError, label_mapping
 from dataset_io.formats import FORMATS, Names, ReadContext, get_format
 from dataset_io.formats.base import AtomRow, ExampleRow, Skipped, oversized_text
@@ -125,11 +125,9 @@ def preview(path: str | Path, fmt: str, limit: int = PREVIEW_ROWS) -> dict:
     {"columns": [names in first-seen order], "rows": [[cell text]], "errors": [(line, field, message)]}."""
     columns: list[str] = []
     records, errors = [], []
-    csv_file = fmt in FORMATS and FORMATS[fmt].extension == "csv"
+    reader = FORMATS.get(fmt, FORMATS["jsonl"])  # a format not offered (the form refuses it) shows as JSON Lines
     with open(path, "rb") as stream:
-        for line, record in (
-            csv_rows(stream, may_leave_off=FORMATS[fmt].may_leave_off) if csv_file else json_lines(stream)
-        ):
+        for line, record in reader.rows(stream):
             if isinstance(record, RowError):
                 errors.append((line, record.field, record.message))
             else:
@@ -150,8 +148,7 @@ def label_values(path: str | Path, fmt: str, column: str, limit: int = 10_000) -
     label mapping step."""
     values: dict[str, None] = {}
     with open(path, "rb") as stream:
-        records = csv_rows(stream) if FORMATS[fmt].extension == "csv" else json_lines(stream)
-        for count, (_, record) in enumerate(records):
+        for count, (_, record) in enumerate(FORMATS[fmt].rows(stream)):
             if count >= limit:
                 break
             if isinstance(record, dict) and record.get(column) not in (None, ""):

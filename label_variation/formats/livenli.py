@@ -20,7 +20,7 @@ import ast
 import json
 from collections import Counter
 
-from common.readers import RowError, csv_rows
+from common.readers import RowError
 from common.vocabulary import LIVENLI_ANSWERS, LIVENLI_SEPARATOR, NLI, NO_GOLD, LabelError, snli_gold_label, to_label
 from dataset_io.formats.base import (
     POOLS,
@@ -163,7 +163,7 @@ class LiveNLI(Format):
         group: dict | None = None
         finished: dict[str, int] = {}  # uid -> the line its rows started on
         refused = False  # a row refused since the last uid closed: its uid's means cannot be checked
-        for line, row in csv_rows(stream, COLUMNS, may_leave_off=self.may_leave_off):
+        for line, row in self.rows(stream, COLUMNS):
             if isinstance(row, RowError):
                 yield line, row
                 refused = True

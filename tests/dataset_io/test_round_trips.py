@@ -1,7 +1,10 @@
 """Import -> export -> import gives the same study: examples (texts, ids, labels, probabilities, the columns
 their rows carried), items (atoms, coherence groups), imported votes and gold checks, for every format that
 round-trips and every task type it fits; generated data (hypothesis) and every real file in ../shared/data.
-Each export also validates against its format. On SQLite and on PostgreSQL."""
+Each export also validates against its format. And every format goes in and out through each entry, the
+command line, the API and the page: a file the app exported (from the real files, the label-variation app's
+three whole) is imported and exported again the same, and validated by the command line. On SQLite and on
+PostgreSQL."""
 
 import csv
 import io
