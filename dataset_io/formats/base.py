@@ -244,7 +244,8 @@ def _utf8_bytes(value) -> int:
 
 class _LineSizes:
     """A stream's lines for the JSON Lines reader, keeping the size in bytes of the last one read. A line over
-    `most` bytes is handed on as an empty record, never decoded: a 60 MB line would take gigabytes as objects."""
+    `most` bytes is handed on as an empty record, never decoded: decoding it would spend the memory and time
+    the limit bounds."""
 
     def __init__(self, stream: IO, most: int):
         self.stream, self.most, self.last = stream, most, 0
