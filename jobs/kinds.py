@@ -81,6 +81,14 @@ def check_time_limit(seconds, where: str) -> None:
         )
 
 
+def describe_seconds(seconds: float) -> str:
+    """172800 -> "48 h", 5400 -> "1 h 30 min", 3 -> "3 s"."""
+    hours, rest = divmod(int(seconds), 3600)
+    minutes, seconds = divmod(rest, 60)
+    parts = [f"{hours} h" if hours else "", f"{minutes} min" if minutes else "", f"{seconds} s" if seconds else ""]
+    return " ".join(part for part in parts if part) or "0 s"
+
+
 def check_queue(queue: str) -> None:
     if queue not in QUEUES:
         raise JobError(f"no queue {queue!r}; the queues are {', '.join(QUEUES)}")

@@ -120,6 +120,12 @@ class Job(models.Model):
         return None
 
     @property
+    def time_limit_text(self) -> str:
+        from jobs.kinds import describe_seconds
+
+        return describe_seconds(self.time_limit) if self.time_limit else ""
+
+    @property
     def title(self) -> str:
         from jobs.kinds import get_kind
 

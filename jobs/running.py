@@ -165,7 +165,7 @@ class Watch(threading.Thread):
 
     def worker_gone(self) -> None:
         try:
-            workers.fail(self.job, f"its task worker ({self.job.worker}) ended while it ran")
+            workers.end_after_fault(self.job, f"its task worker ({self.job.worker}) ended while it ran")
             # Its heartbeat row would say it lives for DEAD_AFTER more: the pages and /readyz should know now.
             WorkerHeartbeat.objects.filter(name=self.job.worker).delete()
         finally:

@@ -24,7 +24,7 @@ from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 
-from jobs.kinds import KINDS
+from jobs.kinds import KINDS, describe_seconds
 from jobs.models import Job, WorkerHeartbeat
 
 logger = logging.getLogger(__name__)
@@ -141,14 +141,6 @@ def time_limit_reason(job: Job) -> str:
         f"stopped at its time limit of {describe_seconds(job.time_limit or 0)} "
         f"(raise it with JOB_TIME_LIMITS={job.kind}=SECONDS)"
     )
-
-
-def describe_seconds(seconds: float) -> str:
-    seconds = int(seconds)
-    hours, rest = divmod(seconds, 3600)
-    minutes, seconds = divmod(rest, 60)
-    parts = [f"{hours} h" if hours else "", f"{minutes} min" if minutes else "", f"{seconds} s" if seconds else ""]
-    return " ".join(part for part in parts if part) or "0 s"
 
 
 def _kill_group(pid: int) -> None:

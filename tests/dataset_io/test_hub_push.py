@@ -99,6 +99,14 @@ def test_a_token_the_hub_refuses_uploads_nothing(hub, project, tmp_path, monkeyp
     assert hub.repos == {} and hub.objects == {}
 
 
+def test_a_hub_that_cannot_be_reached_is_named_not_a_server_error(hub, project, tmp_path, settings):
+    from benchmarks._common import free_port
+
+    settings.HUB_ENDPOINT = f"http://127.0.0.1:{free_port()}"  # nothing listens there
+    with pytest.raises(CommandError, match=r"repo: could not reach the Hub at http://127\.0\.0\.1:\d+: "):
+        push(project, tmp_path / "bundle.zip", "--push-to-hub", "my-lab/nli-judgments")
+
+
 def test_public_needs_a_push(hub, project, tmp_path):
     with pytest.raises(CommandError, match="--public says how --push-to-hub creates the repository"):
         push(project, tmp_path / "bundle.zip", "--public")

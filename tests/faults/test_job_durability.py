@@ -139,3 +139,40 @@ def test_a_job_ended_for_it_stops_at_its_next_step(author):
     workers.fail(job, "its task worker (w:1) stopped")
     with pytest.raises(Stopped):
         progress(10, 10)
+
+
+def test_check_names_an_unknown_kind_or_a_limit_out_of_range_in_job_time_limits(settings):
+    from jobs.apps import time_limits_known
+
+    settings.JOB_TIME_LIMITS = {"train_unli": 86400, "bundel": 3600, "export": 0}
+    problems = [error.msg for error in time_limits_known()]
+    assert len(problems) == 2
+    assert "'bundel', which is no job kind" in problems[0] and "bundle" in problems[0]
+    assert problems[1].startswith("JOB_TIME_LIMITS export: a time limit is 1 to 604800 seconds")
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_a_dropped_database_connection_does_not_end_a_running_job(author):
+    import psycopg
+    from django.db import connection
+
+    from tests.faults.test_server_faults import served_database_url
+
+    def run(job, progress):
+        progress(1, 3)
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_backend_pid()")
+            backend = cursor.fetchone()[0]
+        with psycopg.connect(served_database_url(), autocommit=True) as other:  # as a database restart would
+            other.execute("SELECT pg_terminate_backend(%s)", [backend])
+        progress(2, 3)
+        progress(3, 3)
+        return {"steps": 3}
+
+    register(JobKind("blip-test", "Blip", run, group="data"))
+    try:
+        job = services.start_job("blip-test", {}, author, background=False)
+    finally:
+        KINDS.pop("blip-test")
+    assert job.status == Job.Status.DONE and job.result == {"steps": 3} and job.attempts == 1

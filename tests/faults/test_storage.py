@@ -91,3 +91,26 @@ def test_an_outage_while_a_job_writes_leaves_no_output(s3, author):
     client.create_bucket(Bucket=BUCKET)
     assert keys(client) == []
     assert not running.scratch_folder(job).joinpath("output").exists()
+
+
+def test_a_missing_bucket_answers_503_naming_it_on_the_api_and_the_pages(s3, author, client, shared_data):
+    """An evaluation uploaded into a bucket that is gone, and downloads from it: 503 with the message, never a
+    bare 500 (the API's one error shape; a short page elsewhere)."""
+    env, _ = s3
+    client.force_login(author)
+    job = Job.objects.create(kind="export", status=Job.Status.DONE, created_by=author, output="jobs/9/output/a.jsonl")
+    human = shared_data / "chaosnli" / "chaosNLI_snli.jsonl"
+    predictions = shared_data / "chaosnli" / "prediction_samples" / "snli_random_baseline.json"
+    with override_settings(**bucket_settings(env, "gone-bucket")):
+        with human.open("rb") as gold, predictions.open("rb") as predicted:
+            upload = client.post(
+                "/api/v1/evaluation/runs/", {"suite": "chaos", "bootstrap": "0", "gold": gold, "predictions": predicted}
+            )
+        api_download = client.get(f"/api/v1/jobs/{job.pk}/output/")
+        page_download = client.get(f"/jobs/{job.pk}/output/")
+    assert upload.status_code == 503, upload.content[:300]
+    assert upload.json()["code"] == "unavailable" and "bucket 'gone-bucket'" in upload.json()["detail"]
+    assert "not started" in upload.json()["detail"] and Job.objects.count() == 1  # the run was not stored
+    assert api_download.status_code == 503 and api_download["Content-Type"] == "application/json"
+    assert "could not read jobs/9/output/a.jsonl" in api_download.json()["detail"]
+    assert page_download.status_code == 503 and b"gone-bucket" in page_download.content
