@@ -12,12 +12,13 @@ from annotation.services import access
 from common.api_errors import error_response
 from core import roles
 from core.throttles import SignedInAfterThrottles
-from evaluation.runs import RunError, start_run, visible_runs
+from evaluation.runs import start_run, visible_runs
 from evaluation.serializers import (
     RunCreateSerializer,
     RunSerializer,
     RunSummarySerializer,
 )
+from jobs.kinds import JobError
 
 
 class IsAuthor(BasePermission):
@@ -56,7 +57,7 @@ class EvaluationRunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, vie
                 raise PermissionDenied("only the project's author or an admin may evaluate against it")
         try:
             run = start_run(data["suite"], data["parameters"], data["files"], request.user, project=project)
-        except RunError as error:
+        except JobError as error:  # a RunError, or the job itself refused (its queue, its limit)
             raise ValidationError({"detail": str(error)}) from None
         return Response(
             RunSerializer(run).data, status=status.HTTP_201_CREATED, headers={"Location": f"{request.path}{run.pk}/"}

@@ -9,7 +9,8 @@ from django.shortcuts import redirect, render
 from annotation.services import access
 from core import roles
 from evaluation.forms import RunForm
-from evaluation.runs import SUITES, RunError, start_run, visible_runs
+from evaluation.runs import SUITES, start_run, visible_runs
+from jobs.kinds import JobError
 
 
 def _require_author(user) -> None:
@@ -34,7 +35,7 @@ def run_new(request):
             run = start_run(
                 data["suite"], data["parameters"], form.input_files(), request.user, project=data.get("project")
             )
-        except RunError as error:
+        except JobError as error:  # a RunError, or the job itself refused (its queue, its limit)
             form.add_error(None, str(error))
         else:
             messages.success(request, f"Run {run.pk} ({data['suite']}) started.")

@@ -176,3 +176,19 @@ def test_a_dropped_database_connection_does_not_end_a_running_job(author):
     finally:
         KINDS.pop("blip-test")
     assert job.status == Job.Status.DONE and job.result == {"steps": 3} and job.attempts == 1
+
+
+def test_a_job_that_cannot_be_started_is_refused_with_its_reason_on_the_api(settings, author, client, shared_data):
+    settings.JOB_TIME_LIMITS = {"evaluate": 0}
+    client.force_login(author)
+    folder = shared_data / "chaosnli"
+    with (
+        (folder / "chaosNLI_snli.jsonl").open("rb") as gold,
+        (folder / "prediction_samples" / "snli_random_baseline.json").open("rb") as predictions,
+    ):
+        response = client.post(
+            "/api/v1/evaluation/runs/", {"suite": "chaos", "bootstrap": "0", "gold": gold, "predictions": predictions}
+        )
+    assert response.status_code == 400, response.content[:300]
+    assert "JOB_TIME_LIMITS evaluate: a time limit is 1 to 604800 seconds" in response.json()["detail"]
+    assert not Job.objects.exists()
