@@ -62,7 +62,7 @@ DEBUG = env_bool("DEBUG", False)
 SECRET_KEY = env_str("SECRET_KEY")
 if not SECRET_KEY:
     if not DEBUG:
-        raise RuntimeError("SECRET_KEY must be set when DEBUG is off (DEBUG=true while developing)")
+        raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is off (DEBUG=true while developing)")
     SECRET_KEY = "insecure-development-key-set-SECRET_KEY-in-production"
 # The Prolific API tokens and webhook secrets are stored encrypted under this Fernet key (recruitment/secrets.py);
 # unset: a key derived from SECRET_KEY. Changing either leaves the stored ones unreadable (entered again).
@@ -228,7 +228,7 @@ for _entry in env_list("JOB_TIME_LIMITS"):
     try:
         JOB_TIME_LIMITS[_kind.strip()] = float(_seconds)
     except ValueError:
-        raise RuntimeError(f"JOB_TIME_LIMITS: {_entry!r} is not KIND=SECONDS (e.g. train_unli=86400)") from None
+        raise ImproperlyConfigured(f"JOB_TIME_LIMITS: {_entry!r} is not KIND=SECONDS (e.g. train_unli=86400)") from None
 # Runs a job may have when a transient fault (its worker died, its database connection dropped) ends one and its
 # kind is safe to repeat.
 JOB_MAX_ATTEMPTS = env_int("JOB_MAX_ATTEMPTS", 3)
@@ -444,7 +444,9 @@ SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
 # "HTTP_X_FORWARDED_PROTO,https": the header the proxy sets and the value that means the client used TLS.
 _proxy_ssl_header = env_list("SECURE_PROXY_SSL_HEADER")
 if _proxy_ssl_header and len(_proxy_ssl_header) != 2:
-    raise RuntimeError("SECURE_PROXY_SSL_HEADER must be two comma-separated parts, e.g. HTTP_X_FORWARDED_PROTO,https")
+    raise ImproperlyConfigured(
+        "SECURE_PROXY_SSL_HEADER must be two comma-separated parts, e.g. HTTP_X_FORWARDED_PROTO,https"
+    )
 SECURE_PROXY_SSL_HEADER = tuple(_proxy_ssl_header) or None
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
 # How many proxies in front of the app append to X-Forwarded-For; 0 (default): REMOTE_ADDR is the client.

@@ -8,6 +8,8 @@ import pytest
 from django.test import Client
 from rest_framework.test import APIClient
 
+from tests.conftest import REPO
+
 pytestmark = pytest.mark.django_db
 
 
@@ -67,3 +69,16 @@ def test_secure_settings_when_debug_is_off():
         [sys.executable, "-c", "import django; django.setup()"], env=env, capture_output=True, text=True
     )
     assert failed.returncode != 0 and "SECRET_KEY must be set" in failed.stderr
+
+
+def test_manage_py_without_a_secret_key_says_what_to_set_in_one_line():
+    """`manage.py --help` (any command) without SECRET_KEY and DEBUG: refused, one line naming both, no traceback."""
+    env = {name: value for name, value in os.environ.items() if name not in ("SECRET_KEY", "DEBUG")}
+    env["DJANGO_SETTINGS_MODULE"] = "config.settings"
+    refused = subprocess.run(
+        [sys.executable, str(REPO / "manage.py"), "--help"], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert refused.returncode != 0 and refused.stdout == ""
+    assert refused.stderr.splitlines() == [
+        "manage.py: SECRET_KEY must be set when DEBUG is off (DEBUG=true while developing)"
+    ]
