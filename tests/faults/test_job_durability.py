@@ -192,3 +192,13 @@ def test_a_job_that_cannot_be_started_is_refused_with_its_reason_on_the_api(sett
     assert response.status_code == 400, response.content[:300]
     assert "JOB_TIME_LIMITS evaluate: a time limit is 1 to 604800 seconds" in response.json()["detail"]
     assert not Job.objects.exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_each_change_of_a_jobs_state_is_one_log_line_with_its_fields(sleepy_kind, author, caplog):
+    caplog.set_level("INFO", logger="nli.jobs")
+    job = services.start_job(sleepy_kind, {"steps": 2}, author, background=False)
+
+    lines = [record for record in caplog.records if record.name == "nli.jobs"]
+    assert [record.status for record in lines] == ["queued", "running", "done"]
+    assert all((record.job_id, record.kind, record.queue) == (job.pk, sleepy_kind, "default") for record in lines)
