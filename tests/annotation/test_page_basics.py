@@ -1,6 +1,7 @@
-"""What every page takes for granted: each form's `pattern` attribute is a regular expression the browser can
-compile (HTML compiles it with JavaScript's `v` flag, where a `-` inside a class must be escaped: an invalid one
-is ignored and the field goes unchecked)."""
+"""What every page takes for granted: an icon (linked from each page, and at /favicon.ico for what names none),
+and each form's `pattern` attribute a regular expression the browser can compile (HTML compiles it with
+JavaScript's `v` flag, where a `-` inside a class must be escaped: an invalid one is ignored and the field goes
+unchecked)."""
 
 import json
 import re
@@ -8,6 +9,8 @@ import subprocess
 from pathlib import Path
 
 import playwright
+from django.contrib.staticfiles import finders
+from django.test import Client
 
 from tests.conftest import REPO
 
@@ -63,3 +66,11 @@ def test_every_pattern_attribute_compiles_in_the_browser():
     assert {where: result for where, result in results.items() if isinstance(result, str)} == {}
     # The clone form's slug: what Django's slug validator takes, and nothing else.
     assert results[clone] == {"my-copy_2": True, "a b": False, "copy/1": False}
+
+
+def test_every_page_has_an_icon_and_favicon_ico_leads_to_it(db):
+    home = Client().get("/")
+    assert '<link rel="icon" href="/static/favicon.svg" type="image/svg+xml">' in home.text
+    asked = Client().get("/favicon.ico")
+    assert asked.status_code == 302 and asked["Location"] == "/static/favicon.svg"
+    assert Path(finders.find("favicon.svg")).read_text().startswith('<svg xmlns="http://www.w3.org/2000/svg"')

@@ -42,6 +42,7 @@ OWN_PAGE_API = row(401, 200, 404, 404, 404, 404)
 # (url name, method, path, expected by user). {slug} {item} {page} {run} ... are filled in by the fixture.
 PAGES = [
     ("home", "get", "/", row(200, 200, 200, 200, 200, 200)),
+    ("favicon", "get", "/favicon.ico", row(302, 302, 302, 302, 302, 302)),  # to the static SVG
     ("project_new", "get", "/projects/new/", AUTHOR_PAGE),
     ("project_detail", "get", "/projects/{slug}/", MANAGE_PAGE),
     ("project_detail", "post", "/projects/{slug}/", row(LOGIN, 405, 405, 405, 405, 405)),  # imports go to import/
