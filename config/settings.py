@@ -496,6 +496,7 @@ REST_FRAMEWORK.update(
     {
         "DEFAULT_SCHEMA_CLASS": "common.api_schema.ErrorsDeclaredSchema",
         "EXCEPTION_HANDLER": "common.api_errors.api_exception_handler",
+        "DEFAULT_METADATA_CLASS": "common.api_metadata.RouteMetadata",
         "DEFAULT_THROTTLE_CLASSES": ["core.throttles.AnonymousThrottle", "core.throttles.UserThrottle"],
     }
 )

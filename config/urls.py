@@ -18,7 +18,12 @@ urlpatterns = [
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
-    path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
+    # A page, not an API operation: OPTIONS (which its HTML renderer cannot answer, a 500) is not allowed.
+    path(
+        "api/docs/",
+        SpectacularSwaggerSplitView.as_view(url_name="api-schema", http_method_names=["get", "head"]),
+        name="api-docs",
+    ),
     # /healthz, /readyz and /metrics for load balancers, orchestrators and Prometheus (no login).
     path("", include("operations.urls")),
     # The API is versioned under /api/v1/; the unversioned paths stay as aliases of the same views.
