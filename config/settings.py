@@ -417,8 +417,13 @@ LOGGING = {
             "rename_fields": {"levelname": "level", "name": "logger"},
         }
     },
+    "filters": {"refusals_in_one_line": {"()": "common.log_filters.RefusalsInOneLine"}},
     "handlers": {
-        "console": {"class": "logging.StreamHandler", **({"formatter": "json"} if LOG_FORMAT == "json" else {})}
+        "console": {
+            "class": "logging.StreamHandler",
+            "filters": ["refusals_in_one_line"],
+            **({"formatter": "json"} if LOG_FORMAT == "json" else {}),
+        }
     },
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "WARNING")},
     "loggers": {
