@@ -238,7 +238,11 @@ class AssignmentViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewse
     lookup_value_regex = r"[0-9]+"  # page ids only: submit and release read the id as a number
 
     def get_queryset(self):
-        return Assignment.objects.filter(worker=self.request.user).select_related("project").order_by("-created_at")
+        return (
+            Assignment.objects.filter(worker=self.request.user, project__in=access.installed_projects())
+            .select_related("project")
+            .order_by("-created_at")
+        )
 
     @extend_schema(
         request=SubmitSerializer,

@@ -144,7 +144,8 @@ def can_export(user, project) -> bool:
 
 
 def can_view(user, project) -> bool:
-    if not user.is_authenticated:
+    # A study of a left-out app's task type is served to nobody (installed_projects()), whatever the way in.
+    if not user.is_authenticated or not project.task_installed:
         return False
     # A yes is remembered on the project object for this user and this status and audience: a claim or
     # submit asks on the route and again in the service, and the answer costs a query (or three).
@@ -288,7 +289,7 @@ def project_for(user, slug: str, action: str = "view"):
     )
     if project is not None and working:
         remember_work_state(project, user, project)
-    if project is None or not project.task_installed or not can_view(user, project):
+    if project is None or not can_view(user, project):
         raise Http404("no such project")
     if action == "manage" and not can_manage(user, project):
         raise PermissionDenied("only the project's author or an admin may do this")

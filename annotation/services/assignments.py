@@ -327,7 +327,8 @@ def _page_to_submit(*, assignment_id: int, worker_id: int):
 def release_page(assignment_id: int, worker) -> Assignment:
     """Give a page back unanswered: its items return to the pool (the worker will not see them again)."""
     with transaction.atomic():
-        assignment = Assignment.objects.select_for_update().get(pk=assignment_id, worker=worker)
+        mine = Assignment.objects.filter(worker=worker, project__in=access.installed_projects())
+        assignment = mine.select_for_update().get(pk=assignment_id)
         if assignment.status == Assignment.Status.OPEN:
             _close(assignment, Assignment.Status.RELEASED)
     return assignment

@@ -12,8 +12,9 @@ from django.apps import apps
 from django.test import Client
 from rest_framework.test import APIClient
 
-from annotation.models import Project
+from annotation.models import Annotation, Assignment, Project
 from annotation.services import extensions
+from annotation.services.assignments import claim_page
 from annotation.services.study_settings import every_study_settings
 from annotation.tasktypes import TASK_TYPES
 from dataset_io.formats import FORMATS
@@ -47,6 +48,29 @@ def test_a_study_whose_task_type_is_not_installed_is_kept_and_served_nowhere(mak
     assert client.get("/work/orphan/").status_code == 404
     assert Client().get("/enter/orphan/?PROLIFIC_PID=p&STUDY_ID=s&SESSION_ID=x").status_code == 404
     assert Project.objects.filter(slug="orphan").exists()  # kept, with whatever it holds
+
+
+def test_an_open_page_of_a_study_whose_task_type_is_not_installed_answers_404(make_project, import_rows, worker):
+    """A worker held a page when the study's app was left out (LEFT_OUT_APPS=label_variation): every way to it
+    answers 404, as for the study, and nothing is stored or released (a submit through the API was a 500)."""
+    project = make_project("nli_label", items_per_page=2)
+    import_rows(project, [{"id": str(n), "premise": f"P{n}", "hypothesis": f"H{n}"} for n in range(4)])
+    page = claim_page(project, worker)
+    removed = "removed_feature_type" if "label_explanation" in TASK_TYPES else "label_explanation"
+    Project.objects.filter(pk=project.pk).update(task_type=removed)
+    answers = {str(claim.item_id): {"value": "e"} for claim in page.claims.all()}
+    api, client = APIClient(), Client()
+    api.force_login(worker)
+    client.force_login(worker)
+    assert api.post(f"/api/v1/assignments/{page.pk}/submit/", {"answers": answers}, format="json").status_code == 404
+    assert api.get(f"/api/v1/assignments/{page.pk}/").status_code == 404
+    assert api.get("/api/v1/assignments/").json()["results"] == []
+    assert api.post(f"/api/v1/assignments/{page.pk}/release/").status_code == 404
+    form = {f"item-{item_id}": answer["value"] for item_id, answer in answers.items()}
+    assert client.post(f"/work/{project.slug}/{page.pk}/submit/", form).status_code == 404
+    assert client.post(f"/work/{project.slug}/{page.pk}/release/").status_code == 404
+    page.refresh_from_db()
+    assert page.status == Assignment.Status.OPEN and not Annotation.objects.filter(assignment=page).exists()
 
 
 @pytest.mark.skipif(apps.is_installed("label_variation"), reason="checks the product without the app")
