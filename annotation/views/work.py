@@ -130,7 +130,10 @@ def work(request, slug):
     try:
         assignment = claim_page(project, request.user)
     except access.NotQualified:
-        return _to(request, "qualify", slug)
+        # A test takes unpaid time: it is worth taking only when there is work left after it.
+        if not crowd.no_work_left(project, request.user):
+            return _to(request, "qualify", slug)
+        assignment = None
     except access.NotOpen:
         if session is None:
             raise

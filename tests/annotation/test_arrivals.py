@@ -12,7 +12,7 @@ import pytest
 from django.core import signing
 from django.test import Client
 
-from annotation.models import CrowdSession
+from annotation.models import CrowdSession, Item
 from annotation.services import qualification
 from annotation.services.crowd import crowd
 from annotation.services.projects import set_status
@@ -201,6 +201,23 @@ def test_a_failed_qualification_gives_the_screen_out_code(make_study):
     assert failed.context["returned_code"] == SCREENED_OUT
     assert failed.context["returned_message"] == crowd.SCREENED_OUT_MESSAGE
     assert parse_qs(urlparse(failed.context["platform_url"]).query) == {"cc": [SCREENED_OUT]}
+
+
+def test_an_arrival_with_no_work_left_gets_the_returned_code_not_the_qualification_test(make_study):
+    study = make_study()
+    study.qualification = qualification.create_test(
+        "late-q", "nli_label", [{"premise": "P", "hypothesis": "H", "reference": "e"}]
+    )
+    study.save()
+    client = Client()
+    client.get(prolific(study))
+    assert client.get(f"/work/{study.slug}/")["Location"] == f"/qualify/{study.slug}/"
+    Item.objects.filter(project=study).update(status=Item.Status.DONE, claimable=False)
+    told = client.get(f"/work/{study.slug}/")
+    text = told.content.decode()
+    assert told.templates[0].name == "annotation/no_work.html" and PROLIFIC_CODE not in text
+    assert f'id="returned-code">{RETURNED}<' in text
+    assert parse_qs(urlparse(told.context["platform_url"]).query) == {"cc": [RETURNED]}
 
 
 # ---------------------------------------------------------------------------- MTurk's frame: a token, not cookies

@@ -98,6 +98,15 @@ def test_unqualified_worker_gets_403_on_claim_and_submit_whatever_the_client(
     assert not Annotation.objects.filter(worker=worker).exists()
 
 
+def test_no_worker_is_sent_to_the_qualification_test_when_no_work_is_left(gated_project, make_user, client):
+    """A test takes unpaid time: a worker who has not passed it is sent to it only while work is left."""
+    client.force_login(make_user("late"))
+    assert client.get(f"/work/{gated_project.slug}/")["Location"] == f"/qualify/{gated_project.slug}/"
+    Item.objects.filter(project=gated_project).update(status=Item.Status.DONE, claimable=False)
+    told = client.get(f"/work/{gated_project.slug}/")
+    assert told.status_code == 200 and told.templates[0].name == "annotation/no_work.html"
+
+
 def test_qualification_page_passes_a_worker_through(gated_project, slider_test, make_user, client):
     worker = make_user("formuser")
     client.force_login(worker)
