@@ -104,7 +104,7 @@ class BoundedASGIHandler(ASGIHandler):
             response = await sync_to_async(self.get_response)(request)
         opener = getattr(response, "open_off_turn", None)
         if opener is not None:  # waits on the storage, not the database: after the turn is given back
-            response = await sync_to_async(opener)()
+            response = await sync_to_async(opener)(asynchronous=True)
         return response
 
 

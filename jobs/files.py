@@ -13,9 +13,10 @@ import hashlib
 import os
 import shutil
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import AsyncIterator, Iterable, Iterator
 from pathlib import Path
 
+from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.core.files import File
 from django.core.files.storage import default_storage
@@ -192,8 +193,10 @@ class StoredFileResponse(StreamingHttpResponse):
         self.key, self.api = key, api
         self["Content-Disposition"] = content_disposition_header(True, filename)
 
-    def open_off_turn(self) -> HttpResponseBase:
-        """Open the file in the storage; this response ready to stream, or the error response to send instead."""
+    def open_off_turn(self, asynchronous: bool = False) -> HttpResponseBase:
+        """Open the file in the storage; this response ready to stream, or the error response to send instead.
+        asynchronous: served by the ASGI handler, which must be given an async iterator (Django reads a sync one
+        whole into memory before sending a byte of it)."""
         for connection in connections.all(initialized_only=True):
             if not connection.in_atomic_block:  # (a test's transaction stays open)
                 connection.close()  # hands it back to the pool before waiting on the storage
@@ -203,7 +206,7 @@ class StoredFileResponse(StreamingHttpResponse):
             return refusal(404, "this file is no longer kept", api=self.api)
         except StorageError as error:
             return refusal(503, str(error), api=self.api)
-        self.streaming_content = chunks
+        self.streaming_content = _one_chunk_at_a_time(chunks) if asynchronous else chunks
         self["Content-Length"] = str(length)
         return self
 
@@ -237,6 +240,13 @@ def open_chunks(key: str, chunk_size: int = CHUNK) -> tuple[int, Iterator[bytes]
             raise FileNotFoundError(key) from error
         raise _storage_failure("read", key, error) from error
     return default_storage.size(key), _chunks_of(handle, chunk_size)
+
+
+async def _one_chunk_at_a_time(chunks: Iterator[bytes]) -> AsyncIterator[bytes]:
+    """The chunks for the event loop, each read on a worker thread as the client takes the one before: memory
+    holds a chunk or two whatever the file's size."""
+    while (chunk := await sync_to_async(next, thread_sensitive=False)(chunks, None)) is not None:
+        yield chunk
 
 
 def _chunks_of(handle, chunk_size: int) -> Iterator[bytes]:

@@ -114,3 +114,13 @@ def test_a_missing_bucket_answers_503_naming_it_on_the_api_and_the_pages(s3, aut
     assert api_download.status_code == 503 and api_download["Content-Type"] == "application/json"
     assert "could not read jobs/9/output/a.jsonl" in api_download.json()["detail"]
     assert page_download.status_code == 503 and b"gone-bucket" in page_download.content
+
+
+def test_a_download_served_over_asgi_streams_from_an_async_iterator(author, tmp_path):
+    """Django reads a sync iterator whole into memory before sending it over ASGI (docs/benchmarks.md): the ASGI
+    handler opens downloads with asynchronous=True, and gets one chunk at a time."""
+    size, _ = files.save_chunks("jobs/7/output/file.bin", [b"x" * files.CHUNK, b"y" * 10])
+    response = files.download_response("jobs/7/output/file.bin", "file.bin", api=True).open_off_turn(asynchronous=True)
+    assert response.is_async and response["Content-Length"] == str(size)
+    sync = files.download_response("jobs/7/output/file.bin", "file.bin", api=True).open_off_turn()
+    assert not sync.is_async and b"".join(sync.streaming_content) == b"x" * files.CHUNK + b"y" * 10
