@@ -201,6 +201,14 @@ def _checked_status(project: Project, status) -> str:
         return status  # back to a draft while nothing was collected
     if status not in TRANSITIONS[project.status]:
         raise SettingError({"status": f"a {project.status} study cannot become {status}"})
+    # Workers would find nothing to do: a study goes out with data to answer, or as the validation study a
+    # writing study sends its pairs to as they are written.
+    if (
+        status == Project.Status.PUBLISHED
+        and not project.items.filter(is_gold=False).exists()
+        and not project.validates.exists()
+    ):
+        raise SettingError({"status": "a study with no items cannot be published: import its data first"})
     return status
 
 

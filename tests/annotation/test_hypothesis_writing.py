@@ -420,7 +420,7 @@ def test_send_by_dashboard_button_api_and_command(writing, worker, author):
     assert refused.status_code == 400 and refused.json()["field"] == "project"
 
 
-def test_the_link_is_a_setting_of_the_api_and_the_command_line(author, make_user, make_project, worker):
+def test_the_link_is_a_setting_of_the_api_and_the_command_line(author, make_user, make_project, worker, import_rows):
     make_project("nli_label", slug="labels")
     make_project("nli_label", slug="theirs", owner=make_user("author2", "author"))
     api = APIClient()
@@ -460,6 +460,7 @@ def test_the_link_is_a_setting_of_the_api_and_the_command_line(author, make_user
             "--targets",
             "strengthener,weakener",
         )
+    import_rows(Project.objects.get(slug="w1"), [{"id": "p", "premise": "A dog sleeps under a table."}])
     update_project(Project.objects.get(slug="w1"), status="published")
     api.force_login(worker)
     seen = api.get("/api/projects/w1/").json()

@@ -90,6 +90,27 @@ def test_the_lifecycle_moves_only_along_its_transitions(make_project, import_row
     assert Project.objects.get(pk=project.pk).status == "published"
 
 
+def test_a_study_with_no_items_cannot_be_published(make_project, import_rows, author):
+    """Page and API alike: refused with the reason; gold checks are no data to work on."""
+    project = make_project("nli_label", status="draft")
+    gold = [{"id": "g", "premise": "A dog runs.", "hypothesis": "An animal moves.", "label": "entailment"}]
+    import_stream(project, io.StringIO(json.dumps(gold[0]) + "\n"), "jsonl", purpose="gold")
+    reason = "a study with no items cannot be published: import its data first"
+    page = logged_in(author).post(f"/projects/{project.slug}/status/", {"status": "published"}, follow=True)
+    assert reason in [str(message) for message in page.context["messages"]]
+    api = logged_in(author, api=True)
+    refused = api.patch(f"/api/projects/{project.slug}/", {"status": "published"}, format="json")
+    assert refused.status_code == 400 and (refused.json()["field"], refused.json()["detail"]) == ("status", reason)
+    assert Project.objects.get(pk=project.pk).status == "draft"
+    import_rows(project, [{"id": "1", "premise": "P", "hypothesis": "H"}])
+    published = api.patch(f"/api/projects/{project.slug}/", {"status": "published"}, format="json")
+    assert published.status_code == 200 and published.json()["status"] == "published"
+    # A writing study's validation study gets its items as pairs are written: it may go out empty.
+    validation = make_project("nli_label", slug="validates", status="draft")
+    make_project("hypothesis_writing", slug="writes", validation_project=validation.slug)
+    assert projects.set_status(validation, "published").status == "published"
+
+
 def test_settings_that_would_change_collected_answers_are_refused_once_answered(make_project, import_rows, worker):
     project = make_project("nli_label")
     import_rows(project, [{"id": "1", "premise": "P", "hypothesis": "H"}])
