@@ -129,9 +129,9 @@ def long_training(tmp_path, shared_data, epochs: int, rows: int = 400) -> tuple[
     return training_files(tmp_path, shared_data, rows=rows), {**TINY_TRAINING, "epochs": epochs, "batch_size": 2}
 
 
-def test_time_limits_and_a_killed_worker(author, tmp_path, own_redis, tiny_models, shared_data):  # noqa: F811
-    token = Token.objects.create(user=author).key
-    web = AppServer.production(
+def web_host(tmp_path, own_redis) -> AppServer:
+    """A web host as deployed with its workers elsewhere (TASK_WORKERS=0), its expiry loop every 2 s."""
+    return AppServer.production(
         served_database_url(),
         tmp_path / "web",
         processes=1,
@@ -142,6 +142,11 @@ def test_time_limits_and_a_killed_worker(author, tmp_path, own_redis, tiny_model
         NLI_STUDIO_HOST_NAME="web",
         **FAST,
     )
+
+
+def test_time_limits_and_a_killed_worker(author, tmp_path, own_redis, tiny_models, shared_data):  # noqa: F811
+    token = Token.objects.create(user=author).key
+    web = web_host(tmp_path, own_redis)
     # One disk for both (no bucket here): the worker reads the inputs the web host stored.
     worker_env = host_env(
         tmp_path / "web", own_redis.url, NLI_STUDIO_MODELS=str(tiny_models), NLI_STUDIO_HOST_NAME="worker", **FAST
@@ -203,17 +208,7 @@ def test_jobs_queued_across_a_redis_restart_run_and_a_cancelled_one_stays_cancel
     author, tmp_path, own_redis, shared_data
 ):
     token = Token.objects.create(user=author).key
-    web = AppServer.production(
-        served_database_url(),
-        tmp_path / "web",
-        processes=1,
-        REDIS_URL=own_redis.url,
-        TASKS_BACKEND=None,
-        TASK_WORKERS="0",
-        EXPIRY_SECONDS="2",
-        NLI_STUDIO_HOST_NAME="web",
-        **FAST,
-    )
+    web = web_host(tmp_path, own_redis)
     worker = None
     try:
         web.start()
