@@ -33,6 +33,18 @@ STUDY_ACTIONS = ("PUBLISH", "START", "PAUSE", "STOP")
 # The hook event this app takes in (docs.prolific.com, Webhooks > Receiving); GET /api/v1/hooks/event-types/
 # lists what a workspace may subscribe to.
 SUBMISSION_STATUS_EVENT = "submission.status.change"
+# The statuses a submission can have (model/submission_counts.go: the keys of GET .../submissions/counts/).
+SUBMISSION_STATUSES = (
+    "ACTIVE",
+    "APPROVED",
+    "AWAITING REVIEW",
+    "REJECTED",
+    "RESERVED",
+    "RETURNED",
+    "TIMED-OUT",
+    "PARTIALLY APPROVED",
+    "SCREENED OUT",
+)
 REDACTED = "Token ********"
 
 

@@ -12,7 +12,8 @@ event id is taken once, and an event older than what is known of its submission 
 What the signature does not cover (docs.prolific.com, Webhooks > Verifying: the timestamp and the body only)
 is bounded here: a signed delivery is taken once whatever its X-Event-ID (a replay under a new id is refused),
 its timestamp must be within PROLIFIC_WEBHOOK_TOLERANCE_SECONDS of now, and X-Timestamp may not be later than
-the signed time. Malformed headers and bodies are refused with 400, never read into an error.
+the signed time. Malformed headers and bodies are refused with 400, never read into an error; so is a signed
+event of another type, or whose status is none of Prolific's submission statuses (nothing of it stored).
 
 Subscribing (the official client's CreateHookSecret, CreateHookSubscription, ConfirmHookSubscription,
 DeleteHookSubscription): a new signing secret for the study's workspace (it replaces the workspace's one
@@ -38,7 +39,7 @@ from annotation.models import CrowdSession
 from annotation.services import audit
 from common import request_json
 from recruitment.models import ProlificLink, ProlificSubmission, WebhookEvent
-from recruitment.prolific import SUBMISSION_STATUS_EVENT, ProlificError
+from recruitment.prolific import SUBMISSION_STATUS_EVENT, SUBMISSION_STATUSES, ProlificError
 from recruitment.secrets import SecretUnreadable
 from recruitment.services import settle
 from recruitment.services.studies import PROLIFIC, RecruitmentError, client_for, same_account_links
@@ -75,6 +76,17 @@ def check_headers(headers: dict[str, str]) -> None:
             raise WebhookRefused(f"{name}: missing", 400)
         if value and not shape.fullmatch(value):
             raise WebhookRefused(f"{name}: not a value Prolific sends", 400)
+
+
+def check_event(payload: dict) -> None:
+    """The event is one this app subscribes to, with a status Prolific documents: anything else would be
+    written into the settle table as if Prolific had said it, so it is refused (400) before anything is stored."""
+    if payload.get("event_type") != SUBMISSION_STATUS_EVENT:
+        raise WebhookRefused(f"event_type: not {SUBMISSION_STATUS_EVENT}", 400)
+    if payload.get("status") not in SUBMISSION_STATUSES:
+        raise WebhookRefused(
+            f"status: not one of Prolific's submission statuses ({', '.join(SUBMISSION_STATUSES)})", 400
+        )
 
 
 def _submission_id(payload: dict) -> str:
@@ -198,6 +210,7 @@ def receive(
     verifying = _links_verifying(body, signature, timestamp)
     if not verifying:
         raise WebhookRefused(NOT_TAKEN)
+    check_event(payload)  # after the signature: an unsigned request learns nothing of what would be taken
     event_id = event_id or str(payload.get("event_id") or payload.get("id") or "")
     if not event_id or len(event_id) > 100:
         raise WebhookRefused("the event has no id (X-Event-ID)", 400)
@@ -213,23 +226,23 @@ def receive(
         return None
     occurred = _occurred(payload, sent_at, signed_at)
     submission_id = _submission_id(payload)
-    status = str(payload.get("status") or "")
+    status = payload["status"]
     try:
         with transaction.atomic():
             event = WebhookEvent.objects.create(
                 event_id=event_id,
                 delivery=delivery,
                 link=link,
-                event_type=str(payload.get("event_type") or "")[:100],
+                event_type=SUBMISSION_STATUS_EVENT,
                 submission_id=submission_id[:64],
-                status=status[:32],
+                status=status,
                 occurred_at=occurred,
             )
-            if submission_id and status:
+            if submission_id:
                 event.applied = settle.record_status(
                     link,
                     submission_id[:64],
-                    status[:32],
+                    status,
                     occurred,
                     participant_id=str(payload.get("participant_id") or "")[:100],
                 )

@@ -9,7 +9,9 @@ import json
 import time
 
 import pytest
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 
 from annotation.models import AuditEntry
 from annotation.services.crowd import crowd
@@ -103,13 +105,45 @@ def test_a_changed_body_does_not_pass_with_the_old_signature(on_prolific):
 
 def test_an_event_of_another_study_is_answered_not_taken_when_a_secret_here_signed_it(on_prolific):
     # A subscription covers the workspace: Prolific retries refused deliveries and may disable it.
-    body = json.dumps({"event_id": "x", "study_id": "someone-elses", "status": "APPROVED"}).encode()
+    body = json.dumps(
+        {"event_id": "x", "event_type": "submission.status.change", "study_id": "someone-elses", "status": "APPROVED"}
+    ).encode()
     answer = deliver(body)
     assert answer.status_code == 200 and answer.json() == {"taken": False}
     assert deliver(body, secret="a-secret-stored-nowhere-here").status_code == 403
     assert deliver(body, timestamp=int(time.time()) - 3600).status_code == 403
     assert not WebhookEvent.objects.exists()
     assert Client().get(URL).status_code == 405
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        ({"status": "HACKED"}, "status"),
+        ({"status": ["APPROVED"]}, "status"),
+        ({"status": "approved"}, "status"),
+        ({"status": None}, "status"),
+        ({"event_type": "study.status.change"}, "event_type"),
+        ({"event_type": None}, "event_type"),
+        ({"event_type": ["submission.status.change"]}, "event_type"),
+    ],
+    ids=["unknown status", "a list", "lower case", "no status", "another event", "no event type", "a list type"],
+)
+def test_only_prolifics_documented_event_and_statuses_are_taken(on_prolific, change, field):
+    assert deliver(event(on_prolific, "ev-1", "AWAITING REVIEW", "2026-03-01T10:00:00Z")).status_code == 200
+    body = json.loads(event(on_prolific, "ev-2", "APPROVED", "2026-03-01T12:00:00Z"))
+    body.update(change)
+    body = {key: value for key, value in body.items() if value is not None}
+    with CaptureQueriesContext(connection) as queries:
+        response = deliver(json.dumps(body).encode())
+    assert response.status_code == 400 and response.content.decode().startswith(f"{field}:")
+    assert not [
+        q["sql"] for q in queries if not q["sql"].lstrip().upper().startswith(("SELECT", "SAVEPOINT", "RELEASE"))
+    ]
+    assert ProlificSubmission.objects.get().status == "AWAITING REVIEW"
+    assert list(WebhookEvent.objects.values_list("event_id", flat=True)) == ["ev-1"]
+    # Unsigned, the same body is refused as any unsigned one: the signature is checked first.
+    assert deliver(json.dumps(body).encode(), secret="not-the-secret").status_code == 403
 
 
 # ---------------------------------------------------------------------------- subscribing from here
