@@ -52,7 +52,9 @@ class VariErr(Format):
             "<item>-<label>-<n>; judgments: the author's own self-check first where they gave it (annotator: the "
             "author's id, as in the release), then the linked validation study's votes under each validator's "
             "anonymised id; label_correction false; self_corrected as the release sets it, true exactly where "
-            "the author's own judgment is not makes sense or is missing; premise_spans, hypothesis_spans added)",
+            "the author's own judgment is not makes sense or is missing, and null (not in the release) while "
+            "the author has not judged it and still can, a label in nli_studio.pending_labels; premise_spans, "
+            "hypothesis_spans added)",
         ),
         FieldDoc("idk", "list", "the annotators who said they did not know"),
         FieldDoc(
@@ -150,8 +152,10 @@ class VariErr(Format):
             lines = []
             for record in records:
                 item, example = record.item, record.item.example
+                key_verdicts = verdicts.get(example.key, {})
                 if task.explains_labels:
-                    collected = _explained(task, record, provenance, judged)
+                    pending = {label for label in NLI.labels if key_verdicts.get(label) == PENDING}
+                    collected = _explained(task, record, provenance, judged, pending)
                     answered = any(collected[name] for name in (*LABEL_LISTS, "idk"))
                 else:
                     labels = record.collected
@@ -160,7 +164,6 @@ class VariErr(Format):
                 imported = example.source_format == self.name
                 if not (imported or answered or options.include_unanswered or item.is_gold):
                     continue
-                key_verdicts = verdicts.get(example.key, {})
                 studio: dict = {
                     "item": item.id,
                     "label_source": "imported" if imported else "collected",
@@ -204,9 +207,9 @@ def _judgments(explained) -> dict:
     return judged
 
 
-def _explained(task, record: ItemRecord, provenance: Provenance, judged: dict) -> dict:
+def _explained(task, record: ItemRecord, provenance: Provenance, judged: dict, pending: set) -> dict:
     """The item's collected answers as VariErr lists: one explanation per label an answer gives, and the
-    annotators who said they did not know."""
+    annotators who said they did not know. pending: the labels whose writers can still self-check them."""
     lists: dict = {name: [] for name in (*LABEL_LISTS, "idk")}
     key = record.item.example.key
     for vote in record.votes:
@@ -232,8 +235,8 @@ def _explained(task, record: ItemRecord, provenance: Provenance, judged: dict) -
                     "label_correction": False,
                     "reason": explained["explanation"],
                     # The release's meaning: the author did not confirm it (judged it not to make sense, or
-                    # gave no judgment); a pair still waiting for its author is marked in pending_labels.
-                    "self_corrected": own is not True,
+                    # gave no judgment once self-checks closed); null while its author can still self-check it.
+                    "self_corrected": None if own is None and label in pending else own is not True,
                     "premise_spans": explained.get("premise_spans", []),
                     "hypothesis_spans": explained.get("hypothesis_spans", []),
                 }
@@ -304,7 +307,7 @@ EXPLANATION = {
         },
         "label_correction": {"type": "boolean"},
         "reason": {"type": "string", "minLength": 1},
-        "self_corrected": {"type": "boolean"},
+        "self_corrected": {"type": ["boolean", "null"]},  # null: its author can still self-check it
         "premise_spans": {"type": "array"},
         "hypothesis_spans": {"type": "array"},
     },

@@ -12,6 +12,7 @@ import pytest
 
 from annotation.services.assignments import claim_page, submit_page
 from annotation.services.linking import send_to_validation
+from annotation.services.projects import update_project
 from dataset_io.formats import ExportOptions
 from dataset_io.formats.base import STUDIO_KEY
 from dataset_io.services import exporters
@@ -62,14 +63,20 @@ def study(make_project, import_rows, make_user, author):
     return project, writer, other
 
 
-def test_self_corrected_is_true_exactly_where_the_author_did_not_confirm(study):
+def test_self_corrected_is_true_exactly_where_the_author_did_not_confirm_and_null_while_they_still_can(study):
     project, writer, _ = study
     pairs = {e.origin_target: e.pk for e in project.validation_project.examples.filter(origin__worker=writer)}
     record_self_judgments(project, writer, {pairs["e"]: "yes", pairs["n"]: "no"})
     (record,) = [json.loads(line) for line in exported(project, "varierr").splitlines()]
     corrected = {name: [entry["self_corrected"] for entry in record[name]] for name in ("entailment", "neutral")}
     assert corrected == {"entailment": [False], "neutral": [True]}
-    assert [entry["self_corrected"] for entry in record["contradiction"]] == [True]  # no judgment of its own
+    # The other writer has not self-checked c yet and still can: pending, not "corrected".
+    assert record[STUDIO_KEY]["pending_labels"] == ["contradiction"]
+    assert [entry["self_corrected"] for entry in record["contradiction"]] == [None]
+
+    project = update_project(project, status="closed")  # no self-check any more
+    (record,) = [json.loads(line) for line in exported(project, "varierr").splitlines()]
+    assert [entry["self_corrected"] for entry in record["contradiction"]] == [True]
 
 
 def test_every_round_of_reasons_is_in_the_taxonomy_export_of_an_explanation_study(study):
