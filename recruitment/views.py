@@ -1,6 +1,8 @@
 """A study's Prolific page (link, study, settle table, bonuses, groups) and Prolific's webhook. Thin: each
 view asks annotation.services.access who may act, calls one service, and goes back with a message."""
 
+import math
+import re
 import secrets
 
 from django.contrib import messages
@@ -28,6 +30,7 @@ NUMBER_FIELDS = (
     "minimum_approval_rate",
 )
 TEXT_FIELDS = ("name", "description", "currency", "workspace_id")
+WHOLE_NUMBER = re.compile(r"[0-9]{1,18}")  # fits any integer column
 WEBHOOK_BODY_LIMIT = 64 * 1024  # a submission event is a few hundred bytes
 
 
@@ -37,7 +40,10 @@ def _site(request) -> str:
 
 @login_required
 def prolific_page(request, slug):
-    project = access.project_for(request.user, slug, "manage")
+    return _page(request, access.project_for(request.user, slug, "manage"))
+
+
+def _page(request, project, status: int = 200):
     link = studies.link_of(project)
     rows = settle.table(link) if link else []
     suggestion, suggestion_error = None, ""
@@ -83,7 +89,7 @@ def prolific_page(request, slug):
             for field, (_, label) in prescreening.FILTERS.items()
         ],
     }
-    return render(request, "recruitment/prolific.html", context)
+    return render(request, "recruitment/prolific.html", context, status=status)
 
 
 def _acted(request, slug, action) -> object:
@@ -110,8 +116,9 @@ def save_link(request, slug):
         for name in NUMBER_FIELDS:
             if request.POST.get(name, "").strip():
                 value = request.POST[name].strip()
-                if not value.isdigit():
-                    raise studies.RecruitmentError(f"{name}: a whole number (got {value!r})")
+                # ASCII digits, few enough for int() to be cheap; the range is the service's check.
+                if not WHOLE_NUMBER.fullmatch(value):
+                    raise studies.RecruitmentError(f"{name}: a whole number (got {value[:20]!r})")
                 fields[name] = int(value)
         if "estimated_minutes" in request.POST:
             fields["auto_approve"] = request.POST.get("auto_approve") == "1"
@@ -130,7 +137,9 @@ def save_link(request, slug):
             **fields,
         )
     except (studies.RecruitmentError, prescreening.PrescreeningError) as error:
+        # A form error: the page again with the reason, nothing saved and nothing sent to Prolific.
         messages.error(request, str(error))
+        return _page(request, project, status=400)
     else:
         link = studies.link_of(project)
         sent = " and sent to the Prolific study" if link and link.prolific_study_id else ""
@@ -199,9 +208,12 @@ def decide(request, slug):
 
 def _fraction(value: str, name: str) -> float:
     try:
-        return float(value)
+        number = float(value)
     except ValueError:
-        raise studies.RecruitmentError(f"{name}: a number between 0 and 1 (got {value!r})") from None
+        number = math.nan
+    if not 0 <= number <= 1:  # NaN too
+        raise studies.RecruitmentError(f"{name}: a number between 0 and 1 (got {value[:20]!r})")
+    return number
 
 
 @login_required
@@ -237,7 +249,7 @@ def plan_bonuses(request, slug):
 def pay_bonuses(request, slug):
     def run(link):
         if request.POST.get("release"):
-            ids = [int(value) for value in request.POST.getlist("bonus") if value.isdigit()]
+            ids = [int(value) for value in request.POST.getlist("bonus") if WHOLE_NUMBER.fullmatch(value)]
             return f"{bonuses.release_unconfirmed(link, ids, request.user)} bonus(es) will be paid on the next run."
         report = bonuses.pay(link, request.user)
         return (
@@ -263,7 +275,8 @@ def build_group(request, slug):
 @require_POST
 def use_group(request, slug):
     def run(link):
-        group = groups.groups_for(link.project).filter(pk=request.POST.get("group") or 0).first()
+        chosen = request.POST.get("group", "")
+        group = groups.groups_for(link.project).filter(pk=chosen).first() if WHOLE_NUMBER.fullmatch(chosen) else None
         if group is None:
             raise studies.RecruitmentError("group: choose one of your participant groups")
         groups.use_group(link, group, request.POST.get("mode", ""), request.user)

@@ -17,6 +17,7 @@ Prolific made then is never paid, and the next run sets up again."""
 
 from __future__ import annotations
 
+import hashlib
 from collections import defaultdict
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
@@ -30,6 +31,7 @@ from recruitment.prolific import ProlificClient, ProlificError, ProlificTimeout
 from recruitment.services import settle
 from recruitment.services.studies import RecruitmentError, client_for
 
+KEY_MAX = 64  # a form's one-time key (the page makes 16 hex digits)
 MAX_BONUS = Decimal("100.00")  # one bonus above this is a typo more often than not
 
 PROLIFIC = AuditEntry.Action.PROLIFIC
@@ -48,7 +50,7 @@ def _amount(value) -> Decimal:
         amount = Decimal(str(value)).quantize(Decimal("0.01"))
     except (InvalidOperation, ValueError):
         raise RecruitmentError(f"amount: {value!r} is not a number") from None
-    if not Decimal("0.01") <= amount <= MAX_BONUS:
+    if not amount.is_finite() or not Decimal("0.01") <= amount <= MAX_BONUS:  # NaN cannot be compared
         raise RecruitmentError(f"amount: between 0.01 and {MAX_BONUS} (got {amount})")
     return amount
 
@@ -126,7 +128,11 @@ def plan_manual(
     if participant_id not in {row.participant_id for row in _paid_rows(link)}:
         raise RecruitmentError(f"participant: {participant_id!r} has no submission in this study")
     amount = _amount(amount)
-    full_key = f"{link.project_id}:manual:{key or participant_id + ':' + reason}"
+    if len(key) > KEY_MAX:
+        raise RecruitmentError(f"key: at most {KEY_MAX} characters")
+    # Without a form's key, the reason (up to 200 characters) is hashed: the whole key fits its column.
+    key = key or f"{participant_id}:{hashlib.sha256(reason.encode()).hexdigest()[:32]}"
+    full_key = f"{link.project_id}:manual:{key}"
     same = Bonus.objects.filter(project=link.project, participant_id=participant_id, amount=amount, reason=reason)
     same = same.exclude(state=Bonus.State.FAILED).exclude(idempotency_key=full_key)
     if same.exists() and not confirm_duplicate:
@@ -135,7 +141,7 @@ def plan_manual(
             f"{participant_id} already has a bonus of {amount} {bonus.currency} for {reason!r} "
             f"({bonus.get_state_display()}): tick 'plan it again' if a second one is meant"
         )
-    bonus = _plan(link, participant_id, amount, reason, f"manual:{key or participant_id + ':' + reason}")
+    bonus = _plan(link, participant_id, amount, reason, f"manual:{key}")
     return _recorded(link, [bonus] if bonus else [], by, rule="manual")
 
 

@@ -31,6 +31,9 @@ def build_group(
     name = name.strip()
     if not name:
         raise RecruitmentError("name: the group needs a name")
+    limit = ParticipantGroup._meta.get_field("name").max_length
+    if len(name) > limit:  # refused before Prolific makes a group this app could not keep
+        raise RecruitmentError(f"name: at most {limit} characters")
     if not link.workspace_id:
         raise RecruitmentError("workspace_id: Prolific keeps a participant group in a workspace; enter its id first")
     members = members_by_gold(link, minimum_accuracy)

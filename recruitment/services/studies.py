@@ -8,7 +8,8 @@ import secrets
 from collections.abc import Sequence
 from decimal import Decimal
 
-from django.db import transaction
+from django.db import models, transaction
+from django.db.backends.base.operations import BaseDatabaseOperations
 
 from annotation.models import AuditEntry, CrowdSession, Project
 from annotation.services import access, audit
@@ -47,6 +48,7 @@ STUDY_FIELDS = (
 )
 
 PROLIFIC = AuditEntry.Action.PROLIFIC
+SECRET_MAX = 1000  # far longer than any Prolific token or hook secret; the token goes into every request
 
 
 class RecruitmentError(ValueError):
@@ -70,6 +72,9 @@ def save_link(project: Project, by, token: str = "", webhook_secret: str = "", *
             # Prolific keeps the filters a study was created with: changing them here would show a lie.
             raise RecruitmentError(f"{name}: the Prolific study was created with its filters; clone it to change them")
         setattr(link, name, value)
+    for label, secret in (("token", token), ("webhook_secret", webhook_secret)):
+        if len(secret) > SECRET_MAX:
+            raise RecruitmentError(f"{label}: at most {SECRET_MAX} characters")
     if token:
         link.token = token.strip()
     if webhook_secret:
@@ -150,7 +155,30 @@ def _adopt_workspace_secret(link: ProlificLink) -> None:
             continue
 
 
+# The columns' ranges on PostgreSQL (SQLite would store up to 2**63 and fail later, on Prolific's side or on
+# moving the database): a value outside them is refused before anything is sent or saved.
+INTEGER_RANGES = BaseDatabaseOperations.integer_field_ranges
+# Prolific shows the description to participants; the model's TextField has no bound of its own.
+DESCRIPTION_MAX = 10_000
+
+
+def _check_bounds(link: ProlificLink) -> None:
+    for name in STUDY_FIELDS:
+        field = ProlificLink._meta.get_field(name)
+        value = getattr(link, name)
+        if isinstance(field, models.IntegerField):
+            low, high = INTEGER_RANGES[field.get_internal_type()]
+            if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+                raise RecruitmentError(f"{name}: a whole number from {low} to {high}")
+        elif isinstance(field, models.CharField | models.TextField):
+            limit = field.max_length or DESCRIPTION_MAX
+            if not isinstance(value, str) or len(value) > limit:
+                raise RecruitmentError(f"{name}: at most {limit} characters")
+
+
 def check_study_fields(link: ProlificLink) -> None:
+    """Every field the study is sent with, before anything is sent to Prolific or saved here."""
+    _check_bounds(link)
     if not link.name.strip():
         raise RecruitmentError("name: the study needs a name participants see")
     if link.places < 1:

@@ -80,6 +80,15 @@ def test_the_same_manual_bonus_planned_again_from_a_new_form_needs_a_confirmatio
 
 
 @pytest.mark.django_db
+def test_a_manual_bonus_key_fits_its_column_whatever_the_reason(settled, author):
+    with pytest.raises(studies.RecruitmentError, match="key: at most 64 characters"):
+        bonuses.plan_manual(settled, "PGOOD", "1", "why", author, key="k" * 65)
+    (bonus,) = bonuses.plan_manual(settled, "PGOOD", "1", "r" * 300, author)  # no form key: the reason is hashed
+    assert len(bonus.idempotency_key) <= 200 and bonus.reason == "r" * 200
+    assert bonuses.plan_manual(settled, "PGOOD", "1", "r" * 300, author) == []  # planned once
+
+
+@pytest.mark.django_db
 def test_bad_bonuses_are_refused_naming_what_is_wrong(settled, author):
     with pytest.raises(studies.RecruitmentError, match="amount: 'lots' is not a number"):
         bonuses.plan_manual(settled, "PGOOD", "lots", "why", author)

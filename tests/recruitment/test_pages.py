@@ -10,6 +10,7 @@ from django.test import Client
 
 from annotation.models import AuditEntry
 from recruitment.models import Bonus, ProlificLink
+from recruitment.services import studies
 from tests.recruitment.conftest import TOKEN, WEBHOOK_SECRET, arrive
 
 pytestmark = pytest.mark.django_db
@@ -40,11 +41,50 @@ def test_only_the_studys_manager_reaches_its_prolific_page(study, make_user, aut
 
 
 def test_a_refusal_comes_back_as_a_message_naming_the_field(study, author_client):
-    response = author_client.post(base(study.slug) + "link/", {"places": "many"}, follow=True)
-    assert "places: a whole number" in response.content.decode()
-    response = author_client.post(base(study.slug) + "link/", {"name": "x", "places": "0"}, follow=True)
-    assert "places: at least one participant" in response.content.decode()
+    response = author_client.post(base(study.slug) + "link/", {"places": "many"})
+    assert response.status_code == 400 and "places: a whole number" in response.content.decode()
+    response = author_client.post(base(study.slug) + "link/", {"name": "x", "places": "0"})
+    assert response.status_code == 400 and "places: at least one participant" in response.content.decode()
     assert ProlificLink.objects.get().places == 3
+
+
+@pytest.mark.parametrize(
+    ("posted", "message"),
+    [
+        ({"places": str(2**31)}, "places: a whole number from 0 to 2147483647"),
+        ({"reward_cents": "9" * 25}, "reward_cents: a whole number (got"),
+        ({"estimated_minutes": "\u00b2"}, "estimated_minutes: a whole number"),
+        ({"screen_out_slots": str(2**40)}, "screen_out_slots: a whole number from 0 to 2147483647"),
+        ({"minimum_approval_rate": str(2**15)}, "minimum_approval_rate: "),  # kept as created, whatever the value
+        ({"name": "n" * 256}, "name: at most 255 characters"),
+        ({"description": "d" * 10_001}, "description: at most 10000 characters"),
+        ({"workspace_id": "w" * 65}, "workspace_id: at most 64 characters"),
+        ({"token": "t" * 1001}, "token: at most 1000 characters"),
+    ],
+    ids=[
+        "2^31 places",
+        "25-digit reward",
+        "a superscript",
+        "2^40 slots",
+        "approval 2^15",
+        "long name",
+        "long description",
+        "long workspace",
+        "long token",
+    ],
+)
+def test_an_out_of_range_field_is_a_form_error_and_nothing_is_sent(
+    study, author, author_client, standin, posted, message
+):
+    """For a study already on Prolific: the refusal comes before the PATCH, not after it."""
+    link = studies.create_draft(studies.link_of(study), "https://testserver", author)
+    before = {field.name: getattr(link, field.name) for field in ProlificLink._meta.concrete_fields}
+    calls = len(standin.calls)
+    response = author_client.post(base(study.slug) + "link/", posted)
+    assert response.status_code == 400 and message in response.content.decode()
+    link.refresh_from_db()
+    assert {field.name: getattr(link, field.name) for field in ProlificLink._meta.concrete_fields} == before
+    assert [call.method for call in standin.calls[calls:]] in ([], ["GET"])  # the page reads the study only
 
 
 def test_the_whole_run_from_the_page_never_shows_a_secret(study, author, make_user, standin, caplog, settings):
@@ -167,3 +207,36 @@ def test_only_the_studys_manager_subscribes(study, make_user, standin):
     assert other.post(base(study.slug) + "hooks/", {"operation": "subscribe"}, secure=True).status_code == 404
     assert Client().post(base(study.slug) + "hooks/", {"operation": "subscribe"}).status_code == 302
     assert standin.calls == []
+
+
+@pytest.mark.parametrize(
+    ("path", "posted", "message"),
+    [
+        ("bonuses/", {"rule": "gold", "minimum": "nan", "amount": "1"}, "minimum accuracy: a number between 0 and 1"),
+        ("bonuses/", {"rule": "gold", "minimum": "0.5", "amount": "NaN"}, "amount: between 0.01 and"),
+        ("bonuses/", {"rule": "page", "amount": "1e999999999"}, "amount: "),
+        ("groups/", {"name": "g" * 201, "minimum": "0.5"}, "name: at most 200 characters"),
+        ("groups/", {"name": "good", "minimum": "1e999"}, "minimum accuracy: a number between 0 and 1"),
+        ("groups/use/", {"group": "\u00b2", "mode": "allow"}, "group: choose one of your participant groups"),
+        ("groups/use/", {"group": "9" * 30, "mode": "allow"}, "group: choose one of your participant groups"),
+        ("bonuses/pay/", {"release": "1", "bonus": ["\u00b2", "9" * 30]}, "0 bonus(es) will be paid"),
+    ],
+    ids=[
+        "NaN accuracy",
+        "NaN amount",
+        "huge amount",
+        "long group name",
+        "infinite accuracy",
+        "superscript group",
+        "30-digit group",
+        "odd bonus ids",
+    ],
+)
+def test_the_other_prolific_forms_refuse_out_of_range_values_before_calling_prolific(
+    study, author, author_client, standin, path, posted, message
+):
+    studies.save_link(study, author, workspace_id="ws000001")
+    calls = len(standin.calls)
+    response = author_client.post(base(study.slug) + path, posted, follow=True)
+    assert response.status_code == 200 and message in response.content.decode()
+    assert standin.calls[calls:] == [] and not Bonus.objects.exists()
