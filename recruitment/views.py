@@ -168,6 +168,8 @@ def study_action(request, slug):
                 "Stop ends the Prolific study for good (it cannot be started again): tick the box next to Stop to confirm."
             )
         studies.transition(link, action, request.user, confirm_low_pay=confirm_low_pay)
+        if action == "stop":
+            return "Stopped for good on Prolific: the study is closed here and cannot be reopened; clone it for a new wave."
         return f"Prolific: {action} done; the study is {link.project.status} here."
 
     return _acted(request, slug, run)

@@ -30,6 +30,8 @@ ACTIONS = {
     "pause": ("PAUSE", ProlificLink.State.PAUSED, Project.Status.PAUSED),
     "start": ("START", ProlificLink.State.ACTIVE, Project.Status.PUBLISHED),
     "stop": ("STOP", ProlificLink.State.STOPPED, Project.Status.CLOSED),
+    # Closed here, paused there: Prolific's STOP cannot be undone, and a closed study can be reopened.
+    "close": ("PAUSE", ProlificLink.State.PAUSED, Project.Status.CLOSED),
 }
 STUDY_FIELDS = (
     "name",
@@ -385,7 +387,8 @@ def create_draft(
 def transition(
     link: ProlificLink, action: str, by, client: ProlificClient | None = None, confirm_low_pay: bool = False
 ) -> ProlificLink:
-    """Publish, pause, start again or stop the study on Prolific, and move our study the same way."""
+    """Publish, pause, start again, close (pause there) or stop the study on Prolific, and move our study
+    the same way."""
     if action not in ACTIONS:
         raise RecruitmentError(f"unknown action {action!r} (one of {', '.join(ACTIONS)})")
     if not link.prolific_study_id:
@@ -408,15 +411,15 @@ FOLLOW = {
     (Project.Status.PUBLISHED, ProlificLink.State.DRAFT): "publish",
     (Project.Status.PUBLISHED, ProlificLink.State.PAUSED): "start",
     (Project.Status.PAUSED, ProlificLink.State.ACTIVE): "pause",
-    (Project.Status.CLOSED, ProlificLink.State.ACTIVE): "stop",
-    (Project.Status.CLOSED, ProlificLink.State.PAUSED): "stop",
+    (Project.Status.CLOSED, ProlificLink.State.ACTIVE): "close",
 }
 
 
 def follow_status(project: Project, status: str, by) -> None:
     """The study's dashboard publishes, pauses, resumes or closes it: its Prolific study does the same first
-    (a refusal, ours or Prolific's, leaves both as they were). Reopening a study whose Prolific study was
-    stopped is refused: Prolific cannot start it again (clone the study for a new wave)."""
+    (a refusal, ours or Prolific's, leaves both as they were). Closing pauses the Prolific study, so that
+    reopening starts it again; only the Prolific page's Stop ends it for good, and reopening a study whose
+    Prolific study was stopped is refused: Prolific cannot start it again (clone the study for a new wave)."""
     link = ProlificLink.objects.filter(project=project).exclude(prolific_study_id="").first()
     if link is None:
         return
@@ -441,8 +444,13 @@ PROLIFIC_STATES = {
     "AWAITING REVIEW": ProlificLink.State.STOPPED,
     "COMPLETED": ProlificLink.State.STOPPED,
 }
-# The study's status here that each link state goes with.
-STATE_STATUS = {state: status for _action, state, status in ACTIONS.values()}
+# The study's statuses here that each link state goes with (the first when one must be chosen): a study
+# closed here keeps its Prolific study paused.
+STATE_STATUSES = {
+    ProlificLink.State.ACTIVE: (Project.Status.PUBLISHED,),
+    ProlificLink.State.PAUSED: (Project.Status.PAUSED, Project.Status.CLOSED),
+    ProlificLink.State.STOPPED: (Project.Status.CLOSED,),
+}
 
 
 def drift(link: ProlificLink, client: ProlificClient | None = None) -> list[str]:
@@ -459,8 +467,8 @@ def drift(link: ProlificLink, client: ProlificClient | None = None) -> list[str]
         found.append(f"places: {study.total_available_places} on Prolific, {link.places} here")
     if round(study.reward) != link.reward_cents:
         found.append(f"reward: {round(study.reward)} on Prolific, {link.reward_cents} here")
-    wanted = STATE_STATUS.get(link.state)
-    if wanted is not None and link.project.status != wanted:
+    wanted = STATE_STATUSES.get(link.state, ())
+    if wanted and link.project.status not in wanted:
         found.append(f"status: the study is {link.project.status} here, its Prolific study {link.get_state_display()}")
     return found
 
@@ -475,8 +483,8 @@ def fix_drift(link: ProlificLink, by, client: ProlificClient | None = None) -> l
     if there == ProlificLink.State.STOPPED or (there is not None and link.state == ProlificLink.State.STOPPED):
         link.state = there
         link.save(update_fields=["state"])
-        if link.project.status != STATE_STATUS[there]:
-            update_project(link.project, changed_by=by, status=STATE_STATUS[there])
+        if link.project.status not in STATE_STATUSES[there]:
+            update_project(link.project, changed_by=by, status=STATE_STATUSES[there][0])
         done.append(f"state taken from Prolific ({study.status})")
     else:
         if there is not None and there != link.state:

@@ -1,6 +1,6 @@
 """Both sides in step: places, reward and time edited after creation reach the Prolific study (places added
-while it runs, nothing else then); the dashboard's pause, resume and close move Prolific first; Stop asks
-for a confirmation; drift Prolific shows is listed on the page and brought together by one button."""
+while it runs, nothing else then); the dashboard's pause, resume and close move Prolific first (close
+pauses it, so that reopening starts it again); Stop, for good, asks for a confirmation; drift Prolific shows is listed on the page and brought together by one button."""
 
 import pytest
 from django.test import Client
@@ -51,13 +51,41 @@ def test_the_dashboard_moves_prolific_too(drafted, study, author, author_client,
     assert prolific["status"] == "PAUSED" and ProlificLink.objects.get().state == "paused"
     dashboard("published")
     assert prolific["status"] == "ACTIVE" and ProlificLink.objects.get().state == "active"
+    # Closed: paused on Prolific, so that the study can be reopened, as the close page says.
     dashboard("closed", confirm="1")
     study.refresh_from_db()
-    assert prolific["status"] == "COMPLETED" and study.status == Project.Status.CLOSED
+    assert prolific["status"] == "PAUSED" and study.status == Project.Status.CLOSED
+    assert ProlificLink.objects.get().state == "paused" and studies.drift(ProlificLink.objects.get()) == []
+    dashboard("published")
+    study.refresh_from_db()
+    assert prolific["status"] == "ACTIVE" and study.status == Project.Status.PUBLISHED
+    actions = [call.body["action"] for call in standin.calls_to("POST", r"/api/v1/studies/\w+/transition/")]
+    assert actions == ["PUBLISH", "PAUSE", "START", "PAUSE", "START"]
+    # Stopped for good (the box ticked): STOP is sent, the page says so, and reopening is refused.
+    page = author_client.post(
+        f"/recruitment/projects/{study.slug}/prolific/study/", {"action": "stop", "confirm": "1"}, follow=True
+    ).content.decode()
+    assert prolific["status"] == "COMPLETED" and "cannot be reopened" in page
+    assert standin.calls_to("POST", r"/api/v1/studies/\w+/transition/")[-1].body == {"action": "STOP"}
     page = dashboard("published").content.decode()
     assert "cannot start again" in page
     study.refresh_from_db()
     assert study.status == Project.Status.CLOSED
+
+
+def test_a_study_closed_while_paused_stays_paused_and_is_not_stopped_by_bringing_sides_together(
+    drafted, study, author, author_client, standin
+):
+    studies.transition(drafted, "publish", author)
+    studies.transition(drafted, "pause", author)
+    author_client.post(f"/projects/{study.slug}/status/", {"status": "closed", "confirm": "1"})
+    prolific = standin.studies[drafted.prolific_study_id]
+    study.refresh_from_db()
+    assert prolific["status"] == "PAUSED" and study.status == Project.Status.CLOSED
+    prolific["status"] = "ACTIVE"  # started again on Prolific's own site
+    author_client.post(f"/recruitment/projects/{study.slug}/prolific/study/", {"action": "fix"})
+    assert prolific["status"] == "PAUSED"  # paused again, never stopped
+    assert "STOP" not in [call.body["action"] for call in standin.calls_to("POST", r"/api/v1/studies/\w+/transition/")]
 
 
 def test_a_prolific_refusal_leaves_the_dashboard_status_as_it_was(drafted, study, author, author_client, standin):
