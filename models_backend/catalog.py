@@ -57,10 +57,7 @@ def folder_size(path: Path) -> int:
 def describe(key: str, path: Path, origin: str, job_id: int | None = None) -> Checkpoint:
     """Read a checkpoint folder's config: its kind and label map. A folder that cannot be used is still
     listed, with the reason, so its owner sees why it is not offered."""
-    from models_backend.registry import (  # loads torch: only when models are listed
-        ModelError,
-        inspect_checkpoint,
-    )
+    from models_backend.checkpoint_spec import ModelError, inspect_checkpoint
 
     common = {
         "key": key,
