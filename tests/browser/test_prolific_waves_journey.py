@@ -174,7 +174,8 @@ def test_two_waves_from_filters_and_cost_to_a_closed_second_wave(open_window, si
     assert prolific.studies[second]["total_available_places"] == 4
     assert prolific.calls_to("PATCH", rf"/api/v1/studies/{second}/")[-1].body == {"total_available_places": 4}
 
-    # Paused and closed from the dashboard: the stand-in's study follows; wave 1's is left as it was.
+    # Paused and closed from the dashboard: the stand-in's study follows, paused, not stopped for good (Close
+    # pauses; it could be reopened); wave 1's is left as it was.
     author.goto(f"{base}/projects/{WAVE_TWO}/")
     press(author, "Pause")
     assert prolific.studies[second]["status"] == "PAUSED"
@@ -183,9 +184,9 @@ def test_two_waves_from_filters_and_cost_to_a_closed_second_wave(open_window, si
     with author.expect_navigation():
         author.keyboard.press("Enter")  # "Close the study" has the focus
     expect(author.locator("#study-status")).to_have_text("Closed")
-    assert prolific.studies[second]["status"] == "COMPLETED"
+    assert prolific.studies[second]["status"] == "PAUSED"
     actions = [call.body["action"] for call in prolific.calls_to("POST", rf"/api/v1/studies/{second}/transition/")]
-    assert actions == ["PUBLISH", "PAUSE", "STOP"]
+    assert actions == ["PUBLISH", "PAUSE"]
     assert prolific.studies[first]["status"] == "ACTIVE"
     author.goto(f"{base}/recruitment/projects/{WAVE_TWO}/prolific/")
-    expect(author.locator("#link-state")).to_have_text("Stopped")
+    expect(author.locator("#link-state")).to_have_text("Paused")
