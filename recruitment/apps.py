@@ -7,14 +7,15 @@ class RecruitmentConfig(AppConfig):
     verbose_name = "Recruitment"
 
     def ready(self):
-        from annotation.services import projects
+        from annotation.services import extensions, projects
         from annotation.services.crowd import crowd, participants
         from recruitment.services.erasure import forget_prolific_participant
-        from recruitment.services.studies import follow_status, prolific_study
+        from recruitment.services.studies import close_for_good, follow_status, prolific_study
 
         checks.register(secrets_key_check, checks.Tags.security)
         crowd.register_platform_study_source(prolific_study)
         projects.register_status_follower(follow_status)
+        extensions.add_panel("confirm_close", "recruitment/_close_for_good.html", close_for_good)
         participants.register_eraser(forget_prolific_participant)
 
 

@@ -40,6 +40,7 @@ PANEL_PLACES = (
     "work_item",  # under each item of a worker's page
     "worker_home_study",  # each study on a worker's home page
     "worker_study_end",  # a study's no-work, stopped and done pages
+    "confirm_close",  # inside the form that asks an author to confirm closing a study
 )
 
 FEATURE_SETTINGS: list[Setting] = []

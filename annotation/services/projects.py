@@ -218,20 +218,21 @@ def schema_status(value) -> str:
 
 # Platforms that run the study too (the recruitment app adds Prolific's at start-up: annotation never imports
 # it). Each is told of a lifecycle change from the dashboard before it is made here, and raises SettingError
-# to refuse it, so that both sides stay in one state.
-_status_followers: list[Callable[[Project, str, object], None]] = []
+# to refuse it, so that both sides stay in one state. (project, status, changed_by, for_good)
+_status_followers: list[Callable[[Project, str, object, bool], None]] = []
 
 
-def register_status_follower(follower: Callable[[Project, str, object], None]) -> None:
+def register_status_follower(follower: Callable[[Project, str, object, bool], None]) -> None:
     if follower not in _status_followers:
         _status_followers.append(follower)
 
 
-def set_status(project: Project, status: str, changed_by=None) -> Project:
-    """Publish, pause, resume, close or reopen the study, and its study on each platform it runs on."""
+def set_status(project: Project, status: str, changed_by=None, for_good: bool = False) -> Project:
+    """Publish, pause, resume, close or reopen the study, and its study on each platform it runs on.
+    for_good: closing, end it on the platforms too, where it then cannot be reopened (else it is paused there)."""
     status = _checked_status(project, status)
     for follower in _status_followers:
-        follower(project, status, changed_by)
+        follower(project, status, changed_by, for_good)
     project.refresh_from_db()
     return update_project(project, changed_by=changed_by, status=status)
 

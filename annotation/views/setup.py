@@ -110,7 +110,12 @@ def project_status(request, slug):
             request, "annotation/confirm_close.html", {"project": project, "progress": project_progress(project)}
         )
     try:
-        projects.set_status(project, request.POST.get("status", ""), changed_by=request.user)
+        projects.set_status(
+            project,
+            request.POST.get("status", ""),
+            changed_by=request.user,
+            for_good=bool(request.POST.get("for_good")),
+        )
     except SettingError as exc:
         messages.error(request, "; ".join(exc.errors.values()))
     else:

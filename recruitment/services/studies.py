@@ -406,6 +406,8 @@ def transition(
     return link
 
 
+# The link states a Prolific study can be stopped from (a draft was never published: there is nothing to end).
+STOPPABLE = (ProlificLink.State.ACTIVE, ProlificLink.State.PAUSED)
 # The Prolific action that brings the Prolific study to a status the study takes here, by the link's state.
 FOLLOW = {
     (Project.Status.PUBLISHED, ProlificLink.State.DRAFT): "publish",
@@ -415,23 +417,31 @@ FOLLOW = {
 }
 
 
-def follow_status(project: Project, status: str, by) -> None:
+def follow_status(project: Project, status: str, by, for_good: bool = False) -> None:
     """The study's dashboard publishes, pauses, resumes or closes it: its Prolific study does the same first
     (a refusal, ours or Prolific's, leaves both as they were). Closing pauses the Prolific study, so that
-    reopening starts it again; only the Prolific page's Stop ends it for good, and reopening a study whose
-    Prolific study was stopped is refused: Prolific cannot start it again (clone the study for a new wave)."""
+    reopening starts it again; closing for good (the close page's box) or the Prolific page's Stop ends it for
+    good, and reopening a study whose Prolific study was stopped is refused: Prolific cannot start it again
+    (clone the study for a new wave)."""
     link = ProlificLink.objects.filter(project=project).exclude(prolific_study_id="").first()
     if link is None:
         return
     if link.state == ProlificLink.State.STOPPED and status == Project.Status.PUBLISHED:
         raise SettingError({"status": "its Prolific study was stopped and cannot start again: clone it for a new wave"})
-    action = FOLLOW.get((status, link.state))
+    closing_for_good = for_good and status == Project.Status.CLOSED and link.state in STOPPABLE
+    action = "stop" if closing_for_good else FOLLOW.get((status, link.state))
     if action is None:
         return
     try:
         transition(link, action, by)
     except (RecruitmentError, ProlificError) as error:
         raise SettingError({"status": f"Prolific: {error}"}) from None
+
+
+def close_for_good(page) -> dict | None:
+    """The close page's box to end the study's Prolific study for good, where it has one that can be ended."""
+    links = ProlificLink.objects.filter(project=page["project"], state__in=STOPPABLE).exclude(prolific_study_id="")
+    return {} if links.exists() else None
 
 
 # Prolific's study statuses as the link's states (AWAITING REVIEW and COMPLETED: it takes no one any more).

@@ -1,6 +1,6 @@
 """Both sides in step: places, reward and time edited after creation reach the Prolific study (places added
 while it runs, nothing else then); the dashboard's pause, resume and close move Prolific first (close
-pauses it, so that reopening starts it again); Stop, for good, asks for a confirmation; drift Prolific shows is listed on the page and brought together by one button."""
+pauses it, so that reopening starts it again, unless the close page's box says for good); Stop, for good, asks for a confirmation; drift Prolific shows is listed on the page and brought together by one button."""
 
 import pytest
 from django.test import Client
@@ -86,6 +86,25 @@ def test_a_study_closed_while_paused_stays_paused_and_is_not_stopped_by_bringing
     author_client.post(f"/recruitment/projects/{study.slug}/prolific/study/", {"action": "fix"})
     assert prolific["status"] == "PAUSED"  # paused again, never stopped
     assert "STOP" not in [call.body["action"] for call in standin.calls_to("POST", r"/api/v1/studies/\w+/transition/")]
+
+
+def test_the_close_page_offers_to_stop_the_prolific_study_for_good_and_does_when_ticked(
+    drafted, study, author, author_client, standin
+):
+    close = f"/projects/{study.slug}/status/"
+    assert 'id="close-for-good"' not in author_client.post(close, {"status": "closed"}).content.decode()  # a draft
+    studies.transition(drafted, "publish", author)
+    page = author_client.post(close, {"status": "closed"}).content.decode()
+    assert 'id="close-for-good"' in page and "cannot be reopened" in page  # asked before anything is sent
+
+    author_client.post(close, {"status": "closed", "confirm": "1", "for_good": "1"})
+
+    study.refresh_from_db()
+    prolific = standin.studies[drafted.prolific_study_id]
+    assert study.status == Project.Status.CLOSED and prolific["status"] == "COMPLETED"
+    assert ProlificLink.objects.get().state == "stopped"
+    assert standin.calls_to("POST", r"/api/v1/studies/\w+/transition/")[-1].body == {"action": "STOP"}
+    assert 'id="close-for-good"' not in author_client.post(close, {"status": "closed"}).content.decode()
 
 
 def test_a_prolific_refusal_leaves_the_dashboard_status_as_it_was(drafted, study, author, author_client, standin):
