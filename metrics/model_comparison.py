@@ -6,10 +6,16 @@ paired difference to the best model with its interval and p-value, all from the 
 {metric name: value on those items}. Every model is scored on the resamples of `metrics.bootstrap.resamples`,
 so one seed gives the same resampled items here as to every other bootstrap of the project, and a model's
 interval equals `bootstrap_ci`'s for the same statistic and seed (tests).
+
+The tables (`to_csv`, `to_markdown`, `to_latex`) are what goes into a paper: one row per metric x model in
+CSV; in Markdown and LaTeX the models as rows and the metrics as columns, "estimate [low, high]" cells with the
+best model's in bold, then each model's difference to the best with its interval and p-value.
 """
 
 from __future__ import annotations
 
+import csv
+import io
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -74,6 +80,128 @@ class ModelComparison:
             "n_items": self.n_items,
             "bootstrap": {"resamples": self.n_boot, "level": 1 - self.alpha, "seed": self.seed, "unit": "item"},
         }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ModelComparison:
+        """The comparison back from `as_dict` (e.g. a stored result), None as NaN, to draw its tables."""
+        bootstrap = data["bootstrap"]
+        return cls(
+            rows=[{key: math.nan if value is None else value for key, value in row.items()} for row in data["rows"]],
+            metrics=list(data["metrics"]),
+            models=list(data["models"]),
+            higher_is_better=dict(data["higher_is_better"]),
+            n_items=data["n_items"],
+            n_boot=bootstrap["resamples"],
+            alpha=round(1 - bootstrap["level"], 12),  # 1 - 0.95 is 0.05000000000000004 in floats
+            seed=bootstrap["seed"],
+        )
+
+    def to_csv(self) -> str:
+        """One line per metric x model with the columns of ROW_KEYS; numbers in full precision, an undefined
+        one empty, `best` as true/false."""
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(ROW_KEYS)
+        for row in self.rows:
+            writer.writerow([_csv_value(row[key]) for key in ROW_KEYS])
+        return out.getvalue()
+
+    def to_markdown(self, digits: int = 3) -> str:
+        """Two Markdown tables, models as rows and metrics as columns: the estimates with their intervals
+        (the best in bold), then each model's difference to the best with its interval and p-value."""
+
+        def table(cells: Callable[[str, str], str]) -> list[str]:
+            header = ["model", *(f"{_markdown_text(metric)} ({_direction(self, metric)})" for metric in self.metrics)]
+            lines = [_markdown_row(header), _markdown_row(["---"] * len(header))]
+            for model in self.models:
+                lines.append(_markdown_row([_markdown_text(model), *(cells(metric, model) for metric in self.metrics)]))
+            return lines
+
+        def estimate(metric: str, model: str) -> str:
+            row = self.row(metric, model)
+            text = _interval_text(row["estimate"], row["low"], row["high"], digits)
+            return f"**{text}**" if row["best"] else text
+
+        def difference(metric: str, model: str) -> str:
+            return _difference_text(self.row(metric, model), digits, lambda p: p)
+
+        return "\n".join(
+            [
+                self._caption() + " The best model per metric in bold.",
+                "",
+                *table(estimate),
+                "",
+                f"Difference to the best model (model minus best, paired on the same resamples), its {self._level()} "
+                "interval and the two-sided paired-bootstrap p-value of no difference.",
+                "",
+                *table(difference),
+                "",
+            ]
+        )
+
+    def to_latex(self, digits: int = 3) -> str:
+        """A booktabs table (needs \\usepackage{booktabs}), models as rows and metrics as columns: the
+        estimates with their intervals (the best in bold), then, under a rule, each model's difference to the
+        best with its interval and p-value. Model and metric names are escaped."""
+
+        def number(text: str) -> str:
+            return text.replace("-", "$-$")
+
+        lines = [
+            "% Needs \\usepackage{booktabs} in the preamble.",
+            "\\begin{table}[t]",
+            "\\centering",
+            f"\\begin{{tabular}}{{l{'c' * len(self.metrics)}}}",
+            "\\toprule",
+            _latex_row(
+                [
+                    "Model",
+                    *(
+                        f"{_latex_text(metric)} ($\\{'uparrow' if self.higher_is_better[metric] else 'downarrow'}$)"
+                        for metric in self.metrics
+                    ),
+                ]
+            ),
+            "\\midrule",
+        ]
+        for model in self.models:
+            cells = []
+            for metric in self.metrics:
+                row = self.row(metric, model)
+                text = number(_interval_text(row["estimate"], row["low"], row["high"], digits))
+                cells.append(f"\\textbf{{{text}}}" if row["best"] else text)
+            lines.append(_latex_row([_latex_text(model), *cells]))
+        lines += [
+            "\\midrule",
+            _latex_row(
+                [
+                    f"\\multicolumn{{{len(self.metrics) + 1}}}{{l}}{{\\emph{{Difference to the best (paired), two-sided $p$}}}}"
+                ]
+            ),
+            "\\midrule",
+        ]
+        for model in self.models:
+            cells = [
+                number(_difference_text(self.row(metric, model), digits, lambda p: f"${p}$")) for metric in self.metrics
+            ]
+            lines.append(_latex_row([_latex_text(model), *cells]))
+        lines += [
+            "\\bottomrule",
+            "\\end{tabular}",
+            f"\\caption{{{_latex_text(self._caption())}}}",
+            "\\end{table}",
+            "",
+        ]
+        return "\n".join(lines)
+
+    def _level(self) -> str:
+        return f"{100 * (1 - self.alpha):g} %"
+
+    def _caption(self) -> str:
+        return (
+            f"{len(self.models)} models on {self.n_items} items: estimates with {self._level()} percentile bootstrap "
+            f"intervals ({self.n_boot} resamples of the items, the same for every model; seed {self.seed})."
+        )
 
 
 def compare_models(
@@ -221,3 +349,81 @@ def _json_value(value: Any) -> Any:
     if isinstance(value, float) and math.isnan(value):
         return None
     return value
+
+
+def _csv_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return "" if math.isnan(value) else repr(value)
+    return str(value)
+
+
+def _direction(comparison: ModelComparison, metric: str) -> str:
+    return "higher is better" if comparison.higher_is_better[metric] else "lower is better"
+
+
+def _number_text(value: float, digits: int) -> str:
+    return "n/a" if math.isnan(value) else f"{value:.{digits}f}"
+
+
+def _interval_text(estimate: float, low: float, high: float, digits: int) -> str:
+    """'0.812 [0.790, 0.830]'; the estimate alone where the interval is undefined (no resample)."""
+    text = _number_text(estimate, digits)
+    if math.isnan(low) or math.isnan(high):
+        return text
+    return f"{text} [{_number_text(low, digits)}, {_number_text(high, digits)}]"
+
+
+def _difference_text(row: Mapping[str, Any], digits: int, math_text: Callable[[str], str]) -> str:
+    """'-0.041 [-0.070, -0.012], p = 0.004' ('best' for the best model itself); `math_text` wraps the
+    p-value's expression (LaTeX math mode)."""
+    if row["best"]:
+        return "best"
+    text = _interval_text(row["difference"], row["difference_low"], row["difference_high"], digits)
+    p_value = row["p_value"]
+    if math.isnan(p_value):
+        return text
+    smallest = 10.0**-digits
+    p_text = f"p < {smallest:.{digits}f}" if p_value < smallest else f"p = {p_value:.{digits}f}"
+    return f"{text}, {math_text(p_text)}"
+
+
+# Backslash-escaped so that a model name reads as text: a table cell's bar, emphasis, code, links and HTML.
+_MARKDOWN_SPECIAL = set("\\`*_[]<>|~")
+
+
+def _markdown_text(text: str) -> str:
+    return "".join(f"\\{char}" if char in _MARKDOWN_SPECIAL else char for char in text)
+
+
+def _markdown_row(cells: list[str]) -> str:
+    return "| " + " | ".join(cells) + " |"
+
+
+_LATEX_SPECIAL = {
+    "\\": "\\textbackslash{}",
+    "&": "\\&",
+    "%": "\\%",
+    "$": "\\$",
+    "#": "\\#",
+    "_": "\\_",
+    "{": "\\{",
+    "}": "\\}",
+    "~": "\\textasciitilde{}",
+    "^": "\\textasciicircum{}",
+    "<": "\\textless{}",
+    ">": "\\textgreater{}",
+    # A row starting with "[" would be read as the optional argument of the previous row's \\\\.
+    "[": "{[}",
+    "]": "{]}",
+}
+
+
+def _latex_text(text: str) -> str:
+    """`text` as LaTeX text: its special characters escaped, line breaks as spaces."""
+    return "".join(_LATEX_SPECIAL.get(char, char) for char in " ".join(text.splitlines()))
+
+
+def _latex_row(cells: list[str]) -> str:
+    return " & ".join(cells) + " \\\\"

@@ -1,5 +1,7 @@
 """metrics.model_comparison: models compared on the same resampled items, checked against bootstrap_ci."""
 
+import csv
+import io
 import json
 import math
 import re
@@ -8,7 +10,7 @@ import numpy as np
 import pytest
 
 from metrics.bootstrap import bootstrap_ci, resamples
-from metrics.model_comparison import compare_models, paired_p_value
+from metrics.model_comparison import ROW_KEYS, ModelComparison, compare_models, paired_p_value
 
 
 def accuracy(gold, predicted):
@@ -191,3 +193,116 @@ def test_a_score_that_changes_its_metrics_is_refused_naming_the_model():
 
     with pytest.raises(ValueError, match="score for model 'b' returned metrics"):
         compare_models(score, ["a", "b"], 10, {"accuracy": True, "f1": True}, n_boot=5)
+
+
+# ---------------------------------------------------------------- tables
+
+
+@pytest.fixture
+def awkward_names():
+    """Two models named with Markdown's and LaTeX's special characters, on an accuracy and a loss."""
+    gold, predictions = synthetic_labels(200, correct=(0.6, 0.9))
+    names = {"bert_base 50% & #1": predictions["model_0"], "[roberta]_{large}~^$\\": predictions["model_1"]}
+
+    def score(model, items):
+        wrong = gold[items] != names[model][items]
+        return {"accuracy": float(np.mean(~wrong)), "error_rate": float(np.mean(wrong))}
+
+    return compare_models(score, list(names), 200, {"accuracy": True, "error_rate": False}, n_boot=300)
+
+
+def test_csv_has_one_row_per_metric_and_model_in_full_precision(awkward_names):
+    read = list(csv.DictReader(io.StringIO(awkward_names.to_csv())))
+    assert len(read) == 4 and list(read[0]) == list(ROW_KEYS)
+    for line, row in zip(read, awkward_names.rows, strict=True):
+        assert (line["metric"], line["model"], line["best"]) == (row["metric"], row["model"], str(row["best"]).lower())
+        for key in ("estimate", "low", "high", "difference", "difference_low", "difference_high"):
+            assert float(line[key]) == row[key]
+        assert line["p_value"] == ("" if row["best"] else repr(row["p_value"]))
+
+
+def _markdown_cells(line):
+    # Cells split on bars that are not escaped, then unescaped.
+    return [re.sub(r"\\(.)", r"\1", cell).strip() for cell in re.split(r"(?<!\\)\|", line.strip())[1:-1]]
+
+
+def test_markdown_tables_read_back_with_the_best_in_bold_and_the_names_unescaped(awkward_names):
+    tables = [
+        [_markdown_cells(line) for line in block.splitlines() if line.startswith("|")]
+        for block in awkward_names.to_markdown().split("\n\n")
+        if block.startswith("|")
+    ]
+    assert len(tables) == 2
+    estimates, differences = tables
+    assert estimates[0] == ["model", "accuracy (higher is better)", "error_rate (lower is better)"]
+    assert [row[0] for row in estimates[2:]] == awkward_names.models == [row[0] for row in differences[2:]]
+    worse, better = awkward_names.models
+    accuracy_row = awkward_names.row("accuracy", better)
+    assert estimates[3][1] == (
+        f"**{accuracy_row['estimate']:.3f} [{accuracy_row['low']:.3f}, {accuracy_row['high']:.3f}]**"
+    )
+    assert not estimates[2][1].startswith("**") and not estimates[2][2].startswith("**")
+    assert differences[3][1:] == ["best", "best"]
+    difference = awkward_names.row("error_rate", worse)
+    assert differences[2][2] == (
+        f"{difference['difference']:.3f} [{difference['difference_low']:.3f}, {difference['difference_high']:.3f}], "
+        f"p = {difference['p_value']:.3f}"
+    )
+
+
+LATEX_ESCAPES = {
+    r"\textbackslash{}": "\\",
+    r"\textasciitilde{}": "~",
+    r"\textasciicircum{}": "^",
+    "{[}": "[",
+    "{]}": "]",
+}
+
+
+def _latex_unescape(text):
+    for escaped, char in LATEX_ESCAPES.items():
+        text = text.replace(escaped, char)
+    return re.sub(r"\\([&%$#_{}])", r"\1", text)
+
+
+def test_latex_is_a_booktabs_table_with_balanced_braces_and_escaped_names(awkward_names):
+    latex = awkward_names.to_latex()
+    body = re.sub(r"\\[\\{}&%$#_]", "", latex)  # escaped characters and \\ row ends taken out
+    depth = 0
+    for char in body:
+        depth += {"{": 1, "}": -1}.get(char, 0)
+        assert depth >= 0
+    assert depth == 0
+    lines = latex.splitlines()
+    assert lines[0].startswith("% Needs \\usepackage{booktabs}") and all(
+        "%" not in re.sub(r"\\%", "", line) for line in lines[1:]
+    )
+    order = [lines.index(marker) for marker in (r"\begin{tabular}{lcc}", r"\toprule", r"\bottomrule", r"\end{tabular}")]
+    assert order == sorted(order)
+    rows = [line for line in lines[order[1] + 1 : order[2]] if line.endswith(r" \\") and "multicolumn" not in line]
+    cells = [re.split(r"(?<!\\)&", row.removesuffix(r" \\")) for row in rows]
+    assert all(len(row) == 3 for row in cells)
+    assert [_latex_unescape(row[0].strip()) for row in cells] == ["Model", *awkward_names.models, *awkward_names.models]
+    assert r"bert\_base 50\% \& \#1" in latex
+    assert r"{[}roberta{]}\_\{large\}\textasciitilde{}\textasciicircum{}\$\textbackslash{}" in latex
+    best = awkward_names.row("accuracy", awkward_names.models[1])
+    assert cells[2][1].strip() == rf"\textbf{{{best['estimate']:.3f} [{best['low']:.3f}, {best['high']:.3f}]}}"
+    assert cells[3][1].strip().startswith("$-$") and "$p = " in cells[3][1] and cells[4][1].strip() == "best"
+
+
+def test_tables_come_back_the_same_from_a_stored_result(awkward_names):
+    stored = ModelComparison.from_dict(json.loads(json.dumps(awkward_names.as_dict(), allow_nan=False)))
+    assert stored.alpha == 0.05
+    assert stored.to_csv() == awkward_names.to_csv()
+    assert stored.to_markdown() == awkward_names.to_markdown()
+    assert stored.to_latex() == awkward_names.to_latex()
+
+
+def test_tables_say_p_below_the_digits_shown_and_leave_out_undefined_intervals():
+    gold, predictions = synthetic_labels(200, correct=(0.6, 0.9))
+    result = compare_models(accuracy_score(gold, predictions), ["model_0", "model_1"], 200, {"accuracy": True})
+    assert "p < 0.01" in result.to_markdown(digits=2) and "$p < 0.01$" in result.to_latex(digits=2)
+    without = compare_models(
+        accuracy_score(gold, predictions), ["model_0", "model_1"], 200, {"accuracy": True}, n_boot=0
+    )
+    assert f"| model_0 | {accuracy(gold, predictions['model_0']):.3f} |" in without.to_markdown().replace("\\_", "_")
