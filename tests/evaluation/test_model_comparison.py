@@ -9,6 +9,8 @@ import re
 import numpy as np
 import pytest
 
+from common.plotting import ACCENT
+from evaluation.plots import model_comparison_svg
 from metrics.bootstrap import bootstrap_ci, resamples
 from metrics.model_comparison import ROW_KEYS, ModelComparison, compare_models, paired_p_value
 
@@ -306,3 +308,25 @@ def test_tables_say_p_below_the_digits_shown_and_leave_out_undefined_intervals()
         accuracy_score(gold, predictions), ["model_0", "model_1"], 200, {"accuracy": True}, n_boot=0
     )
     assert f"| model_0 | {accuracy(gold, predictions['model_0']):.3f} |" in without.to_markdown().replace("\\_", "_")
+
+
+# ---------------------------------------------------------------- the plot
+
+
+def test_the_plot_draws_each_model_as_text_with_the_best_in_the_accent_colour():
+    gold, predictions = synthetic_labels(200, correct=(0.6, 0.9))
+    names = {"<b>bert</b>": "model_0", "$\\foo$ model": "model_1", "broken": None}
+
+    def score(model, items):
+        source = names[model]
+        return {"accuracy": math.nan if source is None else accuracy(gold[items], predictions[source][items])}
+
+    comparison = compare_models(score, list(names), 200, {"accuracy": True}, n_boot=100).as_dict()
+    svg = model_comparison_svg(comparison, "accuracy")
+    assert svg.startswith("<svg") and svg == model_comparison_svg(comparison, "accuracy")
+    assert "&lt;b&gt;bert&lt;/b&gt;" in svg and "<b>" not in svg
+    assert ">$\\foo$ model</text>" in svg  # a name is text: as matplotlib math it fails to draw
+    assert "undefined" in svg and "accuracy (higher is better), 95 % bootstrap interval over 200 items" in svg
+    assert ACCENT in svg
+    with pytest.raises(ValueError, match="metric 'f1' is not in the comparison; it has accuracy"):
+        model_comparison_svg(comparison, "f1")
