@@ -23,7 +23,7 @@ from annotation.serializers import (
     SubmitSerializer,
     settings_from,
 )
-from annotation.services import access, linking
+from annotation.services import access, atom_chain, linking
 from annotation.services.analysis import adjudication
 from annotation.services.assignments import (
     SubmissionError,
@@ -37,6 +37,13 @@ from annotation.services.projects import create_project, update_project
 from common.api_errors import ErrorSerializer, error_response
 from common.schema import SettingError
 from core.login_limits import cooloff_seconds
+
+
+class SendValidAtomsSerializer(serializers.Serializer):
+    to = serializers.SlugField(required=False, default="", allow_blank=True, help_text="a defeasible atom study's slug")
+    new_title = serializers.CharField(
+        required=False, default="", allow_blank=True, max_length=200, help_text="the title of a new defeasible study"
+    )
 
 
 def invalid(serializer) -> Response:
@@ -185,6 +192,30 @@ class ProjectViewSet(
         try:
             report = linking.send_to_validation(self._managed())
         except linking.LinkError as exc:
+            return error_response(400, exc.message, exc.field)
+        return Response(report.as_dict())
+
+    @extend_schema(
+        request=SendValidAtomsSerializer,
+        responses={
+            200: OpenApiResponse(
+                description='{"target", "target_title", "new_study", "valid", "created", "already_sent", '
+                '"no_update", "invalid", "unsettled"}'
+            ),
+            400: ErrorSerializer,
+        },
+    )
+    @action(detail=True, methods=["post"], url_path="send-valid-atoms")
+    def send_valid_atoms(self, request, slug=None):
+        """Send an atom validity study's settled valid atoms not sent yet to a defeasible atom study of
+        the caller's (`to`), or to a new draft one (`new_title`)."""
+        project = self._managed()
+        serializer = SendValidAtomsSerializer(data=request.data)
+        if not serializer.is_valid():
+            return invalid(serializer)
+        try:
+            report = atom_chain.send_valid_atoms(project, **serializer.validated_data, user=request.user)
+        except atom_chain.ChainError as exc:
             return error_response(400, exc.message, exc.field)
         return Response(report.as_dict())
 

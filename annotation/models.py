@@ -486,6 +486,7 @@ class AuditEntry(models.Model):
         ERASE = "erase"
         PROLIFIC = "prolific"  # details["operation"]: link, create, publish, approve, bonus-pay, ...
         MTURK = "mturk"  # details["operation"]: create_hit, approve_assignment, send_bonus, ...
+        LINK = "link"  # details["operation"]: send_valid_atoms (annotation.services.atom_chain)
 
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     # The account's name is copied: the entry keeps saying who even if the account is renamed or erased.

@@ -19,9 +19,12 @@ urlpatterns = [
     path("projects/<slug:slug>/workers/", dashboard.worker_figures, name="worker_figures"),
     path("projects/<slug:slug>/workers/<int:worker_id>/", dashboard.worker_detail, name="worker_detail"),
     path("projects/<slug:slug>/send-to-validation/", dashboard.send_to_validation, name="project_send_to_validation"),
+    path("projects/<slug:slug>/send-valid-atoms/", dashboard.send_valid_atoms, name="project_send_valid_atoms"),
     path("projects/<slug:slug>/adjudication/", adjudication.adjudication_queue, name="adjudication_queue"),
     path("projects/<slug:slug>/adjudication/<int:item_id>/", adjudication.adjudication_item, name="adjudication_item"),
     path("projects/<slug:slug>/report/", reports.report, name="project_report"),
+    path("projects/<slug:slug>/report/status/", reports.report_status, name="project_report_status"),
+    path("projects/<slug:slug>/report/refresh/", reports.report_refresh, name="project_report_refresh"),
     path("audit/", reports.audit_log, name="audit_log"),
     # Working on it
     path("work/<slug:slug>/", work.work, name="work"),

@@ -9,11 +9,12 @@ from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.defaultfilters import pluralize
+from django.urls import reverse
 from django.views.decorators.http import require_POST, require_safe
 
 from annotation.forms import BudgetPlanForm
 from annotation.models import Assignment
-from annotation.services import access, items, linking, quality, simulation
+from annotation.services import access, atom_chain, items, linking, quality, simulation
 from annotation.services.analysis import adjudication
 from annotation.services.crowd import budget, crowd, pay
 from annotation.services.progress import project_progress
@@ -34,6 +35,7 @@ def project_detail(request, slug):
             "project": project,
             "progress": project_progress(project),
             "validation": linking.validation_status(project),
+            "atom_chain": atom_chain.page_state(project, request.user),
             "queue_size": adjudication.queue(project).count(),
             "simulated": simulation.has_simulated_answers(project),
             "next_statuses": sorted(TRANSITIONS[project.status]),
@@ -182,3 +184,20 @@ def send_to_validation(request, slug):
             f"{report.validation_project} ({report.already_sent} sent before).",
         )
     return redirect("project_detail", slug=slug)
+
+
+@login_required
+@require_POST
+def send_valid_atoms(request, slug):
+    """A validity study's valid atoms to a defeasible study of the author's (chosen, or a new one titled)."""
+    project = access.project_for(request.user, slug, "manage")
+    to = request.POST.get("to", "")
+    try:
+        report = atom_chain.send_valid_atoms(
+            project, to=to, new_title="" if to else request.POST.get("new_title", ""), user=request.user
+        )
+    except atom_chain.ChainError as exc:
+        messages.error(request, f"Nothing was sent: {exc.message}")
+    else:
+        messages.success(request, f"{report.summary()}.")
+    return redirect(f"{reverse('project_detail', args=[slug])}#atom-chain")

@@ -59,6 +59,9 @@ PAGES = [
     # A 3-way label project sends nothing to validation: the owner is told so on the dashboard.
     ("project_send_to_validation", "post", "/projects/{slug}/send-to-validation/", row(LOGIN, 403, 403, 302, 404, 302)),
     ("project_send_to_validation", "get", "/projects/{slug}/send-to-validation/", row(LOGIN, 405, 405, 405, 405, 405)),
+    # A 3-way label study has no valid atoms to send: the owner is told so on the dashboard.
+    ("project_send_valid_atoms", "post", "/projects/{slug}/send-valid-atoms/", row(LOGIN, 403, 403, 302, 404, 302)),
+    ("project_send_valid_atoms", "get", "/projects/{slug}/send-valid-atoms/", row(LOGIN, 405, 405, 405, 405, 405)),
     ("adjudication_queue", "get", "/projects/{slug}/adjudication/", MANAGE_PAGE),
     ("adjudication_item", "get", "/projects/{slug}/adjudication/{item}/", MANAGE_PAGE),
     (
@@ -182,6 +185,12 @@ API = [
         "/api/projects/{slug}/send-to-validation/",
         row(401, 403, 403, 400, 404, 400),
     ),
+    (
+        "project-send-valid-atoms",
+        "post",
+        "/api/projects/{slug}/send-valid-atoms/",
+        row(401, 403, 403, 400, 404, 400),
+    ),  # a 3-way label study is no atom validity study
     ("project-agreement", "get", "/api/projects/{slug}/agreement/?bootstrap=0", MANAGE_API),
     ("project-annotator-models", "get", "/api/projects/{slug}/annotator-models/", MANAGE_API),
     ("project-variation", "get", "/api/projects/{slug}/variation/", MANAGE_API),

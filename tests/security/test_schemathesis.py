@@ -69,6 +69,7 @@ REFUSED_BY_STATE = {
     ("POST", "/api/v1/projects/{slug}/adjudicate/"): "whether the item is in the project",
     ("GET", "/api/v1/projects/{slug}/export/"): "which formats fit the project's task type",
     ("POST", "/api/v1/projects/{slug}/send-to-validation/"): "whether the project writes what can be validated",
+    ("POST", "/api/v1/projects/{slug}/send-valid-atoms/"): "the study's task type and the target study named",
     ("POST", "/api/v1/assignments/{id}/submit/"): "the items on the claimed page",
     ("POST", "/api/v1/projects/{slug}/own-explanations/"): "whether the pairs are the caller's own",
     ("POST", "/api/v1/projects/{slug}/bundle/"): "the card's license, languages and sources against the Hub's lists",
