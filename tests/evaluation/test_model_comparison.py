@@ -59,6 +59,10 @@ def test_a_clearly_better_model_is_best_with_a_small_p_value_and_an_interval_exc
     assert worse["difference"] < 0 and worse["difference_high"] < 0
     assert worse["p_value"] < 0.01
     assert worse["p_value"] == pytest.approx(2 / 1001)  # no resample favoured model_0: the least p-value
+    # The figures docs/metrics.md quotes.
+    figures = ("estimate", "low", "high", "difference", "difference_low", "difference_high")
+    assert [round(worse[key], 3) for key in figures] == [0.61, 0.54, 0.675, -0.28, -0.355, -0.21]
+    assert [round(better[key], 3) for key in ("estimate", "low", "high")] == [0.89, 0.85, 0.935]
 
 
 def test_intervals_equal_bootstrap_ci_of_the_same_statistic_and_seed():
