@@ -272,16 +272,18 @@ def written_records(project: Project) -> Iterator[WrittenRecord]:
 
 
 def writer_figures(project: Project) -> list[dict]:
-    """Per writer and target: pairs written, sent, validated (their validation item settled) and confirmed
-    (the verdict is the target they were written for), and the validation rate confirmed / validated."""
+    """Per writer and target: pairs written, sent, judged (at least one validator's vote counts, settled or
+    not), validated (their validation item settled) and confirmed (the verdict is the target they were written
+    for), and the validation rate confirmed / validated."""
     counts: dict[tuple[str, str], dict] = {}
     target_order: dict[str, int] = {}  # the task type's order of targets, as its pairs come
     for record in written_records(project):
         target_order.setdefault(record.pair.target, len(target_order))
         key = (record.answer.worker.username, record.pair.target)
-        entry = counts.setdefault(key, {"written": 0, "sent": 0, "validated": 0, "confirmed": 0})
+        entry = counts.setdefault(key, {"written": 0, "sent": 0, "judged": 0, "validated": 0, "confirmed": 0})
         entry["written"] += 1
         entry["sent"] += record.sent
+        entry["judged"] += len(record.votes) > (record.pair.vote is not None)  # the writer's own vote is no judgment
         if record.verdict is not None:
             entry["validated"] += 1
             entry["confirmed"] += record.verdict == record.pair.target
@@ -311,17 +313,20 @@ def report_tables(project: Project) -> list[dict]:
             f["validated"],
             f["confirmed"],
             "—" if f["rate"] is None else f"{f['rate']:.0%}",
+            f["judged"],
         ]
         for f in writer_figures(project)
     ]
     return [
         {
             "title": "Writers: validation rate per target",
-            "columns": ["Writer", "Target", "Written", "Sent", "Validated", "Confirmed", "Validation rate"],
+            "columns": ["Writer", "Target", "Written", "Sent", "Validated", "Confirmed", "Validation rate", "Judged"],
             "rows": rows,
             "empty": "Nothing written yet.",
-            "note": f"Validated: the validation project settled the pair. Confirmed: {task.confirmation_rule(project.options)}. "
-            "Validation rate: confirmed of validated.",
+            "note": "Every pair written counts: Written, all of them; Sent, those in the validation project; "
+            "Validated, those it settled; Confirmed, the validated ones where "
+            f"{task.confirmation_rule(project.options)}. Validation rate: confirmed of validated. Judged: the "
+            "sent pairs with at least one validator's judgment, settled or not.",
         }
     ]
 

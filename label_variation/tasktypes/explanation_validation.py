@@ -3,7 +3,10 @@
 Each item is one (label, explanation) pair of a label_explanation study, sent here by
 annotation.services.linking (or imported): the example's source_data holds the label (an imported row's
 label column is the example's source label), the explanation and its highlighted spans. Validators answer
-yes or no; the item's aggregate is the majority. The explanation's author never judges it: linking gives
+yes or no; the item's aggregate is the majority. A tie settles the item too (no aggregate: no majority says
+it makes sense), never waiting in the adjudication queue: neither VariErr's rule (the authors' self-check)
+nor this app's peer rule (a strict majority of peers) reads an adjudicated judgment, so an author's tie-break
+would change nothing (label_variation.services.variation). The explanation's author never judges it: linking gives
 the author a claim on the item already, so claims skip it, and a submit that reaches it anyway is refused
 here (check_answer). VariErr keeps the author's own judgment apart from the peers': authors judge their own
 pairs on a page of their own (label_variation.services.self_judgments), never as validators here.
@@ -21,11 +24,12 @@ OWN_EXPLANATION = "you wrote this explanation; validators judge other people's e
 
 
 def makes_sense_majority(values: list) -> Aggregate:
-    """The judgment most validators gave ({"makes_sense": bool}); as many yes as no is a tie."""
+    """The judgment most validators gave ({"makes_sense": bool}); as many yes as no settles with no aggregate,
+    not tied: the rules that read these judgments decide a tie themselves (module docstring)."""
     yes = sum(1 for value in values if value["makes_sense"])
     no = len(values) - yes
     if yes == no:
-        return Aggregate(None, tied=bool(values))
+        return Aggregate(None)
     return Aggregate({"makes_sense": yes > no})
 
 

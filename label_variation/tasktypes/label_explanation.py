@@ -411,10 +411,11 @@ class LabelExplanation(TaskType):
 
     def verdict(self, item, votes, options):
         """The label itself when the validators' majority (or the adjudicator) says its explanation makes
-        sense, else "does not make sense"; None on a tie waiting for adjudication."""
+        sense, else "does not make sense" (a settled tie too: no majority says it makes sense); None for an
+        item still in the adjudication queue (a tie settled before ties stopped going there)."""
         judgment = item.final_value
         if judgment is None:
-            return None
+            return None if item.status == item.Status.ADJUDICATION else DOES_NOT_MAKE_SENSE
         return item.example.origin_target if judgment["makes_sense"] else DOES_NOT_MAKE_SENSE
 
     def target_name(self, target):

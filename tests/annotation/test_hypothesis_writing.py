@@ -325,7 +325,7 @@ def test_the_agreement_page_shows_the_writer_report_and_why_there_is_no_agreemen
     call_command("agreement", writing.slug, "--bootstrap", "0", stdout=out)
     assert "no agreement scale (free text)" in out.getvalue() and "None" not in out.getvalue()
     report = project_report(writing, bootstrap=0)
-    assert report["plots"] == [] and report["tables"][0]["rows"][1] == ["writer", "Neutral", 1, 1, 1, 0, "0%"]
+    assert report["plots"] == [] and report["tables"][0]["rows"][1] == ["writer", "Neutral", 1, 1, 1, 0, "0%", 1]
     client = Client()
     client.force_login(author)
     page = client.get(f"/projects/{writing.slug}/report/").content.decode()

@@ -338,7 +338,8 @@ def test_a_validation_answer_is_yes_or_no():
     with pytest.raises(AnswerError) as error:
         VALIDATION.parse_answer({"value": {"makes_sense": "perhaps"}}, {})
     assert error.value.field == "value"
-    assert VALIDATION.aggregate([{"makes_sense": True}, {"makes_sense": False}], {}).tied
+    tie = VALIDATION.aggregate([{"makes_sense": True}, {"makes_sense": False}], {})
+    assert (tie.value, tie.tied) == (None, False)  # settled with no majority, never for an adjudicator
 
 
 # ---------------------------------------------------------------- exports and demos

@@ -7,7 +7,7 @@ from django.test import Client
 
 from annotation.models import Item, Project
 from annotation.services.assignments import claim_page, submit_page
-from annotation.services.linking import LinkError, send_to_validation
+from annotation.services.linking import LinkError, report_tables, send_to_validation, writer_figures
 from annotation.services.projects import update_project
 from tests.label_variation.explanations import HYPOTHESIS, PREMISE, explained
 
@@ -51,6 +51,32 @@ def test_with_three_writers_every_pair_gets_the_two_others_and_settles(three_wri
     judged = [judge_all(validation, writer) for writer in writers]
     assert judged == [4, 4, 4]  # each judges the other two writers' pairs of both items, never their own
     assert set(validation.items.values_list("status", flat=True)) == {Item.Status.DONE}
+
+
+def test_a_tie_of_validators_settles_the_pair_and_never_waits_for_adjudication(three_writers):
+    """VariErr's rule reads the writers' self-checks, never an adjudicated judgment: a 1-1 tie settles."""
+    project, writers = three_writers
+    validation = update_project(project.validation_project, items_per_page=10)
+    judge_all(validation, writers[0], makes_sense=True)
+    # Half the pairs have one judgment: judged, not settled; every pair of the table counts.
+    figures = {f["writer"]: f for f in writer_figures(project)}
+    assert [(f["written"], f["sent"], f["judged"], f["validated"]) for f in figures.values()] == [
+        (2, 2, 0, 0),
+        (2, 2, 2, 0),
+        (2, 2, 2, 0),
+    ]
+    judge_all(validation, writers[1], makes_sense=False)
+    judge_all(validation, writers[2], makes_sense=True)
+    statuses = dict(validation.items.values_list("example__origin__worker__username", "status").distinct())
+    assert set(validation.items.values_list("status", flat=True)) == {Item.Status.DONE}, statuses
+    assert not validation.items.filter(status=Item.Status.ADJUDICATION).exists()
+    # writer0's pairs: judged yes by writer2 and no by writer1, a tie: validated, not confirmed.
+    tied = validation.items.filter(example__origin__worker=writers[0])
+    assert list(tied.values_list("aggregate", flat=True)) == [None, None]
+    figures = {f["writer"]: (f["judged"], f["validated"], f["confirmed"]) for f in writer_figures(project)}
+    assert figures == {"writer0": (2, 2, 0), "writer1": (2, 2, 2), "writer2": (2, 2, 0)}
+    (table,) = report_tables(project)
+    assert table["columns"][-1] == "Judged" and "Judged: the sent pairs with at least one" in table["note"]
 
 
 def test_the_setting_caps_the_validators_per_pair(make_project, import_rows, make_user):
