@@ -14,7 +14,7 @@ from label_variation.models import ReasonTag
 from label_variation.services import reasons, self_judgments, variation
 from label_variation.tasktypes import explanation_validation, label_explanation
 from label_variation.views.reasons import reasons_context
-from label_variation.views.self_check import self_check_link
+from label_variation.views.self_check import self_check_due, self_check_links
 
 
 def _reasons_sent_with(project, worker, items, answers):
@@ -93,8 +93,9 @@ extensions.add_panel("worker_home_study", "label_variation/_self_check_todo.html
 extensions.add_panel(
     "worker_study_end",
     "label_variation/_self_check_link.html",
-    lambda page: self_check_link(page["project"], _user(page)) or None,
+    lambda page: self_check_links(page["project"], _user(page)),
 )
+extensions.add_follow_up(self_check_due)
 extensions.add_report_tables(variation.report_tables)
 extensions.add_record_parts(
     lambda item_ids: {item_id: {"reasons": rounds} for item_id, rounds in reasons.export_rounds(item_ids).items()}

@@ -53,6 +53,13 @@ REPORT_TABLES: list[Callable[[Any], list]] = []
 RECORD_PARTS: list[Callable[[list[int]], dict[int, dict]]] = []
 
 
+# (project, worker) -> the address of what the worker still owes this study after its pages (a feature's
+# follow-up: label_variation's self-check of one's own explanations), or None. While one is due, a study's end
+# page sends nobody back to their platform by itself, and a participant who earned the study's code may come
+# back from a new platform session for it (annotation.services.crowd.crowd.follow_up_due).
+FOLLOW_UPS: list[Callable[[Any, Any], str | None]] = []
+
+
 @dataclass(frozen=True)
 class Chore:
     """Work the housekeeping loop (`expire_claims --every`, run by bin/serve) does every `every_seconds`."""
@@ -89,6 +96,15 @@ def add_record_parts(parts: Callable[[list[int]], dict[int, dict]]) -> None:
 
 def add_chore(chore: Chore) -> None:
     CHORES.append(chore)
+
+
+def add_follow_up(due: Callable[[Any, Any], str | None]) -> None:
+    FOLLOW_UPS.append(due)
+
+
+def follow_up(project, worker) -> str | None:
+    """The address of the first follow-up due from this worker in this study, or None."""
+    return next((address for address in (due(project, worker) for due in FOLLOW_UPS) if address), None)
 
 
 def record_parts(item_ids: list[int]) -> dict[int, dict]:

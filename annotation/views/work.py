@@ -179,7 +179,8 @@ def enter(request, slug):
         login(request, session.worker, backend="core.auth.RoleLoadingModelBackend")
     if session.platform == CrowdSession.Platform.MTURK:
         request.frame_token = crowd.frame_token(session)
-    return _to(request, "work", slug)
+    follow_up = crowd.follow_up_due(session)
+    return redirect(follow_up) if follow_up else _to(request, "work", slug)
 
 
 def _turned_away(request, project, turnaway):
@@ -261,6 +262,7 @@ def done(request, slug):
     }
     if session.platform == CrowdSession.Platform.PROLIFIC:
         context["platform_url"] = crowd.prolific_url(session.completion_code)
+        context["follow_up"] = crowd.follow_up_due(session)  # no sending back to Prolific before it
     else:
         context["mturk_submit_url"] = crowd.mturk_submit_url(session)
         context["summary"] = crowd.answers_summary(session)

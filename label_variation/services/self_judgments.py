@@ -80,6 +80,21 @@ def waiting_by_project(worker, projects) -> dict[int, int]:
     return dict(rows)
 
 
+def studies_to_self_check(project: Project, worker) -> list[tuple[Project, int]]:
+    """[(study, the worker's pairs still to judge)] for the self-checks open to this worker from `project`'s
+    pages: its own, and those of the studies whose pairs it validates (a writer who validates others' pairs
+    there judges their own on the study they wrote in). Only studies where some wait; two queries."""
+    candidates = [
+        study
+        for study in (project, *Project.objects.filter(validation_project=project).order_by("id"))
+        if self_check_open(study)
+    ]
+    if not worker.is_authenticated or not candidates:
+        return []
+    waiting = waiting_by_project(worker, [study.pk for study in candidates])
+    return [(study, waiting[study.pk]) for study in candidates if waiting.get(study.pk)]
+
+
 def judged_count(project: Project, worker) -> int:
     """How many of their pairs the worker has judged."""
     if not has_self_check(project):

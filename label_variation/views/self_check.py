@@ -6,6 +6,8 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404
 from django.shortcuts import redirect, render
 from django.template.defaultfilters import pluralize
+from django.urls import reverse
+from django.utils.http import urlencode
 
 from annotation.services import access
 from common.vocabulary import NLI
@@ -30,7 +32,7 @@ def own_explanations(request, slug):
             error = exc
         else:
             messages.success(request, f"{stored} judgment{pluralize(stored)} of your explanations saved. Thank you!")
-            return redirect("own_explanations", slug=slug)
+            return redirect(request.get_full_path())  # keeps ?from=, the way back
     validation = project.validation_project
     pending = self_judgments.pending_pairs(project, request.user, limit=PAGE + 1)
     judged = self_judgments.judged_count(project, request.user)
@@ -46,15 +48,39 @@ def own_explanations(request, slug):
             "label_names": dict(NLI.names),
             "values": {int(key): value for key, value in values.items() if key.isdigit()},
             "error": error,
+            "back_to": _came_from(project, request.GET.get(CAME_FROM, "")),
         },
         status=400 if error else 200,
     )
 
 
-def self_check_link(project, worker) -> dict:
-    """What a study's no-work and done pages show of the self-check: {"self_check_waiting": the worker's
-    pairs still to judge} where the study has a self-check and the worker wrote pairs; else nothing."""
-    if not worker.is_authenticated or not self_judgments.has_self_check(project):
-        return {}
-    waiting = self_judgments.pending_count(project, worker)
-    return {"self_check_waiting": waiting} if waiting else {}
+CAME_FROM = "from"  # the validation study whose end page led here: the page's way back
+
+
+def _came_from(project, slug: str):
+    """The study the page leads back to: the validation study named by ?from=, else the study itself."""
+    validation = project.validation_project
+    return validation if validation is not None and slug == validation.slug else project
+
+
+def self_check_address(study, came_from) -> str:
+    """The self-check page of `study`, leading back to `came_from`'s pages when that is its validation study."""
+    address = reverse("own_explanations", args=[study.slug])
+    return address if came_from == study else f"{address}?{urlencode({CAME_FROM: came_from.slug})}"
+
+
+def self_check_links(project, worker) -> dict | None:
+    """What a study's no-work, stopped and done pages show of the self-checks due from this worker (the
+    study's own, and those of the studies whose pairs it validates): {"self_checks": [(address, study,
+    pairs still to judge)]}, or None when none is due."""
+    due = self_judgments.studies_to_self_check(project, worker)
+    if not due:
+        return None
+    return {"self_checks": [(self_check_address(study, project), study, waiting) for study, waiting in due]}
+
+
+def self_check_due(project, worker) -> str | None:
+    """The follow-up this worker owes from `project`'s end page (extensions.add_follow_up): the first
+    self-check due, or None."""
+    due = self_judgments.studies_to_self_check(project, worker)
+    return self_check_address(due[0][0], project) if due else None

@@ -26,7 +26,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from annotation.models import Assignment, CrowdSession, Project
-from annotation.services import access
+from annotation.services import access, extensions
 from annotation.services.assignments import open_assignment
 from annotation.services.study_settings import settings_schema
 from core.roles import WORKER, grant_role
@@ -156,7 +156,7 @@ def enter(project: Project, params) -> CrowdSession:
             if session is None:
                 raise EntryError("this participant cannot be given an account in this study") from None
     same_session = (session.study_id, session.session_id) == (arrival.study_id, arrival.session_id)
-    if not same_session and not _token_fits(params.get("resume", ""), session):
+    if not same_session and not _token_fits(params.get("resume", ""), session) and follow_up_due(session) is None:
         raise EntryError(
             "this participant already started this study in another platform session; continue in that "
             "session, or use the link this study gave you to come back"
@@ -165,6 +165,16 @@ def enter(project: Project, params) -> CrowdSession:
         session.submit_to = arrival.submit_to
         session.save(update_fields=["submit_to"])
     return session
+
+
+def follow_up_due(session: CrowdSession) -> str | None:
+    """The address of what a Prolific participant who earned this study's code still owes it (a feature's
+    follow-up, extensions.follow_up: a writer's self-check), or None. Only then may they come back from a new
+    Prolific session, and the pages then lead them to that follow-up: the study already gives them no new page
+    (it has their code), and no code they did not earn."""
+    if session.platform != CrowdSession.Platform.PROLIFIC or not session.completion_code:
+        return None  # an MTurk HIT's frame carries no session cookie to the follow-up's page
+    return extensions.follow_up(session.project, session.worker)
 
 
 def check_link(project: Project, params) -> None:
