@@ -140,14 +140,17 @@ class CrowdSessionAdmin(ForAdminRole, admin.ModelAdmin):
                     "opts": self.model._meta,
                 },
             )
+        files_removed = []
         for platform, participant_id in sorted(people):
             try:
-                forget_participant(platform, participant_id, by=request.user)
+                files_removed += forget_participant(platform, participant_id, by=request.user).files_removed
             except ParticipantError as exc:  # erased meanwhile by another admin
                 self.message_user(request, str(exc), messages.WARNING)
         self.message_user(
             request,
-            f"Forgot {len(people)} participant{pluralize(len(people))}; their answers are kept under a pseudonym.",
+            f"Forgot {len(people)} participant{pluralize(len(people))}; their answers are kept under a pseudonym. "
+            f"Stored exports and bundles removed (made before the erasure): {len(files_removed)}"
+            + "".join(f"; {line}" for line in files_removed),
         )
 
 

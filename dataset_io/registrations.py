@@ -1,11 +1,12 @@
 """What the dataset app adds to the study core, registered once when the app starts (DatasetIoConfig.ready
-imports this module): its background jobs, the study page's import and export sections, and the hourly
-removal of stale uploads and old jobs' files."""
+imports this module): its background jobs, the study page's import and export sections, the hourly
+removal of stale uploads and old jobs' files, and the removal of stored exports when a participant is erased."""
 
 from annotation.services import extensions
+from annotation.services.crowd import participants
 from dataset_io.formats import exportable, importable
 from dataset_io.forms import UploadForm
-from dataset_io.services import background, files  # noqa: F401  importing background registers its job kinds
+from dataset_io.services import background, files  # importing background also registers its job kinds
 
 
 def _study_data(context) -> dict:
@@ -18,3 +19,4 @@ def _study_data(context) -> dict:
 
 extensions.add_panel("study_page_data", "dataset_io/_study_data.html", _study_data)
 extensions.add_chore(extensions.Chore(files.remove_stale_files, files.EVERY_SECONDS))
+participants.register_stored_file_remover(background.remove_stored_exports)

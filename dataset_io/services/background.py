@@ -9,10 +9,11 @@ from annotation.models import Project
 from dataset_io.formats import ExportOptions
 from dataset_io.services import exporters, importers
 from dataset_io.services.dataset_card import CardDetails, card_details
+from jobs.files import delete_tree
 from jobs.kinds import HOUR, JobKind, register
 from jobs.models import Job
 from jobs.running import output_file
-from jobs.services import JobError, start_job
+from jobs.services import JobError, cancel, start_job
 
 IMPORT, EXPORT, BUNDLE = "import", "export", "bundle"
 # Files with more lines than this import in the background; smaller ones inside the request.
@@ -57,6 +58,24 @@ def start_bundle(
 
 def bundle_name(project: Project) -> str:
     return f"{project.slug}-dataset.zip"
+
+
+def remove_stored_exports(projects: list[Project]) -> list[str]:
+    """A participant's erasure (annotation.services.crowd.participants): the stored export and bundle files of
+    these studies are removed (the jobs stay, their log says why), and exports or bundles still being written
+    are cancelled, since they may have read the erased data; returns a line naming each, for the erasure."""
+    removed = []
+    jobs = Job.objects.filter(project__in=projects, kind__in=(EXPORT, BUNDLE)).select_related("project")
+    for job in jobs.exclude(output="").order_by("pk"):
+        delete_tree(job.storage_prefix)
+        Job.objects.filter(pk=job.pk).update(output="")
+        job.write_log("file removed: a participant's data was erased; make it again for a copy without it")
+        removed.append(f"job {job.pk}: {job.output_name} ({job.kind} of {job.project.slug}), removed")
+    for job in jobs.exclude(status__in=Job.FINISHED).order_by("pk"):
+        cancel(job)
+        job.write_log("cancelled: a participant's data was erased meanwhile; start it again")
+        removed.append(f"job {job.pk}: {job.kind} of {job.project.slug}, cancelled before its file was written")
+    return removed
 
 
 def _import(job: Job, progress) -> dict:

@@ -8,8 +8,9 @@ from annotation.services.crowd.participants import ParticipantError, forget_part
 class Command(BaseCommand):
     help = (
         "Erase one crowd participant's identifying data (platform ID, session IDs, account name) and what they "
-        "wrote (reasons, explanations, written sentences, drafts), keeping their answers' choices under a "
-        "pseudonym; the erasure is written to the audit log."
+        "wrote (reasons, explanations, written sentences, drafts, their copies in linked validation studies), "
+        "keeping their answers' choices under a pseudonym; the studies' stored exports and bundles are removed, "
+        "and the erasure is written to the audit log."
     )
 
     def add_arguments(self, parser):
@@ -33,8 +34,12 @@ class Command(BaseCommand):
             f"{counted(erasure.answers_kept, 'answer')} kept, "
             f"{counted(erasure.reasons_erased, 'free-text reason')} and the text of "
             f"{counted(erasure.answers_with_text_erased, 'answer')} erased ({erasure.free_text} free text), "
-            f"{counted(erasure.drafts_erased, 'draft')} deleted"
+            f"{counted(erasure.drafts_erased, 'draft')} deleted, "
+            f"{counted(erasure.copies_marked, 'validation item')} marked where their text was copied"
         )
+        self.stdout.write(f"stored exports and bundles removed (made before the erasure): {len(erasure.files_removed)}")
+        for line in erasure.files_removed:
+            self.stdout.write(f"  {line}")
 
 
 def counted(number: int, noun: str) -> str:

@@ -11,17 +11,32 @@ written sentences inside them (each task type's `without_free_text`), the notes 
 they ticked, their qualification answers, and the drafts of their open pages. `keep_free_text` keeps it under
 the pseudonymous account instead; it is for studies whose consent form said that what participants write may
 be kept (and published) without their name. Drafts go either way: they were never submitted.
+
+Copies go with the text: the pairs sent to a linked validation study from their answers keep the item and
+every validator's answer, with a marker where their text was, in the study and in its clones (erased_copies). Files the app stored from the
+studies before the erasure (exports and bundles ready to download) are removed either way, and the Erasure
+names them: a fresh export or bundle reflects the erasure.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 from django.db import transaction
+from django.db.models import Q
 
-from annotation.models import Annotation, AuditEntry, CrowdSession, PageDraft, QualificationAttempt
+from annotation.models import (
+    Annotation,
+    AuditEntry,
+    CrowdSession,
+    Example,
+    PageDraft,
+    Project,
+    QualificationAttempt,
+)
 from annotation.services import audit
+from annotation.services.crowd.erased_copies import ErasedAnswer, mark_erased_copies
 
 
 class ParticipantError(ValueError):
@@ -38,6 +53,8 @@ class Erasure:
     free_text: str  # "removed" or "kept" (under the pseudonymous account)
     answers_with_text_erased: int
     drafts_erased: int
+    copies_marked: int = 0  # validation examples made from their answers, their text replaced by a marker
+    files_removed: list[str] = field(default_factory=list)  # stored exports and bundles, as their removers name them
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -77,6 +94,16 @@ def register_free_text_eraser(eraser: Callable[[list], int]) -> None:
         _free_text_erasers.append(eraser)
 
 
+# What keeps files made from the studies' data (the dataset_io app's stored exports and bundles): called inside
+# the transaction with every study the erasure touched; each removes those files and returns a line naming each.
+_stored_file_removers: list[Callable[[list[Project]], list[str]]] = []
+
+
+def register_stored_file_remover(remover: Callable[[list[Project]], list[str]]) -> None:
+    if remover not in _stored_file_removers:
+        _stored_file_removers.append(remover)
+
+
 def forget_participant(platform: str, participant_id: str, by=None, keep_free_text: bool = False) -> Erasure:
     """Erase what identifies the participant `participant_id` of `platform` (every study they entered) and,
     unless `keep_free_text`, what they wrote; keep their answers, and write the erasure (without the ID) to
@@ -109,13 +136,23 @@ def forget_participant(platform: str, participant_id: str, by=None, keep_free_te
             worker.save(update_fields=["username", "first_name", "last_name", "email", "is_active", "password"])
         answers = Annotation.objects.filter(worker__in=workers)
         drafts, _ = PageDraft.objects.filter(assignment__worker__in=workers).delete()
-        reasons = texts = 0
+        reasons = 0
+        erased: list[ErasedAnswer] = []
+        copies: list[Example] = []
         if not keep_free_text:
             reasons = answers.exclude(reason="").update(reason="")
-            texts = _erase_written_answers(answers)
+            erased = _erase_written_answers(answers)
+            copies = mark_erased_copies(erased)
             for eraser in _free_text_erasers:
                 eraser(list(workers.values()))
             QualificationAttempt.objects.filter(worker__in=workers).update(answers={})
+        touched = Project.objects.filter(
+            Q(pk__in={session.project_id for session in sessions} | {copy.project_id for copy in copies})
+            | Q(items__annotations__worker__in=workers)
+            | Q(examples__origin__worker__in=workers)
+        ).distinct()
+        # A storage that fails here stops the erasure (nothing above is kept): it can be run again.
+        files = [line for remover in _stored_file_removers for line in remover(list(touched))]
         erasure = Erasure(
             platform=platform,
             sessions=len(sessions),
@@ -123,8 +160,10 @@ def forget_participant(platform: str, participant_id: str, by=None, keep_free_te
             answers_kept=answers.count(),
             reasons_erased=reasons,
             free_text="kept" if keep_free_text else "removed",
-            answers_with_text_erased=texts,
+            answers_with_text_erased=len(erased),
             drafts_erased=drafts,
+            copies_marked=len(copies),
+            files_removed=files,
         )
         projects = {session.project for session in sessions}
         for project in projects:
@@ -134,13 +173,14 @@ def forget_participant(platform: str, participant_id: str, by=None, keep_free_te
     return erasure
 
 
-def _erase_written_answers(answers) -> int:
-    """Empty the free text inside the stored answers (their task type says where it is); how many changed."""
+def _erase_written_answers(answers) -> list[ErasedAnswer]:
+    """Empty the free text inside the stored answers (their task type says where it is); those that changed,
+    with their values from before."""
     changed = []
-    for answer in answers.select_related("item__project"):
+    for answer in answers.select_related("item__project", "item__example"):
         raw, value = answer.item.project.task.without_free_text(answer.raw, answer.value)
         if (raw, value) != (answer.raw, answer.value):
+            changed.append(ErasedAnswer(answer, answer.value))
             answer.raw, answer.value = raw, value
-            changed.append(answer)
-    Annotation.objects.bulk_update(changed, ["raw", "value"], batch_size=500)
-    return len(changed)
+    Annotation.objects.bulk_update([entry.answer for entry in changed], ["raw", "value"], batch_size=500)
+    return changed
