@@ -1,0 +1,117 @@
+"""The atoms pipeline in the browser (issue 52, item 4): the demo's atom validity study, with its simulated
+answers, sends its settled valid atoms to a new defeasible study; the author publishes it and a worker rates
+a page of (premise, update, atom) items on a phone-sized screen by keyboard; sending again adds nothing."""
+
+import sqlite3
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.browser.conftest import focused_item, save_screenshot
+from tests.browser.test_annotate_each_task_type import assert_fits_and_is_accessible
+
+pytestmark = pytest.mark.browser
+
+SOURCE = "demo-atoms"
+TITLE = "Journey: effects of the valid atoms"
+TARGET = "journey-effects-of-the-valid-atoms"
+PHONE = (360, 740)
+
+
+def query(database, sql, *args):
+    with sqlite3.connect(database) as db:
+        return db.execute(sql, args).fetchall()
+
+
+def settled_atoms(database) -> dict[str, list[tuple[str, str]]]:
+    """The validity study's atom items by their settled label (adjudicated, else the aggregate; open and tied
+    items under None), each as (atom, update)."""
+    rows = query(
+        database,
+        "SELECT CASE WHEN i.status = 'open' THEN NULL ELSE json_extract(COALESCE(i.adjudicated, i.aggregate), '$') END,"
+        ' a.text, e."update" FROM annotation_item i JOIN annotation_atom a ON i.atom_id = a.id'
+        " JOIN annotation_example e ON i.example_id = e.id JOIN annotation_project p ON i.project_id = p.id"
+        " WHERE p.slug = ? AND NOT i.is_gold",
+        SOURCE,
+    )
+    by_label: dict = {}
+    for label, atom, update in rows:
+        by_label.setdefault(label, []).append((atom, update))
+    return by_label
+
+
+def test_valid_atoms_go_on_to_a_defeasible_study_that_a_worker_rates(sign_in, demo_server):
+    base, database = demo_server["url"], demo_server["database"]
+    settled = settled_atoms(database)
+    valid = settled.get("valid", [])
+    assert valid, "the demo's simulated answers settle some atoms valid"
+
+    author = sign_in("author", *PHONE)
+    author.goto(f"{base}/projects/{SOURCE}/")
+    state = author.locator("#atom-chain-state")
+    expect(state).to_contain_text(f"{len(valid)} valid, {len(settled.get('invalid', []))} invalid")
+    expect(state).to_contain_text(f"{len(settled.get(None, []))} not settled yet")
+    assert_fits_and_is_accessible(author, PHONE[0], "#atom-chain")
+
+    # A new study, by keyboard: the title typed in, Enter sends.
+    author.select_option("#atom-chain-to", "")
+    author.fill("#atom-chain-title", "")
+    author.focus("#atom-chain-title")
+    author.keyboard.type(TITLE)
+    with author.expect_navigation():
+        author.keyboard.press("Enter")
+    expect(author.locator(".message.success")).to_contain_text(
+        f"{len(valid)} new valid atom{'s' * (len(valid) != 1)} sent to {TARGET} (0 sent before)"
+    )
+    expect(author.locator("#atom-chain-past")).to_contain_text(f"{len(valid)} sent to {TITLE}")
+    save_screenshot(author, "atoms-chain-sent")
+
+    # The defeasible study holds one item per valid atom; a draft until its author publishes it.
+    author.locator("#atom-chain-past").get_by_role("link", name=TITLE).click()
+    author.wait_for_url(f"{base}/projects/{TARGET}/")
+    expect(author.locator("#progress [data-key=items]")).to_have_text(str(len(valid)))
+    expect(author.locator("#study-status")).to_have_text("Draft")
+    with author.expect_navigation():
+        author.get_by_role("button", name="Publish").click()
+    expect(author.locator("#study-status")).to_have_text("Published")
+
+    # A worker rates a page of them by keyboard on a phone: each item shows the update and the atom sent.
+    worker = sign_in("worker3", *PHONE)
+    worker.goto(f"{base}/work/{TARGET}/")
+    items = worker.locator("fieldset.item").evaluate_all("(all) => all.map(f => f.dataset.item)")
+    assert 0 < len(items) <= len(valid)
+    shown = set(zip(worker.locator("dd.atom").all_inner_texts(), worker.locator("dd.update").all_inner_texts()))
+    assert shown <= set(valid) and len(shown) == len(items)
+    assert_fits_and_is_accessible(worker, PHONE[0])
+    for item in items:
+        assert focused_item(worker) == item
+        worker.keyboard.press("4")  # +1, strengthens: the page moves on by itself
+    expect(worker.locator("#review")).to_be_visible()
+    with worker.expect_navigation():
+        worker.keyboard.press("Enter")
+    expect(worker.locator(".message.success")).to_contain_text("Saved")
+    stored = query(
+        database,
+        "SELECT a.item_id, a.value FROM annotation_annotation a JOIN annotation_item i ON a.item_id = i.id"
+        " JOIN annotation_project p ON i.project_id = p.id JOIN auth_user u ON a.worker_id = u.id"
+        " WHERE p.slug = ? AND u.username = 'worker3'",
+        TARGET,
+    )
+    assert sorted(str(item) for item, _ in stored) == sorted(items)
+    assert {value for _, value in stored} == {"1"}
+
+    # Sending again (the last target is chosen already) adds nothing and keeps the answers.
+    author.goto(f"{base}/projects/{SOURCE}/")
+    expect(author.locator("#atom-chain-to")).to_have_value(TARGET)
+    with author.expect_navigation():
+        author.get_by_role("button", name="Send the valid atoms").click()
+    expect(author.locator(".message.success")).to_contain_text(
+        f"0 new valid atoms sent to {TARGET} ({len(valid)} sent before)"
+    )
+    counts = query(
+        database,
+        "SELECT COUNT(DISTINCT i.id), COUNT(a.id) FROM annotation_item i JOIN annotation_project p ON i.project_id = p.id"
+        " LEFT JOIN annotation_annotation a ON a.item_id = i.id WHERE p.slug = ?",
+        TARGET,
+    )
+    assert counts == [(len(valid), len(items))]
