@@ -29,6 +29,7 @@ from models_backend.training.recipe import LOSSES, UnliSettings
 # start of the app, a web process or a command that never runs a model.
 
 PREDICT, EVALUATE_MODEL, TRAIN_UNLI = "predict", "evaluate_model", "train_unli"
+EVALUATE_STUDY = "evaluate_study"
 GENERATE_ATOMS, MAKE_ANTONYM_PAIRS = "generate_atoms", "make_antonym_pairs"
 OUTPUT_EXTENSIONS = {"jsonl": "jsonl", "csv": "csv", "chaosnli": "json"}
 
@@ -80,6 +81,12 @@ def _evaluate_model(job, progress):
         device=params.get("device"),
         progress=progress,
     )
+
+
+def _evaluate_study(job, progress):
+    from models_backend.study_evaluation import run_job
+
+    return run_job(job, progress)
 
 
 def _train_unli(job, progress):
@@ -196,6 +203,15 @@ for _kind in (
         "Model evaluation against gold",
         _model_job(_evaluate_model),
         group="models",
+        time_limit=12 * HOUR,
+        repeatable=True,
+    ),
+    JobKind(
+        EVALUATE_STUDY,
+        "Study evaluation",
+        _model_job(_evaluate_study),
+        group="models",
+        describe_job=lambda job: f"Study evaluation: {', '.join(job.params.get('models', {}))}",
         time_limit=12 * HOUR,
         repeatable=True,
     ),
