@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
+from django.db.models import Count
 from django.utils.text import slugify
 
 from annotation.live import announce_progress
@@ -81,17 +82,20 @@ class ChainReport:
 
 
 def atom_verdicts(source: Project) -> Counter:
-    """How many of the validity study's atom items are settled valid, settled invalid and not settled yet."""
+    """How many of the validity study's atom items are settled valid, settled invalid and not settled yet
+    (counted in the database by status and labels: a study page asks on every load)."""
     counts: Counter = Counter(valid=0, invalid=0, unsettled=0)
-    for item in _atom_items(source).only("status", "aggregate", "adjudicated"):
-        counts[_verdict(item)] += 1
+    groups = _atom_items(source).values("status", "aggregate", "adjudicated").annotate(items=Count("id"))
+    for group in groups:
+        counts[_verdict(group["status"], group["aggregate"], group["adjudicated"])] += group["items"]
     return counts
 
 
 def send_valid_atoms(source: Project, *, to: str = "", new_title: str = "", user=None) -> ChainReport:
     """Send `source`'s settled valid atoms that are not there yet to the defeasible study `to` (a slug), or
-    to a new one titled `new_title` (a draft, owned by the validity study's author, open to the same
-    workers). `user`: who sends (they must manage both studies); None for the command line."""
+    to a new one titled `new_title` (a draft owned by `user`, or by the validity study's author from the
+    command line, open to the same workers). `user`: who sends (they must manage both studies); None for the
+    command line."""
     if source.task_type != SOURCE_TYPE:
         raise ChainError(
             f"{source.slug} is a {source.task.label} study: valid atoms come from an atom validity study", "source"
@@ -133,23 +137,26 @@ def _atom_items(source: Project):
     return Item.objects.filter(project=source, is_gold=False, atom__isnull=False)
 
 
-def _verdict(item: Item) -> str:
-    """valid / invalid when the study settled the item (as exports read it), else unsettled (open or tied)."""
-    value = item.final_value if item.status != Item.Status.OPEN else None
+def _verdict(status: str, aggregate, adjudicated) -> str:
+    """valid / invalid when the study settled the item, else unsettled (open, or tied and not adjudicated).
+    The label is Item.final_value, as the exports read it (dataset_io.services.records)."""
+    value = None if status == Item.Status.OPEN else adjudicated if adjudicated is not None else aggregate
     if value is None:
         return "unsettled"
     return VALID if value == VALID else "invalid"
 
 
+def _kind(project: Project) -> str:
+    return f"a {project.task.label} study" if project.task_installed else f"a {project.task_type} study"
+
+
 def _existing_target(slug: str, user) -> Project:
-    target = Project.objects.filter(slug=slug).first()
+    target = access.installed_projects().filter(slug=slug).first()
     # A study the sender may not manage is named as missing, as the access module answers for pages.
     if target is None or (user is not None and not access.can_manage(user, target)):
         raise ChainError(f"no study {slug!r} of yours", "to")
     if target.task_type != TARGET_TYPE:
-        raise ChainError(
-            f"{slug} is a {target.task.label} study: valid atoms go to a defeasible atom effect study", "to"
-        )
+        raise ChainError(f"{slug} is {_kind(target)}: valid atoms go to a defeasible atom effect study", "to")
     return target
 
 
@@ -186,7 +193,7 @@ def _send(source: Project, target: Project, new_study: bool) -> ChainReport:
         .select_related("example", "atom")
         .order_by("example__position", "example_id", "atom__order", "id")
     ):
-        verdict = _verdict(item)
+        verdict = _verdict(item.status, item.aggregate, item.adjudicated)
         verdicts[verdict] += 1
         if verdict == VALID:
             valid.append(item)
