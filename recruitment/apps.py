@@ -11,9 +11,12 @@ class RecruitmentConfig(AppConfig):
         from annotation.services.crowd import crowd, participants
         from recruitment.services.erasure import forget_prolific_participant
         from recruitment.services.studies import close_for_good, follow_status, prolific_study
+        from recruitment.services.waves import kept_out, next_wave
 
         checks.register(secrets_key_check, checks.Tags.security)
         crowd.register_platform_study_source(prolific_study)
+        crowd.register_arrival_check(kept_out)
+        projects.register_clone_step(next_wave)
         projects.register_status_follower(follow_status)
         extensions.add_panel("confirm_close", "recruitment/_close_for_good.html", close_for_good)
         participants.register_eraser(forget_prolific_participant)

@@ -20,6 +20,16 @@ def _secret(field: str, label: str) -> property:
     return property(read, write, doc=f"The {label} in clear; empty when none is stored.")
 
 
+class KeepOut(models.TextChoices):
+    """Which participants of a study's earlier waves its entry link turns away."""
+
+    NONE = "none", "nobody"
+    REJECTED = "rejected", "those rejected"
+    SCREENED_OUT = "screened_out", "those screened out"
+    RETURNED = "returned", "those who returned or were asked to"
+    ALL = "all", "everyone who took part"
+
+
 class ProlificLink(models.Model):
     """One study run on Prolific. The token and the webhook secret are read by recruitment.prolific only:
     no form, page, export, admin list or audit entry shows them (forms say "set" and offer to replace).
@@ -65,6 +75,10 @@ class ProlificLink(models.Model):
     countries = models.JSONField(default=list, blank=True)
     first_languages = models.JSONField(default=list, blank=True)
     fluent_languages = models.JSONField(default=list, blank=True)
+    # Waves: the Prolific studies of the earlier waves this study was cloned from (oldest first), and which of
+    # their participants the entry link turns away (recruitment.services.waves), besides Prolific's blocklist.
+    earlier_waves = models.JSONField(default=list, blank=True)
+    keep_out = models.CharField(max_length=12, choices=KeepOut.choices, default=KeepOut.ALL)
     created_at = models.DateTimeField(auto_now_add=True)
 
     token = _secret("token_encrypted", "API token")
@@ -99,9 +113,11 @@ class ProlificSubmission(models.Model):
     completed_at = models.DateTimeField(null=True, blank=True)
     time_taken = models.PositiveIntegerField(null=True, blank=True)
     bonus_cents = models.PositiveIntegerField(default=0)  # bonuses Prolific reports as paid
+    # The author asked the participant to return it (Prolific keeps the status until they do): no rule bonus.
+    return_requested = models.BooleanField(default=False)
 
     class Meta:
-        ordering = ["participant_id"]
+        ordering = ["participant_id", "started_at", "id"]
         constraints = [
             models.UniqueConstraint(fields=["link", "submission_id"], name="prolific_submission_once"),
         ]

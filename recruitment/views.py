@@ -16,7 +16,7 @@ from django.views.decorators.http import require_POST
 from annotation.services import access
 from annotation.services.crowd.pay import suggest_reward
 from recruitment import prescreening
-from recruitment.models import Bonus, ProlificLink
+from recruitment.models import Bonus, KeepOut, ProlificLink
 from recruitment.prolific import REJECTION_CATEGORIES, REJECTION_MESSAGE_MIN, ProlificError
 from recruitment.services import bonuses, costs, groups, settle, studies, webhooks
 from recruitment.services.webhooks import WebhookRefused
@@ -29,7 +29,7 @@ NUMBER_FIELDS = (
     "screen_out_slots",
     "minimum_approval_rate",
 )
-TEXT_FIELDS = ("name", "description", "currency", "workspace_id")
+TEXT_FIELDS = ("name", "description", "currency", "workspace_id", "keep_out")
 WHOLE_NUMBER = re.compile(r"[0-9]{1,18}")  # fits any integer column
 WEBHOOK_BODY_LIMIT = 64 * 1024  # a submission event is a few hundred bytes
 
@@ -58,14 +58,16 @@ def _page(request, project, status: int = 200):
             drift = studies.drift(link)
         except (studies.RecruitmentError, ProlificError) as error:
             drift_error = str(error)
-    cost, cost_error = None, ""
+    cost, paid, cost_error = None, None, ""
     if link:
         try:
-            cost = costs.study_cost(link)
+            cost, paid = costs.study_cost(link), costs.paid_cost(link)
         except ValueError as error:  # a rate in settings that is not a fraction
             cost_error = str(error)
     context = {
         "cost": cost,
+        "paid": paid,
+        "keep_out_choices": KeepOut.choices,
         "cost_error": cost_error,
         "drift": drift,
         "drift_error": drift_error,
@@ -238,6 +240,7 @@ def plan_bonuses(request, slug):
                 request.user,
                 key=request.POST.get("key", ""),
                 confirm_duplicate=request.POST.get("again") == "1",
+                confirm_set_aside=request.POST.get("set_aside") == "1",
             )
         else:
             raise studies.RecruitmentError(f"unknown rule {rule!r}")

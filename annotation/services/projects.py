@@ -237,6 +237,15 @@ def set_status(project: Project, status: str, changed_by=None, for_good: bool = 
     return update_project(project, changed_by=changed_by, status=status)
 
 
+# What a feature makes for a clone of a study, inside the clone's transaction: (the study, its clone).
+_clone_steps: list[Callable[[Project, Project], None]] = []
+
+
+def register_clone_step(step: Callable[[Project, Project], None]) -> None:
+    if step not in _clone_steps:
+        _clone_steps.append(step)
+
+
 def clone_project(project: Project, slug: str, owner, with_items: bool = False) -> Project:
     """A new draft study with the same settings (and, with_items, the same examples, atoms and items, as
     fresh items: no answers, imported votes or adjudications are copied)."""
@@ -252,6 +261,8 @@ def clone_project(project: Project, slug: str, owner, with_items: bool = False) 
         kept = {name: value for name, value in project.options.items() if name not in WAVE_CODES}
         clone.options = {**kept, **clone.options}
         clone.save(update_fields=["qualification", "options"])
+        for step in _clone_steps:
+            step(project, clone)
         if with_items:
             examples = list(project.examples.order_by("id"))
             copies = Example.objects.bulk_create(

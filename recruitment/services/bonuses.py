@@ -80,9 +80,10 @@ def _paid_rows(link: ProlificLink) -> list[settle.Row]:
 
 
 def _rewarded_rows(link: ProlificLink) -> list[settle.Row]:
-    """Those a rule rewards: not a participant rejected on Prolific, whose answers are excluded (an author may
-    still plan one a bonus by hand)."""
-    return [row for row in _paid_rows(link) if row.status != settle.REJECTED]
+    """Those a rule rewards: not a participant rejected on Prolific (their answers are excluded), nor one who
+    returned the study or was asked to (settle.set_aside); an author may still plan one a bonus by hand."""
+    aside = settle.set_aside(link)
+    return [row for row in _paid_rows(link) if row.participant_id not in aside]
 
 
 def plan_for_gold(link: ProlificLink, minimum_accuracy: float, amount, by) -> list[Bonus]:
@@ -116,18 +117,36 @@ class DuplicateBonus(RecruitmentError):
     """The same bonus (participant, amount, reason) is in the ledger already: planned again only when confirmed."""
 
 
+class SetAsideBonus(RecruitmentError):
+    """A bonus by hand to a participant rejected, or asked to return: planned only when the author confirms it."""
+
+
 def plan_manual(
-    link: ProlificLink, participant_id: str, amount, reason: str, by, key: str = "", confirm_duplicate: bool = False
+    link: ProlificLink,
+    participant_id: str,
+    amount,
+    reason: str,
+    by,
+    key: str = "",
+    confirm_duplicate: bool = False,
+    confirm_set_aside: bool = False,
 ) -> list[Bonus]:
     """One bonus the author decides; `key` (a form's one-time key) makes a double submit plan it once. The
     same participant, amount and reason as a bonus already in the ledger (a form planned again after Back gets
-    a new key) is refused unless `confirm_duplicate` says the author means a second one."""
+    a new key) is refused unless `confirm_duplicate` says the author means a second one; a participant rejected,
+    or who returned or was asked to (settle.set_aside), unless `confirm_set_aside` says so."""
     reason = reason.strip()[:200]
     if not reason:
         raise RecruitmentError("reason: say what the bonus is for")
     if participant_id not in {row.participant_id for row in _paid_rows(link)}:
         raise RecruitmentError(f"participant: {participant_id!r} has no submission in this study")
     amount = _amount(amount)
+    if participant_id in settle.set_aside(link) and not confirm_set_aside:
+        statuses = link.submissions.filter(participant_id=participant_id).values_list("status", flat=True)
+        raise SetAsideBonus(
+            f"participant: {participant_id} was rejected, returned the study or was asked to return it "
+            f"({', '.join(status.lower() for status in statuses)}): tick 'pay them all the same' to plan this bonus"
+        )
     if len(key) > KEY_MAX:
         raise RecruitmentError(f"key: at most {KEY_MAX} characters")
     # Without a form's key, the reason (up to 200 characters) is hashed: the whole key fits its column.
@@ -248,7 +267,9 @@ def pay(link: ProlificLink, by, client: ProlificClient | None = None) -> PayRepo
 def _confirm_paying(link: ProlificLink, client: ProlificClient, report: PayReport) -> None:
     """Rows whose pay call was sent without an answer: paid when Prolific's submissions show the bonus."""
     settle.pull(link, client)
-    shown = {row.participant_id: row.bonus_cents for row in link.submissions.all()}
+    shown: dict[str, int] = defaultdict(int)  # a participant's submissions together (one bonus may be on any)
+    for row in link.submissions.all():
+        shown[row.participant_id] += row.bonus_cents
     counted: dict[str, int] = defaultdict(int)
     for bonus in Bonus.objects.filter(project=link.project, state=Bonus.State.PAID):
         counted[bonus.participant_id] += int(bonus.amount * 100)

@@ -16,10 +16,16 @@ PROLIFIC = AuditEntry.Action.PROLIFIC
 def members_by_gold(link: ProlificLink, minimum_accuracy: float) -> list[str]:
     if not 0 <= minimum_accuracy <= 1:
         raise RecruitmentError("minimum accuracy: between 0 and 1")
+    aside = settle.set_aside(link)  # rejected, returned or asked to: not a good worker for the next wave
     return sorted(
-        row.participant_id
-        for row in settle.table(link)
-        if row.arrived is not None and row.gold_accuracy is not None and row.gold_accuracy >= minimum_accuracy
+        {
+            row.participant_id
+            for row in settle.table(link)
+            if row.arrived is not None
+            and row.participant_id not in aside
+            and row.gold_accuracy is not None
+            and row.gold_accuracy >= minimum_accuracy
+        }
     )
 
 

@@ -4,7 +4,7 @@ and the mismatches between the two sides."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from django.db import transaction
@@ -15,8 +15,8 @@ from django.utils.dateparse import parse_datetime
 from annotation.models import Annotation, AuditEntry, CrowdSession, WorkerStatus
 from annotation.services import audit
 from annotation.services.assignments import open_assignment, release_page
-from annotation.services.crowd.crowd import submitted_pages
-from annotation.services.qualification import has_passed
+from annotation.services.crowd.crowd import is_screen_out_code, leaving_code, submitted_pages
+from annotation.services.qualification import attempts_left, has_passed
 from annotation.services.quality import block, worker_figures
 from recruitment.models import ProlificLink, ProlificSubmission
 from recruitment.prolific import REJECTION_CATEGORIES, REJECTION_MESSAGE_MIN, ProlificClient, Submission
@@ -38,6 +38,7 @@ class Row:
     qualified: bool | None = None
     pages: int = 0
     code_shown: str = ""
+    code_kind: str = ""  # completed, screened out or returned
     answers_kept: int = 0
     gold_accuracy: float | None = None
     speeder: bool = False
@@ -91,8 +92,9 @@ def pull(link: ProlificLink, client: ProlificClient | None = None) -> int:
 
 
 REJECTED = "REJECTED"  # a participant Prolific rejected: their answers are excluded here
+RETURNED = "RETURNED"
 # Prolific statuses whose participant takes no more work here: the page they hold goes back to the pool.
-GONE = ("RETURNED", "TIMED-OUT", REJECTED)
+GONE = (RETURNED, "TIMED-OUT", REJECTED)
 
 
 def record_status(link: ProlificLink, submission_id: str, status: str, at: datetime, **values) -> bool:
@@ -149,8 +151,26 @@ def _record_status(link: ProlificLink, submission_id: str, status: str, at: date
         return applied
 
 
+def _code_shown(link: ProlificLink, session: CrowdSession, qualified: bool | None) -> tuple[str, str]:
+    """The code this participant was given here and its kind: the completion code, else the code they leave
+    with (the screen-out code after failing the qualification, the returned code once they passed it, or had
+    none to take, and hold no page: they stopped, or no work was left), or ("", "") while they are still at
+    the test or at work."""
+    if session.completion_code:
+        return session.completion_code, "completed"
+    project = link.project
+    failed = qualified is False and not attempts_left(project.qualification, session.worker)
+    if qualified is False and not failed:  # still at the qualification test
+        return "", ""
+    if not failed and open_assignment(project, session.worker) is not None:
+        return "", ""
+    code = leaving_code(project, session.platform, screened_out=failed)
+    return code, ("screened out" if code and is_screen_out_code(project, code) else "returned" if code else "")
+
+
 def table(link: ProlificLink) -> list[Row]:
-    """Every participant either side knows of, one row each, with the figures of the existing services."""
+    """One row a submission Prolific reports (a participant's second submission is a row of its own), and one
+    for each participant who arrived here without one, with the figures of the existing services."""
     project = link.project
     sessions = {
         session.participant_id: session
@@ -158,7 +178,9 @@ def table(link: ProlificLink) -> list[Row]:
         .select_related("worker")
         .order_by("participant_id")
     }
-    submissions = {row.participant_id: row for row in link.submissions.all()}
+    submissions: dict[str, list[ProlificSubmission]] = {}
+    for submission in link.submissions.all():  # by participant, then by when it started
+        submissions.setdefault(submission.participant_id, []).append(submission)
     workers = [session.worker_id for session in sessions.values()]
     figures = {row["worker_id"]: row for row in worker_figures(project, workers)} if workers else {}
     standings = {
@@ -173,19 +195,29 @@ def table(link: ProlificLink) -> list[Row]:
     rows = []
     for participant in sorted(set(sessions) | set(submissions)):
         session = sessions.get(participant)
-        row = Row(participant, submissions.get(participant))
+        here = Row(participant, None)
         if session is not None:
             figure = figures.get(session.worker_id, {})
-            row.arrived = session.created_at
-            row.qualified = has_passed(project.qualification, session.worker) if project.qualification_id else None
-            row.pages = submitted_pages(session)
-            row.code_shown = session.completion_code
-            row.answers_kept = kept.get(session.worker_id, 0)
+            here.arrived = session.created_at
+            here.qualified = has_passed(project.qualification, session.worker) if project.qualification_id else None
+            here.pages = submitted_pages(session)
+            here.code_shown, here.code_kind = _code_shown(link, session, here.qualified)
+            here.answers_kept = kept.get(session.worker_id, 0)
             standing = standings.get(session.worker_id)
-            row.gold_accuracy = standing.gold_accuracy if standing else None
-            row.speeder = bool(figure.get("speeder"))
-        rows.append(row)
+            here.gold_accuracy = standing.gold_accuracy if standing else None
+            here.speeder = bool(figure.get("speeder"))
+        rows.extend(replace(here, submission=submission) for submission in submissions.get(participant, [None]))
     return rows
+
+
+def set_aside(link: ProlificLink) -> set[str]:
+    """Participants no bonus rule rewards and no group takes: any submission of theirs rejected, returned or
+    asked to be returned (an author may still plan one a bonus by hand, once they confirm it)."""
+    return set(
+        link.submissions.filter(Q(status__in=(REJECTED, RETURNED)) | Q(return_requested=True)).values_list(
+            "participant_id", flat=True
+        )
+    )
 
 
 def mismatches(rows: list[Row]) -> list[Row]:
@@ -270,8 +302,9 @@ def request_return(
     reason = reason.strip()
     if not reason:
         raise RecruitmentError("reason: tell the participant why they are asked to return the study")
-    _submissions(link, [submission_id])
+    rows = _submissions(link, [submission_id])
     (client or client_for(link)).request_return(submission_id, [reason])
+    ProlificSubmission.objects.filter(pk=rows[0].pk).update(return_requested=True)
     audit.record(
         by,
         PROLIFIC,

@@ -19,7 +19,7 @@ from annotation.services.crowd.pay import CURRENCY_SIGNS, PROLIFIC_MINIMUM_HOURL
 from annotation.services.projects import update_project
 from common.schema import SettingError
 from recruitment import prescreening
-from recruitment.models import ProlificLink
+from recruitment.models import KeepOut, ProlificLink
 from recruitment.prolific import ProlificClient, ProlificError, recording_transport
 from recruitment.secrets import SecretUnreadable
 
@@ -47,6 +47,7 @@ STUDY_FIELDS = (
     "minimum_approval_rate",
     "blocked_studies",
     *prescreening.FILTERS,
+    "keep_out",  # this app's own rule for earlier waves' participants (recruitment.services.waves): never sent
 )
 
 PROLIFIC = AuditEntry.Action.PROLIFIC
@@ -199,6 +200,8 @@ def check_study_fields(link: ProlificLink) -> None:
         isinstance(study, str) and re.fullmatch(r"[0-9a-zA-Z]{1,64}", study) for study in link.blocked_studies
     ):
         raise RecruitmentError("blocked_studies: Prolific study ids (letters and digits), one a line")
+    if link.keep_out not in KeepOut.values:
+        raise RecruitmentError(f"keep_out: one of {', '.join(KeepOut.values)}")
     for field in prescreening.FILTERS:
         try:
             prescreening.check(field, getattr(link, field))

@@ -33,6 +33,10 @@ def ledger(study, author, standin):
 def pay_at_once(study, author, count: int) -> list[int]:
     """`count` POSTs to the pay button released together, each from its own client and thread (its own
     database connection, as in separate server processes; the pool lends 4 at a time, as a server's does)."""
+    return post_at_once(author, f"/recruitment/projects/{study.slug}/prolific/bonuses/pay/", {}, count)
+
+
+def post_at_once(author, url: str, form: dict, count: int) -> list[int]:
     barrier = threading.Barrier(count)
     statuses, errors = [], []
 
@@ -42,7 +46,7 @@ def pay_at_once(study, author, count: int) -> list[int]:
             client.force_login(author)
             connection.close()  # back to the pool: a thread waiting at the barrier holds no connection
             barrier.wait(timeout=60)
-            statuses.append(client.post(f"/recruitment/projects/{study.slug}/prolific/bonuses/pay/").status_code)
+            statuses.append(client.post(url, form).status_code)
         except Exception as error:  # reported below: a thread's assertion would be lost
             errors.append(repr(error))
         finally:
@@ -104,3 +108,24 @@ def test_a_waves_settled_participants_are_paid_once_by_eight_requests_at_once(st
     (paid_bulk,) = standin.payments
     assert sorted(standin.bonus_setups[paid_bulk]["lines"]) == [("PDONE", 40), ("PDTWO", 40)]
     assert set(Bonus.objects.values_list("participant_id", "state")) == {("PDONE", "paid"), ("PDTWO", "paid")}
+
+
+def test_a_confirmed_bonus_to_a_rejected_participant_from_eight_tabs_at_once_is_planned_and_paid_once(
+    study, author, standin
+):
+    """The manual bonus's confirmation (issue 53, item 3): unconfirmed, eight requests at once plan nothing;
+    confirmed, eight at once (one form, one key) plan one bonus, and eight pay requests pay it once."""
+    link = studies.create_draft(studies.link_of(study), SITE, author)
+    arrive(study, "PREJECT", pages=1)
+    submission = standin.add_submission(link.prolific_study_id, "PREJECT", "AWAITING REVIEW")
+    settle.pull(link)
+    settle.reject(link, submission, "FAILED_INSTRUCTIONS", "The answers did not follow the instructions. " * 3, author)
+    url = f"/recruitment/projects/{study.slug}/prolific/bonuses/"
+    form = {"rule": "manual", "participant": "PREJECT", "amount": "1.50", "reason": "good notes", "key": "tab-1"}
+    assert post_at_once(author, url, form, 8) == [302] * 8
+    assert not Bonus.objects.exists()
+    assert post_at_once(author, url, {**form, "set_aside": "1"}, 8) == [302] * 8
+    assert list(Bonus.objects.values_list("participant_id", "state")) == [("PREJECT", "planned")]
+    assert pay_at_once(study, author, 8) == [302] * 8
+    (paid_bulk,) = standin.payments
+    assert standin.bonus_setups[paid_bulk]["lines"] == [("PREJECT", 150)]

@@ -1,5 +1,6 @@
-"""The cost preview: rewards x places, Prolific's fee on rewards and bonuses, VAT on the fee, each rounded to the
-penny; the Prolific page shows it before the study is created or published."""
+"""The cost preview: rewards x places, fixed screen-out payments, Prolific's fee on rewards, screen-out payments
+and bonuses, VAT on the fee, each rounded to the penny; the Prolific page shows the most the study can cost
+before it is created or published and, once submissions are settled, what was paid next to it."""
 
 from decimal import Decimal
 
@@ -7,8 +8,9 @@ import pytest
 from django.test import Client
 
 from recruitment.models import Bonus
-from recruitment.services import studies
+from recruitment.services import bonuses, settle, studies
 from recruitment.services.costs import preview
+from tests.recruitment.conftest import SITE, arrive
 
 pytestmark = pytest.mark.django_db
 
@@ -31,6 +33,15 @@ def test_each_figure_is_rounded_to_the_penny_half_up():
         Decimal("1.55"),
         Decimal("32.64"),
     )
+
+
+def test_screen_out_payments_are_counted_with_their_fee():
+    cost = preview(150, 3, Decimal("1.25"), "0.3333", "0.20", screen_out_cents=20, screen_outs=2)
+    assert (cost.screen_out_reward, cost.screen_out_payments) == (Decimal("0.20"), Decimal("0.40"))
+    assert cost.fee == Decimal("2.05")  # (4.50 + 0.40 + 1.25) x 0.3333 = 2.049795
+    assert (cost.vat, cost.total) == (Decimal("0.41"), Decimal("8.61"))
+    with pytest.raises(ValueError, match="none may be negative"):
+        preview(150, 3, Decimal(0), "0.3", "0.2", screen_out_cents=-1, screen_outs=1)
 
 
 def test_zero_places_costs_only_the_bonuses_and_their_fee():
@@ -73,9 +84,41 @@ def test_the_prolific_page_shows_the_cost_before_create(study, author, settings)
     page = client.get(f"/recruitment/projects/{study.slug}/prolific/").content.decode()
     assert studies.link_of(study).prolific_study_id == ""  # not created yet
     assert "GBP 1.50 × 3 places" in page and '<td id="cost-rewards">GBP 4.50</td>' in page
-    assert '<td id="cost-bonuses">GBP 1.25</td>' in page and '<td id="cost-fee">GBP 1.92</td>' in page
-    assert '<td id="cost-vat">GBP 0.38</td>' in page and "<b>GBP 8.05</b>" in page
+    # The study's 3 screen-out places at 20p each: the most its fixed screen-out payments can cost.
+    assert "GBP 0.20 × 3 screen-out places" in page and '<td id="cost-screen-outs">GBP 0.60</td>' in page
+    # Fee on 4.50 + 0.60 + 1.25 = 6.35: 2.116455; VAT on 2.12: 0.424.
+    assert '<td id="cost-bonuses">GBP 1.25</td>' in page and '<td id="cost-fee">GBP 2.12</td>' in page
+    assert '<td id="cost-vat">GBP 0.42</td>' in page and "<b>GBP 8.89</b>" in page
+    assert 'id="paid-total"' not in page  # nothing paid before any submission
     assert page.index('id="cost-preview"') < page.index('value="create"')
     settings.PROLIFIC_VAT_RATE = "20%"
     page = client.get(f"/recruitment/projects/{study.slug}/prolific/").content.decode()
     assert "The cost cannot be worked out: PROLIFIC_VAT_RATE" in page
+
+
+def test_after_settling_the_page_shows_what_was_paid_next_to_the_ceiling(study, author, standin, settings):
+    settings.PROLIFIC_SERVICE_FEE_RATE, settings.PROLIFIC_VAT_RATE = "0.3333", "0.20"
+    link = studies.create_draft(studies.link_of(study), SITE, author)
+    studies.transition(link, "publish", author)
+    study.refresh_from_db()
+    ids = {}
+    for pid in ("PONE", "PTWO", "PTHREE"):
+        session = arrive(study, pid, pages=1)
+        ids[pid] = standin.add_submission(link.prolific_study_id, pid, "AWAITING REVIEW", session.completion_code)
+    settle.pull(link)
+    settle.approve(link, [ids["PONE"]], author)
+    settle.screen_out(link, ids["PTWO"], author)  # PTHREE still awaits review: not paid yet
+    bonuses.plan_manual(link, "PONE", "0.25", "thanks", author)
+    bonuses.pay(link, author)
+    bonuses.plan_manual(link, "PONE", "0.50", "planned, not paid", author)
+    client = Client()
+    client.force_login(author)
+    page = client.get(f"/recruitment/projects/{study.slug}/prolific/").content.decode()
+    # Paid: one reward 1.50, one screen-out 0.20, the 0.25 bonus; fee on 1.95 is 0.649935, VAT on 0.65 0.13.
+    assert "(paid: 1 approved)" in page and '<td id="paid-rewards">GBP 1.50</td>' in page
+    assert "(paid: 1 screened out)" in page and '<td id="paid-screen-outs">GBP 0.20</td>' in page
+    assert '<td id="paid-bonuses">GBP 0.25</td>' in page and '<td id="paid-fee">GBP 0.65</td>' in page
+    assert '<td id="paid-vat">GBP 0.13</td>' in page and "<b>GBP 2.73</b>" in page
+    # The ceiling beside it: 3 places, 3 screen-out places, both bonuses; fee on 5.85 is 1.949805.
+    assert '<td id="cost-rewards">GBP 4.50</td>' in page and '<td id="cost-bonuses">GBP 0.75</td>' in page
+    assert '<td id="cost-fee">GBP 1.95</td>' in page and "<b>GBP 8.19</b>" in page

@@ -300,6 +300,7 @@ class Reason(StrEnum):
     PAUSED = "paused"
     FULL = "full"
     INELIGIBLE = "ineligible"
+    KEPT_OUT = "kept-out"  # a participant of an earlier wave the author keeps out
 
 
 @dataclass(frozen=True)
@@ -332,7 +333,20 @@ def arrival_turnaway(project: Project, params) -> Turnaway | None:
     elif platform and not is_mturk_preview(params):
         participant = params.get(PLATFORM_PARAMETERS[platform][0], "")
         session = CrowdSession.objects.filter(project=project, platform=platform, participant_id=participant).first()
+        for check in _arrival_checks:
+            if explanation := check(project, platform, participant):
+                return _turnaway(project, platform, Reason.KEPT_OUT, explanation, status=403)
     return turnaway(project, platform, session)
+
+
+# Who a feature keeps out at the entry link: (study, platform, participant id) -> why, or None. The recruitment
+# app adds the participants of earlier waves its author keeps out (annotation never imports it).
+_arrival_checks: list[Callable[[Project, str, str], str | None]] = []
+
+
+def register_arrival_check(check: Callable[[Project, str, str], str | None]) -> None:
+    if check not in _arrival_checks:
+        _arrival_checks.append(check)
 
 
 def turnaway(project: Project, platform: str, session: CrowdSession | None) -> Turnaway | None:
