@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 from django.db import connection
-from django.test import override_settings
+from django.test import Client, override_settings
 
-from annotation.models import Annotation, AuditEntry, Example, Project
+from annotation.models import Annotation, AuditEntry, CrowdSession, Example, Project
 from annotation.services import drafts
 from annotation.services.assignments import claim_page, submit_page
 from annotation.services.crowd import crowd
@@ -257,3 +257,34 @@ def test_other_peoples_work_survives_the_erasure(planted):
         Project.objects.filter(pk__in=[study.pk for study in (explain, validation, write, write_validation)]).count()
         == 4
     )
+
+
+def test_written_updates_are_marked_and_the_hypothesis_they_update_stays(make_project, import_rows):
+    """Updates (delta-NLI) go to a per-atom validation study whose atom is the item's hypothesis: only the update
+    the participant wrote is theirs."""
+    updates = make_project("hypothesis_writing", slug="updates", targets="strengthener,weakener", items_per_page=1)
+    hypothesis = "The man is going to work."
+    import_rows(updates, [{"id": "p1", "premise": "A man in a suit waits at a bus stop.", "hypothesis": hypothesis}])
+    writer = crowd.enter(updates, {"PROLIFIC_PID": PID, "STUDY_ID": "STUDY", "SESSION_ID": "S1"}).worker
+    submit(updates, writer, {"strengthener": f"He says: mail me at {EMAIL}.", "weakener": "It is Sunday morning."})
+    send_to_validation(updates)
+    validation = Project.objects.get(pk=updates.pk).validation_project
+    erase()
+    items = validation.items.select_related("example", "atom").order_by("example__update_type")
+    assert [(i.example.update_type, i.example.update, i.atom.text) for i in items] == [
+        ("strengthener", ERASED_TEXT, hypothesis),
+        ("weakener", ERASED_TEXT, hypothesis),
+    ]
+
+
+def test_the_admin_action_names_the_stored_files_it_removed(planted, author, make_user, settings, tmp_path):
+    (explain, *_), *_ = planted
+    settings.TASKS, settings.MEDIA_ROOT, settings.SCRATCH_DIR = IMMEDIATE_TASKS, tmp_path / "media", tmp_path / "s"
+    job = background.start_export(explain, "jsonl", author)
+    client = Client()
+    client.force_login(make_user("root", "admin"))
+    sessions = [str(pk) for pk in CrowdSession.objects.filter(participant_id=PID).values_list("pk", flat=True)]
+    chosen = {"action": "forget_participants", "_selected_action": sessions, "confirmed": "1"}
+    page = client.post("/admin/annotation/crowdsession/", chosen, follow=True).content.decode()
+    assert "Stored exports and bundles removed (made before the erasure): 1" in page
+    assert f"job {job.pk}: explain" in page and not (tmp_path / "media" / job.storage_prefix).exists()
