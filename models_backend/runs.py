@@ -19,6 +19,7 @@ from pathlib import Path
 from django.conf import settings as django_settings
 
 from common.schema import Schema, Setting
+from common.vocabulary import UPDATE
 from jobs.kinds import HOUR, JobKind, register
 from jobs.running import output_file, scratch_folder
 from models_backend.dataio import read_pairs
@@ -145,7 +146,8 @@ def _import_atoms(job, pairs_path, atoms_path) -> dict:
     examples = scratch_folder(job) / "examples.jsonl"
     with examples.open("w", encoding="utf-8") as handle:
         for row in read_pairs(pairs_path):
-            handle.write(json.dumps({"id": row.id, "premise": row.premise, "hypothesis": row.hypothesis}) + "\n")
+            example = {"id": row.id, "premise": row.premise, "hypothesis": row.hypothesis, **_update_of(row.record)}
+            handle.write(json.dumps(example) + "\n")
     added = import_file(job.project, examples, "jsonl")
     atoms = (
         import_file(job.project, atoms_path, "atoms")
@@ -156,6 +158,21 @@ def _import_atoms(job, pairs_path, atoms_path) -> dict:
         f"imported into study {job.project.slug}: {added.created} examples, {atoms.created if atoms else 0} atoms"
     )
     return {"study": job.project.slug, "examples": added.created, "atoms": atoms.created if atoms else 0}
+
+
+def _update_of(record: dict) -> dict:
+    """An input row's update and its type (delta-NLI's or the studio's spelling), as the studio's JSON Lines
+    import reads them: the validity study's valid atoms go on to a defeasible study with their update
+    (annotation.services.atom_chain)."""
+    source = record["example"] if isinstance(record.get("example"), dict) else record
+    update = source.get("update") or source.get("Update") or ""
+    studio = source.get("nli_studio") if isinstance(source.get("nli_studio"), dict) else {}
+    kind = source.get("update_type") or source.get("UpdateType") or studio.get("update_type") or ""
+    if not isinstance(update, str) or not update.strip():
+        return {}
+    if kind not in UPDATE.labels:
+        return {"update": update}
+    return {"update": update, "label": kind, "nli_studio": {"update_type": kind}}  # delta-NLI's label: its type
 
 
 def _make_antonym_pairs(job, progress):
