@@ -66,6 +66,9 @@ class Setting:
     # Where an import may set it: "label_set" takes the label set the imported rows carry (ChaosNLI's
     # alpha-NLI files bring 1/2); "" for never.
     import_source: str = ""
+    # The protocol fixes it (a task type's built-in worker guidance): always its default, shown to the author
+    # read-only; a different value is refused, and a cleaned result leaves it out (nobody stores a copy).
+    fixed: bool = False
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -87,6 +90,8 @@ class Setting:
         """The value in its stored form; raises SettingError({name: message})."""
         try:
             cleaned = self._clean(value)
+            if self.fixed and cleaned != self.default:
+                raise ValueError("is fixed by the task type's protocol and cannot be changed")
             if self.check is not None and cleaned is not None:
                 self.check(cleaned)
             return cleaned
@@ -160,7 +165,13 @@ class Setting:
     # ------------------------------------------------------------------ the three entry points
 
     def form_field(self) -> forms.Field:
-        common: dict[str, Any] = {"label": self.title, "help_text": self.help, "required": False}
+        # A fixed setting's field shows its default and ignores whatever a request sends for it.
+        common: dict[str, Any] = {
+            "label": self.title,
+            "help_text": self.help,
+            "required": False,
+            "disabled": self.fixed,
+        }
         if self.kind == "bool":
             return forms.BooleanField(initial=self.default, **common)
         if self.kind == "choice":
@@ -269,9 +280,12 @@ class Schema:
             if partial and setting.name not in data:
                 continue
             try:
-                cleaned[setting.name] = setting.clean(data.get(setting.name))
+                value = setting.clean(data.get(setting.name))
             except SettingError as error:
                 errors.update(error.errors)
+                continue
+            if not setting.fixed:  # checked, never kept: its value is the declaring code's, never a stale copy
+                cleaned[setting.name] = value
         if errors:
             raise SettingError(errors)
         return cleaned

@@ -13,7 +13,7 @@ from common.api_errors import ErrorSerializer, error_response
 from dataset_io.formats import Names
 from dataset_io.serializers import BackgroundImportSerializer, ImportSerializer
 from dataset_io.services import background, dataset_card, exporters
-from dataset_io.services.importers import ImportFileError, check_size, import_upload, label_map_pairs
+from dataset_io.services.importers import ImportFileError, check_purpose, check_size, import_upload, label_map_pairs
 from dataset_io.services.records import FREE_TEXT_CHOICES
 
 FREE_TEXT_PARAMETER = OpenApiParameter(
@@ -47,6 +47,7 @@ class DatasetViewSet(ProjectRoutes):
         label_map = label_map_pairs(data.get("label_map", ""))
         try:
             check_size(data["file"].size)  # before the file is read at all
+            check_purpose(project, purpose)  # before a large file's job is started
             if sum(chunk.count(b"\n") for chunk in data["file"].chunks()) > background.IMPORT_JOB_LINES:
                 job = background.start_import(
                     project, data["file"], data["format"], None, purpose, request.user, label_map=label_map
@@ -73,7 +74,15 @@ class DatasetViewSet(ProjectRoutes):
             ),
             FREE_TEXT_PARAMETER,
         ],
-        responses={200: OpenApiResponse(description="the exported file, streamed"), 400: ErrorSerializer},
+        responses={
+            200: OpenApiResponse(description="the exported file, streamed"),
+            400: ErrorSerializer,
+            404: OpenApiResponse(
+                ErrorSerializer,
+                description="no such study, or no export in this format for it: the format does not fit its task "
+                "type (`field` is `as`; the message lists the formats that do)",
+            ),
+        },
     )
     @action(detail=True, methods=["get"])
     def export(self, request, slug=None):
@@ -82,6 +91,8 @@ class DatasetViewSet(ProjectRoutes):
         try:
             options = exporters.options_from(request.query_params)
             chunks = exporters.export(project, fmt, options)
+        except exporters.FormatDoesNotFit as exc:  # the study has no such export: the resource does not exist
+            return error_response(404, str(exc), exc.field)
         except exporters.ExportError as exc:
             return error_response(400, str(exc), exc.field)
         exporters.record_export(project, fmt, request.user, via="api", options=options)

@@ -25,9 +25,7 @@ class UploadForm(forms.Form):
 
 class ImportConfirmForm(forms.Form):
     format = forms.ChoiceField(widget=forms.Select(attrs={"data-reload-param": "format"}))
-    purpose = forms.ChoiceField(
-        choices=[(name, PURPOSE_NAMES[name]) for name in PURPOSES], initial="data", label="The rows are"
-    )
+    purpose = forms.ChoiceField(initial="data", label="The rows are")
     label_map = forms.CharField(
         required=False,
         max_length=2000,
@@ -38,9 +36,11 @@ class ImportConfirmForm(forms.Form):
         "mapped refuses the file.",
     )
 
-    def __init__(self, *args, formats, columns, **kwargs):
+    def __init__(self, *args, formats, columns, purposes, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["format"].choices = [(name, name) for name in formats]
+        # Only what the study's task type takes (TaskType.import_purposes): a choice that is always refused is none.
+        self.fields["purpose"].choices = [(name, PURPOSE_NAMES[name]) for name in PURPOSES if name in purposes]
         options = [("", "(none)")] + [(column, column) for column in columns]
         for name in GENERIC_FIELDS:
             self.fields[f"map_{name}"] = forms.ChoiceField(

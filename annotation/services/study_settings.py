@@ -15,6 +15,7 @@ WORKED_EXAMPLE_FIELDS = ("premise", "hypothesis", "update", "atom", "answer", "w
 # The codes a participant takes back to the platform: each wave has its own (a clone never copies them, or
 # wave 1's participants would know wave 2's completion code before they start).
 WAVE_CODES = ("completion_code", "returned_code", "screened_out_code")
+GUIDANCE = "guidance"
 
 
 def _check_worked_examples(value) -> None:
@@ -54,6 +55,16 @@ COMMON_SETTINGS = (
         "what workers read before they start",
         max_length=20000,
         column=True,
+        worker_visible=True,
+    ),
+    # The task type's own text and whether its protocol lets the author rewrite it: filled in by settings_schema().
+    Setting(
+        GUIDANCE,
+        "text",
+        "",
+        "what workers read under your instructions: the task type's guidance",
+        label="Task guidance",
+        max_length=20000,
         worker_visible=True,
     ),
     Setting("items_per_page", "int", 5, "items on one page", minimum=1, maximum=50, column=True, worker_visible=True),
@@ -208,14 +219,32 @@ COMMON_SETTINGS = (
 
 
 def settings_schema(task) -> Schema:
-    """Every setting of a project of this task type, with the task type's defaults."""
+    """Every setting of a project of this task type, with the task type's defaults; its guidance setting only
+    where the task type gives guidance (TaskType.guidance), fixed unless its protocol lets the author adjust it."""
     defaults = {
         "items_per_page": task.default_items_per_page,
         "redundancy": task.default_redundancy,
         "max_annotations": task.default_max_annotations,
+        GUIDANCE: task.guidance,
     }
-    common = tuple(replace(s, default=defaults[s.name]) if s.name in defaults else s for s in every_study_settings())
+    common = tuple(
+        _for_task_type(replace(s, default=defaults[s.name]) if s.name in defaults else s, task)
+        for s in every_study_settings()
+        if s.name != GUIDANCE or task.guidance
+    )
     return Schema(common + tuple(task.settings))
+
+
+def _for_task_type(setting: Setting, task) -> Setting:
+    if setting.name != GUIDANCE:
+        return setting
+    if task.guidance_adjustable:
+        return replace(setting, help=f"{setting.help}; write your own to replace it (left empty: the task type's)")
+    return replace(
+        setting,
+        help=f"{setting.help}, which its protocol fixes: write your instructions so that they agree with it",
+        fixed=True,
+    )
 
 
 def every_study_settings() -> tuple[Setting, ...]:
@@ -236,9 +265,19 @@ def all_settings() -> Schema:
 
 
 def current_setting(project: Project, schema: Schema, name: str):
-    """A project's value of one setting, wherever the project keeps it."""
+    """A project's value of one setting, wherever the project keeps it (a fixed one: the task type's)."""
     if name == "task_type":
         return project.task_type
+    if name in schema and schema.get(name).fixed:
+        return schema.get(name).default
     if name in schema and schema.get(name).column:
         return getattr(project, name)
-    return project.options.get(name)
+    # A study made before the setting existed has its default (what its workers are shown).
+    return project.options.get(name, schema.get(name).default if name in schema else None)
+
+
+def task_guidance(project: Project) -> str:
+    """The task type's guidance as the study's workers read it under its instructions (Markdown): the
+    task type's text, or the author's where its protocol lets them rewrite it; "" for a task type without."""
+    schema = settings_schema(project.task)
+    return (current_setting(project, schema, GUIDANCE) or "") if GUIDANCE in schema else ""

@@ -19,6 +19,14 @@ class AtomValidity(NominalTaskType):
     default_items_per_page = 5
     answer_help = "valid or invalid, with an optional reason"
     atom_reference_field = "validity"
+    # The paper's definition of a valid atom is the protocol: an author reads it but cannot rewrite it.
+    guidance = (
+        "Each item shows a premise, a hypothesis and a **candidate atom**: a short fact taken from the hypothesis. "
+        "Mark the atom **valid** only when all three checks hold; otherwise mark it invalid.\n\n"
+        + "\n".join(f"{number}. {criterion}" for number, criterion in enumerate(CRITERIA, start=1))
+        + "\n\nAn atom that says more than the hypothesis (even something the hypothesis merely suggests) is "
+        "invalid."
+    )
 
     def labels(self, options):
         return VALIDITY

@@ -104,6 +104,11 @@ class TaskType(ABC):
     uses_updates: ClassVar[bool] = False
     # Settings of this task type only, kept in Project.options (or a column where `column=True`).
     settings: ClassVar[tuple[Setting, ...]] = ()
+    # Built-in guidance (Markdown) workers read under the study's own instructions, and whether the task type's
+    # protocol lets the author rewrite it (else the author is shown it read-only): the study's `guidance`
+    # setting (annotation.services.study_settings) takes them as its default and says whether it is fixed.
+    guidance: ClassVar[str] = ""
+    guidance_adjustable: ClassVar[bool] = False
     # What the API's answer `value` is, for the schema's documentation.
     answer_help: ClassVar[str] = ""
     # Per-atom task types: the field of an atom row (atoms import) that holds a gold atom's reference.
@@ -117,6 +122,12 @@ class TaskType(ABC):
     @property
     def template(self) -> str:
         return f"annotation/tasks/{self.name}.html"
+
+    def import_purposes(self) -> tuple[str, ...]:
+        """What an import may add to a study of this type (annotation.services.pools' names): its data, hidden
+        gold checks, and the items of its qualification test. A per-atom type's test items are atoms, picked
+        on the test's page: an import has no atoms to give them."""
+        return ("data", "gold") if self.per_atom else ("data", "gold", "qualification")
 
     def default_options(self) -> dict:
         return {setting.name: setting.default for setting in self.settings if not setting.column}

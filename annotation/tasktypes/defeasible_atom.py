@@ -22,6 +22,12 @@ class DefeasibleAtom(OrdinalTaskType):
     uses_updates = True
     answer_help = "the effect of the update on the atom, a whole number from -2 to 2"
     atom_reference_field = "effect"
+    # The scale's names follow it on the page (the template lists them).
+    guidance = (
+        "Each item shows a premise, an **update** (new information) and an **atom** (one fact from the "
+        "hypothesis, shown for context). Say how the update changes how likely the atom is, given the premise."
+    )
+    guidance_adjustable = True
 
     def example_labels(self, options):
         return UPDATE.labels  # an example's label is its update's type

@@ -117,6 +117,12 @@ class HypothesisWriting(TaskType):
         ),
         *LINK_SETTINGS,
     )
+    # The sentences it refuses are refused by check_answer whatever the text says: it is not the author's.
+    guidance = (
+        "Read what each item shows and imagine the scene. Then write, in your own words, one sentence for "
+        "each box.\n\nDo not copy the premise or the hypothesis, do not write the same sentence twice, and do "
+        "not repeat a sentence already written for the premise: such sentences are refused."
+    )
 
     def targets(self, options) -> list[str]:
         return self._with_defaults(options)["targets"]

@@ -31,6 +31,12 @@ class NLILabel(NominalTaskType):
     default_items_per_page = 5
     answer_help = "a label of the project (e, n, c; alpha-NLI projects 1, 2), long names accepted"
     settings = (*REDUNDANCY_SETTINGS, LABELS)
+    guidance = (
+        "Read the premise and decide what it says about the hypothesis: **entailment** (it must be true), "
+        "**neutral** (it may or may not be true) or **contradiction** (it cannot be true). For two-hypothesis "
+        "items, choose the hypothesis that better explains the observations."
+    )
+    guidance_adjustable = True
 
     def labels(self, options):
         return options.get("labels") or list(NLI.labels)

@@ -111,6 +111,13 @@ class UNLISlider(TaskType):
             column=True,
         ),
     )
+    # How the slider reads (its stretched scale) is the widget's: the author cannot change what it does.
+    guidance = (
+        "For each pair, imagine the situation the premise describes. How likely is it that the hypothesis is "
+        "true in it? Move the slider: the left end is impossible, the middle an even chance, the right end "
+        'certain. The scale is stretched near zero so you can tell "1 in 100" from "1 in 10,000".\n\n'
+        "Compare the pairs on the page with each other: a likelier hypothesis should sit further right."
+    )
 
     def parse_answer(self, answer, options):
         position = require_int(answer, "value", 0, MAX_POSITION)

@@ -31,6 +31,8 @@ from annotation.services.assignments import (
     submit_page,
 )
 from annotation.services.crowd import crowd
+from annotation.services.progress import WorkerProgress, worker_progress
+from annotation.services.study_settings import task_guidance
 from common import request_json
 from common.middleware import allow_framing
 from core import roles
@@ -296,6 +298,7 @@ def qualify(request, slug):
         "attempts_left": qualification.attempts_left(test, request.user),
         "frame_query": _frame_query(request),
         **task_context(project.task, test.options or project.options),
+        "guidance": task_guidance(project),
     }
     if request.method == "POST":
         answers = answers_from_form(request.POST, [item.id for item in items])
@@ -340,6 +343,10 @@ def render_items(
 ):
     """A worker's page of items; without an assignment it is a read-only preview (nothing can be sent)."""
     session = crowd.session_of(project, request.user)
+    if assignment is not None:
+        progress = worker_progress(project, request.user, crowd.quota(project) if session is not None else 0)
+    else:  # the author's preview shows a crowd worker's first page; MTurk's HIT preview has no page yet
+        progress = None if mturk_preview else WorkerProgress(1, 0, 0, crowd.quota(project))
     context = {
         "mturk_preview": mturk_preview,
         "project": project,
@@ -355,7 +362,9 @@ def render_items(
         "draft": drafts.draft_of(assignment) if assignment else {},
         "abandon_minutes": abandon_minutes(project),
         "frame_query": _frame_query(request),
+        "progress": progress,
         **task_context(project.task, project.options),
+        "guidance": task_guidance(project),
     }
     return render(request, "annotation/work.html", context, status=status)
 

@@ -240,6 +240,18 @@ def _rereadable(stream) -> bool:
     return bool(seekable and seekable())
 
 
+def check_purpose(project: Project, purpose: str) -> None:
+    """Refuse an import purpose the study's task type cannot take (TaskType.import_purposes), naming those it can."""
+    if purpose not in PURPOSES:
+        raise ValueError(f"unknown purpose {purpose!r}; choose one of {', '.join(PURPOSES)}")
+    taken = project.task.import_purposes()
+    if purpose not in taken:
+        raise ValueError(
+            f"a {project.task.label} study takes no {purpose} items from an import (it takes {', '.join(taken)})"
+            + ("; pick its qualification test's items on the test's page" if purpose == "qualification" else "")
+        )
+
+
 def import_stream(
     project: Project, stream: IO[str], fmt: str, mapping=None, purpose: str = "data", progress=None, label_map=None
 ) -> ImportReport:
@@ -249,10 +261,7 @@ def import_stream(
     qualification test; in both the row's own label is the reference answer. label_map: {value: label} or
     ["VALUE=LABEL", ...], applied to every label the file carries before the vocabulary reads it."""
     check_format(project, fmt)
-    if purpose not in PURPOSES:
-        raise ValueError(f"unknown purpose {purpose!r}; choose one of {', '.join(PURPOSES)}")
-    if purpose == "qualification" and project.task.per_atom:
-        raise ValueError("atoms are picked into a qualification test on its page, not imported into it")
+    check_purpose(project, purpose)
     context = read_context(project, mapping, label_map)
     kept_fields = project.task.source_fields(project.options)
     if purpose == "data" and fmt != "atoms" and kept_fields is None and _rereadable(stream):

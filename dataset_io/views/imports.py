@@ -57,7 +57,13 @@ def import_preview(request, slug, token):
     offered = importable(project.task, project.options)
     fmt = request.POST.get("format") or request.GET.get("format") or offered[0]
     shown = preview(path, fmt)
-    form = ImportConfirmForm(request.POST or None, formats=offered, columns=shown["columns"], initial={"format": fmt})
+    form = ImportConfirmForm(
+        request.POST or None,
+        formats=offered,
+        columns=shown["columns"],
+        purposes=project.task.import_purposes(),
+        initial={"format": fmt},
+    )
     errors = []
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
