@@ -1,13 +1,17 @@
 """The atoms pipeline in the browser (issue 52, item 4): the demo's atom validity study, with its simulated
-answers, sends its settled valid atoms to a new defeasible study; the author publishes it and a worker rates
-a page of (premise, update, atom) items on a phone-sized screen by keyboard; sending again adds nothing."""
+answers, sends its settled valid atoms to a new defeasible study; the author publishes it, two workers rate
+its (premise, update, atom) items by keyboard (one on a phone-sized screen), sending again adds nothing, and
+a tiny defeasible checkpoint is scored on the settled items with `evaluate_study`."""
 
+import importlib.util
+import json
 import sqlite3
+from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import focused_item, save_screenshot
+from tests.browser.conftest import REPO, focused_item, manage, save_screenshot
 from tests.browser.test_annotate_each_task_type import assert_fits_and_is_accessible
 
 pytestmark = pytest.mark.browser
@@ -40,7 +44,17 @@ def settled_atoms(database) -> dict[str, list[tuple[str, str]]]:
     return by_label
 
 
-def test_valid_atoms_go_on_to_a_defeasible_study_that_a_worker_rates(sign_in, demo_server):
+def tiny_defeasible(folder: Path) -> Path:
+    """A tiny strengthener / weakener classifier from the models tests' builders (nothing fetched)."""
+    spec = importlib.util.spec_from_file_location("tiny_checkpoints", REPO / "tests" / "models_backend" / "conftest.py")
+    builders = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(builders)
+    model = folder / "tiny-defeasible"
+    builders.build_bert_classifier(model, num_labels=2, id2label={0: "strengthener", 1: "weakener"})
+    return model
+
+
+def test_valid_atoms_go_on_to_a_defeasible_study_that_a_worker_rates(sign_in, demo_server, tmp_path):
     base, database = demo_server["url"], demo_server["database"]
     settled = settled_atoms(database)
     valid = settled.get("valid", [])
@@ -99,6 +113,15 @@ def test_valid_atoms_go_on_to_a_defeasible_study_that_a_worker_rates(sign_in, de
     )
     assert sorted(str(item) for item, _ in stored) == sorted(items)
     assert {value for _, value in stored} == {"1"}
+    # A second worker agrees: the study's redundancy of 2 settles each item at +1.
+    second = sign_in("worker2")
+    second.goto(f"{base}/work/{TARGET}/")
+    expect(second.locator("fieldset.item")).to_have_count(len(items))
+    for _ in items:
+        second.keyboard.press("4")
+    with second.expect_navigation():
+        second.keyboard.press("Enter")
+    expect(second.locator(".message.success")).to_contain_text("Saved")
 
     # Sending again (the last target is chosen already) adds nothing and keeps the answers.
     author.goto(f"{base}/projects/{SOURCE}/")
@@ -114,4 +137,24 @@ def test_valid_atoms_go_on_to_a_defeasible_study_that_a_worker_rates(sign_in, de
         " LEFT JOIN annotation_annotation a ON a.item_id = i.id WHERE p.slug = ?",
         TARGET,
     )
-    assert counts == [(len(valid), len(items))]
+    assert counts == [(len(valid), 2 * len(items))]
+
+    # The end of the chain: a tiny defeasible checkpoint scored on the study's settled items (the study
+    # evaluation's command; its page is not in this journey).
+    result = json.loads(
+        manage(
+            demo_server,
+            ["evaluate_study", TARGET, "--model", str(tiny_defeasible(tmp_path)), "--bootstrap", "50", "--json"],
+        )[0]
+        .strip()
+        .splitlines()[-1]
+    )
+    settled_examples = query(
+        database,
+        "SELECT COUNT(DISTINCT i.example_id) FROM annotation_item i JOIN annotation_project p ON i.project_id = p.id"
+        " WHERE p.slug = ? AND i.status = 'done'",
+        TARGET,
+    )[0][0]
+    assert result["reference"]["items"] == settled_examples > 0
+    figures = result["models"]["tiny-defeasible"]
+    assert all(0 <= figures[name] <= 1 for name in ("full_accuracy", "atom_accuracy"))
