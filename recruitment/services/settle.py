@@ -49,10 +49,13 @@ class Row:
 
     @property
     def mismatch(self) -> str:
-        if self.code_shown and self.submission is None:
-            return "shown a code here, no submission on Prolific"
-        if self.submission and self.submission.status in FINISHED_THERE and not self.code_shown:
-            return "finished on Prolific, never shown a code here"
+        """What is owed and not matched: a completion code shown with no submission, or the reverse (a code
+        for leaving owes nothing)."""
+        completed = self.code_kind == "completed"
+        if completed and self.submission is None:
+            return "shown the completion code here, no submission on Prolific"
+        if self.submission and self.submission.status in FINISHED_THERE and not completed:
+            return "finished on Prolific, never shown the completion code here"
         return ""
 
 

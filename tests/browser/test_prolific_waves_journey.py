@@ -4,10 +4,14 @@
 Wave 1: the author chooses country and language filters on the Prolific page (a name off the list is refused
 and nothing saved), sees the cost before creating and before publishing, and creates and publishes the study.
 Participants arrive: two complete, one fails the qualification (screen-out code, screened out), one gives
-back (returned code, returned on Prolific), one completes and is rejected (its answers no longer kept). A
-bonus per page is planned (none for the rejected one), shows in the cost, and the ledger is paid once.
-Wave 2 is cloned (new codes), created with wave 1's participants kept out, given more places while it runs,
-and paused and closed from the study's dashboard, the stand-in's study following each step.
+back (returned code, returned on Prolific), one completes and is rejected (its answers no longer kept). The
+settle table shows each code given (the screen-out and returned ones too) and fits a 1280 px window. A bonus
+per page is planned (none for the rejected one), shows in the cost, and the ledger is paid once; the cost
+then shows what was paid next to the ceiling. Wave 2 is cloned (new codes): its Prolific page comes with wave
+1 in the previous-studies blocklist, its author keeps wave 1's rejected participants out, and wave 1's
+rejected participant, opening wave 2's entry link, is turned away before any qualification test while a new
+participant gets in. It is given more places while it runs, and paused and closed from the study's
+dashboard, the stand-in's study following each step (Close pauses it).
 
 The demo server runs on SQLite, where SELECT ... FOR UPDATE does nothing, so the eight pay requests at once
 are a PostgreSQL-marked test: test_a_waves_settled_participants_are_paid_once_by_eight_requests_at_once in
@@ -37,12 +41,17 @@ def wave_one(demo_server, tmp_path_factory):
     return make_study(demo_server, tmp_path_factory.mktemp("waves"), WAVE_ONE, "Prolific waves, one")
 
 
-def cost_shown(page, reward_cents: int, places: int, bonuses: Decimal) -> None:
-    """The cost preview shows what costs.preview gives at the server's rates (the same settings as here)."""
-    cost = preview(reward_cents, places, bonuses, settings.PROLIFIC_SERVICE_FEE_RATE, settings.PROLIFIC_VAT_RATE)
-    for cell, amount in (("rewards", cost.rewards), ("bonuses", cost.bonuses), ("fee", cost.fee),
-                         ("vat", cost.vat), ("total", cost.total)):  # fmt: skip
-        expect(page.locator(f"#cost-{cell}")).to_have_text(f"GBP {amount:.2f}")
+def cost_shown(
+    page, reward_cents: int, places: int, bonuses: Decimal, screen_outs: int = 2, column: str = "cost"
+) -> None:
+    """The cost preview shows what costs.preview gives at the server's rates (the same settings as here): the
+    ceiling ("cost", with the 20p screen-out places) or what was paid ("paid")."""
+    cost = preview(reward_cents, places, bonuses, settings.PROLIFIC_SERVICE_FEE_RATE, settings.PROLIFIC_VAT_RATE,
+                   screen_out_cents=20, screen_outs=screen_outs)  # fmt: skip
+    for cell, amount in (("rewards", cost.rewards), ("screen-outs", cost.screen_out_payments),
+                         ("bonuses", cost.bonuses), ("fee", cost.fee), ("vat", cost.vat),
+                         ("total", cost.total)):  # fmt: skip
+        expect(page.locator(f"#{column}-{cell}")).to_have_text(f"GBP {amount:.2f}")
 
 
 def save_by_keyboard(page, fields: dict) -> None:
@@ -138,6 +147,16 @@ def test_two_waves_from_filters_and_cost_to_a_closed_second_wave(open_window, si
                         "PQFAIL": "SCREENED OUT"}  # fmt: skip
     assert settle_cell(author, "PREJECT", "kept") == "0"
     assert int(settle_cell(author, "PDONE", "kept")) > 0
+    # Every code given is shown, and the table fits its box in a 1280 px wide window.
+    assert settle_cell(author, "PQFAIL", "code") == f"{codes['FIXED_SCREENOUT']} (screened out)"
+    assert settle_cell(author, "PRETURN", "code") == f"{codes['OTHER']} (returned)"
+    assert settle_cell(author, "PDONE", "code") == f"{codes['COMPLETED']} (completed)"
+    author.set_viewport_size({"width": 1280, "height": 900})
+    box = author.locator("#settle-table").evaluate(
+        "table => ({box: table.parentElement.clientWidth, scroll: table.parentElement.scrollWidth,"
+        " table: table.getBoundingClientRect().width, page: document.documentElement.scrollWidth})"
+    )
+    assert box["scroll"] <= box["box"] and box["table"] <= box["box"] and box["page"] <= 1280, box
 
     # Bonuses per page: none for the rejected one; the cost shows them; the ledger is paid once.
     author.locator("#page-amount").fill("0.25")
@@ -149,15 +168,25 @@ def test_two_waves_from_filters_and_cost_to_a_closed_second_wave(open_window, si
     cost_shown(author, 150, 3, Decimal("0.50"))
     press(author, "Pay the ledger")
     expect(author.locator("#bonus-table")).to_contain_text("Paid")
+    # What was paid, next to the ceiling: two rewards, one screen-out payment, the two bonuses.
+    cost_shown(author, 150, 2, Decimal("0.50"), screen_outs=1, column="paid")
+    cost_shown(author, 150, 3, Decimal("0.50"))
     (paid,) = prolific.payments
     assert sorted(prolific.bonus_setups[paid]["lines"]) == [("PDONE", 25), ("PDTWO", 25)]
 
-    # Wave 2: a clone with the items, created with codes of its own and wave 1's participants kept out.
+    # Wave 2: a clone with the items, created with codes of its own. Its Prolific page comes with wave 1 in
+    # the blocklist; its author keeps wave 1's rejected participants out at the entry link too.
     author.goto(f"{base}/projects/{WAVE_ONE}/settings/")
     author.locator("#clone-slug").fill(WAVE_TWO)
     author.get_by_label("Copy the items too").check()
     press(author, "Clone as a new draft")
-    link_study(author, base, WAVE_TWO, {"#blocked-studies": first, **study, "#places": "2"})
+    author.goto(f"{base}/recruitment/projects/{WAVE_TWO}/prolific/")
+    expect(author.locator("#blocked-studies")).to_have_value(f"{first}\n")
+    expect(author.locator("#keep-out")).to_have_value("all")
+    link_study(author, base, WAVE_TWO, {**study, "#places": "2"})
+    author.locator("#keep-out").select_option("rejected")
+    save_by_keyboard(author, {"#places": "2"})
+    expect(author.locator("#keep-out")).to_have_value("rejected")
     cost_shown(author, 150, 2, Decimal(0))
     press(author, "Create the draft study on Prolific")
     press(author, "Publish")
@@ -167,6 +196,19 @@ def test_two_waves_from_filters_and_cost_to_a_closed_second_wave(open_window, si
     assert {"filter_id": "previous_studies_blocklist", "selected_values": [first]} in prolific.studies[second][
         "filters"
     ]
+
+    # Wave 1's rejected participant is turned away at wave 2's entry link, before any qualification test; a
+    # newcomer gets in (to the test).
+    rejected = open_window(360, 740)
+    rejected.goto(f"{base}/enter/{WAVE_TWO}/?PROLIFIC_PID=PREJECT&STUDY_ID={second}&SESSION_ID=SE2-PREJECT")
+    expect(rejected.locator("#turnaway")).to_have_attribute("data-reason", "kept-out")
+    expect(rejected.locator("#turnaway-explanation")).to_contain_text("had a submission rejected in an earlier wave")
+    returned_code = next(c["code"] for c in prolific.studies[second]["completion_codes"] if c["code_type"] == "OTHER")
+    expect(rejected.locator("#returned-code")).to_have_text(returned_code)
+    participant(open_window, base, "PNEW", second, WAVE_TWO)
+    author.goto(f"{base}/recruitment/projects/{WAVE_TWO}/prolific/")
+    expect(author.locator("#settle-table")).to_contain_text("PNEW")
+    expect(author.locator("#settle-table")).not_to_contain_text("PREJECT")  # no session was made for them
 
     # More places while it runs: Prolific is told first.
     save_by_keyboard(author, {"#places": "4"})

@@ -182,6 +182,10 @@ def test_every_submission_is_a_row_and_every_code_given_is_shown(study, author, 
     assert shown["PFAIL"] == (link.screened_out_code, "screened out")
     assert shown["PSTOP"] == (link.returned_code, "returned")
     assert shown["PTEST"] == ("", "")  # still at the test: given nothing yet
+    # A code for leaving owes nothing: only the submission finished with no completion code shown is a mismatch.
+    assert {(row.participant_id, row.status, row.mismatch) for row in settle.mismatches(rows)} == {
+        ("PSTOP", "AWAITING REVIEW", "finished on Prolific, never shown the completion code here")
+    }
     client = Client()
     client.force_login(author)
     page = client.get(f"/recruitment/projects/{study.slug}/prolific/").content.decode()

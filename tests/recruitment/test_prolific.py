@@ -162,8 +162,8 @@ def test_the_settle_table_joins_prolifics_state_with_ours(three_arrivals):
     assert rows["PSTRANGER"].arrived is None
     mismatched = {row.participant_id: row.mismatch for row in settle.mismatches(list(rows.values()))}
     assert mismatched == {
-        "PGHOST": "shown a code here, no submission on Prolific",
-        "PSTRANGER": "finished on Prolific, never shown a code here",
+        "PGHOST": "shown the completion code here, no submission on Prolific",
+        "PSTRANGER": "finished on Prolific, never shown the completion code here",
     }
 
 
