@@ -5,7 +5,9 @@ where they discussed a disagreement, and `agg`: the reconciled tags, else the ta
 
 Imported records are kept whole (Example.source_data) and written back unchanged. The tags are the
 release's strings (e.g. "Probabilistic", "Interrogative.", "N/A"); any non-empty text is read, since a study
-may use its own taxonomy.
+may use its own taxonomy. A record this app exported carries every round tagged in its study under
+nli_studio (`round`, `reasons`, `worker_tags`): importing it keeps that part too (source_data's nli_studio), so
+the new study reads, reports and exports round 1 and the later rounds, not only the record's own fields.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from dataset_io.formats.base import (
     studio_fields,
 )
 from dataset_io.services.records import item_batches
-from label_variation.services.reasons import export_rounds
+from label_variation.services.reasons import ROUNDS, export_rounds
 
 TAGGERS = ("a1", "a2")
 
@@ -66,7 +68,8 @@ class Taxonomy(Format):
             "",
             "on a pair tagged in the study (any study: label answers, explanations or others): the round its "
             "own fields hold (the latest), the workers' tags with their counts, and every round tagged here, "
-            "{round: {a1, a2, reconciliation, agg}} (round 1 is kept once round 2 exists)",
+            "{round: {a1, a2, reconciliation, agg}} (round 1 is kept once round 2 exists); importing the file "
+            "keeps them, so the study it goes to has every round",
             added=True,
         ),
         FieldDoc(
@@ -92,13 +95,17 @@ class Taxonomy(Format):
         if error is not None:
             raise error
         studio = studio_fields(record)
+        source_data = {name: value for name, value in record.items() if name != STUDIO_KEY}
+        tagged = {name: studio[name] for name in KEPT_ROUNDS if name in studio}
+        if tagged:  # the rounds tagged in the study this record was exported from
+            source_data[STUDIO_KEY] = tagged
         return ExampleRow(
             line=line,
             key=f"id:{record['pairID']}",
             source_id=record["pairID"],
             premise=record["premise"],
             hypothesis=record["hypothesis"],
-            source_data={name: value for name, value in record.items() if name != STUDIO_KEY},
+            source_data=source_data,
             pool=studio.get("pool", ""),
             gold=studio.get("gold"),
         )
@@ -120,6 +127,7 @@ class Taxonomy(Format):
                 row["hypothesis"] = example.hypothesis
                 if imported:
                     row = dict(example.source_data)
+                    studio.update(row.pop(STUDIO_KEY, {}))  # the rounds the imported record carried
                 elif rounds:
                     number = max(rounds)
                     row.update(_release_part(rounds[number]))
@@ -130,7 +138,9 @@ class Taxonomy(Format):
                     row["a1"] = []
                     studio["unanswered"] = True
                 if rounds:  # every round tagged here, the latest one's also in the record's own fields
-                    studio["reasons"] = {number: _release_part(fields) for number, fields in rounds.items()}
+                    carried = {int(number): fields for number, fields in studio.get("reasons", {}).items()}
+                    tagged_here = {number: _release_part(fields) for number, fields in rounds.items()}
+                    studio["reasons"] = dict(sorted({**carried, **tagged_here}.items()))
                 if labels:
                     studio["collected"] = {"label_counter": dict(Counter(labels).most_common()), "answers": len(labels)}
                 if options.include_gold:
@@ -149,6 +159,13 @@ def _release_part(fields: dict) -> dict:
 
 
 TAGS = {"type": "array", "items": {"type": "string", "minLength": 1, "pattern": r"\S"}, "uniqueItems": True}
+ROUND = {
+    "type": "object",
+    "required": ["a1"],
+    "properties": {"a1": TAGS, "a2": TAGS, "reconciliation": {**TAGS, "type": ["array", "null"]}, "agg": TAGS},
+    "additionalProperties": False,
+}
+KEPT_ROUNDS = ("round", "reasons", "worker_tags")  # nli_studio's part an import keeps
 SCHEMA = {
     "type": "object",
     "required": ["pairID", "premise", "hypothesis", "a1"],
@@ -167,6 +184,13 @@ SCHEMA = {
                 "unanswered": {"type": "boolean"},
                 "pool": {"enum": ["data", "gold"]},
                 "collected": {"type": "object"},
+                "round": {"enum": list(ROUNDS)},
+                "reasons": {
+                    "type": "object",
+                    "propertyNames": {"enum": [str(number) for number in ROUNDS]},
+                    "additionalProperties": ROUND,
+                },
+                "worker_tags": {"type": "object", "additionalProperties": {"type": "integer", "minimum": 1}},
             },
         },
     },
@@ -176,24 +200,33 @@ ROUND_TWO = ("a2", "reconciliation", "agg")
 
 def _check_record(line, record):
     """The published shape, then the rounds: a round-2 record has all of a2, reconciliation and agg, and agg
-    is the reconciliation where there is one, else the tags both annotators gave."""
+    is the reconciliation where there is one, else the tags both annotators gave; so has each round an export
+    of this app carries (nli_studio.reasons)."""
     errors = list(schema_errors(SCHEMA, record))
     if errors:
         yield from errors
         return
-    if not record["a1"] and not record.get(STUDIO_KEY, {}).get("unanswered"):
+    studio = record.get(STUDIO_KEY, {})
+    if not record["a1"] and not studio.get("unanswered"):
         yield RowError("a1", "must give at least one tag")
-    present = [name for name in ROUND_TWO if name in record]
+    yield from _round_errors(record, "")
+    for number, fields in studio.get("reasons", {}).items():
+        yield from _round_errors(fields, f"{STUDIO_KEY}.reasons[{number}].")  # as schema_errors names them
+
+
+def _round_errors(fields: dict, prefix: str):
+    present = [name for name in ROUND_TWO if name in fields]
     if present and len(present) < len(ROUND_TWO):
-        missing = ", ".join(name for name in ROUND_TWO if name not in record)
-        yield RowError(missing.split(", ")[0], f"a round-2 record needs {', '.join(ROUND_TWO)}; it lacks {missing}")
+        missing = ", ".join(name for name in ROUND_TWO if name not in fields)
+        needs = f"a round-2 record needs {', '.join(ROUND_TWO)}; it lacks {missing}"
+        yield RowError(prefix + missing.split(", ")[0], needs)
         return
     if present:
-        reconciled = record["reconciliation"]
-        expected = set(reconciled) if reconciled is not None else set(record["a1"]) & set(record["a2"])
-        if set(record["agg"]) != expected:
+        reconciled = fields["reconciliation"]
+        expected = set(reconciled) if reconciled is not None else set(fields["a1"]) & set(fields["a2"])
+        if set(fields["agg"]) != expected:
             rule = "reconciliation" if reconciled is not None else "the tags in both a1 and a2"
-            yield RowError("agg", f"must be {rule} ({', '.join(sorted(expected)) or 'none'})")
+            yield RowError(prefix + "agg", f"must be {rule} ({', '.join(sorted(expected)) or 'none'})")
 
 
 FORMAT = Taxonomy()

@@ -27,6 +27,7 @@ from django.db import transaction
 
 from annotation.models import Annotation, Item, Project, WorkerStatus
 from annotation.services import access
+from dataset_io.formats.base import STUDIO_KEY
 from label_variation.models import ReasonTag
 
 if TYPE_CHECKING:
@@ -387,14 +388,29 @@ class TaggedItem:
 
 
 def release_rounds(record: dict) -> tuple[int, Round]:
-    """A taxonomy release row as (round, its tags)."""
+    """A taxonomy row's own fields as (round, its tags): the round an export of this app says they hold
+    (nli_studio.round), else the release's (2 where there is an a2)."""
+    number = (record.get(STUDIO_KEY) or {}).get("round") or (2 if RELEASE_SECOND in record else 1)
+    return number, _release_round(record)
+
+
+def imported_rounds(record: dict) -> dict[int, Round]:
+    """Every round an imported taxonomy row holds: its own fields' round, and the rounds tagged in the study
+    an export of this app came from (nli_studio.reasons, which the import keeps)."""
+    number, own = release_rounds(record)
+    carried = (record.get(STUDIO_KEY) or {}).get("reasons") or {}
+    return dict(sorted({number: own, **{int(key): _release_round(fields) for key, fields in carried.items()}}.items()))
+
+
+def _release_round(fields: dict) -> Round:
+    """One round in the release's fields (a1, a2, reconciliation) as tags; a round tagged by workers alone
+    comes back as its a1 (the tags any worker gave), as its export wrote it."""
 
     def tags(name):
-        value = record.get(name)
+        value = fields.get(name)
         return frozenset(value) if isinstance(value, list) else None
 
-    number = 2 if RELEASE_SECOND in record else 1
-    return number, Round(first=tags(RELEASE_FIRST), second=tags(RELEASE_SECOND), reconciliation=tags("reconciliation"))
+    return Round(first=tags(RELEASE_FIRST), second=tags(RELEASE_SECOND), reconciliation=tags("reconciliation"))
 
 
 def tagged_items(project: Project) -> Iterator[TaggedItem]:
@@ -404,10 +420,14 @@ def tagged_items(project: Project) -> Iterator[TaggedItem]:
         "id", "example__premise", "example__hypothesis", "example__source_data"
     )
     for item_id, premise, hypothesis, record in imported:
-        number, round_tags = release_rounds(record)
         agg = record.get("agg")
         items[item_id] = TaggedItem(
-            item_id, premise, hypothesis, True, {number: round_tags}, frozenset(agg) if isinstance(agg, list) else None
+            item_id,
+            premise,
+            hypothesis,
+            True,
+            imported_rounds(record),
+            frozenset(agg) if isinstance(agg, list) else None,
         )
     collected = ReasonTag.objects.filter(item__project=project, item__is_gold=False)
     pairs = {
