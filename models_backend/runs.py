@@ -90,6 +90,12 @@ def _evaluate_study(job, progress):
     return run_job(job, progress)
 
 
+def _present_study_evaluation(job):
+    from models_backend.study_evaluation_views import present
+
+    return present(job)
+
+
 def _train_unli(job, progress):
     from models_backend.training.unli import train_unli
 
@@ -229,6 +235,7 @@ for _kind in (
         _model_job(_evaluate_study),
         group="models",
         describe_job=lambda job: f"Study evaluation: {', '.join(job.params.get('models', {}))}",
+        present=_present_study_evaluation,
         time_limit=12 * HOUR,
         repeatable=True,
     ),

@@ -27,13 +27,14 @@ from pathlib import Path
 
 import numpy as np
 
+from common.schema import Schema, Setting, SettingError
 from common.vocabulary import NLI
 from dataset_io.formats import ExportOptions
 from dataset_io.services.exporters import write_export
 from jobs.services import JobError
 from models_backend.checkpoint_spec import ENC_LABELS, ModelSpec
 from models_backend.model_kinds import ModelKind
-from models_backend.runs import EVALUATE_STUDY
+from models_backend.runs import BATCH, EVALUATE_STUDY, PRECISION
 
 # Below this many reference items a figure's interval is wide enough to mislead: the result says so. (The
 # alt-test's own minimum per annotator is 30 items as well, metrics.alt_test.MIN_ITEMS.)
@@ -234,17 +235,36 @@ def _usnli_reference(protocol, export: Path, path: Path, collected_only: bool) -
 
 
 def _chaos_reference(protocol, export: Path, path: Path, collected_only: bool) -> Reference:
-    sources, kept = dict.fromkeys(SOURCES, 0), 0
+    """The export's answered items. ChaosNLI's figures need a majority label and an original label on every
+    item: an item whose labels tie for the most votes (and no author settled it) is left out, counted; one
+    without an original label (collected, not imported) takes its majority label as that, so its "old"
+    accuracy is its majority accuracy, counted too."""
+    sources, kept, ties, without_old = dict.fromkeys(SOURCES, 0), 0, 0, 0
     with export.open(encoding="utf-8") as lines, path.open("w", encoding="utf-8") as out:
         for line in lines:
-            studio = json.loads(line)["nli_studio"]
+            record = json.loads(line)
+            studio = record["nli_studio"]
             collected = studio["label_source"] == "collected"
             if studio.get("unanswered") or (collected_only and not collected):
                 continue
+            if record["majority_label"] is None:
+                ties += 1
+                continue
+            if record["old_label"] is None:
+                record["old_label"] = record["majority_label"]
+                without_old += 1
+                line = json.dumps(record) + "\n"
             sources[_source(studio["adjudicated"], collected)] += 1
             kept += 1
             out.write(line)
-    return Reference(protocol.task, path, kept, sources, collected_only=collected_only)
+    reference = Reference(protocol.task, path, kept, sources, collected_only=collected_only)
+    if ties:
+        reference.warnings.append(f"{ties} items left out: their labels tie for the most votes and nobody settled them")
+    if without_old:
+        reference.warnings.append(
+            f"{without_old} items have no original label: their majority label stands in for it (old_acc)"
+        )
+    return reference
 
 
 def _atoms_reference(protocol, export: Path, path: Path, collected_only: bool) -> Reference:
@@ -436,6 +456,28 @@ def validity_judged_right(rows: list[dict], outputs: dict, order: list[int]) -> 
         flags.append(judged_valid[position : position + len(gold)] == gold)
         position += len(gold)
     return flags
+
+
+# The settings a page or the API may give (the Settings fields below, bar the command line's device and bucket
+# folders); the checkpoints are picked apart.
+SETTINGS = Schema(
+    (
+        BATCH,
+        PRECISION,
+        Setting("seed", "int", 0, "seed of the bootstrap and of the human baselines", minimum=0, maximum=2**32 - 1),
+        Setting("bootstrap", "int", 1000, "resamples of the items for the intervals", minimum=100, maximum=100_000),
+        Setting(
+            "alt_test_min_items",
+            "int",
+            30,
+            "label studies: items an annotator shares with others to be tested against the model",
+            label="Alt-test: items per annotator",
+            minimum=2,
+            maximum=1_000_000,
+        ),
+        Setting("weighted", "bool", False, "defeasible studies: I_C weighted by bucket support"),
+    )
+)
 
 
 @dataclass
@@ -717,10 +759,16 @@ def start_study_evaluation(
     for checkpoint in picked:
         label_order(protocol, spec_of(checkpoint.kind, checkpoint.labels, checkpoint.name))
     names = model_names([c.name for c in picked])
+    try:
+        cleaned = SETTINGS.clean(dict(settings or {}))
+    except SettingError as error:
+        name, message = next(iter(error.errors.items()))
+        raise JobError(f"{name}: {message}") from None
     params: dict = {
         "models": {name: f"model_{i}" for i, name in enumerate(names)},
         "checkpoints": {f"model_{i}": c.key for i, c in enumerate(picked)},
-        "settings": dict(settings or {}),
+        "settings": cleaned,
+        "collected_only": collected_only,
     }
     if bucket_nli:
         if protocol.task != "defeasible_atom":

@@ -73,6 +73,9 @@ PAGES = [
     # No reasons ticked: refused with a message, back to the item page.
     ("tag_reasons", "post", "/projects/{slug}/adjudication/{item}/reasons/", MANAGE_ACTION),
     ("project_report", "get", "/projects/{slug}/report/", MANAGE_PAGE),
+    ("project_report_status", "get", "/projects/{slug}/report/status/", MANAGE_PAGE),
+    ("project_report_refresh", "post", "/projects/{slug}/report/refresh/", MANAGE_ACTION),  # a job started
+    ("project_report_refresh", "get", "/projects/{slug}/report/refresh/", row(LOGIN, 405, 405, 405, 405, 405)),
     ("project_settings", "get", "/projects/{slug}/settings/", MANAGE_PAGE),
     ("project_settings", "post", "/projects/{slug}/settings/", row(LOGIN, 403, 403, 400, 404, 400)),  # no task type
     ("project_status", "post", "/projects/{slug}/status/", MANAGE_ACTION),  # no status: refused with a message
@@ -119,6 +122,16 @@ PAGES = [
         row(LOGIN, 403, 403, 302, 302, 302),
     ),
     ("models_backend:checkpoint_evaluate", "get", "/models/checkpoints/evaluate/", row(LOGIN, 405, 405, 405, 405, 405)),
+    ("models_backend:study_evaluate", "get", "/models/studies/{slug}/evaluate/", MANAGE_PAGE),
+    # An empty form: shown again.
+    ("models_backend:study_evaluate", "post", "/models/studies/{slug}/evaluate/", row(LOGIN, 403, 403, 200, 404, 200)),
+    # A prediction job has no model comparison to download.
+    (
+        "models_backend:comparison_download",
+        "get",
+        "/models/evaluations/{model_run}/comparison.tex",
+        row(LOGIN, 403, 403, 404, 404, 404),
+    ),
     ("jobs:list", "get", "/jobs/", AUTHOR_PAGE),
     ("jobs:detail", "get", "/jobs/{run}/", RUN_PAGE),
     ("jobs:detail", "get", "/jobs/{model_run}/", RUN_PAGE),

@@ -1,0 +1,135 @@
+"""A study evaluated from the browser (issue 52, item 1): the study page links its evaluations, the form
+takes the study's checkpoints, two models are compared with paired intervals and the table downloads as
+LaTeX; a refused evaluation says why on the page and stores no job."""
+
+import pytest
+from conftest import PAIRS, build_bert_classifier
+from django.test import override_settings
+
+from jobs.models import Job
+from tests.conftest import IMMEDIATE_TASKS
+
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("_media")]
+
+
+@pytest.fixture
+def _media(settings, tmp_path):
+    settings.MEDIA_ROOT = tmp_path / "media"
+
+
+@pytest.fixture
+def models_dir(settings, tmp_path):
+    folder = tmp_path / "models"
+    build_bert_classifier(folder / "nli-a", seed=1)
+    build_bert_classifier(folder / "nli-b", seed=2)
+    build_bert_classifier(folder / "odd-labels", id2label={0: "yes", 1: "no", 2: "maybe"})
+    build_bert_classifier(folder / "defeasible", num_labels=2, id2label={0: "strengthener", 1: "weakener"})
+    settings.MODELS_DIR = folder
+    return folder
+
+
+@pytest.fixture
+def label_study(make_project, import_rows, author):
+    study = make_project("nli_label", slug="labels", owner=author)
+    counts = [{"e": 3, "n": 1}, {"c": 4}, {"e": 5}, {"n": 2, "c": 2}, {"e": 1, "n": 1, "c": 1}, {"n": 3}, {"c": 2}]
+    import_rows(
+        study,
+        [
+            {"uid": f"g{i}", "example": {"premise": p, "hypothesis": h}, "label_counter": counter}
+            for i, ((p, h), counter) in enumerate(zip(PAIRS, counts))
+        ],
+        "chaosnli",
+    )
+    return study
+
+
+@override_settings(TASKS=IMMEDIATE_TASKS)
+def test_two_models_are_compared_on_a_study_from_its_page(client, author, models_dir, label_study):
+    client.force_login(author)
+    study_page = client.get("/projects/labels/").content.decode()
+    assert 'href="/models/studies/labels/evaluate/"' in study_page
+
+    form = client.get("/models/studies/labels/evaluate/").content.decode()
+    assert 'value="shared/nli-a"' in form and 'value="shared/defeasible"' not in form  # only this protocol's kinds
+    response = client.post(
+        "/models/studies/labels/evaluate/",
+        {
+            "models": ["shared/nli-a", "shared/nli-b"],
+            "batch_size": "4",
+            "precision": "auto",
+            "seed": "0",
+            "bootstrap": "200",
+            "alt_test_min_items": "30",
+            "queue": "default",
+        },
+    )
+    job = Job.objects.get(kind="evaluate_study")
+    assert response.status_code == 302 and response["Location"] == f"/jobs/{job.pk}/"
+    assert job.status == "done", job.error
+    assert job.queue == "default" and job.project == label_study
+    assert list(job.result["models"]) == ["nli-a", "nli-b"]
+    reference = job.result["reference"]
+    assert reference["sources"] == {"adjudicated": 0, "collected": 0, "imported": 5}  # two items tie
+    assert "2 items left out: their labels tie for the most votes" in reference["warnings"][0]
+    rows = job.result["comparison"]["rows"]
+    assert {row["metric"] for row in rows} == {"jsd", "kl", "majority_acc", "old_acc"}
+    assert sum(row["best"] for row in rows if row["metric"] == "jsd") == 1
+
+    page = client.get(f"/jobs/{job.pk}/").content.decode()
+    assert "Models compared (paired bootstrap)" in page and "Warning: only 5 items" in page
+    assert "reference values imported" in page and "<svg" in page
+    latex = client.get(f"/models/evaluations/{job.pk}/comparison.tex")
+    assert latex.status_code == 200 and "attachment" in latex["Content-Disposition"]
+    assert "\\begin{tabular}" in latex.content.decode() and "nli-a" in latex.content.decode()
+    assert client.get(f"/models/evaluations/{job.pk}/comparison.pdf").status_code == 404
+    assert f'href="/jobs/{job.pk}/"' in client.get("/projects/labels/").content.decode()  # the study links it
+
+
+def test_a_model_whose_labels_do_not_map_is_refused_on_the_page(client, author, models_dir, label_study):
+    client.force_login(author)
+    response = client.post(
+        "/models/studies/labels/evaluate/",
+        {
+            "models": ["shared/odd-labels"],
+            "batch_size": "4",
+            "precision": "auto",
+            "seed": "0",
+            "bootstrap": "200",
+            "alt_test_min_items": "30",
+        },
+    )
+    assert response.status_code == 400
+    assert "its labels yes, no, maybe do not map to the study&#x27;s entailment" in response.content.decode()
+    assert not Job.objects.exists()
+
+
+def test_a_checkpoint_of_another_kind_is_not_offered_and_refused(client, author, models_dir, label_study):
+    client.force_login(author)
+    response = client.post("/models/studies/labels/evaluate/", {"models": ["shared/defeasible"]})
+    assert response.status_code == 400 and "Select a valid choice" in response.content.decode()
+    assert not Job.objects.exists()
+
+
+def test_a_study_with_nothing_settled_is_refused_on_the_page(client, author, models_dir, make_project, import_rows):
+    study = make_project("nli_label", slug="empty", owner=author)
+    import_rows(study, [{"id": "a", "premise": "a man", "hypothesis": "a man is sleeping"}])
+    client.force_login(author)
+    response = client.post(
+        "/models/studies/empty/evaluate/",
+        {
+            "models": ["shared/nli-a"],
+            "batch_size": "4",
+            "precision": "auto",
+            "seed": "0",
+            "bootstrap": "200",
+            "alt_test_min_items": "30",
+        },
+    )
+    assert response.status_code == 400
+    assert "study empty has no settled items to evaluate against" in response.content.decode()
+    assert not Job.objects.exists()
+
+
+def test_another_author_reaches_neither_the_form_nor_the_downloads(client, make_user, models_dir, label_study):
+    client.force_login(make_user("someone-else", "author"))
+    assert client.get("/models/studies/labels/evaluate/").status_code == 404
