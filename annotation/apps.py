@@ -18,6 +18,7 @@ class AnnotationConfig(AppConfig):
     def ready(self):
         from annotation.services import extensions, linking
         from annotation.services.access import crowd_study_of
+        from annotation.services.analysis import report_job  # noqa: F401  importing it registers its job kind
         from core.roles import register_user_fact
 
         checks.register(task_type_contract)

@@ -23,6 +23,8 @@ urlpatterns = [
     path("projects/<slug:slug>/adjudication/", adjudication.adjudication_queue, name="adjudication_queue"),
     path("projects/<slug:slug>/adjudication/<int:item_id>/", adjudication.adjudication_item, name="adjudication_item"),
     path("projects/<slug:slug>/report/", reports.report, name="project_report"),
+    path("projects/<slug:slug>/report/status/", reports.report_status, name="project_report_status"),
+    path("projects/<slug:slug>/report/refresh/", reports.report_refresh, name="project_report_refresh"),
     path("audit/", reports.audit_log, name="audit_log"),
     # Working on it
     path("work/<slug:slug>/", work.work, name="work"),

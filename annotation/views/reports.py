@@ -1,14 +1,14 @@
 """The project agreement report page (authors of the project and admins only) and the audit log (admins)."""
 
 from django.contrib.auth.decorators import login_required
-from django.shortcuts import render
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
 
 from annotation.models import AuditEntry
 from annotation.services import access, audit, simulation
+from annotation.services.analysis import report_job
 from core import roles
 
-# Resamples behind the page's intervals; `manage.py agreement SLUG --bootstrap N` gives more.
-REPORT_BOOTSTRAP = 200
 AUDIT_PAGE_ROWS = 200
 
 PAIRWISE_NAMES = {"cohen_kappa": "Cohen's kappa", "kendall_tau": "Kendall's tau-b", "pearson": "Pearson r"}
@@ -22,55 +22,125 @@ UNAVAILABLE_NAMES = {
 }
 
 
+# Below this many items a figure is shown with a warning (docs/metrics.md, "Sample sizes on the report").
+MIN_ITEMS = 30
+# Krippendorff's (2004) levels: data reliable from 0.800, tentative conclusions from 0.667.
+ALPHA_RELIABLE, ALPHA_TENTATIVE = 0.800, 0.667
+CORRELATION_READING = "1: pairs of workers order the items alike; 0: no relation; below 0: opposite orders"
+
+
 def figure_rows(figures: dict) -> list[dict]:
-    """The figures as table rows: name, value, interval (or None) and what the figure means."""
+    """The figures as table rows: name, value, interval (or None), what it was computed on, its sample size
+    (`n`, `unit`), a one-line reading and a warning (None, or why the figure is fragile)."""
+    pairable = figures["n_items_pairable"]
     rows = []
     if figures["krippendorff_alpha"] is not None:
         rows.append(
-            {
-                "name": f"Krippendorff's alpha ({figures['level']})",
-                "value": figures["krippendorff_alpha"],
-                "ci": figures["krippendorff_alpha_ci"],
-                "note": "all annotations, imported votes included",
-            }
+            _row(
+                f"Krippendorff's alpha ({figures['level']})",
+                figures["krippendorff_alpha"],
+                figures["krippendorff_alpha_ci"],
+                "all annotations, imported votes included",
+                pairable,
+                "items with two or more annotations",
+                _alpha_reading(figures["krippendorff_alpha"], figures["krippendorff_alpha_ci"]),
+            )
         )
     pairwise = figures["pairwise"]
     if pairwise is not None:
+        on_pairs = f"mean over {pairwise['pairs']} pairs of workers, each on the items both annotated"
+        reading = (
+            "1: pairs of workers agree on every item; 0: what chance gives"
+            if pairwise["statistic"] == "cohen_kappa"
+            else CORRELATION_READING
+        )
         rows.append(
-            {
-                "name": PAIRWISE_NAMES[pairwise["statistic"]],
-                "value": pairwise["value"],
-                "ci": pairwise["ci"],
-                "note": f"mean over {pairwise['pairs']} pairs of workers, each on the items both annotated",
-            }
+            _row(
+                PAIRWISE_NAMES[pairwise["statistic"]],
+                pairwise["value"],
+                pairwise["ci"],
+                on_pairs,
+                pairable,
+                "items with two or more annotations",
+                reading,
+            )
         )
         if pairwise.get("spearman") is not None:
             rows.append(
-                {
-                    "name": "Spearman rho",
-                    "value": pairwise["spearman"],
-                    "ci": None,
-                    "note": f"mean over {pairwise['pairs']} pairs of workers, each on the items both annotated",
-                }
+                _row(
+                    "Spearman rho",
+                    pairwise["spearman"],
+                    None,
+                    on_pairs,
+                    pairable,
+                    "items with two or more annotations",
+                    CORRELATION_READING,
+                )
             )
     baseline = figures["human_baseline"]
     if baseline is not None:
-        held_out = (
-            f"one annotation per item against the {baseline['aggregate']} of the others ({baseline['items']} items)"
-        )
+        held_out = f"one annotation per item against the {baseline['aggregate']} of the others"
+        readings = {
+            "pearson": "how closely one person follows the others: the human ceiling a model's r is compared with",
+            "spearman": "the same on ranks: the human ceiling a model's rho is compared with",
+            "mse": "mean squared distance of one person from the others (0: identical)",
+        }
         for key, name in (("pearson", "Pearson r"), ("spearman", "Spearman rho"), ("mse", "MSE")):
             if baseline[key] is not None:
-                rows.append({"name": f"Human baseline: {name}", "value": baseline[key], "ci": None, "note": held_out})
+                rows.append(
+                    _row(
+                        f"Human baseline: {name}",
+                        baseline[key],
+                        None,
+                        held_out,
+                        baseline["items"],
+                        "items",
+                        readings[key],
+                    )
+                )
     if figures["split_half_jsd"] is not None:
         rows.append(
-            {
-                "name": "Split-half JSD",
-                "value": figures["split_half_jsd"],
-                "ci": None,
-                "note": "JS distance between two random halves of each item's votes",
-            }
+            _row(
+                "Split-half JSD",
+                figures["split_half_jsd"],
+                None,
+                "JS distance between two random halves of each item's votes",
+                pairable,
+                "items with two or more annotations",
+                "0: the two halves give each item the same label distribution; larger: less stable distributions",
+            )
         )
     return rows
+
+
+def _row(name, value, ci, note, n, unit, reading) -> dict:
+    warning = (
+        f"Only {n} {unit}: below {MIN_ITEMS} one item moves the figure a lot and the interval is wide; "
+        "read it as a rough indication."
+        if n < MIN_ITEMS
+        else None
+    )
+    return {
+        "name": name,
+        "value": value,
+        "ci": ci,
+        "note": note,
+        "n": n,
+        "unit": unit,
+        "reading": reading,
+        "warning": warning,
+    }
+
+
+def _alpha_reading(alpha: float, ci: list | None) -> str:
+    if alpha >= ALPHA_RELIABLE:
+        level = f"at or above {ALPHA_RELIABLE:.3f}, where Krippendorff counts data as reliable"
+    elif alpha >= ALPHA_TENTATIVE:
+        level = f"between {ALPHA_TENTATIVE:.3f} and {ALPHA_RELIABLE:.3f}: tentative conclusions only (Krippendorff)"
+    else:
+        level = f"below {ALPHA_TENTATIVE:.3f}, under Krippendorff's lowest level for tentative conclusions"
+    chance = "; its interval reaches 0, what chance agreement gives" if ci and ci[0] is not None and ci[0] <= 0 else ""
+    return f"1: perfect agreement, 0: chance; {level}{chance}"
 
 
 MODEL_NAMES = {
@@ -84,9 +154,19 @@ MODEL_NAMES = {
 
 def annotator_model_tables(models: dict) -> dict:
     """The annotator models' result as the report's tables: accuracy on gold per method, reliability per
-    worker, and what could not be computed."""
+    worker, what could not be computed, and warnings where the samples are small."""
     methods = models["methods"]
     rated = [method for method in methods if method in models["reliability_meaning"]]
+    warnings = [
+        f"Only {scored['items']} {kind.replace('_', ' ')} items: below {MIN_ITEMS}, one item moves the accuracy "
+        f"by more than {1 / MIN_ITEMS:.0%}."
+        for kind, scored in models["gold"].items()
+        if scored["items"] < MIN_ITEMS
+    ]
+    if 0 < models["n_items"] < MIN_ITEMS:
+        warnings.append(
+            f"Only {models['n_items']} items: below {MIN_ITEMS}, the reliabilities rest on a handful of answers each."
+        )
     return {
         "n_answers": models["n_answers"],
         "n_items": models["n_items"],
@@ -102,38 +182,58 @@ def annotator_model_tables(models: dict) -> dict:
         "worker_rows": [(entry, [entry[method] for method in rated]) for entry in models["workers"]],
         "meanings": [(MODEL_NAMES[method], models["reliability_meaning"][method]) for method in rated],
         "unavailable": list(models["unavailable"].values()),
+        "warnings": warnings,
     }
 
 
 @login_required
 def report(request, slug):
-    # here, not at the top: the report loads pandas, scipy and matplotlib (keep web processes lean)
-    from annotation.services.analysis.agreement import (
-        INTERACTIVE_RESAMPLED_VALUES,
-        project_report,
-    )
-    from annotation.services.analysis.annotator_models import INTERACTIVE_ANSWERS, project_annotator_models
+    """The report: the heavy figures from the newest report job (report_job.cached_report starts one when none
+    counts the answers as they are now), the tables read now."""
+    # here, not at the top: the tables' module loads pandas and scipy (keep web processes lean)
+    from annotation.services.analysis.agreement import report_tables
 
     project = access.project_for(request.user, slug, "manage")
-    result = project_report(project, bootstrap=REPORT_BOOTSTRAP, max_resampled_values=INTERACTIVE_RESAMPLED_VALUES)
-    # Annotator models apply to nominal labels only: other reports have no such section.
-    models = (
-        project_annotator_models(project, max_answers=INTERACTIVE_ANSWERS)
-        if project.task.agreement_level == "nominal"
-        else None
-    )
-    figures = result["figures"]
+    cached = report_job.cached_report(project, request.user)
     context = {
         "project": project,
-        "figures": figures,
-        "rows": figure_rows(figures),
-        "unavailable": [(UNAVAILABLE_NAMES.get(key, key), reason) for key, reason in figures["unavailable"].items()],
-        "plots": result["plots"],
-        "tables": result["tables"],
+        "cached": cached,
+        "tables": report_tables(project),
         "simulated": simulation.has_simulated_answers(project),
-        "models": models and annotator_model_tables(models),
     }
+    result = cached.result
+    if result is not None:
+        figures = result["figures"]
+        context |= {
+            "figures": figures,
+            "rows": figure_rows(figures),
+            "unavailable": [
+                (UNAVAILABLE_NAMES.get(key, key), reason) for key, reason in figures["unavailable"].items()
+            ],
+            "plots": result["plots"],
+            "models": result["models"] and annotator_model_tables(result["models"]),
+        }
     return render(request, "annotation/report.html", context)
+
+
+@login_required
+def report_status(request, slug):
+    """The fragment the report polls while its figures are computed; once they are, htmx reloads the page."""
+    project = access.project_for(request.user, slug, "manage")
+    pending = report_job.pending_job(project)
+    response = render(request, "annotation/_report_status.html", {"project": project, "pending": pending})
+    if pending is None and request.htmx:
+        response["HX-Refresh"] = "true"
+    return response
+
+
+@login_required
+@require_POST
+def report_refresh(request, slug):
+    """Compute the report's figures again (after a change its version does not see: gold references, settings)."""
+    project = access.project_for(request.user, slug, "manage")
+    report_job.refresh(project, request.user)
+    return redirect("project_report", slug=project.slug)
 
 
 @login_required

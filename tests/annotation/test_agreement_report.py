@@ -20,6 +20,7 @@ from annotation.services.analysis.agreement import (
 )
 from dataset_io.services.importers import import_file
 from metrics.agreement import split_half_jsd
+from tests.conftest import IMMEDIATE_TASKS
 
 pytestmark = pytest.mark.django_db
 
@@ -299,7 +300,8 @@ def test_defeasible_report_draws_the_atom_strips(defeasible):
 # ---------------------------------------------------------------- the report page
 
 
-def test_report_page_shows_figures_and_plots_to_the_owner_only(client, slider, make_user):
+def test_report_page_shows_figures_and_plots_to_the_owner_only(client, slider, make_user, settings):
+    settings.TASKS = IMMEDIATE_TASKS  # the report's figures computed when the page starts their job
     project, _ = slider
     url = f"/projects/{project.slug}/report/"
     assert client.get(url).status_code == 302  # anonymous: to the login page
@@ -318,7 +320,8 @@ def test_report_page_shows_figures_and_plots_to_the_owner_only(client, slider, m
     assert client.get(url).status_code == 200
 
 
-def test_report_page_empty_states(client, make_project, import_rows):
+def test_report_page_empty_states(client, make_project, import_rows, settings):
+    settings.TASKS = IMMEDIATE_TASKS  # the report's figures computed when the page starts their job
     project = make_project("unli_slider", slug="empty")
     import_rows(project, [{"id": "1", "premise": "<i>P</i>", "hypothesis": "H", "label": "e"}])
     client.force_login(project.owner)

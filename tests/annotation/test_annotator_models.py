@@ -9,6 +9,7 @@ from django.core.management import call_command
 
 from annotation.models import Annotation, Item
 from annotation.services.analysis.annotator_models import project_annotator_models
+from tests.conftest import IMMEDIATE_TASKS
 
 pytestmark = pytest.mark.django_db
 
@@ -156,7 +157,8 @@ def test_task_types_without_nominal_labels_say_so(make_project):
     assert report["workers"] == [] and report["items"] == []
 
 
-def test_api_and_report_page(client, author, varierr_project):
+def test_api_and_report_page(client, author, varierr_project, settings):
+    settings.TASKS = IMMEDIATE_TASKS  # the report's figures computed when the page starts their job
     project, _ = varierr_project
     client.force_login(author)
     body = client.get(f"/api/v1/projects/{project.slug}/annotator-models/").json()
@@ -168,11 +170,15 @@ def test_api_and_report_page(client, author, varierr_project):
     assert html.count("/workers/") >= 5 and "Dawid-Skene" in html and "adjudicated (5 items)" in html
 
 
-def test_large_projects_fit_the_fast_models_and_point_to_the_command(client, author, varierr_project, monkeypatch):
-    from annotation.services.analysis import annotator_models
+def test_large_projects_fit_the_fast_models_and_point_to_the_command(
+    client, author, varierr_project, monkeypatch, settings
+):
+    settings.TASKS = IMMEDIATE_TASKS  # the report's figures computed when the page starts their job
+    from annotation.services.analysis import annotator_models, report_job
 
     project, _ = varierr_project
     monkeypatch.setattr(annotator_models, "INTERACTIVE_ANSWERS", 10)
+    monkeypatch.setattr(report_job, "JOB_MODEL_ANSWERS", 10)  # the report's job has a limit of its own
     client.force_login(author)
     body = client.get(f"/api/v1/projects/{project.slug}/annotator-models/").json()
     assert body["methods"] == ["majority_vote", "wawa", "dawid_skene"]

@@ -1,4 +1,5 @@
-"""The report's annotator models (worker reliability beside the agreement figures), at 1280 and 360 pixels."""
+"""The report's annotator models (worker reliability beside the agreement figures), computed by the report's
+background job, at 1280 and 360 pixels."""
 
 import pytest
 
@@ -11,7 +12,11 @@ pytestmark = pytest.mark.browser
 def test_author_reads_worker_reliability_on_the_report(sign_in, demo_server, width):
     page = sign_in("author", width)
     page.goto(f"{demo_server['url']}/projects/demo-nli/report/")
+    # The figures come from a background job: the page says it is computing them and reloads once they are
+    # (the first width starts the job; the second finds them computed).
     section = page.locator("#annotator-models")
+    section.wait_for(timeout=180_000)
+    assert "from " in page.locator("#computed-at").inner_text()
     assert section.locator("h2").inner_text() == "Annotator models"
     # The demo study's simulated workers are rated by each model; each row links to the worker's page.
     rows = page.locator("#worker-reliability tbody tr")

@@ -475,12 +475,18 @@ def _agreement_plot(table: AnnotationTable, project: Project) -> dict:
 def project_report(
     project: Project, bootstrap: int = 1000, seed: int = 0, max_resampled_values: int | None = None
 ) -> dict:
-    """What the report page shows: {"figures": project_agreement(...), "plots": [plot, ...], "tables": [...]}.
+    """What the report page shows: {"figures": project_agreement(...), "plots": [plot, ...], "tables": [...]}:
+    report_figures' figures and plots with report_tables' tables."""
+    return {**report_figures(project, bootstrap, seed, max_resampled_values), "tables": report_tables(project)}
 
-    Each plot is {"title", "svg" (an <svg> element or None), "empty" (why there is no plot, or None)}; the
-    tables are the task type's own (TaskType.report_tables) and, for answers validated in a linked project, the
-    writers' validation rates (linking.report_tables), and those the features add (extensions.REPORT_TABLES:
-    the label-variation app's tables for projects with explanations of their labels).
+
+def report_figures(
+    project: Project, bootstrap: int = 1000, seed: int = 0, max_resampled_values: int | None = None
+) -> dict:
+    """The report's computed part, {"figures": project_agreement(...), "plots": [plot, ...]}: the bootstrap
+    intervals and the plots, which the report job computes (analysis.report_job) so the page never does.
+
+    Each plot is {"title", "svg" (an <svg> element or None), "empty" (why there is no plot, or None)}.
     """
     task = project.task
     task_plot = task.report_plot(list(_settled_items(project)))
@@ -490,14 +496,20 @@ def project_report(
         table = load_annotations(project)
         figures = _project_figures(project, table, bootstrap, seed, max_resampled_values)
         agreement_plot = _agreement_plot(table, project)
-    report_plots = [plot for plot in (task_plot, agreement_plot) if plot is not None]
-    return {
-        "figures": figures,
-        "plots": report_plots,
-        "tables": task.report_tables(lambda: counted_values(project), project.options)
+    return {"figures": figures, "plots": [plot for plot in (task_plot, agreement_plot) if plot is not None]}
+
+
+def report_tables(project: Project) -> list[dict]:
+    """The report's tables: the task type's own (TaskType.report_tables), for answers validated in a linked
+    project the writers' validation rates (linking.report_tables), and those the features add
+    (extensions.REPORT_TABLES: the label-variation app's tables for projects with explanations of their labels).
+    Read when the page is shown: they follow other studies' answers too."""
+    task = project.task
+    return (
+        task.report_tables(lambda: counted_values(project), project.options)
         + linking.report_tables(project)
-        + [table for tables in extensions.REPORT_TABLES for table in tables(project)],
-    }
+        + [table for tables in extensions.REPORT_TABLES for table in tables(project)]
+    )
 
 
 def counted_values(project: Project) -> dict[int, list]:

@@ -1,0 +1,174 @@
+"""The report's heavy figures (agreement with bootstrap intervals, the plots, the annotator models) computed
+in a background job and kept until the study's answers change, so the report page never computes them.
+
+answers_version  what the figures were computed from: the study's answer count, its newest answer, how many
+                 are left out and its newest adjudication; any submit, removal, exclusion, readmission or
+                 adjudication changes it
+cached_report    the newest result and whether it is current, starting a job when none is (or will be)
+pending_job      the computation on its way, if any (the page polls it)
+refresh          start a job now (the page's Refresh: after a change the version does not see, such as an
+                 item's gold reference or the study's settings)
+
+A job's result: {"version", "figures", "plots", "models"} (models: project_annotator_models without its
+per-item labels, None for task types without nominal labels). It is recorded on the job, so the jobs page
+lists each computation with its time and log.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+
+from django.core.serializers.json import DjangoJSONEncoder
+from django.db.models import Count, Max, Q
+
+from annotation.models import AdjudicationRecord, Annotation, Project
+from jobs.kinds import HOUR, JobKind, register
+from jobs.models import Job
+from jobs.services import start_job
+
+KIND = "study_report"
+# Resamples behind the report's intervals; `manage.py agreement SLUG --bootstrap N` gives more.
+REPORT_BOOTSTRAP = 200
+# MACE and GLAD (crowd-kit) take about 5 s per 1,000 answers on 2 cores: past this many the job fits the fast
+# methods only and the report points to `manage.py annotator_models`, which fits them all.
+JOB_MODEL_ANSWERS = 20_000
+PENDING = (Job.Status.QUEUED, Job.Status.RUNNING)
+# Finished computations kept per study (each holds its plots): a study viewed while answers come in would
+# otherwise gather one a view.
+KEPT_JOBS = 5
+
+
+def answers_version(project: Project) -> str:
+    """A text that changes whenever the answers the report counts change (one aggregate over the study's
+    answers and one over its adjudications, both by index)."""
+    answers = Annotation.objects.filter(item__project=project).aggregate(
+        count=Count("id"), newest=Max("id"), left_out=Count("id", filter=Q(excluded=True))
+    )
+    adjudication = AdjudicationRecord.objects.filter(item__project=project).aggregate(newest=Max("id"))["newest"]
+    return (
+        f"{answers['count']} answers, newest #{answers['newest'] or 0}, {answers['left_out']} left out, "
+        f"newest adjudication #{adjudication or 0}"
+    )
+
+
+@dataclass
+class CachedReport:
+    """What the report page shows: `done` the newest finished computation (its result; None before the
+    first), `current` whether it counts the answers as they are now, `pending` a computation queued or
+    running, `failed` the newest one when it failed on the answers as they are now (not started again by
+    itself: the page offers Refresh)."""
+
+    done: Job | None
+    current: bool
+    pending: Job | None
+    failed: Job | None
+
+    @property
+    def result(self) -> dict | None:
+        return self.done.result if self.done else None
+
+
+def cached_report(project: Project, user) -> CachedReport:
+    """The newest computed report of `project`; starts a computation (as `user`) when none is current, none is
+    on its way and the last one did not fail on these same answers. With the immediate task backend (tests,
+    the command line) the job has run when this returns."""
+    version = answers_version(project)
+    jobs = Job.objects.filter(project=project, kind=KIND).order_by("-created_at", "-id")
+    newest = jobs.first()
+    pending = jobs.filter(status__in=PENDING).first()
+    failed = newest if newest and newest.status == Job.Status.FAILED and newest.params["version"] == version else None
+    done = jobs.filter(status=Job.Status.DONE).first()
+    current = done is not None and done.params["version"] == version
+    if not current and pending is None and failed is None:
+        started = _start(project, user, version)
+        if started.status == Job.Status.DONE:
+            done, current = started, True
+        elif started.status in PENDING:
+            pending = started
+        else:
+            failed = started
+    return CachedReport(done=done, current=current, pending=pending, failed=failed)
+
+
+def pending_job(project: Project) -> Job | None:
+    """The computation of `project`'s report queued or running, if any."""
+    return Job.objects.filter(project=project, kind=KIND, status__in=PENDING).order_by("-created_at", "-id").first()
+
+
+def refresh(project: Project, user) -> Job:
+    """Start a computation now, or return the one already on its way."""
+    return pending_job(project) or _start(project, user, answers_version(project))
+
+
+def _start(project: Project, user, version: str) -> Job:
+    return start_job(KIND, {"version": version, "bootstrap": REPORT_BOOTSTRAP}, user, project=project)
+
+
+def _run(job: Job, progress) -> dict:
+    """The job: figures and plots, then the annotator models of a nominal study."""
+    # here, not at the top: pandas, scipy, matplotlib and crowd-kit stay out of the web processes
+    from annotation.services.analysis.agreement import INTERACTIVE_RESAMPLED_VALUES, report_figures
+    from annotation.services.analysis.annotator_models import project_annotator_models
+
+    project = job.project
+    if project is None:
+        raise ValueError("the study of this report was deleted")
+    progress(0, 2)
+    computed = report_figures(
+        project, bootstrap=job.params["bootstrap"], max_resampled_values=INTERACTIVE_RESAMPLED_VALUES
+    )
+    progress(1, 2)
+    models = None
+    if project.task.agreement_level == "nominal":
+        models = project_annotator_models(project, max_answers=JOB_MODEL_ANSWERS)
+        del models["items"]  # one entry per item: the command and the API give them; the page shows none
+    progress(2, 2)
+    finished = Job.objects.filter(project=project, kind=KIND, status__in=Job.FINISHED).order_by("-created_at", "-id")
+    Job.objects.filter(pk__in=list(finished.values_list("pk", flat=True)[KEPT_JOBS - 1 :])).delete()
+    return _json_ready({"version": job.params["version"], **computed, "models": models})
+
+
+def _json_ready(value):
+    """`value` as JSON would hold it, a NaN or infinity as None (PostgreSQL's jsonb takes neither)."""
+    plain = json.loads(json.dumps(value, cls=DjangoJSONEncoder))
+    return _without_nan(plain)
+
+
+def _without_nan(value):
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {key: _without_nan(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_without_nan(item) for item in value]
+    return value
+
+
+def _present(job: Job) -> dict:
+    """The job's page: the counts it computed from (the figures themselves are on the study's report)."""
+    figures = job.result["figures"]
+    return {
+        "scalars": [
+            ("Computed from", job.result["version"]),
+            ("Items annotated", figures["n_items"]),
+            ("Annotations", figures["n_annotations"]),
+            ("Workers", figures["n_workers"]),
+            ("Bootstrap resamples", figures["bootstrap"]["resamples"]),
+        ]
+    }
+
+
+register(
+    JobKind(
+        KIND,
+        "Study report",
+        _run,
+        group="reports",
+        describe_job=lambda job: f"Report figures of {job.project.slug if job.project else 'a deleted study'}",
+        present=_present,
+        time_limit=2 * HOUR,
+        repeatable=True,
+    )
+)
