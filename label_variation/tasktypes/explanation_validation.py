@@ -46,6 +46,12 @@ class ExplanationValidation(TaskType):
     default_max_annotations = 3
     aggregation = "majority"
     answer_help = 'whether the explanation makes sense for its label: {"makes_sense": true} or false ("yes"/"no" too)'
+    # VariErr's judgment: whether the explanation fits its label, not whether the validator agrees with the label.
+    guidance = (
+        "Someone picked a label for each pair and explained why. Read the premise, the hypothesis, the label and "
+        "the explanation (the words it rests on are marked), then say whether the explanation **makes sense** "
+        "for that label, whichever label you would have picked yourself."
+    )
 
     def parse_answer(self, answer, options):
         given = answer.get("value")

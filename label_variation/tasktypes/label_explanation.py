@@ -65,6 +65,16 @@ class LabelExplanation(TaskType):
         "each picked label with its explanation and highlighted character spans; "
         '{"labels": {}, "idk": true} for "I don\'t know"'
     )
+    # How to explain and highlight (by keyboard too) is the widget's; how many labels and words, the settings'
+    # (the template adds them under it).
+    guidance = (
+        "Read the premise and the hypothesis. A label is **entailment** (the hypothesis must be true), "
+        "**neutral** (it may or may not be true) or **contradiction** (it cannot be true). For each label you "
+        "pick, explain in your own words why it fits and highlight the words of the premise and of the "
+        "hypothesis your explanation rests on.\n\n"
+        "Highlighting by keyboard: <kbd>Tab</kbd> to a row of words, move with the arrow keys, and press "
+        "<kbd>Space</kbd> to mark or unmark a word."
+    )
     settings = (
         LABELS,
         Setting(

@@ -148,6 +148,21 @@ def test_the_preview_and_the_qualification_page_show_the_guidance(make_project, 
     assert 'id="task-guidance"' in qualify and "For two-hypothesis items" in qualify
 
 
+@pytest.mark.label_variation
+def test_the_label_variation_task_types_give_their_guidance_through_the_setting(make_project, import_rows, worker):
+    for name in ("label_explanation", "explanation_validation"):
+        setting = settings_schema(get_task_type(name)).get("guidance")
+        assert setting.fixed and setting.default == get_task_type(name).guidance
+    project = make_project("label_explanation", items_per_page=1)
+    import_rows(project, nli_rows(1))
+    page = client_for(worker).get(f"/work/{project.slug}/").content.decode()
+    instructions = page.split('class="instructions"')[1].split("</details>")[0]
+    assert instructions.count("highlight the words of the premise") == 1  # the setting's text, once
+    assert "<kbd>Space</kbd>" in instructions  # the Markdown keeps the keys
+    # What the study's settings add stays under it.
+    assert "words or more" in instructions.split('id="task-guidance"')[1]
+
+
 def test_a_task_type_without_guidance_has_no_such_setting(make_project):
     class Plain(NLILabel):
         name = "plain_labels"
