@@ -133,3 +133,24 @@ def test_a_study_with_nothing_settled_is_refused_on_the_page(client, author, mod
 def test_another_author_reaches_neither_the_form_nor_the_downloads(client, make_user, models_dir, label_study):
     client.force_login(make_user("someone-else", "author"))
     assert client.get("/models/studies/labels/evaluate/").status_code == 404
+
+
+@override_settings(TASKS=IMMEDIATE_TASKS)
+def test_the_api_starts_and_lists_a_studys_evaluations(author, models_dir, label_study):
+    from rest_framework.test import APIClient
+
+    api = APIClient()
+    api.force_authenticate(author)
+    refused = api.post("/api/v1/projects/labels/evaluations/", {"models": ["shared/odd-labels"]}, format="json")
+    assert refused.status_code == 400 and "do not map to the study's" in refused.json()["detail"]
+    assert not Job.objects.exists()
+    started = api.post(
+        "/api/v1/projects/labels/evaluations/",
+        {"models": ["shared/nli-a"], "settings": {"bootstrap": 200, "batch_size": 4}},
+        format="json",
+    )
+    assert started.status_code == 202, started.json()
+    job = Job.objects.get(pk=started.json()["job"])
+    assert job.status == "done" and job.params["settings"]["bootstrap"] == 200
+    assert api.get("/api/v1/projects/labels/evaluations/").json()[0]["models"] == ["nli-a"]
+    assert api.get(f"/api/v1/jobs/{job.pk}/").json()["result"]["models"]["nli-a"]["n"] == 5

@@ -189,6 +189,9 @@ API = [
     ("project-adjudication-queue", "get", "/api/projects/{slug}/adjudication/", MANAGE_API),
     ("project-adjudicate", "post", "/api/projects/{slug}/adjudicate/", MANAGE_API),
     ("project-results", "get", "/api/projects/{slug}/results/", MANAGE_API),
+    ("project-evaluations", "get", "/api/projects/{slug}/evaluations/", MANAGE_API),
+    # No checkpoint named: refused naming the field.
+    ("project-evaluations", "post", "/api/projects/{slug}/evaluations/", row(401, 403, 403, 400, 404, 400)),
     ("project-item-reasons", "get", "/api/projects/{slug}/items/{item}/reasons/", MANAGE_API),
     # Workers may not tag in a study whose managers tag; the managers' empty request is refused.
     ("project-item-reasons", "post", "/api/projects/{slug}/items/{item}/reasons/", row(401, 403, 403, 400, 404, 400)),

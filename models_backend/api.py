@@ -1,0 +1,70 @@
+"""The study evaluation's API, under the projects' paths (/api/v1/projects/SLUG/evaluations/): list a study's
+evaluations, start one (the page's form as JSON; the same service checks everything before a job is stored)."""
+
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import serializers, status
+from rest_framework.decorators import action
+from rest_framework.response import Response
+
+from annotation.api import ProjectRoutes, invalid
+from common.api_errors import ErrorSerializer, error_response
+from core import roles
+from jobs.services import JobError
+from models_backend.study_evaluation import SETTINGS, start_study_evaluation
+from models_backend.study_evaluation_views import study_evaluations
+
+
+class StudyEvaluationSerializer(serializers.Serializer):
+    models = serializers.ListField(
+        child=serializers.CharField(max_length=300), min_length=1, help_text="registry keys of the checkpoints"
+    )
+    collected_only = serializers.BooleanField(default=False)
+    bucket_nli = serializers.CharField(required=False, allow_blank=True, max_length=300)
+    bucket_embedder = serializers.CharField(required=False, allow_blank=True, max_length=300)
+    queue = serializers.ChoiceField(choices=["", "default", "gpu"], default="")
+    settings = serializers.DictField(required=False, help_text=", ".join(s.name for s in SETTINGS))
+
+
+class StudyEvaluationRoutes(ProjectRoutes):
+    @extend_schema(
+        methods=["post"],
+        request=StudyEvaluationSerializer,
+        responses={202: OpenApiResponse(description="the evaluation's job"), 400: ErrorSerializer},
+    )
+    @extend_schema(methods=["get"], responses={200: OpenApiResponse(description="the study's evaluations")})
+    @action(detail=True, methods=["get", "post"], url_path="evaluations")
+    def evaluations(self, request, slug=None):
+        """A study's model evaluations, newest first; POST starts one (docs/models.md, 'Evaluating a study')."""
+        roles.ensure_role(request.user, roles.AUTHOR, "run models")
+        project = self._managed()
+        if request.method == "GET":
+            return Response(
+                [
+                    {
+                        "job": job.pk,
+                        "status": job.status,
+                        "models": list(job.params.get("models", {})),
+                        "url": f"/api/v1/jobs/{job.pk}/",
+                        "created_at": job.created_at,
+                    }
+                    for job in study_evaluations(project)
+                ]
+            )
+        serializer = StudyEvaluationSerializer(data=request.data)
+        if not serializer.is_valid():
+            return invalid(serializer)
+        data = serializer.validated_data
+        try:
+            job = start_study_evaluation(
+                project,
+                request.user,
+                data["models"],
+                data.get("settings") or {},
+                collected_only=data["collected_only"],
+                bucket_nli=data.get("bucket_nli") or None,
+                bucket_embedder=data.get("bucket_embedder") or None,
+                queue=data["queue"] or None,
+            )
+        except JobError as error:
+            return error_response(400, str(error))
+        return Response({"job": job.pk, "url": f"/api/v1/jobs/{job.pk}/"}, status=status.HTTP_202_ACCEPTED)
