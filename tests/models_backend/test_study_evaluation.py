@@ -285,3 +285,35 @@ def test_collected_answers_only_refuses_a_study_of_imported_votes(make_project, 
     )
     with pytest.raises(JobError, match=r"no settled items to evaluate against from collected answers"):
         evaluate_folders(study, [tiny_nli], tmp_path / "out", collected_only=True)
+
+
+def test_a_slider_study_gives_the_figures_of_export_predict_evaluate_unli(make_project, tmp_path, capsys):
+    import csv
+    import io
+
+    from conftest import PAIRS
+
+    from dataset_io.services.importers import import_stream
+
+    study = make_project("unli_slider", slug="slider")
+    rows = io.StringIO()
+    writer = csv.writer(rows)
+    writer.writerow(["id", "pre", "hyp", "nli", "unli"])
+    for i, (premise, hypothesis) in enumerate(PAIRS * 2):
+        writer.writerow([f"u{i}", premise, hypothesis, "1", f"{(i * 5 % 11) / 11 + 0.02:.3f}"])
+    import_stream(study, io.StringIO(rows.getvalue()), "usnli")
+    model = tmp_path / "tiny-unli"
+    build_bert_classifier(model, num_labels=1, id2label={0: "LABEL_0"}, extra_config={"nli_studio_output": "sigmoid"})
+
+    export, predictions = tmp_path / "slider.csv", tmp_path / "predictions.csv"
+    call_command("export_dataset", study.slug, format="usnli", output=str(export))
+    call_command("predict", model=str(model), input=str(export), output=str(predictions), format="csv", max_length=128)
+    capsys.readouterr()
+    call_command("evaluate", "unli", gold=str(export), predictions=str(predictions), json=True)
+    by_hand = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+
+    result = evaluate_folders(study, [model], tmp_path / "out")
+    assert result["models"]["tiny-unli"]["n"] == 2 * len(PAIRS)
+    assert_same_figures(result["models"]["tiny-unli"], by_hand)
+    assert result["reference"]["sources"] == {"adjudicated": 0, "collected": 0, "imported": 2 * len(PAIRS)}
+    assert result["human_baseline"] == {"unavailable": "no item has two or more worker answers yet"}
