@@ -15,7 +15,7 @@ from django.db.models import Q
 from annotation.models import Annotation, AuditEntry, Project
 from annotation.services import access, audit, instrument
 from annotation.services.redundancy import retarget_open_items
-from annotation.services.study_settings import WAVE_CODES, current_setting, settings_schema
+from annotation.services.study_settings import GUIDANCE, WAVE_CODES, current_setting, settings_schema
 from annotation.tasktypes import get_task_type
 from common.schema import Schema, Setting, SettingError
 
@@ -157,7 +157,10 @@ def update_project(project: Project, changed_by=None, **changes) -> Project:
             }
         )
     if "task_type" in changes:
-        project.task_type = get_task_type(changes.pop("task_type")).name
+        task_type = get_task_type(changes.pop("task_type")).name
+        if task_type != project.task_type:  # the old type's guidance is not the new one's: its own applies
+            project.options = {name: value for name, value in project.options.items() if name != GUIDANCE}
+        project.task_type = task_type
         schema = settings_schema(project.task)
     if "status" in changes:
         changes["status"] = _checked_status(project, changes["status"])

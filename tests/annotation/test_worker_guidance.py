@@ -98,6 +98,15 @@ def test_an_adjustable_guidance_is_the_authors_and_workers_read_it(make_project,
     assert task_guidance(project) == get_task_type("nli_label").guidance
 
 
+def test_a_draft_switched_to_another_task_type_gets_that_types_guidance(make_project):
+    project = make_project("nli_label", status="draft")
+    update_project(project, guidance="Pick entailment only when the premise guarantees it.")
+    update_project(project, task_type="defeasible_atom")
+    assert task_guidance(project) == get_task_type("defeasible_atom").guidance
+    update_project(project, task_type="nli_label", guidance="My own words.")  # given with the switch: kept
+    assert task_guidance(project) == "My own words."
+
+
 def test_the_instrument_records_the_guidance_and_a_change_after_pages_went_out_is_a_new_version(
     make_project, import_rows, worker
 ):
