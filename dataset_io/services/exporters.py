@@ -17,6 +17,7 @@ __all__ = [
     "FORMATS",
     "ExportError",
     "ExportOptions",
+    "FormatDoesNotFit",
     "check_format",
     "content_type",
     "export",
@@ -35,6 +36,10 @@ class ExportError(ValueError):
         self.field = field
 
 
+class FormatDoesNotFit(ExportError):
+    """A format that exists, but not for this study's task type or settings (the API: no such export, 404)."""
+
+
 def content_type(fmt: str) -> str:
     return get_format(fmt).content_type
 
@@ -49,7 +54,7 @@ def check_format(project: Project, fmt: str) -> None:
         raise ExportError(f"unknown export format {fmt!r}; choose one of {', '.join(FORMATS)}")
     fitting = exportable(project.task, project.options)
     if fmt not in fitting:
-        raise ExportError(
+        raise FormatDoesNotFit(
             f"the {fmt} format does not fit this {project.task.label} project; choose one of {', '.join(fitting)}"
         )
 
