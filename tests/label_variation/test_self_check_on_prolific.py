@@ -122,6 +122,9 @@ def test_a_new_prolific_session_of_a_writer_with_a_self_check_due_is_let_through
     session = CrowdSession.objects.get(project=project, participant_id="PIDA")
     assert session.session_id == "PIDA-first"  # the session that earned the code stays the one on record
 
+    elsewhere = Client().get(f"/enter/{project.slug}/?PROLIFIC_PID=PIDA&STUDY_ID=another&SESSION_ID=PIDA-later")
+    assert elsewhere.status_code == 400  # a link from another Prolific study is no return to this one
+
     judge_own(project, again)
     refused = Client().get(f"/enter/{project.slug}/?PROLIFIC_PID=PIDA&STUDY_ID={project.slug}&SESSION_ID=PIDA-third")
     assert refused.status_code == 400  # nothing due any more: the other session is refused as before

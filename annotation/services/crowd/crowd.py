@@ -156,7 +156,9 @@ def enter(project: Project, params) -> CrowdSession:
             if session is None:
                 raise EntryError("this participant cannot be given an account in this study") from None
     same_session = (session.study_id, session.session_id) == (arrival.study_id, arrival.session_id)
-    if not same_session and not _token_fits(params.get("resume", ""), session) and follow_up_due(session) is None:
+    # Prolific proves nothing more of a returning participant than their id in the study that sent them.
+    returning_for_follow_up = session.study_id == arrival.study_id and follow_up_due(session) is not None
+    if not same_session and not _token_fits(params.get("resume", ""), session) and not returning_for_follow_up:
         raise EntryError(
             "this participant already started this study in another platform session; continue in that "
             "session, or use the link this study gave you to come back"
