@@ -8,10 +8,12 @@ from django.shortcuts import redirect, render
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST
 
+from common.result_tables import show, split_result, table_cells
 from core import roles
 from jobs import files, services, workers
 from jobs.kinds import get_kind
 from jobs.models import Job
+from jobs.running import without_host_paths
 
 
 def _job(request, job_id) -> Job:
@@ -30,17 +32,30 @@ def job_list(request):
 @login_required
 def job_detail(request, job_id):
     job = _job(request, job_id)
-    # Rows, not job.result.items in the template: a result with an "items" key (an import's) would be read instead.
     context = {
         "job": job,
-        "result_rows": list((job.result or {}).items()),
+        # As the result is stored: a path on the host that ran or started it cut to its file's name.
+        "params": without_host_paths(job.params),
         "waiting_reason": workers.waiting_reason(job),
         "workers": workers.live_workers(),
     }
     kind = get_kind(job.kind)
-    if job.status == Job.Status.DONE and kind.present:
-        context.update(kind.present(job))
+    if job.status == Job.Status.DONE:
+        # The result as tables, unless the kind's own presentation shows its figures (it may add a panel only).
+        context.update(_result_tables(job.result or {}))
+        if kind.present:
+            context.update(kind.present(job))
     return render(request, "jobs/job_detail.html", context)
+
+
+def _result_tables(result: dict) -> dict:
+    """A result as the page's tables: one row per figure under its name as the result (and docs/metrics.md)
+    spells it, nested names dotted, and a table per list of records."""
+    scalars, tables = split_result(result)
+    return {
+        "scalars": [(name, show(value)) for name, value in scalars],
+        "tables": [(name, *table_cells(rows)) for name, rows in tables],
+    }
 
 
 @login_required
