@@ -35,7 +35,7 @@ urlpatterns = [
             path(f"{prefix}jobs/", include("jobs.api_urls")),
             path(prefix, include("annotation.api_urls")),
             path(prefix, include("dataset_io.api_urls")),
-            path(prefix, include("models_backend.api_urls")),
+            path(prefix, include("evaluation.study_evaluation.api_urls")),
             *([path(prefix, include("label_variation.api_urls"))] if apps.is_installed("label_variation") else []),
         )
     ],

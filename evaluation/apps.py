@@ -6,4 +6,10 @@ class EvaluationConfig(AppConfig):
     verbose_name = "Evaluation"
 
     def ready(self):
+        from annotation.services import extensions
         from evaluation import runs  # noqa: F401  registers the "evaluate" job kind
+        from evaluation.study_evaluation import jobs  # noqa: F401  registers the "evaluate_study" job kind
+        from evaluation.study_evaluation.views import study_page_panel
+
+        # The study page links the study's model evaluations.
+        extensions.add_panel("study_page_data", "evaluation/_study_evaluation_panel.html", study_page_panel)

@@ -11,7 +11,3 @@ class ModelsBackendConfig(AppConfig):
         from models_backend.catalog import register_host_folder
 
         on_worker_start(register_host_folder)  # a worker host's hand-placed checkpoints are listed everywhere
-        from annotation.services import extensions
-        from models_backend.study_evaluation_views import study_page_panel
-
-        extensions.add_panel("study_page_data", "models_backend/_study_evaluation_panel.html", study_page_panel)

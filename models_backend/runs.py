@@ -30,7 +30,6 @@ from models_backend.training.recipe import LOSSES, UnliSettings
 # start of the app, a web process or a command that never runs a model.
 
 PREDICT, EVALUATE_MODEL, TRAIN_UNLI = "predict", "evaluate_model", "train_unli"
-EVALUATE_STUDY = "evaluate_study"
 GENERATE_ATOMS, MAKE_ANTONYM_PAIRS = "generate_atoms", "make_antonym_pairs"
 OUTPUT_EXTENSIONS = {"jsonl": "jsonl", "csv": "csv", "chaosnli": "json"}
 
@@ -82,18 +81,6 @@ def _evaluate_model(job, progress):
         device=params.get("device"),
         progress=progress,
     )
-
-
-def _evaluate_study(job, progress):
-    from models_backend.study_evaluation import run_job
-
-    return run_job(job, progress)
-
-
-def _present_study_evaluation(job):
-    from models_backend.study_evaluation_views import present
-
-    return present(job)
 
 
 def _train_unli(job, progress):
@@ -198,7 +185,7 @@ def _make_antonym_pairs(job, progress):
     )
 
 
-def _model_job(run: Callable) -> Callable:
+def model_job(run: Callable) -> Callable:
     """A model job first finds its checkpoints on the worker's host (fetching trained ones from the storage),
     and hands its cached GPU memory back when it ends, however it ends (a worker outlives its jobs; see
     devices.release_cuda_memory)."""
@@ -220,33 +207,23 @@ def _model_job(run: Callable) -> Callable:
 
 
 for _kind in (
-    JobKind(PREDICT, "Prediction", _model_job(_predict), group="models", time_limit=12 * HOUR, repeatable=True),
+    JobKind(PREDICT, "Prediction", model_job(_predict), group="models", time_limit=12 * HOUR, repeatable=True),
     JobKind(
         EVALUATE_MODEL,
         "Model evaluation against gold",
-        _model_job(_evaluate_model),
+        model_job(_evaluate_model),
         group="models",
-        time_limit=12 * HOUR,
-        repeatable=True,
-    ),
-    JobKind(
-        EVALUATE_STUDY,
-        "Study evaluation",
-        _model_job(_evaluate_study),
-        group="models",
-        describe_job=lambda job: f"Study evaluation: {', '.join(job.params.get('models', {}))}",
-        present=_present_study_evaluation,
         time_limit=12 * HOUR,
         repeatable=True,
     ),
     # Not repeated by itself after a fault: hours of a GPU are the author's to spend again.
-    JobKind(TRAIN_UNLI, "UNLI training", _model_job(_train_unli), group="models", time_limit=48 * HOUR),
+    JobKind(TRAIN_UNLI, "UNLI training", model_job(_train_unli), group="models", time_limit=48 * HOUR),
     # Not repeatable: it may import into a study.
-    JobKind(GENERATE_ATOMS, "Atom generation", _model_job(_generate_atoms), group="models", time_limit=24 * HOUR),
+    JobKind(GENERATE_ATOMS, "Atom generation", model_job(_generate_atoms), group="models", time_limit=24 * HOUR),
     JobKind(
         MAKE_ANTONYM_PAIRS,
         "Antonym pairs",
-        _model_job(_make_antonym_pairs),
+        model_job(_make_antonym_pairs),
         group="models",
         time_limit=12 * HOUR,
         repeatable=True,

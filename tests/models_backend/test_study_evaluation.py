@@ -8,8 +8,9 @@ from conftest import build_bert_classifier
 from django.core.management import CommandError, call_command
 
 from dataset_io.services.importers import import_file
+from evaluation.study_evaluation.protocols import Settings
+from evaluation.study_evaluation.scoring import evaluate_folders
 from jobs.services import JobError
-from models_backend.study_evaluation import Settings, evaluate_folders
 
 pytestmark = pytest.mark.django_db
 
@@ -251,7 +252,10 @@ def test_the_command_prints_each_models_figures_under_its_name(defeasible_study,
 
 
 def test_a_checkpoint_of_the_wrong_kind_is_refused_naming_it(defeasible_study, tiny_nli, tmp_path):
-    with pytest.raises(CommandError, match=r"a nli checkpoint cannot be scored on a defeasible_atom study"):
+    with pytest.raises(
+        CommandError,
+        match=r"a nli checkpoint cannot be scored on this study \(its defeasible evaluation takes defeasible",
+    ):
         call_command("evaluate_study", defeasible_study.slug, "--model", str(tiny_nli), "--output", str(tmp_path))
     assert not any(tmp_path.iterdir())  # nothing ran
 

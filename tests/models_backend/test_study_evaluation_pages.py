@@ -47,12 +47,12 @@ def label_study(make_project, import_rows, author):
 def test_two_models_are_compared_on_a_study_from_its_page(client, author, models_dir, label_study):
     client.force_login(author)
     study_page = client.get("/projects/labels/").content.decode()
-    assert 'href="/models/studies/labels/evaluate/"' in study_page
+    assert 'href="/evaluation/studies/labels/"' in study_page
 
-    form = client.get("/models/studies/labels/evaluate/").content.decode()
+    form = client.get("/evaluation/studies/labels/").content.decode()
     assert 'value="shared/nli-a"' in form and 'value="shared/defeasible"' not in form  # only this protocol's kinds
     response = client.post(
-        "/models/studies/labels/evaluate/",
+        "/evaluation/studies/labels/",
         {
             "models": ["shared/nli-a", "shared/nli-b"],
             "batch_size": "4",
@@ -78,17 +78,17 @@ def test_two_models_are_compared_on_a_study_from_its_page(client, author, models
     page = client.get(f"/jobs/{job.pk}/").content.decode()
     assert "Models compared (paired bootstrap)" in page and "Warning: only 5 items" in page
     assert "reference values imported" in page and "<svg" in page
-    latex = client.get(f"/models/evaluations/{job.pk}/comparison.tex")
+    latex = client.get(f"/evaluation/studies/comparisons/{job.pk}.tex")
     assert latex.status_code == 200 and "attachment" in latex["Content-Disposition"]
     assert "\\begin{tabular}" in latex.content.decode() and "nli-a" in latex.content.decode()
-    assert client.get(f"/models/evaluations/{job.pk}/comparison.pdf").status_code == 404
+    assert client.get(f"/evaluation/studies/comparisons/{job.pk}.pdf").status_code == 404
     assert f'href="/jobs/{job.pk}/"' in client.get("/projects/labels/").content.decode()  # the study links it
 
 
 def test_a_model_whose_labels_do_not_map_is_refused_on_the_page(client, author, models_dir, label_study):
     client.force_login(author)
     response = client.post(
-        "/models/studies/labels/evaluate/",
+        "/evaluation/studies/labels/",
         {
             "models": ["shared/odd-labels"],
             "batch_size": "4",
@@ -105,7 +105,7 @@ def test_a_model_whose_labels_do_not_map_is_refused_on_the_page(client, author, 
 
 def test_a_checkpoint_of_another_kind_is_not_offered_and_refused(client, author, models_dir, label_study):
     client.force_login(author)
-    response = client.post("/models/studies/labels/evaluate/", {"models": ["shared/defeasible"]})
+    response = client.post("/evaluation/studies/labels/", {"models": ["shared/defeasible"]})
     assert response.status_code == 400 and "Select a valid choice" in response.content.decode()
     assert not Job.objects.exists()
 
@@ -115,7 +115,7 @@ def test_a_study_with_nothing_settled_is_refused_on_the_page(client, author, mod
     import_rows(study, [{"id": "a", "premise": "a man", "hypothesis": "a man is sleeping"}])
     client.force_login(author)
     response = client.post(
-        "/models/studies/empty/evaluate/",
+        "/evaluation/studies/empty/",
         {
             "models": ["shared/nli-a"],
             "batch_size": "4",
@@ -132,7 +132,7 @@ def test_a_study_with_nothing_settled_is_refused_on_the_page(client, author, mod
 
 def test_another_author_reaches_neither_the_form_nor_the_downloads(client, make_user, models_dir, label_study):
     client.force_login(make_user("someone-else", "author"))
-    assert client.get("/models/studies/labels/evaluate/").status_code == 404
+    assert client.get("/evaluation/studies/labels/").status_code == 404
 
 
 @override_settings(TASKS=IMMEDIATE_TASKS)

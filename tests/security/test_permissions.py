@@ -122,14 +122,14 @@ PAGES = [
         row(LOGIN, 403, 403, 302, 302, 302),
     ),
     ("models_backend:checkpoint_evaluate", "get", "/models/checkpoints/evaluate/", row(LOGIN, 405, 405, 405, 405, 405)),
-    ("models_backend:study_evaluate", "get", "/models/studies/{slug}/evaluate/", MANAGE_PAGE),
+    ("evaluation:study_evaluate", "get", "/evaluation/studies/{slug}/", MANAGE_PAGE),
     # An empty form: shown again.
-    ("models_backend:study_evaluate", "post", "/models/studies/{slug}/evaluate/", row(LOGIN, 403, 403, 200, 404, 200)),
+    ("evaluation:study_evaluate", "post", "/evaluation/studies/{slug}/", row(LOGIN, 403, 403, 200, 404, 200)),
     # A prediction job has no model comparison to download.
     (
-        "models_backend:comparison_download",
+        "evaluation:comparison_download",
         "get",
-        "/models/evaluations/{model_run}/comparison.tex",
+        "/evaluation/studies/comparisons/{model_run}.tex",
         row(LOGIN, 403, 403, 404, 404, 404),
     ),
     ("jobs:list", "get", "/jobs/", AUTHOR_PAGE),

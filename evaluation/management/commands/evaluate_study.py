@@ -28,14 +28,18 @@ class Command(PipelineCommand):
         parser.add_argument("--seed", type=int, default=0, help="seed of the bootstrap and the human baselines")
         parser.add_argument("--bootstrap", type=int, default=1000, help="resamples for the intervals")
         parser.add_argument(
-            "--alt-test-min-items", type=int, default=30, help="nli_label: items an annotator shares with others"
+            "--alt-test-min-items",
+            type=int,
+            default=30,
+            help="label-distribution studies: items an annotator shares with others",
         )
         parser.add_argument("--weighted", action="store_true", help="defeasible: I_C weighted by bucket support")
         parser.add_argument("--bucket-nli", help="defeasible: NLI checkpoint that groups equivalent atoms")
         parser.add_argument("--bucket-embedder", help="with --bucket-nli: sentence encoder (default: MiniLM)")
 
     def handle(self, *args, **options):
-        from models_backend.study_evaluation import Settings, evaluate_folders
+        from evaluation.study_evaluation.protocols import Settings
+        from evaluation.study_evaluation.scoring import evaluate_folders
 
         project = Project.objects.filter(slug=options["study"]).first()
         if project is None:
@@ -66,12 +70,19 @@ class Command(PipelineCommand):
             )
 
     def describe(self, summary):
-        from models_backend.study_evaluation import headline_rows
+        from evaluation.study_evaluation.protocols import headline_rows
 
         reference = summary["reference"]
         sources = ", ".join(f"{n} {source}" for source, n in reference["sources"].items())
-        lines = [f"{summary['study_protocol']}: {reference['items']} reference items ({sources})"]
+        counted = (
+            f"{reference['items']} examples, {reference['atoms']} atoms"
+            if "atoms" in reference
+            else f"{reference['items']} items"
+        )
+        lines = [f"{summary['study_protocol']}: {counted} as reference ({sources})"]
         lines += [f"warning: {warning}" for warning in reference["warnings"]]
+        human = summary["human_baseline"]
+        lines.append("people: " + ", ".join(f"{key} {value}" for key, value in human.items()))
         for row in headline_rows(summary):
             figures = "  ".join(
                 f"{name} {value:.4f}" if isinstance(value, float) else f"{name} {value}"

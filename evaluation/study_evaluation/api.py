@@ -9,9 +9,9 @@ from rest_framework.response import Response
 from annotation.api import ProjectRoutes, invalid
 from common.api_errors import ErrorSerializer, error_response
 from core import roles
+from evaluation.study_evaluation.protocols import SETTINGS
+from evaluation.study_evaluation.views import study_evaluations
 from jobs.services import JobError
-from models_backend.study_evaluation import SETTINGS, start_study_evaluation
-from models_backend.study_evaluation_views import study_evaluations
 
 
 class StudyEvaluationSerializer(serializers.Serializer):
@@ -53,6 +53,8 @@ class StudyEvaluationRoutes(ProjectRoutes):
         serializer = StudyEvaluationSerializer(data=request.data)
         if not serializer.is_valid():
             return invalid(serializer)
+        from evaluation.study_evaluation.jobs import start_study_evaluation
+
         data = serializer.validated_data
         try:
             job = start_study_evaluation(

@@ -1,6 +1,6 @@
 from rest_framework.routers import SimpleRouter
 
-from models_backend.api import StudyEvaluationRoutes
+from evaluation.study_evaluation.api import StudyEvaluationRoutes
 
 router = SimpleRouter()
 router.register("projects", StudyEvaluationRoutes, basename="project")

@@ -1,25 +1,27 @@
 """The pages of a study's evaluation: the form that starts one (a study, its checkpoints, its settings), the
 result on the job's page (the reference's sources, each model's figures, the human baseline, the models
 compared with their downloads and plots), and the comparison's downloads. The rules live in
-models_backend.study_evaluation; these pages only ask and show."""
+evaluation.study_evaluation; these pages only ask and show."""
+
+from typing import Any
 
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 
 from annotation.services import access
 from core import roles
+from evaluation.study_evaluation.protocols import EVALUATE_STUDY, MIN_ITEMS, SETTINGS, headline_rows, protocol_of
 from jobs.models import Job
 from jobs.services import JobError
 from models_backend import catalog
 from models_backend.model_kinds import ModelKind
-from models_backend.runs import EVALUATE_STUDY
-from models_backend.study_evaluation import MIN_ITEMS, PROTOCOLS, SETTINGS, protocol_of, start_study_evaluation
 
 # Settings that only one protocol reads.
-ONLY_FOR = {"alt_test_min_items": "nli_label", "weighted": "defeasible_atom"}
+ONLY_FOR = {"alt_test_min_items": "chaos", "weighted": "defeasible"}
 DOWNLOADS = {"csv": ("text/csv", "to_csv"), "md": ("text/markdown", "to_markdown"), "tex": ("text/x-tex", "to_latex")}
 
 
@@ -39,7 +41,7 @@ class StudyEvaluationForm(forms.Form):
             label="Collected answers only",
             help_text="leave out items whose reference value was imported with the data",
         )
-        if self.protocol.task == "defeasible_atom":
+        if self.protocol.suite == "defeasible":
             self.fields["bucket_nli"] = forms.ChoiceField(
                 required=False,
                 label="Buckets: NLI model",
@@ -54,7 +56,9 @@ class StudyEvaluationForm(forms.Form):
                 help_text="cosine >= 0.75 between atoms; left empty: the packaged MiniLM",
             )
         self.setting_names = [
-            setting.name for setting in SETTINGS if ONLY_FOR.get(setting.name, self.protocol.task) == self.protocol.task
+            setting.name
+            for setting in SETTINGS
+            if ONLY_FOR.get(setting.name, self.protocol.suite) == self.protocol.suite
         ]
         self.fields.update(
             {name: field for name, field in SETTINGS.form_fields().items() if name in self.setting_names}
@@ -77,10 +81,14 @@ def study_evaluate(request, slug):
     """Evaluate a study with one or more checkpoints: the form, then the job's page."""
     roles.ensure_role(request.user, roles.AUTHOR, "run models")
     project = access.project_for(request.user, slug, "manage")
-    if project.task.name not in PROTOCOLS:
-        raise Http404("this study's task type has no model evaluation")
+    try:
+        protocol_of(project)
+    except JobError as error:
+        raise Http404(str(error)) from None
     form = StudyEvaluationForm(project, request.user, request.POST or None)
     if request.method == "POST" and form.is_valid():
+        from evaluation.study_evaluation.jobs import start_study_evaluation
+
         data = form.cleaned_data
         try:
             job = start_study_evaluation(
@@ -100,7 +108,7 @@ def study_evaluate(request, slug):
             return redirect("jobs:detail", job_id=job.pk)
     return render(
         request,
-        "models_backend/study_evaluate.html",
+        "evaluation/study_evaluate.html",
         {"project": project, "form": form, "protocol": form.protocol, "evaluations": study_evaluations(project)},
         status=400 if form.errors else 200,
     )
@@ -136,7 +144,6 @@ def present(job) -> dict:
     from evaluation.plots import model_comparison_svg
     from evaluation.tables import show, split_result, table_cells
     from jobs.views import safe_svg
-    from models_backend.study_evaluation import headline_rows
 
     result = job.result
     reference = result["reference"]
@@ -152,7 +159,7 @@ def present(job) -> dict:
                 "tables": [(key, *table_cells(rows)) for key, rows in tables],
             }
         )
-    context = {
+    context: dict[str, Any] = {
         "scalars": [
             ("protocol", result["study_protocol"]),
             ("reference items", reference["items"]),
@@ -160,7 +167,7 @@ def present(job) -> dict:
             *[(f"reference values {source}", n) for source, n in reference["sources"].items()],
             ("collected answers only", "yes" if reference["collected_only"] else "no"),
         ],
-        "panel": "models_backend/_study_evaluation_result.html",
+        "panel": "evaluation/_study_evaluation_result.html",
         "evaluation": {
             "warnings": reference["warnings"],
             "minimum": MIN_ITEMS,
@@ -190,7 +197,7 @@ def present(job) -> dict:
                 for row in rows
             ],
             "plots": [(metric, safe_svg(model_comparison_svg(comparison, metric))) for metric in comparison["metrics"]],
-            "downloads": [(fmt, f"/models/evaluations/{job.pk}/comparison.{fmt}") for fmt in DOWNLOADS],
+            "downloads": [(fmt, reverse("evaluation:comparison_download", args=[job.pk, fmt])) for fmt in DOWNLOADS],
         }
     return context
 
@@ -198,7 +205,7 @@ def present(job) -> dict:
 def study_page_panel(context) -> dict | None:
     """The study page's link to its evaluations, for an author of a study whose protocol has one."""
     project, user = context["project"], context["user"]
-    if project.task.name not in PROTOCOLS or not roles.has_role(user, roles.AUTHOR):
+    if not roles.has_role(user, roles.AUTHOR):
         return None
     try:
         protocol_of(project)
