@@ -188,13 +188,15 @@ def annotator_model_tables(models: dict) -> dict:
 
 @login_required
 def report(request, slug):
-    """The report: the heavy figures from the newest report job (report_job.cached_report starts one when none
-    counts the answers as they are now), the tables read now."""
+    """The report: the heavy figures from the newest report job as they stand, the tables read now. Once
+    loaded, the page asks report_status to check them against the answers (a first view checks at once)."""
     # here, not at the top: the tables' module loads pandas and scipy (keep web processes lean)
     from annotation.services.analysis.agreement import report_tables
 
     project = access.project_for(request.user, slug, "manage")
-    cached = report_job.cached_report(project, request.user)
+    cached = report_job.latest(project)
+    if cached.done is None and cached.pending is None and cached.failed is None:
+        cached = report_job.check(project, request.user)  # never computed: start now
     context = {
         "project": project,
         "cached": cached,
@@ -218,11 +220,19 @@ def report(request, slug):
 
 @login_required
 def report_status(request, slug):
-    """The fragment the report polls while its figures are computed; once they are, htmx reloads the page."""
+    """Where the report's figures stand, as the page shows them under their date: with ?check=1 checked
+    against the answers (a computation started when they changed), else as the jobs stand (the poll while
+    one runs). When newer figures than the page's (?shown=job id) are ready, htmx reloads the page."""
     project = access.project_for(request.user, slug, "manage")
-    pending = report_job.pending_job(project)
-    response = render(request, "annotation/_report_status.html", {"project": project, "pending": pending})
-    if pending is None and request.htmx:
+    cached = report_job.check(project, request.user) if request.GET.get("check") else report_job.latest(project)
+    shown = request.GET.get("shown", "")
+    newer = cached.done is not None and str(cached.done.pk) != shown
+    response = render(
+        request,
+        "annotation/_report_status.html",
+        {"project": project, "cached": cached, "shown": shown, "newer": newer},
+    )
+    if newer and request.htmx:
         response["HX-Refresh"] = "true"
     return response
 

@@ -4,8 +4,10 @@ in a background job and kept until the study's answers change, so the report pag
 answers_version  what the figures were computed from: the study's answer count, its newest answer, how many
                  are left out and its newest adjudication; any submit, removal, exclusion, readmission or
                  adjudication changes it
-cached_report    the newest result and whether it is current, starting a job when none is (or will be)
-pending_job      the computation on its way, if any (the page polls it)
+latest           the newest result, the computation on its way and a failure, without reading the answers:
+                 what the page shows at once
+check            the same against the answers as they are now, starting a job when no result is current
+                 (the page asks for it once loaded, so the answers' aggregate never delays the page)
 refresh          start a job now (the page's Refresh: after a change the version does not see, such as an
                  item's gold reference or the study's settings)
 
@@ -55,51 +57,55 @@ def answers_version(project: Project) -> str:
 
 @dataclass
 class CachedReport:
-    """What the report page shows: `done` the newest finished computation (its result; None before the
-    first), `current` whether it counts the answers as they are now, `pending` a computation queued or
-    running, `failed` the newest one when it failed on the answers as they are now (not started again by
-    itself: the page offers Refresh)."""
+    """Where a study's report stands: `done` the newest finished computation (its result; None before the
+    first), `pending` a computation queued or running, `failed` the newest one when it failed (on the answers
+    as they are now, once checked: then it is not started again by itself, the page offers Compute again),
+    `current` whether `done` counts the answers as they are now (None: not checked, see `check`)."""
 
     done: Job | None
-    current: bool
     pending: Job | None
     failed: Job | None
+    current: bool | None = None
 
     @property
     def result(self) -> dict | None:
         return self.done.result if self.done else None
 
 
-def cached_report(project: Project, user) -> CachedReport:
-    """The newest computed report of `project`; starts a computation (as `user`) when none is current, none is
-    on its way and the last one did not fail on these same answers. With the immediate task backend (tests,
-    the command line) the job has run when this returns."""
-    version = answers_version(project)
+def latest(project: Project) -> CachedReport:
+    """The report's computations as they stand, without reading the answers (the page shows this at once)."""
     jobs = Job.objects.filter(project=project, kind=KIND).order_by("-created_at", "-id")
     newest = jobs.first()
-    pending = jobs.filter(status__in=PENDING).first()
-    failed = newest if newest and newest.status == Job.Status.FAILED and newest.params["version"] == version else None
-    done = jobs.filter(status=Job.Status.DONE).first()
-    current = done is not None and done.params["version"] == version
-    if not current and pending is None and failed is None:
+    return CachedReport(
+        done=jobs.filter(status=Job.Status.DONE).first(),
+        pending=jobs.filter(status__in=PENDING).first(),
+        failed=newest if newest and newest.status == Job.Status.FAILED else None,
+    )
+
+
+def check(project: Project, user) -> CachedReport:
+    """`latest`, checked against the answers as they are now (one aggregate over them: 0.5 s at 1,000,000):
+    starts a computation (as `user`) when none is current, none is on its way and the last one did not fail
+    on these same answers. With the immediate task backend (tests) the job has run when this returns."""
+    version = answers_version(project)
+    state = latest(project)
+    if state.failed is not None and state.failed.params["version"] != version:
+        state.failed = None  # it failed on other answers: these may go through
+    state.current = state.done is not None and state.done.params["version"] == version
+    if not state.current and state.pending is None and state.failed is None:
         started = _start(project, user, version)
         if started.status == Job.Status.DONE:
-            done, current = started, True
+            state.done, state.current = started, True
         elif started.status in PENDING:
-            pending = started
+            state.pending = started
         else:
-            failed = started
-    return CachedReport(done=done, current=current, pending=pending, failed=failed)
-
-
-def pending_job(project: Project) -> Job | None:
-    """The computation of `project`'s report queued or running, if any."""
-    return Job.objects.filter(project=project, kind=KIND, status__in=PENDING).order_by("-created_at", "-id").first()
+            state.failed = started
+    return state
 
 
 def refresh(project: Project, user) -> Job:
     """Start a computation now, or return the one already on its way."""
-    return pending_job(project) or _start(project, user, answers_version(project))
+    return latest(project).pending or _start(project, user, answers_version(project))
 
 
 def _start(project: Project, user, version: str) -> Job:
