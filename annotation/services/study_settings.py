@@ -16,6 +16,7 @@ WORKED_EXAMPLE_FIELDS = ("premise", "hypothesis", "update", "atom", "answer", "w
 # wave 1's participants would know wave 2's completion code before they start).
 WAVE_CODES = ("completion_code", "returned_code", "screened_out_code")
 GUIDANCE = "guidance"
+GUIDANCE_HELP = "what workers read under your instructions: the task type's guidance"
 
 
 def _check_worked_examples(value) -> None:
@@ -62,7 +63,7 @@ COMMON_SETTINGS = (
         GUIDANCE,
         "text",
         "",
-        "what workers read under your instructions: the task type's guidance",
+        f"{GUIDANCE_HELP} (not given: the task type's own text; refused where its protocol fixes it)",
         label="Task guidance",
         max_length=20000,
         worker_visible=True,
@@ -239,10 +240,10 @@ def _for_task_type(setting: Setting, task) -> Setting:
     if setting.name != GUIDANCE:
         return setting
     if task.guidance_adjustable:
-        return replace(setting, help=f"{setting.help}; write your own to replace it (left empty: the task type's)")
+        return replace(setting, help=f"{GUIDANCE_HELP}; write your own to replace it (left empty: the task type's)")
     return replace(
         setting,
-        help=f"{setting.help}, which its protocol fixes: write your instructions so that they agree with it",
+        help=f"{GUIDANCE_HELP}, which its protocol fixes: write your instructions so that they agree with it",
         fixed=True,
     )
 
@@ -254,8 +255,11 @@ def every_study_settings() -> tuple[Setting, ...]:
 
 
 def all_settings() -> Schema:
-    """The union over task types (the command line offers every option; each task type checks its own)."""
-    seen, settings = set(), []
+    """The union over task types (the command line offers every option; each task type checks its own). The
+    settings every study has come as declared for all (the guidance: "the task type's"), not as the first
+    task type fills them in."""
+    settings = list(every_study_settings())
+    seen = {setting.name for setting in settings}
     for task in TASK_TYPES.values():
         for setting in settings_schema(task):
             if setting.name not in seen:
