@@ -6,7 +6,7 @@ from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.authtoken.models import Token
 from rest_framework.authtoken.serializers import AuthTokenSerializer
 from rest_framework.decorators import action
-from rest_framework.exceptions import NotFound, Throttled, ValidationError
+from rest_framework.exceptions import AuthenticationFailed, NotFound, Throttled, ValidationError
 from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -17,10 +17,14 @@ from annotation.serializers import (
     AdjudicationQueueItemSerializer,
     AdjudicationRecordSerializer,
     AssignmentSerializer,
+    ProjectChangeRequest,
+    ProjectCreateRequest,
     ProjectSerializer,
     ResultSerializer,
     SubmitResultSerializer,
     SubmitSerializer,
+    project_request_schema,
+    project_request_schemas,
     settings_from,
 )
 from annotation.services import access, atom_chain, linking
@@ -34,13 +38,18 @@ from annotation.services.assignments import (
 from annotation.services.crowd import crowd
 from annotation.services.progress import project_progress
 from annotation.services.projects import create_project, update_project
-from common.api_errors import ErrorSerializer, error_response
+from annotation.tasktypes import get_task_type
+from common.api_errors import ErrorSerializer, error_response, first_message
+from common.api_schema import refusal_status
 from common.schema import SettingError
 from core.login_limits import cooloff_seconds
 
 
 class SendValidAtomsSerializer(serializers.Serializer):
-    to = serializers.SlugField(required=False, default="", allow_blank=True, help_text="a defeasible atom study's slug")
+    # A slug or nothing: SlugField's published pattern would refuse its own default "".
+    to = serializers.RegexField(
+        r"^[-a-zA-Z0-9_]*$", required=False, default="", allow_blank=True, help_text="a defeasible atom study's slug"
+    )
     new_title = serializers.CharField(
         required=False, default="", allow_blank=True, max_length=200, help_text="the title of a new defeasible study"
     )
@@ -56,10 +65,17 @@ def invalid(serializer) -> Response:
     return error_response(400, detail, field, errors)
 
 
-def setting_errors(error: SettingError) -> Response:
+def setting_errors(error: SettingError, status_code: int) -> Response:
     """A refused setting in the documented error shape, with every wrong setting listed."""
     field, detail = next(iter(error.errors.items()))
-    return error_response(400, detail, field, error.errors)
+    return error_response(status_code, detail, field, error.errors)
+
+
+CONFLICT = OpenApiResponse(
+    ErrorSerializer,
+    description="the request fits the schema, but not the state of what it acts on (code `conflict`; "
+    "`field` names what): see docs/api.md",
+)
 
 
 class ProjectRoutes(viewsets.GenericViewSet):
@@ -105,9 +121,13 @@ class ProjectViewSet(
         }
 
     @extend_schema(
-        request=ProjectSerializer, responses={201: ProjectSerializer, 400: ErrorSerializer, 403: ErrorSerializer}
+        request={"application/json": ProjectCreateRequest},
+        responses={201: ProjectSerializer, 400: ErrorSerializer, 403: ErrorSerializer, 409: CONFLICT},
     )
     def create(self, request, *args, **kwargs):
+        """Create a study of one task type with its settings. A request the schema allows may still be refused
+        with 409: settings that contradict each other (max_annotations below redundancy), a slug in use, a
+        linked project that cannot be linked, a status the study cannot take yet."""
         access.ensure_can_create_project(request.user)  # before validation: no hints to non-authors
         serializer = ProjectSerializer(data=request.data)
         if not serializer.is_valid():
@@ -116,12 +136,18 @@ class ProjectViewSet(
         try:
             project = create_project(data["slug"], data["task_type"], request.user, **settings_from(data))
         except SettingError as error:
-            return setting_errors(error)
+            body_schema = project_request_schema(get_task_type(data["task_type"]), creating=True)
+            return setting_errors(error, refusal_status(request.data, [body_schema]))
         return Response(self.get_serializer(project).data, status=status.HTTP_201_CREATED)
 
-    @extend_schema(request=ProjectSerializer, responses={200: ProjectSerializer, 400: ErrorSerializer})
+    @extend_schema(
+        request={"application/json": ProjectChangeRequest},
+        responses={200: ProjectSerializer, 400: ErrorSerializer, 409: CONFLICT},
+    )
     def partial_update(self, request, *args, **kwargs):
-        """Change settings, or the lifecycle with {"status": "published" | "paused" | "closed" | "draft"}."""
+        """Change settings, or the lifecycle with {"status": "published" | "paused" | "closed" | "draft"}.
+        409: a setting the study's task type does not have, settings that contradict the study's others, a
+        lifecycle step the study cannot take, or a change of what its answers mean once it has answers."""
         project = self._project("manage")
         serializer = ProjectSerializer(project, data=request.data, partial=True)
         if not serializer.is_valid():
@@ -132,7 +158,7 @@ class ProjectViewSet(
         try:
             project = update_project(project, changed_by=request.user, **changes)
         except SettingError as error:
-            return setting_errors(error)
+            return setting_errors(error, refusal_status(request.data, list(project_request_schemas(False).values())))
         return Response(self.get_serializer(project).data)
 
     def update(self, request, *args, **kwargs):
@@ -161,7 +187,15 @@ class ProjectViewSet(
         page = self.paginate_queryset(adjudication.queue(self._managed()))
         return self.get_paginated_response(AdjudicationQueueItemSerializer(page, many=True).data)
 
-    @extend_schema(request=AdjudicateSerializer, responses={200: AdjudicationRecordSerializer, 400: ErrorSerializer})
+    @extend_schema(
+        request=AdjudicateSerializer,
+        responses={
+            200: AdjudicationRecordSerializer,
+            400: ErrorSerializer,
+            404: OpenApiResponse(ErrorSerializer, description="no such project, or no such item in it (`item`)"),
+            409: CONFLICT,
+        },
+    )
     @action(detail=True, methods=["post"])
     def adjudicate(self, request, slug=None):
         """Set an item's final label (slider: a probability), with a note; every change is kept."""
@@ -172,18 +206,18 @@ class ProjectViewSet(
             return error_response(400, str(messages[0]), field)
         data = serializer.validated_data
         if not project.items.filter(pk=data["item"]).exists():
-            return error_response(400, "no such item in this project", "item")
+            return error_response(404, "no such item in this project", "item")
         try:
             record = adjudication.adjudicate(data["item"], request.user, data["value"], data.get("note", ""))
-        except SubmissionError as exc:
-            return error_response(exc.status, exc.message, exc.field)
+        except SubmissionError as exc:  # a value the project's task type does not take: its state, not the body's shape
+            return error_response(409 if exc.status == 400 else exc.status, exc.message, exc.field)
         return Response(AdjudicationRecordSerializer(record).data)
 
     @extend_schema(
         request=None,
         responses={
             200: OpenApiResponse(description='{"validation_project", "created", "already_sent"}'),
-            400: ErrorSerializer,
+            409: CONFLICT,
         },
     )
     @action(detail=True, methods=["post"], url_path="send-to-validation")
@@ -191,8 +225,8 @@ class ProjectViewSet(
         """Send the written pairs not sent yet to the linked validation project (created on the first send)."""
         try:
             report = linking.send_to_validation(self._managed())
-        except linking.LinkError as exc:
-            return error_response(400, exc.message, exc.field)
+        except linking.LinkError as exc:  # the study writes nothing to validate, or too few writers per item
+            return error_response(409, exc.message, exc.field)
         return Response(report.as_dict())
 
     @extend_schema(
@@ -203,6 +237,7 @@ class ProjectViewSet(
                 '"no_update", "invalid", "unsettled"}'
             ),
             400: ErrorSerializer,
+            409: CONFLICT,
         },
     )
     @action(detail=True, methods=["post"], url_path="send-valid-atoms")
@@ -215,8 +250,8 @@ class ProjectViewSet(
             return invalid(serializer)
         try:
             report = atom_chain.send_valid_atoms(project, **serializer.validated_data, user=request.user)
-        except atom_chain.ChainError as exc:
-            return error_response(400, exc.message, exc.field)
+        except atom_chain.ChainError as exc:  # the study's task type, or the target named (not yours, not defeasible)
+            return error_response(409, exc.message, exc.field)
         return Response(report.as_dict())
 
     @extend_schema(responses={200: ResultSerializer(many=True)})
@@ -277,18 +312,31 @@ class AssignmentViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewse
 
     @extend_schema(
         request=SubmitSerializer,
-        responses={200: SubmitResultSerializer, 400: ErrorSerializer, 403: ErrorSerializer, 409: ErrorSerializer},
+        responses={
+            200: SubmitResultSerializer,
+            400: ErrorSerializer,
+            403: ErrorSerializer,
+            409: OpenApiResponse(
+                ErrorSerializer,
+                description="the answers do not fit the page: an item not on it or left out, a value its study's "
+                "task type does not take; or the page was released, or submitted with other answers",
+            ),
+        },
     )
     @action(detail=True, methods=["post"])
     def submit(self, request, pk=None):
-        """Submit every answer of the page at once; a repeat of the same submission answers the same."""
+        """Submit every answer of the page at once (`answers`: one per item of the page, keyed by item id, its
+        value as the study's task type reads it); a repeat of the same submission answers the same."""
         answers = request.data.get("answers") if isinstance(request.data, dict) else None
         if answers is None:
             return error_response(400, "is required", "answers")
         try:
             result = submit_page(int(pk), request.user, answers)
         except SubmissionError as exc:
-            return error_response(exc.status, exc.message, exc.field)
+            # 400 where the body breaks the schema's shape; answers of that shape refused for the page's items
+            # or its study's task type conflict with the page (409).
+            fits_the_shape = exc.status == 400 and SubmitSerializer(data=request.data).is_valid()
+            return error_response(409 if fits_the_shape else exc.status, exc.message, exc.field)
         except access.PermissionDenied as exc:
             return error_response(403, str(exc), "worker")
         return Response(result.as_dict())
@@ -322,7 +370,8 @@ class TokenView(APIView):
         request=TokenRequestSerializer,
         responses={
             200: OpenApiResponse(description='{"token": "..."}'),
-            400: OpenApiResponse(description="wrong credentials"),
+            400: OpenApiResponse(ErrorSerializer, description="a username or password missing or blank"),
+            401: OpenApiResponse(ErrorSerializer, description="wrong username or password (code `not_authenticated`)"),
         },
     )
     def post(self, request):
@@ -331,6 +380,8 @@ class TokenView(APIView):
             # django-axes marks the request it refused before checking the password: a lockout, not a typo.
             if getattr(request, "axes_locked_out", False):
                 raise Throttled(wait=cooloff_seconds(), detail="Too many failed logins.")
+            if "non_field_errors" in serializer.errors:  # both given, and no account takes them
+                raise AuthenticationFailed(first_message(serializer.errors["non_field_errors"]))
             raise ValidationError(serializer.errors)
         token, _ = Token.objects.get_or_create(user=serializer.validated_data["user"])
         return Response({"token": token.key})

@@ -1,8 +1,12 @@
+from django.core.validators import RegexValidator
+from drf_spectacular.extensions import OpenApiSerializerExtension
 from rest_framework import serializers
 
 from annotation.models import AdjudicationRecord, Assignment, Item
+from annotation.services.answers import MAX_REASON_CHARS, MAX_SECONDS
 from annotation.services.study_settings import all_settings, settings_schema
 from annotation.tasktypes import TASK_TYPE_CHOICES, TASK_TYPES
+from common.api_schema import camel, component, enum_components, setting_schema
 
 SETTINGS = all_settings()
 COLUMN_SETTINGS = [setting.name for setting in SETTINGS if setting.column]
@@ -64,6 +68,83 @@ class ProjectSerializer(serializers.Serializer):
         return data
 
 
+def project_request_schema(task, creating: bool) -> dict:
+    """The body of a project request for a study of this task type, from its settings' declarations
+    (study_settings.settings_schema): the column settings beside `slug` and `task_type`, the others in
+    `options`, which takes no other name. creating: POST's body (slug and task type required), else PATCH's."""
+    declared = settings_schema(task)
+    properties: dict = {}
+    if creating:
+        # ProjectSerializer's SlugField: trimmed, then letters, digits, hyphens and underscores.
+        properties["slug"] = {"type": "string", "maxLength": 80, "pattern": "^[-a-zA-Z0-9_]+$"}
+    properties["task_type"] = {"type": "string", "enum": [task.name], "description": f"{task.name}: {task.label}"}
+    properties.update({setting.name: setting_schema(setting) for setting in declared if setting.column})
+    # Another task type's own column setting (a slider's `adaptive`) is refused: the schema says it is absent.
+    properties.update(
+        {
+            setting.name: {"not": {}, "description": f"not a setting of {task.label} studies"}
+            for setting in all_settings()
+            if setting.column and setting.name not in declared
+        }
+    )
+    properties["options"] = {
+        "type": "object",
+        "nullable": True,
+        "description": "the task type's and the crowd settings; null or left out: the defaults",
+        "properties": {
+            setting.name: setting_schema(setting, nullable=True) for setting in declared if not setting.column
+        },
+        "additionalProperties": False,
+    }
+    return {"type": "object", "properties": properties, **({"required": ["slug", "task_type"]} if creating else {})}
+
+
+def project_request_schemas(creating: bool) -> dict[str, dict]:
+    """Every task type's body, keyed by task type: the registry as it is now (plug-ins included)."""
+    return {name: project_request_schema(task, creating) for name, task in TASK_TYPES.items()}
+
+
+class ProjectCreateRequest(serializers.Serializer):
+    """POST /api/v1/projects/'s body as the schema states it: one alternative per task type, told apart by
+    `task_type` (ProjectRequestSchema). The view reads the body with ProjectSerializer."""
+
+
+class ProjectChangeRequest(serializers.Serializer):
+    """PATCH /api/v1/projects/SLUG/'s body as the schema states it: the settings of one task type or another
+    (the path does not say the study's); a setting the study's task type does not have is refused with 409."""
+
+
+class ProjectRequestSchema(OpenApiSerializerExtension):
+    """drf-spectacular: the project request bodies generated when the schema is, from the task types then
+    registered, one component per task type."""
+
+    target_class: type[serializers.Serializer] = ProjectCreateRequest
+    creating = True
+
+    def map_serializer(self, auto_schema, direction):
+        references = {}
+        for name, body in project_request_schemas(self.creating).items():
+            body = {
+                **body,
+                "properties": enum_components(auto_schema, body["properties"], "task_type", camel(name), "Project"),
+            }
+            component_name = f"{camel(name)}Project{'Create' if self.creating else 'Change'}"
+            references[name] = component(auto_schema, component_name, body)["$ref"]
+        alternatives = [{"$ref": reference} for reference in references.values()]
+        if not self.creating:  # task_type optional: any task type's settings may fit the study's
+            return {"anyOf": alternatives}
+        return {
+            "oneOf": alternatives,
+            "discriminator": {"propertyName": "task_type", "mapping": references},
+            "required": ["slug", "task_type"],  # as every alternative: the body itself is required
+        }
+
+
+class ProjectChangeRequestSchema(ProjectRequestSchema):
+    target_class = ProjectChangeRequest
+    creating = False
+
+
 # What a worker is shown of a project: what it is, and the settings each declares workers see.
 WORKER_FIELDS = (
     "slug",
@@ -103,14 +184,34 @@ class AssignmentSerializer(serializers.Serializer):
         return PageItemSerializer(items, many=True).data
 
 
+NO_NUL = RegexValidator(r"^[^\u0000]*$", "contains a NUL character")  # as DRF refuses them: the schema says so
+
+
+class Text(serializers.CharField):
+    """Text as the schema says it: a JSON string (DRF's CharField would take 3 as "3")."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
 class AnswerSerializer(serializers.Serializer):
     value = serializers.JSONField(
         help_text="; ".join(f"{task.label}: {task.answer_help}" for task in TASK_TYPES.values())
     )
-    reason = serializers.CharField(required=False, allow_blank=True)
-    seconds = serializers.FloatField(required=False, help_text="time spent on the item")
+    # The bounds annotation.services.answers checks, stated in the schema.
+    reason = Text(
+        required=False,
+        allow_blank=True,
+        max_length=MAX_REASON_CHARS,
+        validators=[NO_NUL],
+    )
+    seconds = serializers.FloatField(
+        required=False, min_value=0, max_value=MAX_SECONDS, help_text="time spent on the item, under a week"
+    )
     reasons = serializers.ListField(
-        child=serializers.CharField(),
+        child=Text(min_length=1, validators=[NO_NUL]),
         required=False,
         help_text="optional disagreement reasons for the item, tags of the study's taxonomy, where the study's "
         "reason_taggers setting is workers (refused otherwise)",

@@ -5,6 +5,7 @@ are published (the unversioned /api/ paths are kept as aliases of the same views
 import re
 
 from drf_spectacular.openapi import AutoSchema
+from drf_spectacular.plumbing import ResolvedComponent
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
@@ -96,3 +97,96 @@ def declare_links(result, generator, request, public):
 class UploadField(serializers.FileField):
     """A file part of a multipart request: `format: binary` in the schema (the default `uri` is how a stored
     file is answered, not how one is sent)."""
+
+
+# ---------------------------------------------------------------------- settings in the schema
+# A setting (common.schema.Setting) as the request schema states it, generated from its declaration: its kind,
+# bounds and choices; the one value of a fixed one. What Setting.clean checks beyond that (a JSON setting's
+# own rules, settings that contradict each other, the state of what they are set on) no schema states: a
+# request the schema allows and the server refuses for such a rule is answered 409 (refusal_status).
+NO_NUL = "^[^\\u0000]*$"  # Setting.clean and DRF's CharField refuse NUL characters
+
+
+def setting_schema(setting, nullable: bool = False) -> dict:
+    """OpenAPI 3.0 schema of a setting's value; nullable where null means "the default" (an `options` entry)."""
+    schema: dict = {"description": setting.help}
+    if setting.fixed:
+        schema["enum"] = [setting.default]
+    elif setting.kind == "bool":
+        schema["type"] = "boolean"
+    elif setting.kind in ("int", "float"):
+        schema["type"] = "integer" if setting.kind == "int" else "number"
+        for key, bound in (("minimum", setting.minimum), ("maximum", setting.maximum)):
+            if bound is not None:
+                schema[key] = bound
+    elif setting.kind in ("str", "text"):
+        schema.update({"type": "string", "pattern": NO_NUL})
+        if setting.max_length is not None:
+            schema["maxLength"] = setting.max_length
+    elif setting.kind == "choice":
+        schema["enum"] = [list(value) if isinstance(value, tuple) else value for value, _ in setting.choices]
+    elif setting.kind == "project":
+        schema.update({"type": "string", "pattern": "^\\s*[-a-zA-Z0-9_]*\\s*$"})
+        nullable = True  # null or "" clears the link
+    if nullable:
+        schema["nullable"] = True
+    return schema
+
+
+def allows(schema: dict, value) -> bool:
+    """Whether `value` is valid under an OpenAPI 3.0 schema that holds no $ref (as setting_schema makes them)."""
+    from jsonschema import Draft4Validator
+
+    return Draft4Validator(_as_json_schema(schema)).is_valid(value)
+
+
+def _as_json_schema(schema):
+    """OpenAPI 3.0's `nullable` as JSON Schema says it; the rest of the subset used here is the same."""
+    if isinstance(schema, list):
+        return [_as_json_schema(part) for part in schema]
+    if not isinstance(schema, dict):
+        return schema
+    converted = {
+        key: value if key == "enum" else _as_json_schema(value) for key, value in schema.items() if key != "nullable"
+    }
+    if schema.get("nullable"):
+        return {"anyOf": [converted, {"type": "null"}]}
+    return converted
+
+
+def component(auto_schema, name: str, schema: dict) -> dict:
+    """Register `schema` as the component `name` (once) and return its reference. A request body made of
+    several (one per task type, one per suite) names its alternatives, and their enums, here: the enum hook
+    would name each alternative's one-value enum after a hash."""
+    resolved = ResolvedComponent(name=name, type=ResolvedComponent.SCHEMA, object=name, schema=schema)
+    auto_schema.registry.register_on_missing(resolved)
+    return resolved.ref
+
+
+def camel(name: str) -> str:
+    """word_word, alt-test -> WordWord, AltTest: a component name's part."""
+    return "".join(part.capitalize() for part in re.split(r"[-_]", name))
+
+
+def enum_components(auto_schema, properties: dict, own: str, owner: str, shared_owner: str) -> dict:
+    """`properties` with each enum a component: `own`'s (task_type, suite) named after its `owner` (the one
+    task type or suite), the others' after `shared_owner` (the same choices in every alternative)."""
+    published = {}
+    for name, declared in properties.items():
+        if "enum" in declared:
+            enum = {key: value for key, value in declared.items() if key not in ("description", "nullable")}
+            reference = component(auto_schema, f"{owner if name == own else shared_owner}{camel(name)}Enum", enum)
+            declared = {
+                "allOf": [reference],
+                **{key: declared[key] for key in ("description", "nullable") if key in declared},
+            }
+        published[name] = declared
+    return published
+
+
+def refusal_status(body, schemas: list[dict]) -> int:
+    """The status of a refused request: 400 where its body breaks the published request schema (none of
+    `schemas`, the operation's alternatives, allows it), 409 where the schema allows it and the refusal comes
+    from a rule no schema can state (settings that contradict each other or the state of what they are
+    set on: its task type, lifecycle, answers, the page's items)."""
+    return 409 if any(allows(schema, body) for schema in schemas) else 400

@@ -9,7 +9,7 @@ from rest_framework.permissions import BasePermission
 from rest_framework.response import Response
 
 from annotation.services import access
-from common.api_errors import error_response
+from common.api_errors import ErrorSerializer, error_response
 from core import roles
 from core.throttles import SignedInAfterThrottles
 from evaluation.runs import start_run, visible_runs
@@ -40,9 +40,14 @@ class EvaluationRunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, vie
 
     @extend_schema(
         request={"multipart/form-data": RunCreateSerializer},
-        responses={201: RunSerializer, 400: OpenApiResponse(description="bad suite, file or setting")},
+        responses={
+            201: RunSerializer,
+            400: OpenApiResponse(ErrorSerializer, description="bad suite, file or setting, or the files' content"),
+            404: OpenApiResponse(ErrorSerializer, description="`project` names no study you can see"),
+        },
         description="Upload the files and start the run in the background; poll the run until its status is "
-        "done or failed. Problems in the files' content are refused with a 400 naming the line and field.",
+        "done or failed. Each suite takes its own files (`gold`, and `predictions` where it reads two) and its own "
+        "settings. Problems in the files' content are refused with a 400 naming the line and field.",
     )
     def create(self, request):
         serializer = RunCreateSerializer(data=request.data)
@@ -52,7 +57,7 @@ class EvaluationRunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, vie
         if data.get("project"):
             project = access.visible_projects(request.user).filter(slug=data["project"]).first()
             if project is None:
-                raise ValidationError({"project": f"no project {data['project']!r}"})
+                return error_response(404, f"no project {data['project']!r}", "project")
             if not access.can_manage(request.user, project):
                 raise PermissionDenied("only the project's author or an admin may evaluate against it")
         try:

@@ -1,6 +1,7 @@
+from drf_spectacular.extensions import OpenApiSerializerExtension
 from rest_framework import serializers
 
-from common.api_schema import UploadField
+from common.api_schema import UploadField, camel, component, enum_components, setting_schema
 from dataset_io.services.importers import ImportFileError, check_size
 from evaluation.runs import SUITE_CHOICES, SUITES, RunError, all_settings, clean_parameters
 from jobs.models import Job
@@ -88,3 +89,46 @@ class RunCreateSerializer(serializers.Serializer):
             raise serializers.ValidationError({"parameters": str(error)}) from None
         attrs["files"] = dict(zip(suite.files, [attrs["gold"], attrs.get("predictions")]))
         return attrs
+
+
+# Where the files a suite reads come in the request: its first file is `gold`, its second `predictions`.
+FILE_FIELDS = ("gold", "predictions")
+
+
+def run_request_schema(suite, shared: dict) -> dict:
+    """POST /api/v1/evaluation/runs/'s body for one suite, from its declaration (evaluation.runs.SUITES): the
+    file fields it reads, required, and its own settings; the other suites' settings and a file it does not
+    read are refused, so the schema says they are not there. shared: the fields every suite's body has."""
+    taken = FILE_FIELDS[: len(suite.files)]
+    refused = [name for name in FILE_FIELDS if name not in taken]
+    refused += [setting.name for setting in SETTINGS if setting.name not in suite.settings]
+    properties = {
+        "suite": {"type": "string", "enum": [suite.name], "description": f"{suite.name}: {suite.title}"},
+        **{name: shared[name] for name in taken},
+        "project": shared["project"],
+        **{setting.name: setting_schema(setting) for setting in suite.settings},
+        **{name: {"not": {}, "description": f"not read by the {suite.name} suite"} for name in refused},
+    }
+    return {"type": "object", "properties": properties, "required": ["suite", *taken]}
+
+
+class RunCreateSchema(OpenApiSerializerExtension):
+    """drf-spectacular: one alternative per suite, told apart by `suite`, generated when the schema is."""
+
+    target_class = RunCreateSerializer
+
+    def map_serializer(self, auto_schema, direction):
+        shared = auto_schema._map_serializer(self.target, direction, bypass_extensions=True)["properties"]
+        references = {}
+        for suite in SUITES.values():
+            body = run_request_schema(suite, shared)
+            body["properties"] = enum_components(auto_schema, body["properties"], "suite", camel(suite.name), "Run")
+            references[suite.name] = component(auto_schema, f"{camel(suite.name)}RunCreate", body)["$ref"]
+        # anyOf, not oneOf: the alternatives exclude each other already (each its own `suite`), and schemathesis
+        # 4.32.5 cannot check a multipart body's files against oneOf (negative cases fail with "Unsupported
+        # type: 'Binary'").
+        return {
+            "anyOf": [{"$ref": reference} for reference in references.values()],
+            "discriminator": {"propertyName": "suite", "mapping": references},
+            "required": ["suite", "gold"],  # as every alternative: the body itself is required
+        }

@@ -8,6 +8,7 @@ from annotation.tasktypes import AnswerError, TaskType
 # check their own texts more tightly, e.g. max_characters; this bounds what none of them reads).
 MAX_REASON_CHARS = 2000
 MAX_ANSWER_CHARS = 50_000
+MAX_SECONDS = 86400 * 7  # time spent on one item: under a week
 
 
 class SubmissionError(Exception):
@@ -53,7 +54,7 @@ def parse_answers(task: TaskType, options: dict, item_ids: list[int], answers: d
                 seconds = float(seconds)
             except (TypeError, ValueError, OverflowError):  # OverflowError: an int past float's range
                 raise SubmissionError(f"answers[{item_id}].seconds", "must be a number of seconds") from None
-            if not 0 <= seconds < 86400 * 7:
+            if not 0 <= seconds < MAX_SECONDS:
                 raise SubmissionError(f"answers[{item_id}].seconds", "must be from 0 to a week")
         else:
             seconds = None

@@ -75,7 +75,7 @@ def test_adjudication_pages_and_api(tied, author, client):
     assert response.status_code == 200 and response.json()["before"] == "valid"
     assert (
         api.post(f"/api/projects/{tied.slug}/adjudicate/", {"item": item.id, "value": 7}, format="json").status_code
-        == 400
+        == 409  # a value the study's task type does not take
     )
     results = api.get(f"/api/projects/{tied.slug}/results/").json()["results"]
     assert results[0]["final"] == "invalid"

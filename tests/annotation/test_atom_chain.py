@@ -272,7 +272,7 @@ def test_the_api_sends_and_refuses_in_the_documented_shape(validity, worker, aut
     again = api.post(f"/api/projects/{validity.slug}/send-valid-atoms/", {"to": "effects"}, format="json")
     assert (again.json()["created"], again.json()["already_sent"]) == (0, 3)
     wrong = api.post(f"/api/projects/{validity.slug}/send-valid-atoms/", {"to": "labels"}, format="json")
-    assert wrong.status_code == 400 and wrong.json()["field"] == "to"
+    assert wrong.status_code == 409 and wrong.json()["field"] == "to"  # the target is no defeasible study
     assert "defeasible atom effect study" in wrong.json()["detail"]
 
 

@@ -417,7 +417,7 @@ def test_send_by_dashboard_button_api_and_command(writing, worker, author):
     assert json.loads(out.getvalue()) == {"validation_project": "writing-validation", "created": 0, "already_sent": 3}
     assert Example.objects.filter(project__slug="writing-validation").count() == 3
     refused = api.post("/api/projects/writing-validation/send-to-validation/")
-    assert refused.status_code == 400 and refused.json()["field"] == "project"
+    assert refused.status_code == 409 and refused.json()["field"] == "project"
 
 
 def test_the_link_is_a_setting_of_the_api_and_the_command_line(author, make_user, make_project, worker, import_rows):
@@ -427,7 +427,7 @@ def test_the_link_is_a_setting_of_the_api_and_the_command_line(author, make_user
     api.force_login(author)
     body = {"slug": "w1", "task_type": "hypothesis_writing", "validation_project": "theirs"}
     refused = api.post("/api/projects/", body, format="json")
-    assert refused.status_code == 400 and refused.json()["field"] == "validation_project"
+    assert refused.status_code == 409 and refused.json()["field"] == "validation_project"
     created = api.post(
         "/api/projects/", {**body, "validation_project": "labels", "options": {"min_words": 4}}, format="json"
     )

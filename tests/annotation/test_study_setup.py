@@ -85,7 +85,7 @@ def test_the_lifecycle_moves_only_along_its_transitions(make_project, import_row
     project.refresh_from_db()
     answer_all(project, worker, "e")
     refused = api.patch(f"/api/projects/{project.slug}/", {"status": "draft"}, format="json")
-    assert refused.status_code == 400 and refused.json()["field"] == "status"
+    assert refused.status_code == 409 and refused.json()["field"] == "status"  # the lifecycle: a conflict
     assert logged_in(author).post(f"/projects/{project.slug}/status/", {"status": "bogus"}).status_code == 302
     assert Project.objects.get(pk=project.pk).status == "published"
 
@@ -100,7 +100,7 @@ def test_a_study_with_no_items_cannot_be_published(make_project, import_rows, au
     assert reason in [str(message) for message in page.context["messages"]]
     api = logged_in(author, api=True)
     refused = api.patch(f"/api/projects/{project.slug}/", {"status": "published"}, format="json")
-    assert refused.status_code == 400 and (refused.json()["field"], refused.json()["detail"]) == ("status", reason)
+    assert refused.status_code == 409 and (refused.json()["field"], refused.json()["detail"]) == ("status", reason)
     assert Project.objects.get(pk=project.pk).status == "draft"
     import_rows(project, [{"id": "1", "premise": "P", "hypothesis": "H"}])
     published = api.patch(f"/api/projects/{project.slug}/", {"status": "published"}, format="json")
@@ -375,7 +375,7 @@ def test_every_export_either_fits_and_validates_or_is_refused(task_type, fmt, dj
     api = logged_in(django_user_model.objects.get(username="author"), api=True)
     response = api.get(f"/api/projects/{project.slug}/export/?as={fmt}&include_unanswered=1&include_gold=1")
     if fmt not in exportable(project.task, project.options):
-        assert response.status_code == 400 and "does not fit" in response.json()["detail"]
+        assert response.status_code == 404 and "does not fit" in response.json()["detail"]  # no such export
         return
     assert response.status_code == 200
     body = _consume(response)

@@ -90,7 +90,7 @@ def test_a_plugin_task_type_runs_a_study_end_to_end(plugin, author, make_user):
                 {"answers": {key: {"value": 8} for key in answers}},
                 format="json",
             )
-            assert refused.status_code == 400 and "must be from 1 to 7" in refused.json()["detail"]
+            assert refused.status_code == 409 and "must be from 1 to 7" in refused.json()["detail"]
             submitted = worker.post(f"/api/assignments/{page['id']}/submit/", {"answers": answers}, format="json")
             assert submitted.status_code == 200, submitted.content
 

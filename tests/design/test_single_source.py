@@ -101,7 +101,7 @@ def test_alpha_nli_items_are_adjudicated_with_the_projects_labels(shared_data, m
     response = APIClient()
     response.force_login(author)
     answer = response.post(f"/api/projects/{project.slug}/adjudicate/", {"item": item.id, "value": "e"}, format="json")
-    assert answer.status_code == 400 and "1, 2" in answer.json()["detail"]
+    assert answer.status_code == 409 and "1, 2" in answer.json()["detail"]
 
 
 @pytest.mark.django_db

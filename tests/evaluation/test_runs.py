@@ -376,7 +376,7 @@ def test_api_runs_against_a_project_need_its_author(chaos_files, author, make_pr
 
     api.force_authenticate(make_user("author2", "author"))
     # Another author's project does not exist for them: the same answer as a slug that names nothing.
-    assert post(project.slug).status_code == 400 and post("nope").status_code == 400
+    assert post(project.slug).status_code == 404 and post("nope").status_code == 404
     api.force_authenticate(author)
     created = post(project.slug)
     assert created.status_code == 201 and created.json()["project"] == project.slug

@@ -362,7 +362,7 @@ def test_an_unknown_reason_refuses_the_whole_page(study, author, worker):
     first, second = page.claims.order_by("item_id").values_list("item_id", flat=True)
     answers = {str(first): {"value": "n", "reasons": ["Lexical"]}, str(second): {"value": "e", "reasons": ["Irony"]}}
     refused = api(worker).post(f"/api/v1/assignments/{page.pk}/submit/", {"answers": answers}, format="json")
-    assert refused.status_code == 400
+    assert refused.status_code == 409  # a list of texts, as the schema says, but not of the study's taxonomy
     assert refused.json()["field"] == f"answers[{second}].reasons"
     assert "unknown reason 'Irony'" in refused.json()["detail"]
     for bad in ("Lexical", [3]):
@@ -378,7 +378,7 @@ def test_reasons_are_refused_where_workers_do_not_tag(study, worker):
     page = claim_page(study, worker)  # the default: the author and admins tag
     answers = {str(claim.item_id): {"value": "n", "reasons": ["Lexical"]} for claim in page.claims.all()}
     refused = api(worker).post(f"/api/v1/assignments/{page.pk}/submit/", {"answers": answers}, format="json")
-    assert refused.status_code == 400
+    assert refused.status_code == 409  # the study's setting, not the body's shape
     assert refused.json()["field"].endswith("].reasons")
     assert "does not ask workers for disagreement reasons" in refused.json()["detail"]
     assert not ReasonTag.objects.exists() and not Annotation.objects.filter(worker=worker).exists()

@@ -191,7 +191,7 @@ def test_token_endpoint_lockout_answers_429_with_retry_after(settings, make_user
     make_user("target", "worker", password="right-password")
     api = APIClient()
     answers = [api.post("/api/token/", {"username": "target", "password": "wrong"}, format="json") for _ in range(5)]
-    assert [answer.status_code for answer in answers] == [400, 400, 400, 400, 429]
+    assert [answer.status_code for answer in answers] == [401, 401, 401, 401, 429]
     body = answers[-1].json()
     assert body["code"] == "throttled" and "failed logins" in body["detail"] and answers[-1]["Retry-After"] == "900"
     locked = api.post("/api/token/", {"username": "target", "password": "right-password"}, format="json")
@@ -253,7 +253,7 @@ def test_api_throttles_anonymous_and_authenticated_use(settings, make_user):
     settings.API_THROTTLE_RATES = {"anon": "3/minute", "user": "4/minute"}
     anonymous = APIClient()
     guesses = [anonymous.post("/api/token/", {"username": "x", "password": "y"}, format="json") for _ in range(4)]
-    assert [guess.status_code for guess in guesses] == [400, 400, 400, 429]
+    assert [guess.status_code for guess in guesses] == [401, 401, 401, 429]
     refused = anonymous.post("/api/token/", {"username": "x", "password": "y"}, format="json")
     assert refused.json()["code"] == "throttled" and int(refused["Retry-After"]) > 0
     user = APIClient()

@@ -199,14 +199,14 @@ API = [
         "project-send-to-validation",
         "post",
         "/api/projects/{slug}/send-to-validation/",
-        row(401, 403, 403, 400, 404, 400),
-    ),
+        row(401, 403, 403, 409, 404, 409),
+    ),  # a 3-way label study sends nothing to validation: its state, a conflict
     (
         "project-send-valid-atoms",
         "post",
         "/api/projects/{slug}/send-valid-atoms/",
-        row(401, 403, 403, 400, 404, 400),
-    ),  # a 3-way label study is no atom validity study
+        row(401, 403, 403, 409, 404, 409),
+    ),  # a 3-way label study is no atom validity study: a conflict
     ("project-agreement", "get", "/api/projects/{slug}/agreement/?bootstrap=0", MANAGE_API),
     ("project-annotator-models", "get", "/api/projects/{slug}/annotator-models/", MANAGE_API),
     ("project-variation", "get", "/api/projects/{slug}/variation/", MANAGE_API),
@@ -216,7 +216,8 @@ API = [
     ("project-own-explanations", "post", "/api/projects/{slug}/own-explanations/", row(401, 404, 404, 403, 404, 403)),
     ("project-import-file", "post", "/api/projects/{slug}/import/", MANAGE_API),
     ("project-export", "get", "/api/projects/{slug}/export/?as=jsonl", MANAGE_API),
-    ("project-export", "get", "/api/projects/{slug}/export/?as=usnli", row(401, 403, 403, 400, 404, 400)),
+    # A 3-way label study has no usnli export: no such resource.
+    ("project-export", "get", "/api/projects/{slug}/export/?as=usnli", row(401, 403, 403, 404, 404, 404)),
     ("project-bundle", "post", "/api/projects/{slug}/bundle/", row(401, 403, 403, 202, 404, 202)),
     ("assignment-list", "get", "/api/assignments/", row(401, 200, 200, 200, 200, 200)),
     ("assignment-detail", "get", "/api/assignments/{page}/", OWN_PAGE_API),

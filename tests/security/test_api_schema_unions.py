@@ -1,0 +1,157 @@
+"""The request schema says what the server checks (issue 54, item 6): task-type settings and suite parameters
+as one alternative per task type or suite, generated from their declarations when the schema is (plug-ins
+included), and a request the schema allows is refused by the state with 404 or 409, never 400."""
+
+import json
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from drf_spectacular.generators import SchemaGenerator
+from drf_spectacular.renderers import OpenApiJsonRenderer
+from rest_framework.test import APIClient
+
+from annotation.models import Project
+from annotation.serializers import project_request_schema
+from annotation.services.study_settings import settings_schema
+from annotation.tasktypes import TASK_TYPES, register, unregister
+from common.api_schema import allows, refusal_status
+from evaluation.runs import SUITES
+from tests.tasktype_plugin.likert import LikertRating
+
+pytestmark = pytest.mark.django_db
+
+
+def published_schema() -> dict:
+    return json.loads(OpenApiJsonRenderer().render(SchemaGenerator().get_schema(request=None, public=True)))
+
+
+def alternatives(schema: dict, component: str) -> dict[str, dict]:
+    """The alternatives of a request body, by the value that tells them apart."""
+    union = schema["components"]["schemas"][component]
+    return {
+        value: schema["components"]["schemas"][reference.rsplit("/", 1)[1]]
+        for value, reference in union["discriminator"]["mapping"].items()
+    }
+
+
+def api_for(user) -> APIClient:
+    client = APIClient()
+    client.force_authenticate(user)
+    return client
+
+
+def test_every_task_type_has_its_own_body_with_its_own_settings():
+    schema = published_schema()
+    bodies = alternatives(schema, "ProjectCreateRequest")
+    assert set(bodies) == set(TASK_TYPES)  # label_variation's two included
+    assert {"label_explanation", "explanation_validation"} <= set(bodies)
+    for name, body in bodies.items():
+        options = body["properties"]["options"]
+        declared = settings_schema(TASK_TYPES[name])
+        assert options["additionalProperties"] is False
+        assert set(options["properties"]) == {setting.name for setting in declared if not setting.column}
+        assert body["required"] == ["slug", "task_type"]
+    # The issue's example: `adaptive` is unli_slider's, and refused on an atom validity study.
+    assert bodies["unli_slider"]["properties"]["adaptive"]["type"] == "boolean"
+    assert bodies["atom_validity"]["properties"]["adaptive"]["not"] == {}
+    redundancy = bodies["nli_label"]["properties"]["redundancy"]
+    assert (redundancy["minimum"], redundancy["maximum"]) == (1, 100)
+    changes = schema["components"]["schemas"]["PatchedProjectChangeRequest"]["anyOf"]
+    assert len(changes) == len(TASK_TYPES)
+    operation = schema["paths"]["/api/v1/projects/"]["post"]
+    assert operation["requestBody"]["required"] is True and "409" in operation["responses"]
+
+
+def test_a_plugin_task_type_appears_while_it_is_registered():
+    task = register(LikertRating())
+    try:
+        bodies = alternatives(published_schema(), "ProjectCreateRequest")
+        points = bodies["likert_rating"]["properties"]["options"]["properties"]["points"]
+        assert points["enum"] == [5, 7] and points["nullable"] is True
+    finally:
+        unregister(task.name)
+    assert "likert_rating" not in alternatives(published_schema(), "ProjectCreateRequest")
+
+
+def test_every_declared_default_is_allowed_by_its_task_types_body():
+    for task in TASK_TYPES.values():
+        declared = settings_schema(task)
+        body = {
+            "slug": "a-study",
+            "task_type": task.name,
+            **{setting.name: setting.default for setting in declared if setting.column},
+            "options": {setting.name: setting.default for setting in declared if not setting.column},
+        }
+        assert allows(project_request_schema(task, creating=True), body), task.name
+
+
+def test_each_suite_takes_its_own_files_and_settings():
+    bodies = alternatives(published_schema(), "RunCreate")
+    assert set(bodies) == set(SUITES)
+    assert bodies["unli"]["required"] == ["suite", "gold", "predictions"]
+    assert bodies["unli"]["properties"]["model"]["not"] == {}  # `model` only where the suite reads it
+    assert "not" not in bodies["chaos"]["properties"]["model"]
+    assert bodies["nli-atoms"]["required"] == ["suite", "gold"]
+    assert bodies["nli-atoms"]["properties"]["predictions"]["not"] == {}
+
+
+def test_refusal_status_is_400_only_for_a_body_the_schema_refuses():
+    body_schema = project_request_schema(TASK_TYPES["nli_label"], creating=True)
+    fits = {"slug": "s", "task_type": "nli_label", "redundancy": 5, "max_annotations": 2}
+    assert refusal_status(fits, [body_schema]) == 409
+    assert refusal_status({**fits, "redundancy": 500}, [body_schema]) == 400
+    assert refusal_status({**fits, "options": {"no_such_setting": 1}}, [body_schema]) == 400
+    assert refusal_status({**fits, "options": {"completion_code": None}}, [body_schema]) == 409
+
+
+def test_state_refusals_answer_404_or_409_and_shape_refusals_400(author, make_project):
+    api = api_for(author)
+    contradicting = {"slug": "contradicting", "task_type": "nli_label", "redundancy": 5, "max_annotations": 2}
+    refused = api.post("/api/v1/projects/", contradicting, format="json")
+    assert refused.status_code == 409, refused.content
+    assert refused.json()["field"] == "max_annotations" and refused.json()["code"] == "conflict"
+    out_of_bounds = api.post("/api/v1/projects/", {**contradicting, "redundancy": 500}, format="json")
+    assert out_of_bounds.status_code == 400 and out_of_bounds.json()["field"] == "redundancy"
+    not_its_own = {"slug": "atoms", "task_type": "atom_validity", "adaptive": True}
+    assert api.post("/api/v1/projects/", not_its_own, format="json").status_code == 400
+    study = make_project("nli_label", slug="taken", status="draft")
+    in_use = api.post("/api/v1/projects/", {"slug": "taken", "task_type": "nli_label"}, format="json")
+    assert in_use.status_code == 409 and in_use.json()["field"] == "slug"
+    # PATCH: the path does not say the task type, so another type's setting conflicts with the study's.
+    changed = api.patch(f"/api/v1/projects/{study.slug}/", {"adaptive": True}, format="json")
+    assert changed.status_code == 409 and changed.json()["field"] == "adaptive"
+    unknown = api.patch(f"/api/v1/projects/{study.slug}/", {"options": {"no_such_setting": 1}}, format="json")
+    assert unknown.status_code == 400
+    publish_empty = api.patch(f"/api/v1/projects/{study.slug}/", {"status": "published"}, format="json")
+    assert publish_empty.status_code == 409 and publish_empty.json()["field"] == "status"
+    assert Project.objects.get(slug="taken").status == "draft" and not Project.objects.filter(slug="atoms").exists()
+
+
+def test_an_export_the_study_has_not_is_404_and_an_unknown_item_404(author, make_project):
+    api = api_for(author)
+    writing = make_project("hypothesis_writing", slug="writing")
+    answer = api.get(f"/api/v1/projects/{writing.slug}/export/?as=chaosnli")
+    assert answer.status_code == 404 and answer.json()["field"] == "as" and "choose one of" in answer.json()["detail"]
+    unknown_format = api.get(f"/api/v1/projects/{writing.slug}/export/?as=nope")
+    assert unknown_format.status_code == 400
+    nli = make_project("nli_label", slug="labels")
+    adjudicated = api.post(f"/api/v1/projects/{nli.slug}/adjudicate/", {"item": 999999, "value": "e"}, format="json")
+    assert adjudicated.status_code == 404 and adjudicated.json()["field"] == "item"
+
+
+def test_a_wrong_password_is_401_and_a_missing_one_400(make_user):
+    make_user("someone", "worker", password="right-password")
+    wrong = APIClient().post("/api/v1/token/", {"username": "someone", "password": "wrong"}, format="json")
+    assert wrong.status_code == 401 and wrong["WWW-Authenticate"] == "Token"
+    assert wrong.json()["detail"] == "Unable to log in with provided credentials."
+    missing = APIClient().post("/api/v1/token/", {"username": "someone"}, format="json")
+    assert missing.status_code == 400 and missing.json()["field"] == "password"
+
+
+def test_an_evaluation_run_naming_no_visible_project_is_404(author):
+    files = {
+        "gold": SimpleUploadedFile("g.jsonl", b'{"id": "1", "label": "e"}\n'),
+        "predictions": SimpleUploadedFile("p.jsonl", b'{"id": "1", "label": "e"}\n'),
+    }
+    answer = api_for(author).post("/api/v1/evaluation/runs/", {"suite": "unli", "project": "nope", **files})
+    assert answer.status_code == 404 and answer.json()["field"] == "project"
