@@ -38,3 +38,15 @@ def test_the_worker_table_pages_workers_by_name_in_a_fixed_number_of_queries(
     assert "early00" in first and "late21" in first and "late22" not in first
     second = client.get(url, {"workers_page": 2}).content.decode()
     assert "late22" in second and "late29" in second and "early00" not in second
+
+
+def test_only_a_study_with_simulated_answers_is_marked_as_having_them(make_project, import_rows, make_user):
+    from annotation.services import simulation
+
+    real, demo = make_project("unli_slider", slug="real"), make_project("unli_slider", slug="demo")
+    for study in (real, demo):
+        import_rows(study, [{"id": str(n), "premise": f"P{n}", "hypothesis": f"H{n}"} for n in range(3)])
+    answered_by(real, make_user, 2, "person")
+    assert not simulation.has_simulated_answers(demo)  # no simulated account yet
+    assert simulation.simulate(demo, list(demo.items.all()), seed=0) > 0
+    assert simulation.has_simulated_answers(demo) and not simulation.has_simulated_answers(real)
