@@ -6,12 +6,17 @@ from rest_framework import serializers, status
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
-from annotation.api import ProjectRoutes, invalid
+from annotation.api import CONFLICT, ProjectRoutes, invalid
 from common.api_errors import ErrorSerializer, error_response
 from core import roles
 from evaluation.study_evaluation.protocols import SETTINGS
 from evaluation.study_evaluation.views import study_evaluations
 from jobs.services import JobError
+
+# The settings with their bounds in the schema: a value out of bounds breaks the request (400).
+StudyEvaluationSettingsSerializer = type(
+    "StudyEvaluationSettingsSerializer", (serializers.Serializer,), SETTINGS.serializer_fields()
+)
 
 
 class StudyEvaluationSerializer(serializers.Serializer):
@@ -22,14 +27,19 @@ class StudyEvaluationSerializer(serializers.Serializer):
     bucket_nli = serializers.CharField(required=False, allow_blank=True, max_length=300)
     bucket_embedder = serializers.CharField(required=False, allow_blank=True, max_length=300)
     queue = serializers.ChoiceField(choices=["", "default", "gpu"], default="")
-    settings = serializers.DictField(required=False, help_text=", ".join(s.name for s in SETTINGS))
+    settings = StudyEvaluationSettingsSerializer(required=False)
 
 
 class StudyEvaluationRoutes(ProjectRoutes):
     @extend_schema(
         methods=["post"],
         request=StudyEvaluationSerializer,
-        responses={202: OpenApiResponse(description="the evaluation's job"), 400: ErrorSerializer},
+        responses={
+            202: OpenApiResponse(description="the evaluation's job"),
+            400: ErrorSerializer,
+            404: OpenApiResponse(ErrorSerializer, description="a checkpoint the body names is not among yours"),
+            409: CONFLICT,
+        },
     )
     @extend_schema(methods=["get"], responses={200: OpenApiResponse(description="the study's evaluations")})
     @action(detail=True, methods=["get", "post"], url_path="evaluations")
@@ -54,8 +64,15 @@ class StudyEvaluationRoutes(ProjectRoutes):
         if not serializer.is_valid():
             return invalid(serializer)
         from evaluation.study_evaluation.jobs import start_study_evaluation
+        from models_backend import catalog
 
         data = serializer.validated_data
+        known = {checkpoint.key for checkpoint in catalog.checkpoints(request.user)}
+        for field in ("models", "bucket_nli", "bucket_embedder"):
+            named = data.get(field) or []
+            missing = [key for key in ([named] if isinstance(named, str) else named) if key not in known]
+            if missing:
+                return error_response(404, f"no checkpoint {missing[0]!r} among yours", field)
         try:
             job = start_study_evaluation(
                 project,
@@ -67,6 +84,6 @@ class StudyEvaluationRoutes(ProjectRoutes):
                 bucket_embedder=data.get("bucket_embedder") or None,
                 queue=data["queue"] or None,
             )
-        except JobError as error:
-            return error_response(400, str(error))
+        except JobError as error:  # the request fits the schema; the study or a checkpoint does not fit it
+            return error_response(409, str(error))
         return Response({"job": job.pk, "url": f"/api/v1/jobs/{job.pk}/"}, status=status.HTTP_202_ACCEPTED)

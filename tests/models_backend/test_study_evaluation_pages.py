@@ -142,7 +142,15 @@ def test_the_api_starts_and_lists_a_studys_evaluations(author, models_dir, label
     api = APIClient()
     api.force_authenticate(author)
     refused = api.post("/api/v1/projects/labels/evaluations/", {"models": ["shared/odd-labels"]}, format="json")
-    assert refused.status_code == 400 and "do not map to the study's" in refused.json()["detail"]
+    assert refused.status_code == 409 and "do not map to the study's" in refused.json()["detail"]
+    unknown = api.post("/api/v1/projects/labels/evaluations/", {"models": ["shared/nowhere"]}, format="json")
+    assert unknown.status_code == 404 and unknown.json()["field"] == "models"
+    out_of_bounds = api.post(
+        "/api/v1/projects/labels/evaluations/",
+        {"models": ["shared/nli-a"], "settings": {"bootstrap": 5}},
+        format="json",
+    )
+    assert out_of_bounds.status_code == 400 and out_of_bounds.json()["field"] == "settings"
     assert not Job.objects.exists()
     started = api.post(
         "/api/v1/projects/labels/evaluations/",
