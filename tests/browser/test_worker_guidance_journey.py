@@ -10,7 +10,7 @@ from playwright.sync_api import expect
 
 from annotation.tasktypes import get_task_type
 from annotation.tasktypes.atom_validity import CRITERIA
-from tests.browser.conftest import manage, save_screenshot
+from tests.browser.conftest import focused_item, manage, save_screenshot
 from tests.browser.test_crowd_platforms import no_sideways_scroll, too_wide
 from tests.browser.test_journeys import answer_page, submit_by_keyboard
 
@@ -98,6 +98,17 @@ def test_the_page_counter_by_keyboard(open_window, demo_server, counted_study, w
     submit_by_keyboard(page)
     expect(counter).to_have_text("Page 2 of 2 · 2 answers so far")
     expect(counter).to_be_in_viewport()
+    # A taller bar must not hide the next item: answering the first scrolls the second in below the bar.
+    first = focused_item(page)
+    page.keyboard.press("e")
+    page.wait_for_function(
+        "(first) => document.activeElement.closest('fieldset.item')?.dataset.item !== first", arg=first
+    )
+    page.wait_for_timeout(500)  # the smooth scroll settles
+    legend, bar = page.evaluate("""() => [
+        document.activeElement.closest('fieldset.item').querySelector('legend').getBoundingClientRect().top,
+        document.getElementById('page-status').getBoundingClientRect().bottom]""")
+    assert legend >= bar, f"at {width} px the next item's legend ({legend}) is under the bar ({bar})"
     # The counter sits in the sticky bar with the clock: still in sight once the worker has scrolled down.
     page.keyboard.press("End")
     expect(counter).to_be_in_viewport()
