@@ -16,7 +16,9 @@ class ImportSerializer(serializers.Serializer):
         choices=list(IMPORT_PURPOSES),
         required=False,
         default="data",
-        help_text="data to collect, hidden gold check items, or qualification test items",
+        help_text="data to collect, hidden gold check items, or qualification test items; a study takes those "
+        "its task type takes (a per-atom study's test items are picked on its page, not imported): another is "
+        "refused, naming them",
     )
     label_map = serializers.CharField(
         required=False,

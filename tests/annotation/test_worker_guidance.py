@@ -250,6 +250,15 @@ def test_a_per_atom_study_takes_no_qualification_items_from_an_import(make_proje
         import_stream(project, jsonl(ATOM_ROWS), "jsonl", purpose="qualification")
 
 
+def test_the_command_line_refuses_the_purpose_too(make_project, tmp_path):
+    project = make_project("atom_validity")
+    rows = tmp_path / "atoms.jsonl"
+    rows.write_text(jsonl(ATOM_ROWS).getvalue())
+    with pytest.raises(Exception, match="takes no qualification items from an import"):
+        call_command("import_items", project.slug, str(rows), "--format", "jsonl", "--qualification")
+    assert not project.examples.exists()
+
+
 def _import_page(client, project, rows):
     upload = io.BytesIO("".join(json.dumps(row) + "\n" for row in rows).encode())
     upload.name = "rows.jsonl"

@@ -33,7 +33,8 @@ class Command(ProjectCommand):
         parser.add_argument(
             "--qualification",
             action="store_true",
-            help="import the rows as items of the project's qualification test (their label is the reference)",
+            help="import the rows as items of the project's qualification test (their label is the reference; "
+            "a per-atom study's test items are picked on its page instead)",
         )
 
     def handle_project(self, project, opts):
