@@ -98,6 +98,10 @@ class LabelVariationViewSet(ProjectRoutes):
             201: OpenApiResponse(description='{"stored", "pending", "judged", "pairs"}: the judgments were stored'),
             400: ErrorSerializer,
             403: ErrorSerializer,
+            409: OpenApiResponse(
+                ErrorSerializer,
+                description="a pair that is not one of yours in this study, one judged already, or one given twice",
+            ),
         },
     )
     @action(detail=True, methods=["get", "post"], url_path="own-explanations")
@@ -116,7 +120,10 @@ class LabelVariationViewSet(ProjectRoutes):
                 project, request.user, self_judgments.judgments_from_list(body)
             )
         except self_judgments.SelfJudgmentError as exc:
-            return error_response(400, exc.message, exc.field)
+            # 400 where the body breaks the schema's shape; judgments of that shape refused for the pairs they
+            # name (not yours, judged already, given twice) conflict with the study's state (409).
+            fits_the_shape = SelfJudgmentsRequestSerializer(data=request.data).is_valid()
+            return error_response(409 if fits_the_shape else 400, exc.message, exc.field)
         return Response(
             {"stored": stored, **self_judgments.own_pairs(project, request.user)}, status=status.HTTP_201_CREATED
         )

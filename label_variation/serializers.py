@@ -1,5 +1,7 @@
 from rest_framework import serializers
 
+from label_variation.services.self_judgments import MAX_PAGE
+
 
 class SelfJudgmentSerializer(serializers.Serializer):
     pair = serializers.IntegerField(
@@ -13,7 +15,13 @@ class SelfJudgmentSerializer(serializers.Serializer):
 class SelfJudgmentsRequestSerializer(serializers.Serializer):
     """A page of an explanation author's judgments of their own pairs (the body of POST own-explanations/)."""
 
-    judgments = SelfJudgmentSerializer(many=True, help_text="one judgment per pair, at most 200 at once")
+    # The bounds record_self_judgments checks, stated in the schema.
+    judgments = serializers.ListField(
+        child=SelfJudgmentSerializer(),
+        min_length=1,
+        max_length=MAX_PAGE,
+        help_text=f"one judgment per pair, at most {MAX_PAGE} at once",
+    )
 
 
 class ReasonTagRequestSerializer(serializers.Serializer):
