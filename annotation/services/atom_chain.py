@@ -26,9 +26,12 @@ from annotation.live import announce_progress
 from annotation.models import Atom, AuditEntry, Example, Item, Project
 from annotation.services import access, audit
 from annotation.services.projects import create_project
+from annotation.tasktypes import TASK_TYPES
 from common.schema import SettingError
 
-SOURCE_TYPE, TARGET_TYPE = "atom_validity", "defeasible_atom"
+# What a per-atom task type's items are judged for (TaskType.atom_reference_field): the chain reads it, never
+# a task type's name, so another task type of either kind takes part as the built-in ones do.
+SOURCE_REFERENCE, TARGET_REFERENCE = "validity", "effect"
 VALID = "valid"
 OPERATION = "send_valid_atoms"
 NEW_STUDY_INSTRUCTIONS = (
@@ -96,7 +99,7 @@ def send_valid_atoms(source: Project, *, to: str = "", new_title: str = "", user
     to a new one titled `new_title` (a draft owned by `user`, or by the validity study's author from the
     command line, open to the same workers). `user`: who sends (they must manage both studies); None for the
     command line."""
-    if source.task_type != SOURCE_TYPE:
+    if not _judges(source, SOURCE_REFERENCE):
         raise ChainError(
             f"{source.slug} is a {source.task.label} study: valid atoms come from an atom validity study", "source"
         )
@@ -117,7 +120,7 @@ def send_valid_atoms(source: Project, *, to: str = "", new_title: str = "", user
 def page_state(source: Project, user) -> dict | None:
     """What a validity study's page shows about sending (None for other task types): the atoms' verdicts,
     the defeasible studies `user` manages, the last target and the latest sends."""
-    if source.task_type != SOURCE_TYPE:
+    if not _judges(source, SOURCE_REFERENCE):
         return None
     past = list(
         AuditEntry.objects.filter(project=source, action=AuditEntry.Action.LINK, details__operation=OPERATION).order_by(
@@ -126,11 +129,22 @@ def page_state(source: Project, user) -> dict | None:
     )
     return {
         "verdicts": atom_verdicts(source),
-        "targets": access.managed_projects(user).filter(task_type=TARGET_TYPE).order_by("title", "slug"),
+        "defeasible_studies": access.managed_projects(user)
+        .filter(task_type__in=_task_types_judging(TARGET_REFERENCE))
+        .order_by("title", "slug"),
         "last_target": past[0].details.get("target") if past else "",
         "suggested_title": f"Defeasible: {source.title}"[:200],
         "past": past,
     }
+
+
+def _task_types_judging(reference: str) -> list[str]:
+    """The installed per-atom task types whose items are judged for `reference`, in registration order."""
+    return [name for name, task in TASK_TYPES.items() if task.per_atom and task.atom_reference_field == reference]
+
+
+def _judges(project: Project, reference: str) -> bool:
+    return project.task_installed and project.task.per_atom and project.task.atom_reference_field == reference
 
 
 def _atom_items(source: Project):
@@ -155,7 +169,7 @@ def _existing_target(slug: str, user) -> Project:
     # A study the sender may not manage is named as missing, as the access module answers for pages.
     if target is None or (user is not None and not access.can_manage(user, target)):
         raise ChainError(f"no study {slug!r} of yours", "to")
-    if target.task_type != TARGET_TYPE:
+    if not _judges(target, TARGET_REFERENCE):
         raise ChainError(f"{slug} is {_kind(target)}: valid atoms go to a defeasible atom effect study", "to")
     return target
 
@@ -170,7 +184,7 @@ def _new_target(source: Project, title: str, user) -> Project:
     try:
         target = create_project(
             slug,
-            TARGET_TYPE,
+            _task_types_judging(TARGET_REFERENCE)[0],
             owner,
             title=title[:200],
             instructions=NEW_STUDY_INSTRUCTIONS,
