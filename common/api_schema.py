@@ -125,6 +125,8 @@ def setting_schema(setting, nullable: bool = False) -> dict:
             schema["maxLength"] = setting.max_length
     elif setting.kind == "choice":
         schema["enum"] = [list(value) if isinstance(value, tuple) else value for value, _ in setting.choices]
+    elif setting.kind == "json":
+        schema.update(setting.json_schema or {})  # without one: any JSON, its check deciding
     elif setting.kind == "project":
         schema.update({"type": "string", "pattern": "^\\s*[-a-zA-Z0-9_]*\\s*$"})
         nullable = True  # null or "" clears the link

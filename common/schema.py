@@ -69,6 +69,9 @@ class Setting:
     # The protocol fixes it (a task type's built-in worker guidance): always its default, shown to the author
     # read-only; a different value is refused, and a cleaned result leaves it out (nobody stores a copy).
     fixed: bool = False
+    # A "json" setting's value as JSON Schema states it (published in the API's schema, common.api_schema):
+    # its shape; `check` still has the last word on what no schema can say (two entries with one tag).
+    json_schema: dict | None = None
 
     def __post_init__(self):
         if self.kind not in KINDS:

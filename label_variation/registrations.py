@@ -33,6 +33,7 @@ extensions.add_settings(
         "the reasons items may be tagged with: a list of objects with tag, and optional name, key "
         "(one letter or digit) and description (default: the TACL 2022 disagreement categories)",
         check=reasons.check_taxonomy,
+        json_schema=reasons.TAXONOMY_SCHEMA,
     ),
     Setting(
         "reason_taggers", "choice", reasons.AUTHORS, "who tags the reasons annotators disagree", choices=reasons.TAGGERS

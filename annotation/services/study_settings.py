@@ -37,6 +37,19 @@ def _check_worked_examples(value) -> None:
             raise ValueError(f"example {number}: every field must be text")
 
 
+# What _check_worked_examples checks of each example's shape, as the API's schema states it.
+WORKED_EXAMPLES_SCHEMA = {
+    "type": "array",
+    "items": {
+        "type": "object",
+        "properties": {name: {"type": "string"} for name in WORKED_EXAMPLE_FIELDS}
+        | {name: {"type": "string", "pattern": "\\S"} for name in ("premise", "hypothesis", "answer")},
+        "required": ["premise", "hypothesis", "answer"],
+        "additionalProperties": False,
+    },
+}
+
+
 # Settings every task type has. Task types add their own (TaskType.settings); defaults that depend on the
 # task type are filled in by settings_schema().
 COMMON_SETTINGS = (
@@ -167,6 +180,7 @@ COMMON_SETTINGS = (
         "examples shown with the instructions: a list of objects with "
         "premise, hypothesis, optional update and atom, answer and why",
         check=_check_worked_examples,
+        json_schema=WORKED_EXAMPLES_SCHEMA,
         worker_visible=True,
     ),
     Setting(

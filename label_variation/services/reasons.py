@@ -128,6 +128,25 @@ class ReasonError(Exception):
 # ---------------------------------------------------------------------------- the taxonomy
 
 
+# What check_taxonomy checks of the list's shape, as the API's schema states it (not: tags and keys unique).
+TAXONOMY_SCHEMA = {
+    "type": "array",
+    "minItems": 1,
+    "maxItems": len(SHORTCUTS),
+    "items": {
+        "type": "object",
+        "properties": {
+            "tag": {"type": "string", "pattern": "\\S", "maxLength": 60},
+            "name": {"type": "string"},
+            "key": {"type": "string", "pattern": f"^[{SHORTCUTS}{SHORTCUTS.upper()}]?$"},
+            "description": {"type": "string"},
+        },
+        "required": ["tag"],
+        "additionalProperties": False,
+    },
+}
+
+
 def check_taxonomy(value) -> None:
     """The `reason_taxonomy` setting's check: a list of categories, each with a unique tag and key."""
     if not isinstance(value, list) or not value:

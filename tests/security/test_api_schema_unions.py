@@ -155,3 +155,15 @@ def test_an_evaluation_run_naming_no_visible_project_is_404(author):
     }
     answer = api_for(author).post("/api/v1/evaluation/runs/", {"suite": "unli", "project": "nope", **files})
     assert answer.status_code == 404 and answer.json()["field"] == "project"
+
+
+def test_a_json_setting_states_its_shape_and_its_check_decides_the_rest(author):
+    api = api_for(author)
+    study = {"slug": "examples", "task_type": "nli_label"}
+    no_premise = {"options": {"worked_examples": [{"hypothesis": "H", "answer": "e"}]}}
+    refused = api.post("/api/v1/projects/", {**study, **no_premise}, format="json")
+    assert refused.status_code == 400 and refused.json()["field"] == "worked_examples"
+    twice = [{"tag": "Lexical"}, {"tag": "Lexical"}]  # the shape fits; tags unique is the check's alone
+    repeated = api.post("/api/v1/projects/", {**study, "options": {"reason_taxonomy": twice}}, format="json")
+    assert repeated.status_code == 409 and "listed twice" in repeated.json()["detail"]
+    assert not Project.objects.exists()
