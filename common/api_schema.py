@@ -137,9 +137,9 @@ def setting_schema(setting, nullable: bool = False) -> dict:
 
 def allows(schema: dict, value) -> bool:
     """Whether `value` is valid under an OpenAPI 3.0 schema that holds no $ref (as setting_schema makes them)."""
-    from jsonschema import Draft4Validator
+    import jsonschema_rs  # here, not at the top: only a refused request needs it
 
-    return Draft4Validator(_as_json_schema(schema)).is_valid(value)
+    return jsonschema_rs.Draft4Validator(_as_json_schema(schema)).is_valid(value)
 
 
 def _as_json_schema(schema):
