@@ -45,6 +45,7 @@ from _common import (
 SLUG, LABEL_SLUG = "pages-bench", "pages-labels"
 WORKER_MS, DASHBOARD_MS, MODELS_MS, PAGE_MS = 200, 200, 300, 1000
 LABEL_WORKERS, LABEL_ANSWERS_PER_ITEM = 10, 5
+PAGE_ITEMS = 5  # items on a submitted page of the large study
 # What the author (or the API as the author) asks for, with its goal; {base} is the large study's pages.
 AUTHOR_PAGES = {
     "dashboard": ("{base}/", DASHBOARD_MS),
@@ -68,7 +69,8 @@ AUTHOR_PAGES = {
     "api_progress": ("/api/v1{base}/progress/", PAGE_MS),
     "api_results": ("/api/v1{base}/results/", PAGE_MS),
     "api_adjudication": ("/api/v1{base}/adjudication/", PAGE_MS),
-    "api_agreement": ("/api/v1{base}/agreement/", PAGE_MS),
+    # The point estimates: the API's default 200 resamples are what the report's job computes (report_job_s).
+    "api_agreement": ("/api/v1{base}/agreement/?bootstrap=0", PAGE_MS),
     "api_annotator_models": ("/api/v1{labels}/annotator-models/", PAGE_MS),
 }
 
@@ -111,12 +113,14 @@ def build_slider_study(author, items: int, answers: int, workers: int):
         created = insert_select(
             Annotation,
             {"item_id": "i.id", "worker_id": "w.id", "raw": raw, "value": value, "seconds_spent": "2.5"},
-            # Each item is answered by the per_item workers whose rank matches its id modulo the groups.
+            # Each run of PAGE_ITEMS item ids is answered by the per_item workers whose rank matches the run's
+            # number modulo the groups: a worker's answers then come on pages of PAGE_ITEMS items.
             f"annotation_item i JOIN auth_user w ON w.id BETWEEN {ids[0]} AND {ids[-1]} "
-            f"AND (w.id - {ids[0]}) %% {groups} = i.id %% {groups} WHERE i.project_id = {int(project.pk)}",
+            f"AND (w.id - {ids[0]}) %% {groups} = (i.id / {PAGE_ITEMS}) %% {groups} "
+            f"WHERE i.project_id = {int(project.pk)}",
             [],
         )
-        put_on_pages(project)
+        put_on_pages(project, PAGE_ITEMS)
     log(f"{created} answers in {time.perf_counter() - start:.1f} s")
     return project, people[0], created
 
@@ -148,6 +152,18 @@ def build_label_study(author, items: int):
         )
     log(f"label study: {items} items, {created} answers")
     return project, created
+
+
+def settle() -> None:
+    """Planner statistics, and on PostgreSQL the visibility map too (VACUUM ANALYZE): what autovacuum gives a
+    live database, so that counts read indexes alone rather than every row of a table just loaded."""
+    from django.db import connection
+
+    if connection.vendor != "postgresql" or connection.in_atomic_block:  # VACUUM runs outside transactions only
+        analyze()
+        return
+    with connection.cursor() as cursor:
+        cursor.execute("VACUUM ANALYZE")
 
 
 def _true() -> str:
@@ -236,7 +252,7 @@ def measure(args) -> dict:
     author = make_author()
     project, answered_worker, answers = build_slider_study(author, args.items, args.answers, args.workers)
     labels, label_answers = build_label_study(author, args.label_items)
-    analyze()
+    settle()
     timer = Timer(args.repeat)
     client = Client()
     client.force_login(author)
@@ -276,7 +292,7 @@ def measure(args) -> dict:
 @contextmanager
 def django_on_named_database(url: str):
     """The PostgreSQL database at `url` dropped and made again (a benchmark's own), migrated, with this
-    process's Django on it; dropped afterwards unless --keep."""
+    process's Django on it; left in place afterwards for a look at its queries (the next run drops it)."""
     import psycopg
 
     server, name = url.rsplit("/", 1)
