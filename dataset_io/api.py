@@ -107,11 +107,25 @@ class DatasetViewSet(ProjectRoutes):
             OpenApiParameter("include_unanswered", bool, description="also write items without a label yet"),
             FREE_TEXT_PARAMETER,
             OpenApiParameter("license", str, description="the card's license: a Hub license id or an SPDX id"),
-            OpenApiParameter("pretty_name", str, description="the dataset's name (default: the study's title)"),
+            OpenApiParameter(
+                "pretty_name",
+                {"type": "string", "maxLength": dataset_card.PRETTY_NAME_MAX},
+                description="the dataset's name (default: the study's title)",
+            ),
             OpenApiParameter("description", str, description="what the dataset is"),
             OpenApiParameter("citation", str, description="how to cite it (BibTeX)"),
-            OpenApiParameter("language", str, description="the texts' languages, comma-separated codes"),
-            OpenApiParameter("source_datasets", str, description="original, or extended|<dataset>, comma-separated"),
+            OpenApiParameter(
+                "language",
+                str,
+                pattern=dataset_card.comma_list_pattern(dataset_card.LANGUAGE),
+                description="the texts' languages, comma-separated codes",
+            ),
+            OpenApiParameter(
+                "source_datasets",
+                str,
+                pattern=dataset_card.comma_list_pattern(dataset_card.SOURCE_DATASET),
+                description="original, or extended|<dataset>, comma-separated",
+            ),
             OpenApiParameter(
                 "parquet", str, enum=["yes", "no"], description="Parquet copies (default: docs/formats.md)"
             ),

@@ -89,6 +89,15 @@ HUB_LICENSES = [
 ]
 LANGUAGE = re.compile(r"[a-z]{2,3}(-[A-Za-z0-9]{2,8})*")  # an ISO 639 code, with a region or script if wanted
 SOURCE_DATASET = re.compile(r"original|extended(\|[\w.\-/]+)?")  # the Hub's values: original, extended|<dataset>
+PRETTY_NAME_MAX = 200
+
+
+def comma_list_pattern(part: re.Pattern) -> str:
+    """A text of comma-separated `part`s (blank ones left out, each trimmed), as the API's schema states it."""
+    item = rf"(?:{part.pattern})\s*"
+    return rf"^\s*(?:{item})?(?:,\s*(?:{item})?)*$"
+
+
 MISSING = "**Missing:**"  # how the card marks what the author has not given yet
 
 
@@ -156,8 +165,8 @@ def card_details(
             raise CardError(
                 "source_datasets", f"{source[:60]!r} must be original or extended|<dataset> (e.g. extended|snli)"
             )
-    if len(pretty_name) > 200:
-        raise CardError("pretty_name", "must be at most 200 characters")
+    if len(pretty_name) > PRETTY_NAME_MAX:
+        raise CardError("pretty_name", f"must be at most {PRETTY_NAME_MAX} characters")
     return CardDetails(
         license=chosen.lower(),
         pretty_name=pretty_name.strip(),
