@@ -132,3 +132,16 @@ def inspect_checkpoint(path: str | Path, kind: str | ModelKind | None = None) ->
         sigmoid=getattr(config, OUTPUT_ACTIVATION_KEY, None) == "sigmoid",
         hypothesis_only=bool(getattr(config, HYPOTHESIS_ONLY_KEY, False)),
     )
+
+
+def trained_length(model_dir: Path) -> int | None:
+    """Tokens per pair the checkpoint was trained with (train_unli's model card), else what its position
+    embeddings allow, else None (the tokenizer's own limit)."""
+    try:
+        return int(json.loads((model_dir / "model_card.json").read_text())["settings"]["max_length"])
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    try:
+        return int(json.loads((model_dir / "config.json").read_text())["max_position_embeddings"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None

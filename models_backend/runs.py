@@ -1,9 +1,10 @@
-"""The model job kinds (prediction, evaluation against gold, UNLI training, atom and antonym pipelines),
-registered with the one jobs module, and how the browser starts each (`FORMS`): the checkpoints it picks from
-the registry, the files it takes from a study or an upload, and its settings, declared once (common.schema).
+"""The model job kinds (prediction, UNLI training, atom and antonym pipelines), registered with the one jobs
+module, and how the browser starts each (`FORMS`): the checkpoints it picks from the registry, the files it
+takes from a study or an upload, and its settings, declared once (common.schema). Scoring a checkpoint on a
+study is the study evaluation's (evaluation.study_evaluation).
 The command line calls the same job functions directly, with a progress bar instead.
 
-A job's files are its inputs (copied in with checksums: role "input", "gold", or "train" and "eval") and what
+A job's files are its inputs (copied in with checksums: role "input", or "train" and "eval") and what
 it writes goes into its own folder, unless its settings name paths on the server (the command line's way).
 """
 
@@ -20,7 +21,7 @@ from django.conf import settings as django_settings
 
 from common.schema import Schema, Setting
 from common.vocabulary import UPDATE
-from jobs.kinds import HOUR, JobKind, register
+from jobs.kinds import HOUR, JobError, JobKind, register
 from jobs.running import output_file, scratch_folder
 from models_backend.dataio import read_pairs
 from models_backend.model_kinds import PRECISIONS, ModelKind
@@ -46,7 +47,7 @@ def _output(job, key: str, name: str):
 
 
 def _predict(job, progress):
-    from models_backend.against_gold import trained_length
+    from models_backend.checkpoint_spec import trained_length
     from models_backend.prediction import predict_file
 
     params = job.params
@@ -65,21 +66,10 @@ def _predict(job, progress):
     )
 
 
-def _evaluate_model(job, progress):
-    from models_backend.against_gold import evaluate_against_gold
-
-    params = job.params
-    job.write_log(
-        f"scoring {Path(params['model_dir']).name} against {job.inputs[0]['name'] if job.inputs else 'the gold file'}",
-    )
-    return evaluate_against_gold(
-        params["model_dir"],
-        _input(job, "gold", "gold_path"),
-        _output(job, "output_path", "predictions_vs_gold.csv"),
-        batch_size=int(params.get("batch_size", 64)),
-        precision=params.get("precision", "auto"),
-        device=params.get("device"),
-        progress=progress,
+def _retired_evaluation(job, progress):
+    raise JobError(
+        "evaluations against gold are now study evaluations: evaluate the checkpoint from its study's "
+        'Evaluate page (docs/models.md, "Evaluating a study")'
     )
 
 
@@ -104,6 +94,8 @@ def _train_unli(job, progress):
         baseline=bool(params.get("with_baseline")),
     )
     job.write_log(f"eval Pearson r {result['pearson']:.4f}, Spearman rho {result['spearman']:.4f}")
+    if result.get("warning"):
+        job.write_log(f"warning: {result['warning']}")
     if not params.get("output_dir"):
         from models_backend.catalog import store_trained
 
@@ -185,6 +177,11 @@ def _make_antonym_pairs(job, progress):
     )
 
 
+def _training_warning(job) -> dict:
+    """A training on few rows says so above its figures (training.recipe.MIN_TRAINING_ROWS)."""
+    return {"panel": "models_backend/_training_warning.html"} if (job.result or {}).get("warning") else {}
+
+
 def model_job(run: Callable) -> Callable:
     """A model job first finds its checkpoints on the worker's host (fetching trained ones from the storage),
     and hands its cached GPU memory back when it ends, however it ends (a worker outlives its jobs; see
@@ -208,16 +205,18 @@ def model_job(run: Callable) -> Callable:
 
 for _kind in (
     JobKind(PREDICT, "Prediction", model_job(_predict), group="models", time_limit=12 * HOUR, repeatable=True),
-    JobKind(
-        EVALUATE_MODEL,
-        "Model evaluation against gold",
-        model_job(_evaluate_model),
-        group="models",
-        time_limit=12 * HOUR,
-        repeatable=True,
-    ),
+    # Retired: the study evaluation (evaluation.study_evaluation) scores checkpoints on a study. Still
+    # registered so that the pages of finished evaluations against gold keep showing their figures.
+    JobKind(EVALUATE_MODEL, "Model evaluation against gold (retired)", _retired_evaluation, group="models"),
     # Not repeated by itself after a fault: hours of a GPU are the author's to spend again.
-    JobKind(TRAIN_UNLI, "UNLI training", model_job(_train_unli), group="models", time_limit=48 * HOUR),
+    JobKind(
+        TRAIN_UNLI,
+        "UNLI training",
+        model_job(_train_unli),
+        group="models",
+        present=_training_warning,
+        time_limit=48 * HOUR,
+    ),
     # Not repeatable: it may import into a study.
     JobKind(GENERATE_ATOMS, "Atom generation", model_job(_generate_atoms), group="models", time_limit=24 * HOUR),
     JobKind(
@@ -333,16 +332,6 @@ FORMS = {
                     PRECISION,
                 )
             ),
-        ),
-        ModelForm(
-            "evaluate",
-            EVALUATE_MODEL,
-            "Evaluate against gold",
-            "Score a UNLI regressor against a slider study's probabilities, or an NLI classifier against a label "
-            "study's gold labels.",
-            (ModelSlot("model_dir", "Model", (ModelKind.UNLI.value, ModelKind.NLI.value)),),
-            (FileSlot("gold", "Gold", ("usnli", "snli"), "U-SNLI CSV (unli column) or SNLI JSONL (gold_label)."),),
-            Schema((BATCH, PRECISION)),
         ),
         ModelForm(
             "train_unli",

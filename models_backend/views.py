@@ -1,13 +1,15 @@
 """The models pages: start any model job (its form built from its declaration in models_backend.runs), the
-list of model jobs, and the registry of local checkpoints with a one-click evaluation against a study's gold.
-A job's own page is the job page (jobs.views), as for every background job."""
+list of model jobs, and the registry of local checkpoints, each with the studies it can be evaluated on (the
+study evaluation's page, prefilled). A job's own page is the job page (jobs.views), as for every background
+job."""
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import Http404
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_POST
+from django.urls import reverse
+from django.utils.http import urlencode
 
 from annotation.services import access
 from core import roles
@@ -15,13 +17,10 @@ from jobs.kinds import kinds_of
 from jobs.models import Job
 from jobs.services import JobError
 from jobs.workers import live_workers
-from models_backend import catalog
-from models_backend.forms import ModelJobForm, studies_exporting
+from models_backend import catalog, study_evaluation_link
+from models_backend.forms import ModelJobForm
 from models_backend.launch import start_model_job
 from models_backend.runs import FORMS
-
-# Which gold export a one-click evaluation reads, by model kind.
-EVALUATE_FORMATS = {"unli": ("usnli",), "nli": ("snli",)}
 
 
 def _require_author(user) -> None:
@@ -75,13 +74,12 @@ def checkpoint_list(request):
     _require_author(request.user)
     listed = catalog.checkpoints(request.user)
     used = catalog.runs_using(request.user, listed)
+    studies = list(access.managed_projects(request.user).order_by("slug"))
     rows = [
         {
             "checkpoint": c,
             "runs": used[c.key],
-            "studies": studies_exporting(request.user, EVALUATE_FORMATS[c.kind])
-            if c.kind in EVALUATE_FORMATS
-            else None,
+            "studies": study_evaluation_link.studies_taking(studies, c.kind) if c.kind else None,
         }
         for c in listed
     ]
@@ -89,19 +87,12 @@ def checkpoint_list(request):
 
 
 @login_required
-@require_POST
 def checkpoint_evaluate(request):
-    """One click: score a checkpoint against a study's gold (an evaluation job), then follow it."""
+    """ "Evaluate on a study": the study evaluation's form for that study, the checkpoint ticked."""
     _require_author(request.user)
-    study = access.managed_projects(request.user).filter(slug=request.POST.get("study", "")).first()
-    try:
-        if study is None:
-            raise JobError("pick one of your studies")
-        job = start_model_job(
-            "evaluate", request.user, {"model_dir": request.POST.get("checkpoint", "")}, {"gold": study}, {}
-        )
-    except JobError as error:
-        messages.error(request, str(error))
+    study = access.managed_projects(request.user).filter(slug=request.GET.get("study", "")).first()
+    if study is None:
+        messages.error(request, "Evaluate: pick one of your studies")
         return redirect("models_backend:checkpoint_list")
-    messages.success(request, f"Job {job.pk} started: {job.title} on study {study.slug}.")
-    return redirect("jobs:detail", job_id=job.pk)
+    query = urlencode({"model": request.GET.get("checkpoint", "")})
+    return redirect(f"{reverse(study_evaluation_link.PAGE, args=[study.slug])}?{query}")

@@ -26,6 +26,12 @@ class StudyEvaluationSerializer(serializers.Serializer):
     collected_only = serializers.BooleanField(default=False)
     bucket_nli = serializers.CharField(required=False, allow_blank=True, max_length=300)
     bucket_embedder = serializers.CharField(required=False, allow_blank=True, max_length=300)
+    baseline = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=300,
+        help_text="slider studies: a UNLI checkpoint run on the hypotheses alone (the hypothesis-only baseline)",
+    )
     queue = serializers.ChoiceField(choices=["", "default", "gpu"], default="")
     settings = StudyEvaluationSettingsSerializer(required=False)
 
@@ -68,7 +74,7 @@ class StudyEvaluationRoutes(ProjectRoutes):
 
         data = serializer.validated_data
         known = {checkpoint.key for checkpoint in catalog.checkpoints(request.user)}
-        for field in ("models", "bucket_nli", "bucket_embedder"):
+        for field in ("models", "bucket_nli", "bucket_embedder", "baseline"):
             named = data.get(field) or []
             missing = [key for key in ([named] if isinstance(named, str) else named) if key not in known]
             if missing:
@@ -82,6 +88,7 @@ class StudyEvaluationRoutes(ProjectRoutes):
                 collected_only=data["collected_only"],
                 bucket_nli=data.get("bucket_nli") or None,
                 bucket_embedder=data.get("bucket_embedder") or None,
+                baseline=data.get("baseline") or None,
                 queue=data["queue"] or None,
             )
         except JobError as error:  # the request fits the schema; the study or a checkpoint does not fit it

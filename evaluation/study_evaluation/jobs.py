@@ -11,6 +11,7 @@ from evaluation.study_evaluation.protocols import (
     EVALUATE_STUDY,
     SETTINGS,
     Settings,
+    check_baseline,
     label_order,
     model_names,
     protocol_of,
@@ -39,12 +40,14 @@ def start_study_evaluation(
     collected_only: bool = False,
     bucket_nli: str | None = None,
     bucket_embedder: str | None = None,
+    baseline: str | None = None,
     queue: str | None = None,
     background: bool = True,
 ):
     """Check everything, then store and queue an `evaluate_study` job: the study's reference is written and
     copied into the job; each checkpoint (a registry key) is checked against the study's protocol (its kind
-    and its labels). JobError with nothing stored when anything does not fit."""
+    and its labels); baseline: a UNLI checkpoint run on the hypotheses alone (slider studies). JobError with
+    nothing stored when anything does not fit."""
     import tempfile
 
     from annotation.services import access
@@ -78,6 +81,11 @@ def start_study_evaluation(
         params["checkpoints"]["bucket_nli"] = catalog.resolve(user, bucket_nli, (ModelKind.NLI.value,)).key
         if bucket_embedder:
             params["checkpoints"]["bucket_embedder"] = catalog.resolve(user, bucket_embedder, (catalog.ENCODER,)).key
+    if baseline:
+        check_baseline(protocol)
+        picked_baseline = catalog.resolve(user, baseline, protocol.model_kinds)
+        params["checkpoints"]["baseline"] = picked_baseline.key
+        params["baseline_name"] = model_names([picked_baseline.name])[0]
     with tempfile.TemporaryDirectory() as scratch:
         reference = write_reference(project, Path(scratch), collected_only)
         rows = read_reference(reference)
@@ -125,6 +133,7 @@ def run_job(job, progress) -> dict:
         folder,
         settings,
         human_baseline=params.get("human_baseline"),
+        baseline=(params["baseline_name"], params["baseline"]) if params.get("baseline") else None,
         progress=progress,
         log=job.write_log,
     )

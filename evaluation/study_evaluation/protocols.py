@@ -88,7 +88,22 @@ def protocol_of(project) -> Protocol:
     return PROTOCOLS[suite]
 
 
+def takes_checkpoint_kind(project, kind: str) -> bool:
+    """Whether the study has an evaluation and it takes checkpoints of this kind (the checkpoints page lists
+    these studies, through models_backend.study_evaluation_link)."""
+    try:
+        return kind in protocol_of(project).model_kinds
+    except JobError:
+        return False
+
+
 # Checkpoints ---------------------------------------------------------------------------------------------
+
+
+def check_baseline(protocol: Protocol) -> None:
+    """A hypothesis-only baseline is the U-SNLI paper's: slider (UNLI) studies only."""
+    if protocol.suite != "unli":
+        raise JobError("Hypothesis-only baseline: only probability (UNLI) studies have one")
 
 
 def label_order(protocol: Protocol, spec: ModelSpec) -> list[int]:
@@ -174,9 +189,19 @@ def model_names(folders_or_names: Sequence[str]) -> list[str]:
 
 
 def headline_rows(result: dict) -> list[dict]:
-    """One row per model with the protocol's headline figures (the page's and the command's summary)."""
+    """One row per model with the protocol's headline figures (the page's and the command's summary), and one
+    for the hypothesis-only baseline where there is one."""
     protocol = PROTOCOLS[result["study_protocol"]]
-    return [
+    rows = [
         {"model": name, **{figure: figures.get(figure) for figure, _ in protocol.headline}}
         for name, figures in result["models"].items()
     ]
+    baseline = result.get("hypothesis_only_baseline")
+    if baseline:  # its own row, never among the models compared
+        rows.append(
+            {
+                "model": f"{baseline['model']} (hypothesis-only baseline)",
+                **{figure: baseline.get(figure) for figure, _ in protocol.headline},
+            }
+        )
+    return rows

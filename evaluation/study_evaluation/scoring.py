@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +17,7 @@ from evaluation.study_evaluation.protocols import (
     UPDATE_TYPES,
     Protocol,
     Settings,
+    check_baseline,
     label_order,
     model_names,
     protocol_of,
@@ -53,15 +55,26 @@ def model_inputs(protocol: Protocol, rows: list[dict]) -> dict[str, tuple[list[s
 
 
 def predict_inputs(
-    folder: Path, inputs: dict, *, batch_size: int, precision: str, device: str | None, progress=None
-) -> tuple[ModelSpec, dict[str, np.ndarray]]:
-    """One checkpoint's outputs on every input set, with the prediction job's batched runner."""
-    from models_backend.against_gold import trained_length
+    folder: Path,
+    inputs: dict,
+    *,
+    batch_size: int,
+    precision: str,
+    device: str | None,
+    progress=None,
+    hypothesis_only: bool = False,
+) -> tuple[ModelSpec, dict[str, np.ndarray], str]:
+    """One checkpoint's outputs on every input set, with the prediction job's batched runner, and the device
+    they were computed on. hypothesis_only: the checkpoint reads the second segments alone, as a checkpoint
+    trained on hypotheses alone does by itself."""
+    from models_backend.checkpoint_spec import trained_length
     from models_backend.devices import pick_device, pick_precision
     from models_backend.registry import inspect_checkpoint, load_model
     from models_backend.runner import predict_pairs
 
     spec = inspect_checkpoint(folder)
+    if hypothesis_only:
+        spec = replace(spec, hypothesis_only=True)
     torch_device = pick_device(device)
     model, tokenizer = load_model(spec, torch_device, pick_precision(torch_device, precision))
     total, done, outputs = sum(len(first) for first, _ in inputs.values()), 0, {}
@@ -77,7 +90,7 @@ def predict_inputs(
             progress=_offset(progress, done, total),
         )
         done += len(first)
-    return spec, outputs
+    return spec, outputs, str(torch_device)
 
 
 def _offset(progress, done: int, total: int):
@@ -276,12 +289,14 @@ def evaluate_study(
     settings: Settings | None = None,
     *,
     human_baseline: dict | None = None,
+    baseline: tuple[str, str | Path] | None = None,
     progress: Callable[[int, int], None] | None = None,
     log: Callable[[str], None] | None = None,
 ) -> dict:
     """Every model's figures on the reference, under its name, the human baseline beside them and, with two
     or more models, their comparison on the same resampled items. Writes each model's suite files into
-    `folder`/<name>."""
+    `folder`/<name>. baseline: (name, folder) of a UNLI checkpoint run on the hypotheses alone, the U-SNLI
+    paper's hypothesis-only baseline; its figures come apart from the models' (`hypothesis_only_baseline`)."""
     from evaluation.suites import json_ready
 
     settings = settings or Settings()
@@ -303,7 +318,7 @@ def evaluate_study(
     for index, (name, model_folder) in enumerate(models.items()):
         if log:
             log(f"model {name}: {sum(len(first) for first, _ in inputs.values())} inputs")
-        spec, outputs = predict_inputs(
+        spec, outputs, device = predict_inputs(
             Path(model_folder),
             inputs,
             batch_size=settings.batch_size,
@@ -315,7 +330,7 @@ def evaluate_study(
         )
         order = label_order(protocol, spec)
         files = write_suite_files(protocol, scored, outputs, order, name, Path(folder) / name)
-        figures = suite_figures(protocol, reference, files, name, settings, buckets)
+        figures = suite_figures(protocol, reference, files, name, settings, buckets) | {"device": device}
         extra: dict = {"weighted": settings.weighted, "binary_atoms": figures.get("atom_labels") == "binary"}
         if protocol.suite == "nli-atoms":
             extra["validity_judged_right"] = validity_judged_right(scored, outputs, order)
@@ -334,9 +349,29 @@ def evaluate_study(
         "human_baseline": human_baseline or {},
         "seconds": round(time.perf_counter() - started, 3),
     }
+    if baseline is not None:
+        result["hypothesis_only_baseline"] = hypothesis_only_baseline(
+            protocol, reference, scored, inputs, baseline, Path(folder), settings
+        )
     if len(models) >= 2:
         result["comparison"] = compare(protocol, scorers, settings)
     return json_ready(result)
+
+
+def hypothesis_only_baseline(protocol, reference, rows, inputs, baseline, folder: Path, settings) -> dict:
+    """The UNLI suite's figures for a checkpoint that reads each pair's hypothesis alone."""
+    check_baseline(protocol)
+    name, model_folder = baseline
+    _, outputs, device = predict_inputs(
+        Path(model_folder),
+        {"pairs": inputs["pairs"]},
+        batch_size=settings.batch_size,
+        precision=settings.precision,
+        device=settings.device,
+        hypothesis_only=True,
+    )
+    files = write_suite_files(protocol, rows, outputs, [], name, folder / f"{name}-hypothesis-only")
+    return {"model": name, **suite_figures(protocol, reference, files, name, settings), "device": device}
 
 
 def _bucket_functions(nli: str, embedder: str | None, device: str | None):
@@ -371,17 +406,20 @@ def evaluate_folders(
     settings: Settings | None = None,
     *,
     collected_only: bool = False,
+    baseline: str | Path | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> dict:
     """The command line's way: checkpoint folders on this host, run here and now, nothing stored. Every
-    checkpoint is checked against the study before any runs."""
+    checkpoint is checked against the study before any runs; baseline: a hypothesis-only baseline's folder."""
     import tempfile
 
     from models_backend.registry import inspect_checkpoint
 
     settings = settings or Settings()
     protocol = protocol_of(project)
-    for folder in folders:
+    if baseline:
+        check_baseline(protocol)
+    for folder in [*folders, *([baseline] if baseline else [])]:
         label_order(protocol, inspect_checkpoint(folder))
     with tempfile.TemporaryDirectory() as scratch:
         reference = write_reference(project, Path(scratch), collected_only)
@@ -391,5 +429,6 @@ def evaluate_folders(
             output,
             settings,
             human_baseline=human_baseline_figures(project, protocol, settings.seed),
+            baseline=(model_names([str(baseline)])[0], baseline) if baseline else None,
             progress=progress,
         )

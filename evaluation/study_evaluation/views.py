@@ -41,6 +41,14 @@ class StudyEvaluationForm(forms.Form):
             label="Collected answers only",
             help_text="leave out items whose reference value was imported with the data",
         )
+        if self.protocol.suite == "unli":
+            self.fields["baseline"] = forms.ChoiceField(
+                required=False,
+                label="Hypothesis-only baseline",
+                choices=[("", "—"), *catalog.choices(user, self.protocol.model_kinds)],
+                help_text="a UNLI checkpoint run on the hypotheses alone (the U-SNLI paper's baseline); its "
+                "figures get a row of their own",
+            )
         if self.protocol.suite == "defeasible":
             self.fields["bucket_nli"] = forms.ChoiceField(
                 required=False,
@@ -85,7 +93,10 @@ def study_evaluate(request, slug):
         protocol_of(project)
     except JobError as error:
         raise Http404(str(error)) from None
-    form = StudyEvaluationForm(project, request.user, request.POST or None)
+    # ?model=<key> (the checkpoints page's "Evaluate on the study") ticks that checkpoint.
+    form = StudyEvaluationForm(
+        project, request.user, request.POST or None, initial={"models": request.GET.getlist("model")}
+    )
     if request.method == "POST" and form.is_valid():
         from evaluation.study_evaluation.jobs import start_study_evaluation
 
@@ -99,6 +110,7 @@ def study_evaluate(request, slug):
                 collected_only=data["collected_only"],
                 bucket_nli=data.get("bucket_nli") or None,
                 bucket_embedder=data.get("bucket_embedder") or None,
+                baseline=data.get("baseline") or None,
                 queue=data["queue"] or None,
             )
         except JobError as error:

@@ -6,6 +6,18 @@ from dataclasses import dataclass, field, replace
 from .auxiliary import SNLI_FILE, shared_file
 
 LOSSES = ("bce", "rank")
+# Below this many training rows a fine-tuning's figures say more about the sample than about the recipe (the
+# U-SNLI paper trains on 55,517): the training's result and its page warn (docs/models.md, "UNLI training").
+MIN_TRAINING_ROWS = 1000
+
+
+def few_rows_warning(n_train: int) -> str | None:
+    if n_train >= MIN_TRAINING_ROWS:
+        return None
+    return (
+        f"trained on only {n_train} rows (fewer than {MIN_TRAINING_ROWS}): its figures say more about these "
+        "rows than about the recipe"
+    )
 
 
 @dataclass

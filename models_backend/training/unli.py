@@ -46,7 +46,7 @@ from ..registry import (
 )
 from ..runner import Progress, encode_pairs, pad_batch, pair_logits
 from .auxiliary import AuxiliaryData, load_auxiliary
-from .recipe import LOSSES, UnliSettings
+from .recipe import LOSSES, UnliSettings, few_rows_warning
 
 BUCKET_BATCHES = 50  # batches per length bucket: similar lengths inside a batch, still a random order of batches
 
@@ -329,6 +329,8 @@ def train_unli(
         "device": str(torch_device),
         "output": str(output_dir),
     }
+    if warning := few_rows_warning(len(train_rows)):
+        result["warning"] = warning
     if baseline:
         baseline_started = time.perf_counter()
         baseline_model = fit(base, plans[1], recipes[1], torch_device, counter)

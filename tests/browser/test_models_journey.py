@@ -1,6 +1,7 @@
 """An author exports a slider study's gold, trains a UNLI model on it from /models/ by keyboard alone, watches
-the job's progress move on its page, finds the model in the checkpoint registry and evaluates it against the
-study in one click; another author sees neither job. The server's models folder holds a tiny encoder (the
+the job's progress move on its page, finds the model in the checkpoint registry and evaluates it on the study
+(the study evaluation's form, the checkpoint ticked), whose result counts where the reference values come
+from; another author sees neither job. The server's models folder holds a tiny encoder (the
 browser conftest builds it), so training takes seconds; the pages are checked at 1280 and 360 px."""
 
 import csv
@@ -102,7 +103,7 @@ def test_an_author_trains_a_unli_model_from_a_studys_gold_and_evaluates_it(sign_
     save_screenshot(author, "models-journey-trained")
     job_id = training_url.rstrip("/").rsplit("/", 1)[-1]
 
-    # The registry lists the model; one click evaluates it against the study's gold.
+    # The registry lists the model; "Evaluate on the study" opens the study evaluation with the model ticked.
     author.goto(f"{base}/models/")
     tab_to(author, "a[href='/models/checkpoints/']")
     author.keyboard.press("Enter")
@@ -114,18 +115,23 @@ def test_an_author_trains_a_unli_model_from_a_studys_gold_and_evaluates_it(sign_
     type_into(author, f"#{select_id}", SLUG)
     tab_to(author, f"#{select_id} ~ button")
     author.keyboard.press("Enter")
+    author.wait_for_url(f"{base}/evaluation/studies/{SLUG}/?model=*")
+    expect(author.get_by_label(f"job {job_id}: model (unli)")).to_be_checked()
+    tab_to(author, "form button[type=submit]")
+    author.keyboard.press("Enter")
     author.wait_for_url(f"{base}/jobs/*/")
     evaluation_url = author.url
     expect(author.locator("#job-state")).to_have_text("Done", timeout=120000)
-    expect(author.locator("main")).to_contain_text("Model evaluation against gold")
-    results = author.locator("section[aria-labelledby=results-h]")
-    expect(results).to_contain_text("pearson")
-    expect(results.locator("tr", has=author.locator("th", has_text=re.compile("^n$"))).locator("td")).to_have_text(
-        str(ROWS)
-    )
+    expect(author.locator("main")).to_contain_text("Study evaluation")
+    # Where the reference values come from: every one imported with the study's rows.
+    expect(
+        author.locator("tr", has=author.locator("th", has_text=re.compile("^reference values imported$"))).locator("td")
+    ).to_have_text(str(ROWS))
+    expect(author.get_by_role("heading", name="Models against the study's reference")).to_be_visible()
+    expect(author.locator("section[aria-labelledby=headline-h] thead")).to_contain_text("pearson")
     save_screenshot(author, "models-journey-evaluated")
     author.goto(f"{base}/models/checkpoints/")
-    expect(card).to_contain_text(f"#{evaluation_url.rstrip('/').rsplit('/', 1)[-1]} Model evaluation against gold")
+    expect(card).to_contain_text(f"#{evaluation_url.rstrip('/').rsplit('/', 1)[-1]} Study evaluation")
 
     # At 360 px nothing scrolls sideways.
     narrow = sign_in("author", 360, 740)

@@ -23,7 +23,7 @@ from jobs.models import Job
 from models_backend.prediction import predict_file
 from models_backend.registry import inspect_checkpoint, load_model
 from models_backend.runner import predict_pairs
-from models_backend.runs import EVALUATE_MODEL, PREDICT
+from models_backend.runs import PREDICT
 from models_backend.training.unli import UnliSettings, train_unli
 from tests.conftest import REPO
 
@@ -154,13 +154,22 @@ def _django_command(env: dict, *args: str, timeout: float = 120) -> str:
     return done.stdout
 
 
+# A prediction, and a study evaluation of an nli_label study (its inference on the gpu queue, docs/models.md).
 QUEUE_JOBS = """
 import json
+from annotation.services.projects import create_project
+from core.roles import grant_role
+from dataset_io.services.importers import import_file
+from django.contrib.auth import get_user_model
+from evaluation.study_evaluation.jobs import start_study_evaluation
 from jobs import services
+author = get_user_model().objects.create_user(username="gpu-author", password="a-test-password")
+grant_role(author, "author")
+study = create_project("gpu-labels", "nli_label", author, status="published")
+import_file(study, "{gold}", "chaosnli")
 predict = services.start_job("{predict}", {{"model_dir": "{model}", "device": "cuda", "precision": "bf16"}},
     inputs={{"input": "{pairs}"}}, queue="gpu")
-evaluate = services.start_job("{evaluate}", {{"model_dir": "{model}", "device": "cuda"}},
-    inputs={{"gold": "{gold}"}}, queue="gpu")
+evaluate = start_study_evaluation(study, author, ["shared/{model_name}"], queue="gpu")
 print(json.dumps([predict.pk, evaluate.pk]))
 """
 READ_JOBS = """
@@ -170,12 +179,15 @@ print(json.dumps({{j.kind: [j.status, j.result, j.error] for j in Job.objects.fi
 """
 
 
-def test_bin_worker_gpu_takes_a_prediction_and_an_evaluation_job(spread_nli, tmp_path):
+def test_bin_worker_gpu_takes_a_prediction_and_a_study_evaluation(spread_nli, tmp_path):
     pairs = write_pairs_jsonl(tmp_path / "pairs.jsonl", PAIRS)
     gold = tmp_path / "gold.jsonl"
     gold.write_text(
         "".join(
-            json.dumps({"id": f"g{i}", "premise": p, "hypothesis": h, "gold_label": LABELS[i % 3]}) + "\n"
+            json.dumps(
+                {"uid": f"g{i}", "example": {"premise": p, "hypothesis": h}, "label_counter": {LABELS[i % 3][0]: 3}}
+            )
+            + "\n"
             for i, (p, h) in enumerate(PAIRS)
         )
     )
@@ -185,11 +197,12 @@ def test_bin_worker_gpu_takes_a_prediction_and_an_evaluation_job(spread_nli, tmp
         "DATABASE_URL": f"sqlite:///{tmp_path}/worker.sqlite3",
         "TASKS_BACKEND": "database",
         "NLI_STUDIO_VAR": str(tmp_path / "var"),
+        "NLI_STUDIO_MODELS": str(spread_nli.parent),
         "PY": sys.executable,
         "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
     }
     _django_command(env, "migrate", "--noinput", "-v0")
-    queued = QUEUE_JOBS.format(predict=PREDICT, evaluate=EVALUATE_MODEL, model=spread_nli, pairs=pairs, gold=gold)
+    queued = QUEUE_JOBS.format(predict=PREDICT, model=spread_nli, model_name=spread_nli.name, pairs=pairs, gold=gold)
     ids = json.loads(_django_command(env, "shell", "-c", queued).strip().splitlines()[-1])
     with open(tmp_path / "worker.log", "wb") as log:
         worker = subprocess.Popen(
@@ -217,9 +230,11 @@ def test_bin_worker_gpu_takes_a_prediction_and_an_evaluation_job(spread_nli, tmp
             except subprocess.TimeoutExpired:
                 os.killpg(worker.pid, signal.SIGKILL)
                 worker.wait()
-    predicted, evaluated = jobs[PREDICT], jobs[EVALUATE_MODEL]
+    predicted, evaluated = jobs[PREDICT], jobs["evaluate_study"]
     assert predicted[0] == "done", predicted[2]
     assert evaluated[0] == "done", evaluated[2]
     assert predicted[1]["device"] == "cuda" and predicted[1]["precision"] == "bf16"
     assert predicted[1]["rows"] == len(PAIRS)
-    assert evaluated[1]["device"] == "cuda" and evaluated[1]["n"] == len(PAIRS) and 0 <= evaluated[1]["accuracy"] <= 1
+    (figures,) = evaluated[1]["models"].values()
+    assert figures["device"].startswith("cuda") and 0 <= figures["majority_acc"] <= 1
+    assert evaluated[1]["reference"]["items"] == len(PAIRS)

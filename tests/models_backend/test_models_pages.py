@@ -1,6 +1,7 @@
 """Every model job from the browser: checkpoints picked from the registry, inputs from the author's studies
-or uploads, a training job on a slider study's gold, its model in the registry and evaluated against the study
-in one click; another author sees none of it. Tiny local models only; training takes seconds."""
+or uploads, a training job on a slider study's gold, its model in the registry and evaluated on the study by
+the study evaluation (the checkpoints page links its form, the checkpoint ticked), which counts where the
+reference values come from; another author sees none of it. Tiny local models only; training takes seconds."""
 
 import io
 import json
@@ -57,7 +58,7 @@ def slider_study(make_project, import_rows, author):
 
 
 @override_settings(TASKS=IMMEDIATE_TASKS)
-def test_an_author_trains_on_a_studys_gold_and_evaluates_it_in_one_click(
+def test_an_author_trains_on_a_studys_gold_and_evaluates_it_on_the_study(
     client, author, make_user, models_dir, slider_study
 ):
     client.force_login(author)
@@ -84,6 +85,9 @@ def test_an_author_trains_on_a_studys_gold_and_evaluates_it_in_one_click(
         "name"
     ] == "slider-gold-usnli.csv"
     assert job.result["n_train"] == STUDY_ROWS and -1 <= job.result["pearson"] <= 1
+    # So few rows: the result and its page warn (training.recipe.MIN_TRAINING_ROWS).
+    assert job.result["warning"].startswith(f"trained on only {STUDY_ROWS} rows (fewer than 1000)")
+    assert 'role="alert">Warning: trained on only' in client.get(f"/jobs/{job.pk}/").content.decode()
     status = client.get(f"/jobs/{job.pk}/status/").content.decode()
     assert "started: UNLI training" in status and "steps" in status and "Download the output" in status
     archive = zipfile.ZipFile(io.BytesIO(b"".join(client.get(f"/jobs/{job.pk}/output/").streaming_content)))
@@ -92,13 +96,29 @@ def test_an_author_trains_on_a_studys_gold_and_evaluates_it_in_one_click(
     # The registry lists the trained model with its label map and the job that made it.
     registry = client.get("/models/checkpoints/").content.decode()
     assert f"job {job.pk}: model" in registry and "0: probability" in registry and "unli" in registry
-    evaluated = client.post("/models/checkpoints/evaluate/", {"checkpoint": f"job/{job.pk}", "study": "slider-gold"})
-    evaluation = Job.objects.get(kind="evaluate_model")
+    # "Evaluate on the study" opens the study evaluation's form with the checkpoint ticked.
+    assert "Evaluate on the study" in registry and '<option value="slider-gold">' in registry
+    opened = client.get("/models/checkpoints/evaluate/", {"checkpoint": f"job/{job.pk}", "study": "slider-gold"})
+    assert opened["Location"] == f"/evaluation/studies/slider-gold/?model=job%2F{job.pk}"
+    form = client.get(opened["Location"]).content.decode()
+    assert f'value="job/{job.pk}"' in form.split("checked")[0].rsplit("<input", 1)[1]
+    # Five items also answered by (simulated) workers: their collected value is the study's own.
+    from annotation.models import Item
+    from annotation.services.simulation import simulate
+
+    simulate(slider_study, list(Item.objects.filter(project=slider_study).order_by("-pk")[:5]), seed=0)
+    settings = {"batch_size": "4", "precision": "auto", "seed": "0", "bootstrap": "200", "queue": "default"}
+    evaluated = client.post(opened["Location"], {"models": [f"job/{job.pk}"], **settings})
+    evaluation = Job.objects.get(kind="evaluate_study")
     assert evaluated["Location"] == f"/jobs/{evaluation.pk}/" and evaluation.status == "done", evaluation.error
-    assert evaluation.project == slider_study and evaluation.result["n"] == STUDY_ROWS
-    assert evaluation.result["pearson"] == pytest.approx(job.result["pearson"], abs=1e-4)  # same model, same pairs
-    rows = b"".join(client.get(f"/jobs/{evaluation.pk}/output/").streaming_content).decode().splitlines()
-    assert rows[0] == "id,premise,hypothesis,gold,prediction" and len(rows) == 1 + STUDY_ROWS
+    assert evaluation.project == slider_study and evaluation.params["checkpoints"] == {"model_0": f"job/{job.pk}"}
+    reference = evaluation.result["reference"]
+    assert reference["items"] == STUDY_ROWS
+    assert reference["sources"] == {"adjudicated": 0, "collected": 5, "imported": STUDY_ROWS - 5}
+    (figures,) = evaluation.result["models"].values()
+    assert figures["n"] == STUDY_ROWS and -1 <= figures["pearson"] <= 1
+    result_page = client.get(f"/jobs/{evaluation.pk}/").content.decode()
+    assert "reference values imported" in result_page and "reference values collected" in result_page
     assert f"#{evaluation.pk}" in client.get("/models/checkpoints/").content.decode()  # "used by"
 
     other = make_user("author2", "author")
@@ -107,10 +127,10 @@ def test_an_author_trains_on_a_studys_gold_and_evaluates_it_in_one_click(
         assert client.get(url).status_code == 404, url
     assert f"job/{job.pk}" not in client.get("/models/checkpoints/").content.decode()
     assert "slider-gold" not in client.get("/models/?job=train_unli").content.decode()
-    refused = client.post(
+    refused = client.get(
         "/models/checkpoints/evaluate/", {"checkpoint": f"job/{job.pk}", "study": "slider-gold"}, follow=True
     )
-    assert "pick one of your studies" in refused.content.decode()
+    assert "Evaluate: pick one of your studies" in refused.content.decode()
     assert Job.objects.count() == 2
 
 
@@ -245,37 +265,21 @@ def test_antonym_pairs_from_a_study_with_the_servers_wordnet(
     assert len(lines) == job.result["written"] and lines[0]["modified_hypothesis"] != lines[0]["hypothesis"]
 
 
-@override_settings(TASKS=IMMEDIATE_TASKS)
-def test_an_nli_model_is_scored_against_a_label_studys_gold(client, author, models_dir, make_project, import_rows):
-    from conftest import force_label
+def test_the_retired_evaluation_against_gold_is_no_form_but_its_finished_jobs_still_show(client, author):
+    """Evaluations against gold became study evaluations: /models/ offers no such form any more, a finished
+    one's page still shows its figures, and one still queued fails saying where the evaluation went."""
+    from jobs.kinds import JobError, get_kind
 
-    force_label(models_dir / "tiny-nli", 0)  # always "entailment": its accuracy is the share of entailment gold
-    study = make_project("nli_label", slug="labels", owner=author)
-    counts = [{"e": 3, "n": 1}, {"c": 4}, {"e": 5}, {"n": 2, "c": 2}]  # the last has no majority: no gold
-    import_rows(
-        study,
-        [
-            {"uid": f"g{i}", "example": {"premise": p, "hypothesis": h}, "label_counter": counter}
-            for i, ((p, h), counter) in enumerate(zip(PAIRS, counts))
-        ],
-        "chaosnli",
-    )
     client.force_login(author)
-    client.post(
-        "/models/",
-        {
-            "job": "evaluate",
-            "model_dir": "shared/tiny-nli",
-            "gold_study": "labels",
-            "batch_size": "4",
-            "precision": "auto",
-            "queue": "default",
-        },
+    assert client.get("/models/?job=evaluate").status_code == 404
+    assert "Evaluate against gold" not in client.get("/models/").content.decode()
+    old = Job.objects.create(
+        kind="evaluate_model", status=Job.Status.DONE, result={"pearson": 0.61234, "n": 26}, created_by=author
     )
-    job = Job.objects.get()
-    assert job.status == "done", job.error
-    assert job.inputs[0]["name"] == "labels-snli.jsonl" and job.project == study
-    assert job.result["n"] == 3 and job.result["without_gold"] == 1 and job.result["accuracy"] == pytest.approx(2 / 3)
+    page = client.get(f"/jobs/{old.pk}/").content.decode()
+    assert "<code>pearson</code></th><td>0.6123</td>" in page and "(retired)" in page
+    with pytest.raises(JobError, match="now study evaluations"):
+        get_kind("evaluate_model").run(old, lambda done, total: None)
 
 
 @override_settings(TASKS=IMMEDIATE_TASKS)
@@ -335,3 +339,10 @@ def test_listing_the_checkpoints_again_writes_nothing(models_dir, author):
     shutil.rmtree(models_dir / "tiny-lm")
     assert "shared/tiny-lm" not in {checkpoint.key for checkpoint in catalog.checkpoints(author)}
     assert not StoredCheckpoint.objects.filter(key="shared/tiny-lm").exists()
+
+
+def test_a_training_on_enough_rows_carries_no_warning():
+    from models_backend.training.recipe import MIN_TRAINING_ROWS, few_rows_warning
+
+    assert few_rows_warning(MIN_TRAINING_ROWS) is None
+    assert "only 999 rows" in few_rows_warning(MIN_TRAINING_ROWS - 1)

@@ -321,3 +321,54 @@ def test_a_slider_study_gives_the_figures_of_export_predict_evaluate_unli(make_p
     assert_same_figures(result["models"]["tiny-unli"], by_hand)
     assert result["reference"]["sources"] == {"adjudicated": 0, "collected": 0, "imported": 2 * len(PAIRS)}
     assert result["human_baseline"] == {"unavailable": "no item has two or more worker answers yet"}
+
+
+def test_a_hypothesis_only_baseline_is_its_checkpoint_on_the_hypotheses_alone_in_a_row_of_its_own(
+    make_project, import_rows, tiny_nli, tmp_path, capsys
+):
+    """The U-SNLI paper's baseline: the given checkpoint reads each hypothesis alone, whether or not it was
+    trained so; its figures equal those of the same weights flagged hypothesis-only, scored as a model."""
+    import csv
+    import io
+    import shutil
+
+    from conftest import PAIRS
+
+    from dataset_io.services.importers import import_stream
+    from evaluation.study_evaluation.protocols import headline_rows
+    from models_backend.checkpoint_spec import HYPOTHESIS_ONLY_KEY
+
+    study = make_project("unli_slider", slug="slider-baseline")
+    rows = io.StringIO()
+    writer = csv.writer(rows)
+    writer.writerow(["id", "pre", "hyp", "nli", "unli"])
+    for i, (premise, hypothesis) in enumerate(PAIRS * 2):
+        writer.writerow([f"u{i}", premise, hypothesis, "1", f"{(i * 5 % 11) / 11 + 0.02:.3f}"])
+    import_stream(study, io.StringIO(rows.getvalue()), "usnli")
+    model = tmp_path / "tiny-unli"
+    build_bert_classifier(model, num_labels=1, id2label={0: "LABEL_0"}, extra_config={"nli_studio_output": "sigmoid"})
+    flagged = tmp_path / "tiny-unli-flagged"
+    shutil.copytree(model, flagged)
+    config = json.loads((flagged / "config.json").read_text())
+    (flagged / "config.json").write_text(json.dumps(config | {HYPOTHESIS_ONLY_KEY: True}))
+
+    result = evaluate_folders(study, [model], tmp_path / "out", baseline=model)
+    as_model = evaluate_folders(study, [flagged], tmp_path / "flagged")["models"]["tiny-unli-flagged"]
+    baseline = result["hypothesis_only_baseline"]
+    assert baseline["model"] == "tiny-unli" and baseline["n"] == 2 * len(PAIRS)
+    for figure in ("pearson", "spearman", "mse"):
+        assert baseline[figure] == pytest.approx(as_model[figure], abs=1e-9, rel=0), figure
+    assert baseline["pearson"] != pytest.approx(result["models"]["tiny-unli"]["pearson"], abs=1e-6)  # premises count
+    assert as_model["hypothesis_only"] is True
+    assert [row["model"] for row in headline_rows(result)] == ["tiny-unli", "tiny-unli (hypothesis-only baseline)"]
+    assert "comparison" not in result  # one model: the baseline is not among the models compared
+
+    call_command("evaluate_study", study.slug, model=[str(model)], baseline=str(model))
+    assert "tiny-unli (hypothesis-only baseline): pearson" in capsys.readouterr().out
+
+    labels = make_project("nli_label", slug="labels-baseline")
+    import_rows(
+        labels, [{"uid": "g0", "example": {"premise": "P", "hypothesis": "H"}, "label_counter": {"e": 3}}], "chaosnli"
+    )
+    with pytest.raises(JobError, match="only probability \\(UNLI\\) studies have one"):
+        evaluate_folders(labels, [tiny_nli], tmp_path / "refused", baseline=model)

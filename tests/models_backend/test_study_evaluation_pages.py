@@ -162,3 +162,45 @@ def test_the_api_starts_and_lists_a_studys_evaluations(author, models_dir, label
     assert job.status == "done" and job.params["settings"]["bootstrap"] == 200
     assert api.get("/api/v1/projects/labels/evaluations/").json()[0]["models"] == ["nli-a"]
     assert api.get(f"/api/v1/jobs/{job.pk}/").json()["result"]["models"]["nli-a"]["n"] == 5
+
+
+@override_settings(TASKS=IMMEDIATE_TASKS)
+def test_a_slider_studys_hypothesis_only_baseline_from_the_page_has_a_row_of_its_own(
+    client, author, models_dir, make_project, label_study
+):
+    import csv
+    import io
+
+    from dataset_io.services.importers import import_stream
+
+    unli = {"num_labels": 1, "id2label": {0: "probability"}, "extra_config": {"nli_studio_output": "sigmoid"}}
+    build_bert_classifier(models_dir / "unli-a", seed=3, **unli)
+    build_bert_classifier(models_dir / "unli-h", seed=4, **unli)
+    study = make_project("unli_slider", slug="slider", owner=author)
+    rows = io.StringIO()
+    writer = csv.writer(rows)
+    writer.writerow(["id", "pre", "hyp", "nli", "unli"])
+    for i, (premise, hypothesis) in enumerate(PAIRS):
+        writer.writerow([f"u{i}", premise, hypothesis, "1", f"{(i % 5) / 5 + 0.1:.2f}"])
+    import_stream(study, io.StringIO(rows.getvalue()), "usnli")
+    client.force_login(author)
+    assert "Hypothesis-only baseline" not in client.get("/evaluation/studies/labels/").content.decode()
+    assert "Hypothesis-only baseline" in client.get("/evaluation/studies/slider/").content.decode()
+    settings = {"batch_size": "4", "precision": "auto", "seed": "0", "bootstrap": "200", "queue": "default"}
+    client.post("/evaluation/studies/slider/", {"models": ["shared/unli-a"], "baseline": "shared/unli-h", **settings})
+    job = Job.objects.get(kind="evaluate_study")
+    assert job.status == "done", job.error
+    baseline = job.result["hypothesis_only_baseline"]
+    assert baseline["model"] == "unli-h" and baseline["n"] == len(PAIRS) and "pearson" in baseline
+    page = client.get(f"/jobs/{job.pk}/").content.decode()
+    assert '<th scope="row">unli-h (hypothesis-only baseline)</th>' in page
+
+    from rest_framework.test import APIClient
+
+    api = APIClient()
+    api.force_authenticate(author)
+    refused = api.post(
+        "/api/v1/projects/labels/evaluations/", {"models": ["shared/nli-a"], "baseline": "shared/unli-h"}, format="json"
+    )
+    assert refused.status_code == 409 and "only probability (UNLI) studies" in refused.json()["detail"]
+    assert Job.objects.count() == 1

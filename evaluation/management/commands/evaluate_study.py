@@ -23,6 +23,10 @@ class Command(PipelineCommand):
         parser.add_argument(
             "--collected-only", action="store_true", help="leave out items whose reference value is imported"
         )
+        parser.add_argument(
+            "--baseline",
+            help="slider studies: checkpoint folder run on the hypotheses alone (the U-SNLI paper's baseline)",
+        )
         parser.add_argument("--output", help="folder for each model's suite files (default: a temporary one)")
         parser.add_argument("--precision", choices=PRECISIONS, default="auto")
         parser.add_argument("--seed", type=int, default=0, help="seed of the bootstrap and the human baselines")
@@ -65,6 +69,7 @@ class Command(PipelineCommand):
                     output,
                     settings,
                     collected_only=options["collected_only"],
+                    baseline=options["baseline"],
                     progress=progress,
                 ),
             )
