@@ -109,6 +109,7 @@ def start_study_evaluation(
 
 def run_job(job, progress) -> dict:
     """The job: its checkpoints already materialised into folders (runs._model_job)."""
+    from evaluation.study_evaluation.as_annotator import study_as_annotator
     from evaluation.study_evaluation.scoring import evaluate_study
     from jobs.running import output_file
 
@@ -127,7 +128,7 @@ def run_job(job, progress) -> dict:
     folder = output_file(job, "study-evaluation")
     folder.mkdir(parents=True, exist_ok=True)
     models = {name: params[param] for name, param in params["models"].items()}
-    return evaluate_study(
+    result = evaluate_study(
         reference,
         models,
         folder,
@@ -137,6 +138,10 @@ def run_job(job, progress) -> dict:
         progress=progress,
         log=job.write_log,
     )
+    # Each model beside the study's annotators, read from its prediction files: never stored as answers.
+    if job.project is not None:
+        result["as_annotator"] = study_as_annotator(job.project, result, folder)
+    return result
 
 
 def _present(job) -> dict:

@@ -154,6 +154,7 @@ def comparison_download(request, job_id, fmt):
 def present(job) -> dict:
     """A finished study evaluation on its job page."""
     from evaluation.plots import model_comparison_svg
+    from evaluation.study_evaluation.as_annotator import as_annotator_rows
     from evaluation.tables import show, split_result, table_cells
     from jobs.views import safe_svg
 
@@ -191,6 +192,7 @@ def present(job) -> dict:
             "models": models,
         },
     }
+    context["evaluation"]["as_annotator"] = as_annotator_rows(result)
     comparison = result.get("comparison")
     if comparison:
         rows = comparison["rows"]

@@ -1,0 +1,105 @@
+"""The model as an annotator (issue 52, item 3): a finished study evaluation places each model among the
+study's annotators, on its result page, in the API's result and, flagged, on the study's report; the model's
+answers never become answers: the exports and the report's human figures are the same after it."""
+
+import re
+
+import pytest
+from conftest import PAIRS, build_bert_classifier
+from django.test import override_settings
+
+from annotation.models import Annotation
+from annotation.services.analysis.agreement import project_agreement
+from annotation.services.simulation import simulate
+from dataset_io.services.exporters import write_export
+from jobs.models import Job
+from tests.conftest import IMMEDIATE_TASKS
+
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("_media")]
+
+
+@pytest.fixture
+def _media(settings, tmp_path):
+    settings.MEDIA_ROOT = tmp_path / "media"
+
+
+@pytest.fixture
+def models_dir(settings, tmp_path):
+    folder = tmp_path / "models"
+    build_bert_classifier(folder / "nli-a", seed=1)
+    settings.MODELS_DIR = folder
+    return folder
+
+
+@pytest.fixture
+def answered_study(make_project, import_rows, author):
+    study = make_project("nli_label", slug="answered", owner=author)
+    import_rows(study, [{"id": f"a{i}", "premise": p, "hypothesis": h} for i, (p, h) in enumerate(PAIRS)])
+    simulate(study, list(study.items.order_by("id")), seed=4)
+    return study
+
+
+def exports(project, folder):
+    """Every export a study's answers leave by, as bytes."""
+    texts = {}
+    for fmt in ("annotations", "chaosnli", "jsonl"):
+        path = folder / f"{fmt}.out"
+        write_export(project, fmt, path)
+        texts[fmt] = path.read_bytes()
+    return texts
+
+
+@override_settings(TASKS=IMMEDIATE_TASKS)
+def test_a_model_is_placed_among_the_annotators_and_never_becomes_one(
+    client, author, models_dir, answered_study, tmp_path
+):
+    (tmp_path / "before").mkdir()
+    before = exports(answered_study, tmp_path / "before")
+    answers_before = Annotation.objects.count()
+    figures_before = project_agreement(answered_study, bootstrap=50)
+
+    client.force_login(author)
+    response = client.post(
+        "/evaluation/studies/answered/",
+        {
+            "models": ["shared/nli-a"],
+            "batch_size": "4",
+            "precision": "auto",
+            "seed": "0",
+            "bootstrap": "100",
+            "alt_test_min_items": "30",
+            "queue": "default",
+        },
+    )
+    assert response.status_code == 302, re.findall(r"error[^>]*>([^<]+)", response.content.decode())
+    job = Job.objects.get(kind="evaluate_study")
+    assert job.status == "done", job.error
+    place = job.result["as_annotator"]["nli-a"]
+    workers = Annotation.objects.filter(item__project=answered_study).values("worker").distinct().count()
+    assert place["ranked"] == workers and 0 <= place["better_than"] <= workers
+    assert place["rank"] == 1 + workers - place["better_than"] - sum(
+        a["score"] == place["model"]["score"] for a in place["annotators"]
+    )
+    assert place["model"]["items"] == job.result["reference"]["items"]  # scored on the evaluated items
+    # The alt-test is the suite's own, unavailable here as there (7 items, fewer than 30 per annotator).
+    assert place["alt_test"] == {"unavailable": job.result["models"]["nli-a"]["alt_test"]["unavailable"]}
+
+    page = client.get(f"/jobs/{job.pk}/").content.decode()
+    assert "The model as an annotator" in page and "model, not a person" in page
+    assert f"better than {place['better_than']} of {workers} annotators" in page
+    assert client.get(f"/api/v1/jobs/{job.pk}/").json()["result"]["as_annotator"]["nli-a"] == place
+
+    report = client.get("/projects/answered/report/").content.decode()
+    assert 'id="model-as-annotator-h"' in report and "model, not a person" in report
+    assert f'href="/jobs/{job.pk}/"' in report
+
+    (tmp_path / "after").mkdir()
+    assert exports(answered_study, tmp_path / "after") == before
+    assert Annotation.objects.count() == answers_before
+    assert project_agreement(answered_study, bootstrap=50) == figures_before
+
+
+def test_the_report_shows_no_model_section_before_an_evaluation(client, author, answered_study):
+    client.force_login(author)
+    report = client.get("/projects/answered/report/").content.decode()
+    assert "model-as-annotator-h" not in report
