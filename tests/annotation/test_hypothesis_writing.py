@@ -19,6 +19,7 @@ from annotation.tasktypes import AnswerError, get_task_type
 from common.schema import SettingError
 from dataset_io.services import exporters
 from dataset_io.services.importers import import_stream
+from tests.conftest import IMMEDIATE_TASKS
 
 pytestmark = pytest.mark.django_db
 
@@ -315,7 +316,8 @@ def test_unsent_and_unsettled_pairs_count_as_written_only(writing, make_user):
     assert [(f["sent"], f["validated"], f["rate"]) for f in writer_figures(writing)] == [(1, 0, None)] * 3
 
 
-def test_the_agreement_page_shows_the_writer_report_and_why_there_is_no_agreement(validated, author):
+def test_the_agreement_page_shows_the_writer_report_and_why_there_is_no_agreement(validated, author, settings):
+    settings.TASKS = IMMEDIATE_TASKS  # the report's figures computed when the page starts their job
     writing, validation, _ = validated
     figures = project_agreement(writing, bootstrap=0)
     assert figures["level"] is None and figures["krippendorff_alpha"] is None
