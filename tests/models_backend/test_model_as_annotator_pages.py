@@ -103,3 +103,47 @@ def test_the_report_shows_no_model_section_before_an_evaluation(client, author, 
     client.force_login(author)
     report = client.get("/projects/answered/report/").content.decode()
     assert "model-as-annotator-h" not in report
+
+
+@override_settings(TASKS=IMMEDIATE_TASKS)
+def test_a_slider_model_is_scored_by_its_distance_to_the_annotators_median(
+    client, author, models_dir, make_project, tmp_path
+):
+    import csv
+    import io
+    import statistics
+    import zipfile
+
+    from dataset_io.services.importers import import_stream
+
+    unli = {"num_labels": 1, "id2label": {0: "probability"}, "extra_config": {"nli_studio_output": "sigmoid"}}
+    build_bert_classifier(models_dir / "unli-a", seed=3, **unli)
+    study = make_project("unli_slider", slug="slider", owner=author)
+    rows = io.StringIO()
+    writer = csv.writer(rows)
+    writer.writerow(["id", "pre", "hyp", "nli", "unli"])
+    for i, (premise, hypothesis) in enumerate(PAIRS):
+        writer.writerow([f"u{i}", premise, hypothesis, "1", f"{(i % 5) / 5 + 0.1:.2f}"])
+    import_stream(study, io.StringIO(rows.getvalue()), "usnli")
+    simulate(study, list(study.items.order_by("id")), seed=5)
+
+    client.force_login(author)
+    settings = {"batch_size": "4", "precision": "auto", "seed": "0", "bootstrap": "100", "queue": "default"}
+    client.post("/evaluation/studies/slider/", {"models": ["shared/unli-a"], **settings})
+    job = Job.objects.get(kind="evaluate_study")
+    assert job.status == "done", job.error
+    place = job.result["as_annotator"]["unli-a"]
+    assert place["higher_is_better"] is False and "median" in place["measure"]
+    assert "slider" in place["alt_test"]["unavailable"]
+
+    # By hand: the model's probability against the median of each item's worker answers.
+    download = client.get(f"/api/v1/jobs/{job.pk}/output/")
+    with zipfile.ZipFile(io.BytesIO(b"".join(download.streaming_content))) as archive:
+        text = archive.read("unli-a/predictions.csv").decode()
+    predicted = {row["id"]: float(row["prediction"]) for row in csv.DictReader(io.StringIO(text))}
+    answers: dict[str, list[float]] = {}
+    for key, value in Annotation.objects.filter(item__project=study).values_list("item__example__source_id", "value"):
+        answers.setdefault(key, []).append(float(value))
+    distances = [abs(predicted[key] - statistics.median(values)) for key, values in answers.items() if len(values) > 1]
+    assert place["model"] == {"items": len(distances), "score": pytest.approx(sum(distances) / len(distances))}
+    assert "lower is better" in client.get(f"/jobs/{job.pk}/").content.decode()
