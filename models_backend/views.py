@@ -10,6 +10,7 @@ from django.http import Http404
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.http import urlencode
+from django.views.decorators.http import require_GET
 
 from annotation.services import access
 from core import roles
@@ -87,6 +88,7 @@ def checkpoint_list(request):
 
 
 @login_required
+@require_GET
 def checkpoint_evaluate(request):
     """ "Evaluate on a study": the study evaluation's form for that study, the checkpoint ticked."""
     _require_author(request.user)

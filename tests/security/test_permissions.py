@@ -114,14 +114,14 @@ PAGES = [
     ("models_backend:run_list", "post", "/models/", row(LOGIN, 403, 403, 200, 200, 200)),  # empty form: shown again
     ("models_backend:run_list", "get", "/models/?job=train_unli", AUTHOR_PAGE),
     ("models_backend:checkpoint_list", "get", "/models/checkpoints/", AUTHOR_PAGE),
-    # No checkpoint named, and the study is only the owner's: back to the registry with the reason.
+    # No study named (the study evaluation's form is where a checkpoint is scored): back to the registry.
+    ("models_backend:checkpoint_evaluate", "get", "/models/checkpoints/evaluate/", row(LOGIN, 403, 403, 302, 302, 302)),
     (
         "models_backend:checkpoint_evaluate",
         "post",
         "/models/checkpoints/evaluate/",
-        row(LOGIN, 403, 403, 302, 302, 302),
+        row(LOGIN, 405, 405, 405, 405, 405),
     ),
-    ("models_backend:checkpoint_evaluate", "get", "/models/checkpoints/evaluate/", row(LOGIN, 405, 405, 405, 405, 405)),
     ("evaluation:study_evaluate", "get", "/evaluation/studies/{slug}/", MANAGE_PAGE),
     # An empty form: shown again.
     ("evaluation:study_evaluate", "post", "/evaluation/studies/{slug}/", row(LOGIN, 403, 403, 200, 404, 200)),
