@@ -413,6 +413,7 @@ def evaluate_folders(
     checkpoint is checked against the study before any runs; baseline: a hypothesis-only baseline's folder."""
     import tempfile
 
+    from evaluation.study_evaluation.as_annotator import study_as_annotator
     from models_backend.registry import inspect_checkpoint
 
     settings = settings or Settings()
@@ -423,7 +424,7 @@ def evaluate_folders(
         label_order(protocol, inspect_checkpoint(folder))
     with tempfile.TemporaryDirectory() as scratch:
         reference = write_reference(project, Path(scratch), collected_only)
-        return evaluate_study(
+        result = evaluate_study(
             reference,
             dict(zip(model_names([str(f) for f in folders]), folders)),
             output,
@@ -432,3 +433,6 @@ def evaluate_folders(
             baseline=(model_names([str(baseline)])[0], baseline) if baseline else None,
             progress=progress,
         )
+    # As the job does (jobs.run_job): each model beside the study's annotators, never stored as answers.
+    result["as_annotator"] = study_as_annotator(project, result, Path(output))
+    return result

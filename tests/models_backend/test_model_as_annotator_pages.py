@@ -2,10 +2,12 @@
 study's annotators, on its result page, in the API's result and, flagged, on the study's report; the model's
 answers never become answers: the exports and the report's human figures are the same after it."""
 
+import json
 import re
 
 import pytest
 from conftest import PAIRS, build_bert_classifier
+from django.core.management import call_command
 from django.test import override_settings
 
 from annotation.models import Annotation
@@ -51,7 +53,7 @@ def exports(project, folder):
 
 @override_settings(TASKS=IMMEDIATE_TASKS)
 def test_a_model_is_placed_among_the_annotators_and_never_becomes_one(
-    client, author, models_dir, answered_study, tmp_path
+    client, author, models_dir, answered_study, tmp_path, capsys
 ):
     (tmp_path / "before").mkdir()
     before = exports(answered_study, tmp_path / "before")
@@ -92,6 +94,14 @@ def test_a_model_is_placed_among_the_annotators_and_never_becomes_one(
     report = client.get("/projects/answered/report/").content.decode()
     assert 'id="model-as-annotator-h"' in report and "model, not a person" in report
     assert f'href="/jobs/{job.pk}/"' in report
+
+    # The command line places the model by the same implementation.
+    capsys.readouterr()
+    call_command("evaluate_study", "answered", model=[str(models_dir / "nli-a")], bootstrap=100, json=True)
+    from_command = json.loads(capsys.readouterr().out.strip().splitlines()[-1])["as_annotator"]["nli-a"]
+    # (the alt-test's refusal names the run's own prediction file)
+    assert from_command.pop("alt_test").keys() == {"unavailable"}
+    assert from_command == {key: value for key, value in place.items() if key != "alt_test"}
 
     (tmp_path / "after").mkdir()
     assert exports(answered_study, tmp_path / "after") == before
