@@ -67,17 +67,18 @@ def model_among_annotators(items, annotators, values, model, level: str, min_ite
         human_score = (counts[items, codes] - 1) / (sizes[items] - 1)
         model_score = counts[shared, model[shared].astype(int)] / sizes[shared]
     else:
-        human_score = np.empty(len(values))
+        # Items of the same number of answers at once, as a (items, answers) matrix: one median per column left out.
+        human_score, model_score = np.empty(len(values)), np.empty(len(shared))
         order = np.argsort(items, kind="stable")
-        starts = np.searchsorted(items[order], shared)
-        ends = np.append(starts[1:], len(order))
-        model_score = np.empty(len(shared))
-        for position, (start, end) in enumerate(zip(starts, ends)):
-            answers = order[start:end]
-            item_values = values[answers]
-            for j, answer in enumerate(answers):
-                human_score[answer] = abs(item_values[j] - np.median(np.delete(item_values, j)))
-            model_score[position] = abs(model[shared[position]] - np.median(item_values))
+        _, starts, per_item = np.unique(items[order], return_index=True, return_counts=True)
+        for k in np.unique(per_item):
+            group = np.flatnonzero(per_item == k)
+            answers = order[starts[group][:, None] + np.arange(k)]
+            matrix = values[answers]
+            for j in range(k):
+                others = np.median(np.delete(matrix, j, axis=1), axis=1)
+                human_score[answers[:, j]] = np.abs(matrix[:, j] - others)
+            model_score[group] = np.abs(model[shared[group]] - np.median(matrix, axis=1))
     n_annotators = int(annotators.max()) + 1
     counted = np.bincount(annotators, minlength=n_annotators)
     mean = np.bincount(annotators, weights=human_score, minlength=n_annotators) / np.maximum(counted, 1)

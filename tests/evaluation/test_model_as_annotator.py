@@ -74,3 +74,27 @@ def test_items_with_one_answer_or_no_model_answer_are_not_scored_and_few_items_a
         model_among_annotators([0, 1], [0, 0], [1, 1], np.array([1.0, 1.0]), "nominal")
     with pytest.raises(ValueError, match="level must be one of"):
         model_among_annotators(items, annotators, values, np.zeros(3), "ratio")
+
+
+def test_numbers_equal_a_plain_loop_over_answers_in_any_order():
+    rng = np.random.default_rng(3)
+    sizes = rng.integers(1, 6, size=40)  # items of 1 to 5 answers
+    items = np.repeat(np.arange(40), sizes)
+    annotators = np.concatenate([rng.choice(9, k, replace=False) for k in sizes])
+    values = rng.integers(-2, 3, size=len(items)).astype(float)  # an ordinal -2..+2 scale
+    model = rng.integers(-2, 3, size=40).astype(float)
+    shuffled = rng.permutation(len(items))
+    place = model_among_annotators(items[shuffled], annotators[shuffled], values[shuffled], model, "ordinal")
+
+    scores: dict[int, list[float]] = {}
+    model_scores = []
+    for item in np.flatnonzero(sizes >= 2):
+        on_item = np.flatnonzero(items == item)
+        for answer in on_item:
+            others = values[on_item[on_item != answer]]
+            scores.setdefault(int(annotators[answer]), []).append(abs(values[answer] - np.median(others)))
+        model_scores.append(abs(model[item] - np.median(values[on_item])))
+    assert place["model"]["score"] == pytest.approx(np.mean(model_scores), abs=1e-12)
+    assert {a["index"]: a["score"] for a in place["annotators"]} == pytest.approx(
+        {index: float(np.mean(s)) for index, s in scores.items()}, abs=1e-12
+    )
