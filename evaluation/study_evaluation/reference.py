@@ -82,12 +82,23 @@ def write_reference(project, folder: Path, collected_only: bool = False) -> Refe
     if protocol.suite == "chaos":
         reference.annotations = folder / f"{project.slug}-annotations.jsonl"
         write_export(project, "annotations", reference.annotations)
+        _keep_reference_items(reference.path, reference.annotations)
     if reference.items < MIN_ITEMS:
         reference.warnings.append(
             f"only {reference.items} items: below {MIN_ITEMS}, the figures vary too much from one sample to the next "
             "to rank models"
         )
     return reference
+
+
+def _keep_reference_items(reference: Path, annotations: Path) -> None:
+    """The answers to the reference's items only: the alt-test needs the model's prediction on every item it
+    reads, and an item left out of the reference (its labels tie) has none."""
+    with reference.open(encoding="utf-8") as lines:
+        uids = {json.loads(line)["uid"] for line in lines}
+    with annotations.open(encoding="utf-8") as lines:
+        kept = [line for line in lines if json.loads(line)["id"] in uids]
+    annotations.write_text("".join(kept), encoding="utf-8")
 
 
 def _usnli_reference(protocol, export: Path, path: Path, collected_only: bool) -> Reference:

@@ -83,8 +83,9 @@ def test_a_model_is_placed_among_the_annotators_and_never_becomes_one(
         a["score"] == place["model"]["score"] for a in place["annotators"]
     )
     assert place["model"]["items"] == job.result["reference"]["items"]  # scored on the evaluated items
-    # The alt-test is the suite's own, unavailable here as there (7 items, fewer than 30 per annotator).
-    assert place["alt_test"] == {"unavailable": job.result["models"]["nli-a"]["alt_test"]["unavailable"]}
+    # The alt-test is the suite's own on the evaluated items (the tied one left out), unavailable here as there.
+    alt_test = job.result["models"]["nli-a"]["alt_test"]["unavailable"]
+    assert place["alt_test"] == {"unavailable": alt_test} and "no annotator has 30 items" in alt_test
 
     page = client.get(f"/jobs/{job.pk}/").content.decode()
     assert "The model as an annotator" in page and "model, not a person" in page
@@ -99,9 +100,7 @@ def test_a_model_is_placed_among_the_annotators_and_never_becomes_one(
     capsys.readouterr()
     call_command("evaluate_study", "answered", model=[str(models_dir / "nli-a")], bootstrap=100, json=True)
     from_command = json.loads(capsys.readouterr().out.strip().splitlines()[-1])["as_annotator"]["nli-a"]
-    # (the alt-test's refusal names the run's own prediction file)
-    assert from_command.pop("alt_test").keys() == {"unavailable"}
-    assert from_command == {key: value for key, value in place.items() if key != "alt_test"}
+    assert from_command == place
 
     (tmp_path / "after").mkdir()
     assert exports(answered_study, tmp_path / "after") == before
@@ -157,3 +156,23 @@ def test_a_slider_model_is_scored_by_its_distance_to_the_annotators_median(
     distances = [abs(predicted[key] - statistics.median(values)) for key, values in answers.items() if len(values) > 1]
     assert place["model"] == {"items": len(distances), "score": pytest.approx(sum(distances) / len(distances))}
     assert "lower is better" in client.get(f"/jobs/{job.pk}/").content.decode()
+
+
+def test_the_alt_test_verdict_beside_the_placement_is_the_suites(models_dir, answered_study, tmp_path):
+    from evaluation.study_evaluation.as_annotator import as_annotator_rows
+    from evaluation.study_evaluation.protocols import Settings
+    from evaluation.study_evaluation.scoring import evaluate_folders
+
+    settings = Settings(bootstrap=100, alt_test_min_items=4)  # below the paper's 30: 7 items to test on
+    result = evaluate_folders(answered_study, [models_dir / "nli-a"], tmp_path / "out", settings)
+    suite, verdict = result["models"]["nli-a"]["alt_test"], result["as_annotator"]["nli-a"]["alt_test"]
+    assert verdict == {
+        "passed": suite["passed"],
+        "winning_rate": suite["winning_rate"],
+        "epsilon": suite["epsilon"],
+        "advantage_probability": suite["advantage_probability"],
+        "annotators_tested": len(suite["annotators"]),
+        "annotators_too_few_items": len(suite["too_few_items"]),
+    }
+    (row,) = as_annotator_rows(result)
+    assert row["alt_test"].startswith(("passed: winning rate", "not passed: winning rate"))
