@@ -1,7 +1,8 @@
 """REST API: projects and the worker flow (claim, submit, release); import and export are the dataset app's
 (dataset_io/api.py), under the same paths."""
 
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from django.urls import reverse
+from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.authtoken.models import Token
 from rest_framework.authtoken.serializers import AuthTokenSerializer
@@ -28,7 +29,7 @@ from annotation.serializers import (
     settings_from,
 )
 from annotation.services import access, atom_chain, linking
-from annotation.services.analysis import adjudication
+from annotation.services.analysis import adjudication, report_job
 from annotation.services.assignments import (
     SubmissionError,
     claim_page,
@@ -75,6 +76,18 @@ CONFLICT = OpenApiResponse(
     ErrorSerializer,
     description="the request fits the schema, but not the state of what it acts on (code `conflict`; "
     "`field` names what): see docs/api.md",
+)
+
+# The agreement route's answer: the figures are project_agreement's dict (docs/metrics.md).
+AGREEMENT_RESPONSE = inline_serializer(
+    "AgreementFigures",
+    {
+        "status": serializers.ChoiceField(["current", "computing", "failed"]),
+        "job": serializers.URLField(allow_null=True, help_text="the computation: its figures, on its way, or failed"),
+        "computed_at": serializers.DateTimeField(allow_null=True),
+        "computed_from": serializers.CharField(allow_null=True, help_text="the answers the figures count"),
+        "figures": serializers.DictField(allow_null=True),
+    },
 )
 
 
@@ -263,29 +276,33 @@ class ProjectViewSet(
         return self.get_paginated_response(ResultSerializer(page, many=True).data)
 
     @extend_schema(
-        parameters=[
-            OpenApiParameter(
-                "bootstrap", int, description="bootstrap resamples for the intervals (default 200, at most 2000)"
-            )
-        ],
-        responses={200: OpenApiResponse(description="agreement figures")},
+        responses={
+            200: OpenApiResponse(
+                AGREEMENT_RESPONSE,
+                description="status current: figures that count the answers as they are now; status failed: the "
+                "last computation of these answers failed (the report page's Refresh starts another), figures are "
+                "the last ones (null before the first)",
+            ),
+            202: OpenApiResponse(
+                AGREEMENT_RESPONSE,
+                description="status computing: the answers changed (or nothing was computed yet), a computation is "
+                "on its way at `job`; figures are the last ones (null before the first): ask again when it is done",
+            ),
+        },
     )
     @action(detail=True, methods=["get"])
     def agreement(self, request, slug=None):
-        # here, not at the top: the agreement figures load pandas and scipy (keep web processes lean)
-        from annotation.services.analysis.agreement import (
-            INTERACTIVE_RESAMPLED_VALUES,
-            project_agreement,
-        )
-
-        project = self._managed()
-        try:
-            resamples = min(max(int(request.query_params.get("bootstrap", 200)), 0), 2000)
-        except ValueError:
-            raise ValidationError({"bootstrap": ["must be a whole number"]}) from None
-        return Response(
-            project_agreement(project, bootstrap=resamples, max_resampled_values=INTERACTIVE_RESAMPLED_VALUES)
-        )
+        """The report's agreement figures (200 bootstrap resamples; `manage.py agreement SLUG --bootstrap N`
+        for more), computed by the report's job and kept until the answers change."""
+        status_name, job, done = report_job.api_figures(self._managed(), request.user)
+        body = {
+            "status": status_name,
+            "job": request.build_absolute_uri(reverse("job-detail", args=[job.pk])) if job else None,
+            "computed_at": done.finished_at if done else None,
+            "computed_from": done.result["version"] if done else None,
+            "figures": done.result["figures"] if done else None,
+        }
+        return Response(body, status=202 if status_name == "computing" else 200)
 
     @extend_schema(responses={200: OpenApiResponse(description="labels and worker reliability of annotator models")})
     @action(detail=True, methods=["get"], url_path="annotator-models")

@@ -35,6 +35,8 @@ MANAGE_PAGE = row(LOGIN, 403, 403, 200, 404, 200)
 AUTHOR_PAGE = row(LOGIN, 403, 403, 200, 200, 200)
 RUN_PAGE = row(LOGIN, 403, 403, 200, 404, 200)
 MANAGE_API = row(401, 403, 403, 200, 404, 200)
+# The agreement figures start their computation on the first request (jobs queued in tests): 202 until it is done.
+COMPUTED_API = row(401, 403, 403, 202, 404, 202)
 MANAGE_ACTION = row(LOGIN, 403, 403, 302, 404, 302)  # done (or refused with a message), back to a page
 RUN_API = row(401, 403, 403, 200, 404, 200)
 OWN_PAGE_API = row(401, 200, 404, 404, 404, 404)
@@ -207,7 +209,7 @@ API = [
         "/api/projects/{slug}/send-valid-atoms/",
         row(401, 403, 403, 409, 404, 409),
     ),  # a 3-way label study is no atom validity study: a conflict
-    ("project-agreement", "get", "/api/projects/{slug}/agreement/?bootstrap=0", MANAGE_API),
+    ("project-agreement", "get", "/api/projects/{slug}/agreement/", COMPUTED_API),
     ("project-annotator-models", "get", "/api/projects/{slug}/annotator-models/", MANAGE_API),
     ("project-variation", "get", "/api/projects/{slug}/variation/", MANAGE_API),
     ("project-reasons", "get", "/api/projects/{slug}/reasons/", MANAGE_API),

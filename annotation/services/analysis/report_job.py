@@ -10,6 +10,7 @@ check            the same against the answers as they are now, starting a job wh
                  (the page asks for it once loaded, so the answers' aggregate never delays the page)
 refresh          start a job now (the page's Refresh: after a change the version does not see, such as an
                  item's gold reference or the study's settings)
+api_figures      `check` for the agreement API: the figures it serves and whether they are current
 
 A job's result: {"version", "figures", "plots", "models"} (models: project_annotator_models without its
 per-item labels, None for task types without nominal labels). It is recorded on the job, so the jobs page
@@ -28,7 +29,7 @@ from django.db.models import Count, Max, Q
 from annotation.models import AdjudicationRecord, Annotation, Project
 from jobs.kinds import HOUR, JobKind, register
 from jobs.models import Job
-from jobs.services import start_job
+from jobs.services import cancel, start_job
 
 KIND = "study_report"
 # Resamples behind the report's intervals; `manage.py agreement SLUG --bootstrap N` gives more.
@@ -93,7 +94,7 @@ def check(project: Project, user) -> CachedReport:
         state.failed = None  # it failed on other answers: these may go through
     state.current = state.done is not None and state.done.params["version"] == version
     if not state.current and state.pending is None and state.failed is None:
-        started = _start(project, user, version)
+        started = _first_start(project, _start(project, user, version))
         if started.status == Job.Status.DONE:
             state.done, state.current = started, True
         elif started.status in PENDING:
@@ -105,11 +106,42 @@ def check(project: Project, user) -> CachedReport:
 
 def refresh(project: Project, user) -> Job:
     """Start a computation now, or return the one already on its way."""
-    return latest(project).pending or _start(project, user, answers_version(project))
+    return latest(project).pending or _first_start(project, _start(project, user, answers_version(project)))
+
+
+def api_figures(project: Project, user) -> tuple[str, Job | None, Job | None]:
+    """What the agreement API answers, after `check`: (status, the job it names, the newest finished job whose
+    figures it gives, None before the first). status: "current" (the figures count the answers as they are
+    now; the job is that computation), "computing" (the job on its way) or "failed" (the job that failed on
+    these answers: not started again by itself, as on the page)."""
+    state = check(project, user)
+    if state.current:
+        return "current", state.done, state.done
+    if state.pending is not None:
+        return "computing", state.pending, state.done
+    return "failed", state.failed, state.done
 
 
 def _start(project: Project, user, version: str) -> Job:
     return start_job(KIND, {"version": version, "bootstrap": REPORT_BOOTSTRAP}, user, project=project)
+
+
+def _first_start(project: Project, started: Job) -> Job:
+    """Of two requests that both found nothing on its way and both started a computation of the same answers,
+    the one that started first wins: the later job (higher id) is cancelled and the earlier one returned. No
+    lock needed: whichever checks second sees the other's committed row."""
+    if started.status not in PENDING:
+        return started  # already finished (the immediate backend): nothing left to save
+    earlier = (
+        Job.objects.filter(project=project, kind=KIND, pk__lt=started.pk, params__version=started.params["version"])
+        .filter(status__in=(*PENDING, Job.Status.DONE))
+        .order_by("pk")
+        .first()
+    )
+    if earlier is None:
+        return started
+    cancel(started)
+    return earlier
 
 
 def _run(job: Job, progress) -> dict:
