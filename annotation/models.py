@@ -184,6 +184,13 @@ class Item(models.Model):
             models.Index(fields=["project", "priority", "id"], condition=Q(claimable=True), name="item_claimable_idx"),
             models.Index(fields=["project", "status"], name="item_status_idx"),
             models.Index(fields=["project"], condition=Q(is_gold=True), name="item_gold_idx"),
+            # The adjudication queue (analysis.adjudication.queue, the same condition): the dashboard counts it
+            # from these few entries, not from every item of the study.
+            models.Index(
+                fields=["project"],
+                condition=Q(is_gold=False) & (Q(status="adjudication") | Q(flagged=True)),
+                name="item_adjudication_queue_idx",
+            ),
         ]
 
     def __str__(self) -> str:
