@@ -47,3 +47,29 @@ def test_the_queue_count_can_read_its_partial_index(make_project, import_rows, m
         plan = "\n".join(row[0] for row in cursor.fetchall())
     assert "item_adjudication_queue_idx" in plan, plan
     assert adjudication.queue(project).count() == 3
+
+
+def test_the_median_page_time_is_picked_by_the_database_in_two_queries(
+    make_project, make_user, django_assert_num_queries
+):
+    from datetime import timedelta
+
+    from django.contrib.auth.models import Group
+    from django.utils import timezone
+
+    from annotation.models import Assignment
+    from annotation.services.crowd.pay import median_page_seconds
+    from annotation.services.simulation import SIMULATED_GROUP
+
+    study = make_project("nli_label", slug="timed")
+    worker, simulated = make_user("timed-worker"), make_user("simulated-worker")
+    simulated.groups.add(Group.objects.get_or_create(name=SIMULATED_GROUP)[0])
+    for who, seconds in [(worker, 300), (worker, 40), (simulated, 1), (worker, 100), (worker, 60), (simulated, 2)]:
+        page = Assignment.objects.create(project=study, worker=who, expires_at=timezone.now())
+        Assignment.objects.filter(pk=page.pk).update(
+            status=Assignment.Status.SUBMITTED, submitted_at=page.created_at + timedelta(seconds=seconds)
+        )
+    with django_assert_num_queries(2):
+        median, timed = median_page_seconds(study)
+    # An even count: the mean of the two middle pages (60 and 100), as statistics.median gives; simulated left out.
+    assert timed == 4 and median == pytest.approx(80, abs=0.01)

@@ -76,21 +76,26 @@ def reward_for(median_page_seconds: float | None, pages: int, hourly_rate, curre
     return Suggestion(currency, rate, pages, pages_timed, median_page_seconds, minutes, reward, warnings)
 
 
-def page_seconds(project: Project) -> list[float]:
-    """Seconds from claiming to submitting each page of the study, as Prolific times a submission (simulated
-    workers' pages left out)."""
+def median_page_seconds(project: Project) -> tuple[float | None, int]:
+    """The median seconds from claiming to submitting a page of the study, as Prolific times a submission
+    (simulated workers' pages left out), and how many pages were timed (None, 0 before the first). The database
+    counts the pages and picks the middle one or two by time: the dashboard reads two rows, not every page."""
     spans = (
         Assignment.objects.filter(project=project, status=Assignment.Status.SUBMITTED, submitted_at__isnull=False)
         .exclude(worker__groups__name=SIMULATED_GROUP)
         .annotate(span=F("submitted_at") - F("created_at"))
+        .order_by("span")
         .values_list("span", flat=True)
     )
-    return [span.total_seconds() for span in spans]
+    timed = spans.count()
+    if not timed:
+        return None, 0
+    middle = [span.total_seconds() for span in spans[(timed - 1) // 2 : timed // 2 + 1]]
+    return statistics.fmean(middle), timed
 
 
 def suggest_reward(project: Project, hourly_rate, currency: str, pilot: Project | None = None) -> Suggestion:
     """The reward one participant of `project` should get at `hourly_rate` (GBP or USD), from the median time
     of the pages submitted so far in `pilot` (or in the study itself), times the pages a participant submits."""
-    timed = page_seconds(pilot or project)
-    median = statistics.median(timed) if timed else None
-    return reward_for(median, max(1, quota(project)), hourly_rate, currency, pages_timed=len(timed))
+    median, timed = median_page_seconds(pilot or project)
+    return reward_for(median, max(1, quota(project)), hourly_rate, currency, pages_timed=timed)
