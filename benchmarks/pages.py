@@ -69,8 +69,8 @@ AUTHOR_PAGES = {
     "api_progress": ("/api/v1{base}/progress/", PAGE_MS),
     "api_results": ("/api/v1{base}/results/", PAGE_MS),
     "api_adjudication": ("/api/v1{base}/adjudication/", PAGE_MS),
-    # The point estimates: the API's default 200 resamples are what the report's job computes (report_job_s).
-    "api_agreement": ("/api/v1{base}/agreement/?bootstrap=0", PAGE_MS),
+    # The report job's cached figures (computed once, timed as report_job_s): the API serves them.
+    "api_agreement": ("/api/v1{base}/agreement/", PAGE_MS),
     "api_annotator_models": ("/api/v1{labels}/annotator-models/", PAGE_MS),
 }
 

@@ -208,7 +208,10 @@ def suite_figures(
                 annotations, files["predictions"], model=name, min_items=settings.alt_test_min_items
             )
         except RowError as error:  # too few annotators per item: the alt-test has nothing to test
-            figures["alt_test"] = {"unavailable": str(error).replace(f"{annotations.parent}/", "")}
+            message = str(error)
+            for folder in {annotations.parent, Path(files["predictions"]).parent}:  # no host path in a result
+                message = message.replace(f"{folder}/", "")
+            figures["alt_test"] = {"unavailable": message}
         return figures
     if protocol.suite == "nli-atoms":
         return suites.run_nli_atoms(files["input"])
