@@ -1,17 +1,18 @@
 """The atoms pipeline in the browser (issue 52, item 4): the demo's atom validity study, with its simulated
 answers, sends its settled valid atoms to a new defeasible study; the author publishes it, two workers rate
 its (premise, update, atom) items by keyboard (one on a phone-sized screen), sending again adds nothing, and
-a tiny defeasible checkpoint is scored on the settled items with `evaluate_study`."""
+a tiny defeasible checkpoint is scored on the settled items from the study's page (the study evaluation)."""
 
 import importlib.util
 import json
+import re
 import sqlite3
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import REPO, focused_item, manage, save_screenshot
+from tests.browser.conftest import REPO, focused_item, save_screenshot
 from tests.browser.test_annotate_each_task_type import assert_fits_and_is_accessible
 
 pytestmark = pytest.mark.browser
@@ -20,6 +21,7 @@ SOURCE = "demo-atoms"
 TITLE = "Journey: effects of the valid atoms"
 TARGET = "journey-effects-of-the-valid-atoms"
 PHONE = (360, 740)
+JOB_WAIT_MS = 300_000  # a worker loads torch and runs the model on a loaded 2-core machine
 
 
 def query(database, sql, *args):
@@ -139,16 +141,21 @@ def test_valid_atoms_go_on_to_a_defeasible_study_that_a_worker_rates(sign_in, de
     )
     assert counts == [(len(valid), 2 * len(items))]
 
-    # The end of the chain: a tiny defeasible checkpoint scored on the study's settled items (the study
-    # evaluation's command; its page is not in this journey).
-    result = json.loads(
-        manage(
-            demo_server,
-            ["evaluate_study", TARGET, "--model", str(tiny_defeasible(tmp_path)), "--bootstrap", "50", "--json"],
-        )[0]
-        .strip()
-        .splitlines()[-1]
+    # The end of the chain, in the browser: a tiny defeasible checkpoint (built into the server's models
+    # folder) scored on the study's settled items from the study's page.
+    tiny_defeasible(demo_server["var"] / "models")
+    author.goto(f"{base}/projects/{TARGET}/")
+    author.get_by_role("link", name="Evaluate models on this study").click()
+    author.wait_for_url(f"{base}/evaluation/studies/{TARGET}/")
+    author.locator("input[name=models][value='shared/tiny-defeasible']").check()
+    author.fill("#id_bootstrap", "200")
+    author.get_by_role("button", name="Evaluate").click()
+    author.wait_for_url(re.compile(rf"{base}/jobs/\d+/$"))
+    expect(author.get_by_role("heading", name="Models against the study's reference")).to_be_visible(
+        timeout=JOB_WAIT_MS
     )
+    job = int(author.url.rstrip("/").rsplit("/", 1)[1])
+    result = json.loads(query(database, "SELECT result FROM jobs_job WHERE id = ?", job)[0][0])
     settled_examples = query(
         database,
         "SELECT COUNT(DISTINCT i.example_id) FROM annotation_item i JOIN annotation_project p ON i.project_id = p.id"
