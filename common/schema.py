@@ -137,9 +137,11 @@ class Setting:
         # json: a structure given as such (API) or as JSON text (form, command line)
         if isinstance(value, str):
             try:
-                return json.loads(value)
+                value = json.loads(value)
             except json.JSONDecodeError as error:
                 raise ValueError(f"is not valid JSON ({error.msg})") from None
+        if _holds_nul(value):  # PostgreSQL's jsonb cannot store \u0000, in a key or a value
+            raise ValueError("contains a NUL character")
         return value
 
     def _number(self, value):
@@ -308,3 +310,14 @@ class Schema:
         return {
             setting.name: options[setting.name] for setting in self.settings if options.get(setting.name) is not None
         }
+
+
+def _holds_nul(value) -> bool:
+    """Whether a JSON structure has a NUL character in any of its texts or keys."""
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, dict):
+        return any(_holds_nul(key) or _holds_nul(item) for key, item in value.items())
+    if isinstance(value, list):
+        return any(_holds_nul(item) for item in value)
+    return False
