@@ -62,8 +62,8 @@ def test_a_prolific_writer_self_checks_from_the_validation_studys_end_page(open_
         ["create_project", STUDY, "--task-type", "label_explanation", "--owner", "author", "--audience", "prolific",
          "--title", "Prolific VariErr", "--redundancy", "2", "--max-annotations", "2", "--items-per-page", "1",
          "--completion-pages", "1", "--completion-code", CODE, "--auto-send"],
-        ["import_items", STUDY, str(rows), "--format", "jsonl"],
     )  # fmt: skip
+    manage(demo_server, ["import_items", STUDY, str(rows), "--format", "jsonl"])  # after: manage() runs side by side
 
     # Round 1: both writers explain the pair; each end page shows the code and links the self-check.
     writers = {pid: participant(open_window, base, STUDY, pid, f"SE-{pid}-1") for pid in WHY}
