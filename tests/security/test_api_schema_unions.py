@@ -40,6 +40,7 @@ def api_for(user) -> APIClient:
     return client
 
 
+@pytest.mark.label_variation  # names the app's task types or its reason_taxonomy setting
 def test_every_task_type_has_its_own_body_with_its_own_settings():
     schema = published_schema()
     bodies = alternatives(schema, "ProjectCreateRequest")
@@ -157,6 +158,7 @@ def test_an_evaluation_run_naming_no_visible_project_is_404(author):
     assert answer.status_code == 404 and answer.json()["field"] == "project"
 
 
+@pytest.mark.label_variation  # names the app's task types or its reason_taxonomy setting
 def test_a_json_setting_states_its_shape_and_its_check_decides_the_rest(author):
     api = api_for(author)
     study = {"slug": "examples", "task_type": "nli_label"}

@@ -208,17 +208,14 @@ def test_a_free_text_choice_the_schema_does_not_list_is_refused(make_project, ad
 
 
 def test_a_nul_character_inside_a_json_setting_is_refused(admin_api):
-    """PostgreSQL's jsonb cannot hold \\u0000: a NUL in a taxonomy's tag was stored and answered 500 there
-    (schemathesis' stateful run on POST /api/v1/projects/). Runs in both passes of make test."""
-    body = {
-        "slug": "nul-in-json",
-        "task_type": "nli_label",
-        "options": {"reason_taxonomy": [{"tag": "X\x00", "name": "Tag"}]},
-    }
+    """PostgreSQL's jsonb cannot hold \\u0000: a NUL inside a JSON setting (schemathesis' stateful run put one in
+    a taxonomy's tag) was stored and answered 500 there. Runs in both passes of make test."""
+    example = {"premise": "P", "hypothesis": "H\x00", "answer": "e", "why": "because"}
+    body = {"slug": "nul-in-json", "task_type": "nli_label", "options": {"worked_examples": [example]}}
     response = admin_api.post("/api/v1/projects/", body, format="json")
     # The schema's strings allow any character, so the refusal is the setting's own rule: 409 (docs/api.md).
     assert response.status_code == 409, response.content[:300]
-    assert response.json()["field"] == "reason_taxonomy"
+    assert response.json()["field"] == "worked_examples"
     from annotation.models import Project
 
     assert not Project.objects.filter(slug="nul-in-json").exists()
