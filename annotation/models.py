@@ -128,6 +128,24 @@ class Example(models.Model):
     def __str__(self) -> str:
         return self.source_id or self.key
 
+    def copy_for(self, project: Project, position: int) -> "Example":
+        """An unsaved copy of this example's texts and source fields in `project` (its origin is not copied:
+        the copy was imported, not written from an answer)."""
+        return Example(
+            project=project,
+            key=self.key,
+            source_id=self.source_id,
+            premise=self.premise,
+            hypothesis=self.hypothesis,
+            update=self.update,
+            update_type=self.update_type,
+            source_label=self.source_label,
+            source_probability=self.source_probability,
+            source_format=self.source_format,
+            source_data=self.source_data,
+            position=position,
+        )
+
 
 class Atom(models.Model):
     class Validity(models.TextChoices):

@@ -247,20 +247,7 @@ def _target_examples(target: Project, sources: list[Example]) -> dict[int, Examp
             )
     start = target.examples.count()
     made = Example.objects.bulk_create(
-        Example(
-            project=target,
-            key=source.key,
-            source_id=source.source_id,
-            premise=source.premise,
-            hypothesis=source.hypothesis,
-            update=source.update,
-            update_type=source.update_type,
-            source_label=source.source_label,
-            source_probability=source.source_probability,
-            source_format=source.source_format,
-            source_data=source.source_data,
-            position=start + offset,
-        )
+        source.copy_for(target, position=start + offset)
         for offset, source in enumerate(source for key, source in by_key.items() if key not in found)
     )
     found.update((example.key, example) for example in made)

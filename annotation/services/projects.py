@@ -269,24 +269,7 @@ def clone_project(project: Project, slug: str, owner, with_items: bool = False) 
         if with_items:
             examples = list(project.examples.order_by("id"))
             copies = Example.objects.bulk_create(
-                [
-                    Example(
-                        project=clone,
-                        key=e.key,
-                        source_id=e.source_id,
-                        premise=e.premise,
-                        hypothesis=e.hypothesis,
-                        update=e.update,
-                        update_type=e.update_type,
-                        source_label=e.source_label,
-                        source_probability=e.source_probability,
-                        source_data=e.source_data,
-                        source_format=e.source_format,
-                        position=e.position,
-                    )
-                    for e in examples
-                ],
-                batch_size=2000,
+                [e.copy_for(clone, position=e.position) for e in examples], batch_size=2000
             )
             example_of = {old.id: new for old, new in zip(examples, copies)}
             atoms = list(Atom.objects.filter(example__project=project).order_by("id"))
