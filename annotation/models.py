@@ -128,21 +128,23 @@ class Example(models.Model):
     def __str__(self) -> str:
         return self.source_id or self.key
 
-    def copy_for(self, project: Project, position: int) -> "Example":
-        """An unsaved copy of this example's texts and source fields in `project` (its origin is not copied:
-        the copy was imported, not written from an answer)."""
-        return Example(
+    @classmethod
+    def from_source(cls, source, project: Project | None, position: int) -> "Example":
+        """An unsaved example in `project` with the texts and source fields of `source`: another study's
+        example (a clone, atoms sent on) or an imported row (dataset_io's ExampleRow names them alike). Its
+        origin is not copied: the new example is not written from an answer."""
+        return cls(
             project=project,
-            key=self.key,
-            source_id=self.source_id,
-            premise=self.premise,
-            hypothesis=self.hypothesis,
-            update=self.update,
-            update_type=self.update_type,
-            source_label=self.source_label,
-            source_probability=self.source_probability,
-            source_format=self.source_format,
-            source_data=self.source_data,
+            key=source.key,
+            source_id=source.source_id,
+            premise=source.premise,
+            hypothesis=source.hypothesis,
+            update=source.update,
+            update_type=source.update_type,
+            source_label=source.source_label,
+            source_probability=source.source_probability,
+            source_format=source.source_format,
+            source_data=source.source_data,
             position=position,
         )
 
@@ -258,6 +260,12 @@ class Assignment(models.Model):
         indexes = [
             models.Index(fields=["status", "expires_at"], name="assignment_expiry_idx"),
             models.Index(fields=["project", "worker", "status"], name="assignment_worker_idx"),
+            # The study's submitted pages by submit time: the median page time reads the latest of them.
+            models.Index(
+                fields=["project", "submitted_at"],
+                condition=Q(status="submitted", submitted_at__isnull=False),
+                name="assignment_submitted_idx",
+            ),
         ]
 
     def __str__(self) -> str:

@@ -247,7 +247,7 @@ def _target_examples(target: Project, sources: list[Example]) -> dict[int, Examp
             )
     start = target.examples.count()
     made = Example.objects.bulk_create(
-        source.copy_for(target, position=start + offset)
+        Example.from_source(source, target, start + offset)
         for offset, source in enumerate(source for key, source in by_key.items() if key not in found)
     )
     found.update((example.key, example) for example in made)

@@ -269,7 +269,7 @@ def clone_project(project: Project, slug: str, owner, with_items: bool = False) 
         if with_items:
             examples = list(project.examples.order_by("id"))
             copies = Example.objects.bulk_create(
-                [e.copy_for(clone, position=e.position) for e in examples], batch_size=2000
+                [Example.from_source(e, clone, e.position) for e in examples], batch_size=2000
             )
             example_of = {old.id: new for old, new in zip(examples, copies)}
             atoms = list(Atom.objects.filter(example__project=project).order_by("id"))

@@ -122,25 +122,7 @@ class PoolChecks:
         """A gold or qualification row's reference: the one its record names, else its own label."""
         if row.gold is not None:
             return parse_reference(self.project.task, self.project.options, row.gold)
-        return gold_reference(self.project, example_of(row), None)
-
-
-def example_of(row: ExampleRow, project: Project | None = None, position: int = 0) -> Example:
-    """The (unsaved) example a row makes."""
-    return Example(
-        project=project,
-        key=row.key,
-        source_id=row.source_id,
-        premise=row.premise,
-        hypothesis=row.hypothesis,
-        update=row.update,
-        update_type=row.update_type,
-        source_label=row.source_label,
-        source_probability=row.source_probability,
-        source_data=row.source_data,
-        source_format=row.source_format,
-        position=position,
-    )
+        return gold_reference(self.project, Example.from_source(row, None, 0), None)
 
 
 def keep_fields(rows: list[ExampleRow], fields: tuple[str, ...], skipped: list[Skipped]) -> list[ExampleRow]:

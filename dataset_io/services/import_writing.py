@@ -16,7 +16,6 @@ from dataset_io.services.import_checks import (
     ImportFileError,
     PoolChecks,
     check_example_rows,
-    example_of,
     options_changed_by,
 )
 
@@ -71,7 +70,7 @@ def write_example_batches(project: Project, batches, label_sets: set, purpose: s
                 existing[row.key] = None  # a later line of the same example (one per atom) makes no second one
                 new_rows.append(row)
         examples = Example.objects.bulk_create(
-            [example_of(row, project, position + offset) for offset, row in enumerate(new_rows)],
+            [Example.from_source(row, project, position + offset) for offset, row in enumerate(new_rows)],
             batch_size=2000,
         )
         existing.update({example.key: example.id for example in examples})
@@ -208,7 +207,7 @@ def write_atoms(project: Project, rows: list[AtomRow], errors: list, skipped: li
         if new_examples:
             position = project.examples.count()
             created = Example.objects.bulk_create(
-                [example_of(row, project, position + offset) for offset, row in enumerate(new_examples)]
+                [Example.from_source(row, project, position + offset) for offset, row in enumerate(new_examples)]
             )
             made = {example.key: example for example in created}
             report.notes.append(
