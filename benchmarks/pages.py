@@ -3,7 +3,8 @@ answers, p50 and p95 server time each, against the goals of issue 54.
 
 Builds, in SQL (INSERT ... SELECT, no Python object per row), an unli_slider study of --items items answered
 --answers times in all by --workers workers (answers / items per item; half the items done, 1 % waiting for
-adjudication, the rest open for one more answer), its answers on submitted pages, and an nli_label study of
+adjudication, the rest open for one more answer), its answers on submitted pages claimed over 30 days and each
+submitted 20-200 s after its claim (the dashboard's median page time reads them), and an nli_label study of
 --label-items items x 5 answers by 10 workers of differing accuracy for the annotator models. Then requests
 each page --repeat times (after one unmeasured request) in-process with Django's test client: server time
 without the network, as the author, a fresh worker or the API. The report's figures are computed by a report
@@ -46,6 +47,7 @@ SLUG, LABEL_SLUG = "pages-bench", "pages-labels"
 WORKER_MS, DASHBOARD_MS, MODELS_MS, PAGE_MS = 200, 200, 300, 1000
 LABEL_WORKERS, LABEL_ANSWERS_PER_ITEM = 10, 5
 PAGE_ITEMS = 5  # items on a submitted page of the large study
+PAGE_SPREAD_DAYS = 30  # the large study's pages were claimed over this many days
 # What the author (or the API as the author) asks for, with its goal; {base} is the large study's pages.
 AUTHOR_PAGES = {
     "dashboard": ("{base}/", DASHBOARD_MS),
@@ -121,8 +123,37 @@ def build_slider_study(author, items: int, answers: int, workers: int):
             [],
         )
         put_on_pages(project, PAGE_ITEMS)
+        time_pages(project)
     log(f"{created} answers in {time.perf_counter() - start:.1f} s")
     return project, people[0], created
+
+
+def time_pages(project) -> None:
+    """Claim and submit times on the study's submitted pages, as a real study has them (the dashboard's
+    median page time reads them): claimed one after another over the last PAGE_SPREAD_DAYS days, each page
+    submitted 20 to 200 s after its claim, spread evenly by page id."""
+    from datetime import UTC, datetime, timedelta
+
+    from django.db import connection
+
+    first_claim = datetime.now(UTC) - timedelta(days=PAGE_SPREAD_DAYS)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT MIN(id), MAX(id) FROM annotation_assignment WHERE project_id = %s", [project.pk])
+        low, high = cursor.fetchone()
+        step = PAGE_SPREAD_DAYS * 86_400 / max(1, high - low)  # seconds between two claims
+        claimed = f"(id - {low}) * {step:.6f}"
+        submitted = f"{claimed} + 20 + (id * 7919) %% 181"
+        if connection.vendor == "postgresql":
+            start = first_claim
+            moment = "%s::timestamptz + make_interval(secs => {})".format
+        else:  # SQLite: Django keeps datetimes as ISO text in UTC
+            start = first_claim.strftime("%Y-%m-%d %H:%M:%S")
+            moment = "strftime('%%Y-%%m-%%d %%H:%%M:%%f', %s, '+' || ({}) || ' seconds')".format
+        cursor.execute(
+            f"UPDATE annotation_assignment SET created_at = {moment(claimed)}, submitted_at = {moment(submitted)} "
+            "WHERE project_id = %s AND status = 'submitted'",
+            [start, start, project.pk],
+        )
 
 
 def build_label_study(author, items: int):
