@@ -1,11 +1,20 @@
-"""The dashboard at size (issue 54, item 4): as many queries on a large study as on a small one, and the
-adjudication queue counted from its own partial index rather than from every item of the study."""
+"""The dashboard at size (issue 54, item 4): as many queries on a large study as on a small one, the
+adjudication queue counted from its own partial index rather than from every item of the study, and the
+median page time read from the latest submitted pages alone."""
+
+from datetime import timedelta
+from decimal import Decimal
 
 import pytest
+from django.contrib.auth.models import Group
 from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 
-from annotation.models import Item
+from annotation.models import Assignment, Item
 from annotation.services.analysis import adjudication
+from annotation.services.crowd import pay
+from annotation.services.simulation import SIMULATED_GROUP
 from tests.annotation.test_report_job import slider_study
 
 
@@ -49,27 +58,54 @@ def test_the_queue_count_can_read_its_partial_index(make_project, import_rows, m
     assert adjudication.queue(project).count() == 3
 
 
-def test_the_median_page_time_is_picked_by_the_database_in_two_queries(
-    make_project, make_user, django_assert_num_queries
-):
-    from datetime import timedelta
+def submitted_pages(study, worker, seconds: list[int]):
+    """One submitted page of `worker` per entry of `seconds`, taking that long, claimed ten minutes apart in
+    this order (so submitted in this order too)."""
+    base = timezone.now() - timedelta(days=1)
+    for rank, spent in enumerate(seconds):
+        page = Assignment.objects.create(project=study, worker=worker, expires_at=base)
+        claimed = base + timedelta(minutes=10 * rank)
+        Assignment.objects.filter(pk=page.pk).update(
+            status=Assignment.Status.SUBMITTED, created_at=claimed, submitted_at=claimed + timedelta(seconds=spent)
+        )
 
-    from django.contrib.auth.models import Group
-    from django.utils import timezone
 
-    from annotation.models import Assignment
-    from annotation.services.crowd.pay import median_page_seconds
-    from annotation.services.simulation import SIMULATED_GROUP
-
+def test_the_median_page_time_is_read_in_one_query(make_project, make_user, django_assert_num_queries):
     study = make_project("nli_label", slug="timed")
     worker, simulated = make_user("timed-worker"), make_user("simulated-worker")
     simulated.groups.add(Group.objects.get_or_create(name=SIMULATED_GROUP)[0])
-    for who, seconds in [(worker, 300), (worker, 40), (simulated, 1), (worker, 100), (worker, 60), (simulated, 2)]:
-        page = Assignment.objects.create(project=study, worker=who, expires_at=timezone.now())
-        Assignment.objects.filter(pk=page.pk).update(
-            status=Assignment.Status.SUBMITTED, submitted_at=page.created_at + timedelta(seconds=seconds)
-        )
-    with django_assert_num_queries(2):
-        median, timed = median_page_seconds(study)
+    submitted_pages(study, worker, [300, 40])
+    submitted_pages(study, simulated, [1, 2])
+    submitted_pages(study, worker, [100, 60])
+    with django_assert_num_queries(1):
+        median, timed = pay.median_page_seconds(study)
     # An even count: the mean of the two middle pages (60 and 100), as statistics.median gives; simulated left out.
     assert timed == 4 and median == pytest.approx(80, abs=0.01)
+
+
+def test_on_a_study_past_the_window_the_median_is_that_of_the_latest_pages(make_project, make_user, monkeypatch):
+    monkeypatch.setattr(pay, "TIMED_PAGES", 5)
+    study = make_project("nli_label", slug="long-study")
+    worker = make_user("long-worker")
+    # Slow first pages, quicker ones since: the whole study's median would be 200 s, the latest five's is 50 s.
+    submitted_pages(study, worker, [200, 200, 200, 200, 200, 200, 30, 40, 50, 60, 70])
+    median, timed = pay.median_page_seconds(study)
+    assert timed == 5 and median == pytest.approx(50, abs=0.01)
+    # The reward follows: 50 s a page, one page, 1 minute at £9.00 an hour.
+    suggestion = pay.suggest_reward(study, "9", "GBP")
+    assert (suggestion.pages_timed, suggestion.minutes, suggestion.reward) == (5, 1, Decimal("0.15"))
+
+
+@pytest.mark.postgres
+def test_the_median_page_time_reads_the_submitted_pages_index(make_project, make_user):
+    if connection.vendor != "postgresql":
+        pytest.skip("run with DATABASE_URL=postgres://...: the plan is PostgreSQL's")
+    study = make_project("nli_label", slug="indexed")
+    submitted_pages(study, make_user("indexed-worker"), [30, 40, 50])
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_seqscan = off")  # a few rows: make the planner show its index
+        with CaptureQueriesContext(connection) as queries:
+            assert pay.median_page_seconds(study) == (40, 3)
+        cursor.execute(f"EXPLAIN {queries[0]['sql']}")
+        plan = "\n".join(row[0] for row in cursor.fetchall())
+    assert "assignment_submitted_idx" in plan, plan
