@@ -4,9 +4,10 @@ services' ValueErrors (no such project, bad settings, bad file) as a one-line Co
 import json
 from abc import ABCMeta, abstractmethod
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 
 from annotation.services.projects import find_project
+from common.commands import errors_as_command_errors
 
 
 class ProjectCommand(BaseCommand, metaclass=ABCMeta):
@@ -19,10 +20,8 @@ class ProjectCommand(BaseCommand, metaclass=ABCMeta):
         """Options of this command beyond SLUG and --json."""
 
     def handle(self, *args, **opts):
-        try:
+        with errors_as_command_errors(ValueError):
             result, text = self.handle_project(find_project(opts["slug"]), opts)
-        except ValueError as exc:
-            raise CommandError(str(exc)) from None
         self.stdout.write(json.dumps(result, allow_nan=False) if opts["json"] else text)
 
     @abstractmethod

@@ -7,6 +7,7 @@ from abc import ABCMeta, abstractmethod
 
 from django.core.management.base import BaseCommand, CommandError
 
+from common.commands import errors_as_command_errors
 from models_backend.dataio import InputError
 from models_backend.pipelines.wordnet import WordNetError
 from models_backend.progress import stderr_bar
@@ -30,11 +31,11 @@ class PipelineCommand(BaseCommand, metaclass=ABCMeta):
         """`run(progress)` does the work and returns the summary dict."""
         if options["batch_size"] < 1:
             raise CommandError("--batch-size must be at least 1")
-        try:
-            with stderr_bar(self.bar_name(), unit=self.bar_unit) as progress:
-                summary = run(progress)
-        except (InputError, ModelError, WordNetError, ValueError) as exc:
-            raise CommandError(str(exc)) from exc
+        with (
+            errors_as_command_errors(InputError, ModelError, WordNetError, ValueError),
+            stderr_bar(self.bar_name(), unit=self.bar_unit) as progress,
+        ):
+            summary = run(progress)
         self.stdout.write(json.dumps(summary) if options["json"] else self.describe(summary))
 
     def bar_name(self) -> str:

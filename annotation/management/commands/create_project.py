@@ -8,6 +8,7 @@ from annotation.models import Project
 from annotation.services.projects import create_project, find_user
 from annotation.services.study_settings import all_settings
 from annotation.tasktypes import TASK_TYPES
+from common.commands import errors_as_command_errors
 
 
 class Command(BaseCommand):
@@ -27,18 +28,17 @@ class Command(BaseCommand):
     def handle(self, *args, **opts):
         settings = all_settings().given(opts)
         settings.setdefault("status", Project.Status.PUBLISHED)
-        try:
+        with errors_as_command_errors(ValueError):
             if opts["owner"]:
                 owner = find_user(opts["owner"])
             else:
                 owner = get_user_model().objects.filter(is_superuser=True).order_by("id").first()
                 if owner is None:
                     raise ValueError("no --owner given and no superuser exists")
-            project = create_project(opts["slug"], opts["task_type"], owner, **settings)
-        except PermissionDenied as exc:
-            raise CommandError(f"--owner {owner.username}: {exc}") from None
-        except ValueError as exc:
-            raise CommandError(str(exc)) from None
+            try:
+                project = create_project(opts["slug"], opts["task_type"], owner, **settings)
+            except PermissionDenied as exc:
+                raise CommandError(f"--owner {owner.username}: {exc}") from None
         result = {
             "slug": project.slug,
             "task_type": project.task_type,

@@ -5,6 +5,7 @@ from django.core.management.base import BaseCommand, CommandError
 from annotation.models import Project
 from annotation.services.qualification import QualificationError, create_test
 from annotation.tasktypes import TASK_TYPES
+from common.commands import errors_as_command_errors
 
 
 class Command(BaseCommand):
@@ -55,7 +56,7 @@ class Command(BaseCommand):
         options = dict(projects[0].options) if projects else {}
         if opts["show_feedback"]:
             options["show_feedback"] = True
-        try:
+        with errors_as_command_errors(QualificationError):
             test = create_test(
                 opts["slug"],
                 opts["task_type"],
@@ -70,8 +71,6 @@ class Command(BaseCommand):
                 delta_divisor=opts["delta_divisor"],
                 min_delta=opts["min_delta"],
             )
-        except QualificationError as exc:
-            raise CommandError(str(exc)) from None
         Project.objects.filter(pk__in=[p.pk for p in projects]).update(qualification=test)
         result = {"test": test.slug, "items": len(rows), "projects": [p.slug for p in projects]}
         self.stdout.write(json.dumps(result) if opts["json"] else f"created test {test.slug} with {len(rows)} items")

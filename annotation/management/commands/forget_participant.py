@@ -1,8 +1,9 @@
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 from django.template.defaultfilters import pluralize
 
 from annotation.models import CrowdSession
 from annotation.services.crowd.participants import ParticipantError, forget_participant
+from common.commands import errors_as_command_errors
 
 
 class Command(BaseCommand):
@@ -23,12 +24,10 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, **opts):
-        try:
+        with errors_as_command_errors(ParticipantError):
             erasure = forget_participant(
                 opts["platform"], opts["participant_id"], keep_free_text=opts["keep_free_text"]
             )
-        except ParticipantError as exc:
-            raise CommandError(str(exc)) from None
         self.stdout.write(
             f"erased {counted(erasure.sessions, 'session')} and {counted(erasure.accounts, 'account name')}; "
             f"{counted(erasure.answers_kept, 'answer')} kept, "

@@ -14,6 +14,7 @@ from pathlib import Path
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
+from common.commands import errors_as_command_errors
 from evaluation import runs, suites
 from evaluation.readers import InputError
 from evaluation.runs import RunError
@@ -93,13 +94,12 @@ class Command(BaseCommand):
         run = None
         self.scratch = tempfile.TemporaryDirectory()
         try:
-            if options["save"]:
-                run = self.save_run(options)
-                result = run.result
-            else:
-                result = self.run_suite(options)
-        except (InputError, RunError) as error:
-            raise CommandError(str(error), returncode=INPUT_ERROR) from None
+            with errors_as_command_errors(InputError, RunError, returncode=INPUT_ERROR):
+                if options["save"]:
+                    run = self.save_run(options)
+                    result = run.result
+                else:
+                    result = self.run_suite(options)
         except OSError as error:
             raise CommandError(f"{error.filename}: {error.strerror}", returncode=INPUT_ERROR) from None
         finally:
@@ -131,11 +131,9 @@ class Command(BaseCommand):
         from models_backend.pipelines.equivalence import nli_entailment, sentence_embedder
         from models_backend.registry import ModelError
 
-        try:
+        with errors_as_command_errors(ModelError):
             embed = sentence_embedder(options.get("embedder"), options.get("device"))
             entails = nli_entailment(options["nli_model"], options.get("device"))
-        except ModelError as error:
-            raise CommandError(str(error)) from None
         settings = runs.clean_parameters("defeasible", runs.get_suite("defeasible").settings.given(options))
         return suites.run_defeasible(options["input"], embed=embed, entails=entails, **settings)
 

@@ -1,7 +1,8 @@
 import json
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 
+from common.commands import errors_as_command_errors
 from models_backend.dataio import InputError
 from models_backend.progress import stderr_bar
 from models_backend.registry import ModelError
@@ -84,20 +85,20 @@ class Command(BaseCommand):
         settings = UnliSettings(**given)
         if options["no_pretrain"]:
             settings = settings.without_pretraining()
-        try:
-            with stderr_bar("train_unli", unit="step") as progress:
-                result = train_unli(
-                    options["output"],
-                    options["train"],
-                    options["eval"],
-                    settings,
-                    base=options["base"],
-                    device=options["device"],
-                    progress=progress,
-                    baseline=options["with_baseline"],
-                )
-        except (InputError, ModelError, ValueError) as exc:
-            raise CommandError(str(exc)) from exc
+        with (
+            errors_as_command_errors(InputError, ModelError, ValueError),
+            stderr_bar("train_unli", unit="step") as progress,
+        ):
+            result = train_unli(
+                options["output"],
+                options["train"],
+                options["eval"],
+                settings,
+                base=options["base"],
+                device=options["device"],
+                progress=progress,
+                baseline=options["with_baseline"],
+            )
         if options["json"]:
             self.stdout.write(json.dumps(result))
             return

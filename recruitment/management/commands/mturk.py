@@ -5,6 +5,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Project
+from common.commands import errors_as_command_errors
 from recruitment.mturk import HitRequest, MTurkError, Requester, money, qualification_requirements
 
 HOUR = 3600
@@ -59,10 +60,8 @@ class Command(BaseCommand):
     def handle(self, *args, **opts):
         requester = Requester(dry_run=opts.get("dry_run", False), echo=self.stdout.write)
         where = "sandbox" if settings.MTURK_SANDBOX else "production"
-        try:
+        with errors_as_command_errors(MTurkError):
             getattr(self, opts["action"].replace("-", "_"))(requester, opts, where)
-        except MTurkError as exc:
-            raise CommandError(str(exc)) from None
 
     def create_hit(self, requester, opts, where):
         project = Project.objects.filter(slug=opts["slug"]).first()
