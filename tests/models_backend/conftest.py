@@ -1,6 +1,10 @@
-"""Tiny local checkpoints built by the tests themselves (no downloads): a BERT classifier and a GPT-2 LM."""
+"""Tiny local checkpoints built by the tests themselves (no downloads): a BERT classifier and a GPT-2 LM; and
+what the model pages' tests share: the media folder, the shared models folder, a slider study's U-SNLI rows."""
 
+import csv
+import io
 import json
+import shutil
 
 import pytest
 import torch
@@ -143,6 +147,13 @@ def build_bert_classifier(folder, num_labels=3, id2label=None, seed=0, extra_con
     return model, tokenizer
 
 
+def build_unli_regressor(folder, seed=0):
+    """A tiny probability (UNLI) checkpoint: one output, read through a sigmoid."""
+    return build_bert_classifier(
+        folder, num_labels=1, id2label={0: "probability"}, seed=seed, extra_config={"nli_studio_output": "sigmoid"}
+    )
+
+
 def build_bert_encoder(folder, seed=0):
     """A BertModel folder without a head, like the packaged MiniLM."""
     from transformers import BertModel
@@ -249,3 +260,54 @@ def write_pairs_jsonl(path, pairs=PAIRS, id_prefix="p"):
         for i, (premise, hypothesis) in enumerate(pairs):
             handle.write(json.dumps({"id": f"{id_prefix}{i}", "premise": premise, "hypothesis": hypothesis}) + "\n")
     return path
+
+
+def import_usnli_pairs(study, pairs, probability):
+    """Import `pairs` into a slider study through the U-SNLI importer, as rows u0, u1, ... whose gold
+    probability is the text `probability(i)`."""
+    from dataset_io.services.importers import import_stream
+
+    rows = io.StringIO()
+    writer = csv.writer(rows)
+    writer.writerow(["id", "pre", "hyp", "nli", "unli"])
+    for i, (premise, hypothesis) in enumerate(pairs):
+        writer.writerow([f"u{i}", premise, hypothesis, "1", probability(i)])
+    import_stream(study, io.StringIO(rows.getvalue()), "usnli")
+
+
+@pytest.fixture
+def _media(settings, tmp_path):
+    settings.MEDIA_ROOT = tmp_path / "media"
+
+
+@pytest.fixture
+def models_dir(settings, tmp_path, tiny_nli):
+    """The shared models folder the model jobs offer: a tiny encoder (a training base), the tiny NLI
+    classifier and a tiny LM."""
+    folder = tmp_path / "models"
+    build_bert_encoder(folder / "tiny-encoder")
+    shutil.copytree(tiny_nli, folder / "tiny-nli")
+    build_gpt2(folder / "tiny-lm")
+    settings.MODELS_DIR = folder
+    return folder
+
+
+@pytest.fixture
+def evaluation_models(settings, tmp_path):
+    """The shared models folder the study evaluation offers: two NLI classifiers (nli-a, nli-b), one whose
+    labels map to no study's (odd-labels) and a defeasible one (another protocol's kind)."""
+    folder = tmp_path / "models"
+    build_bert_classifier(folder / "nli-a", seed=1)
+    build_bert_classifier(folder / "nli-b", seed=2)
+    build_bert_classifier(folder / "odd-labels", id2label={0: "yes", 1: "no", 2: "maybe"})
+    build_bert_classifier(folder / "defeasible", num_labels=2, id2label={0: "strengthener", 1: "weakener"})
+    settings.MODELS_DIR = folder
+    return folder
+
+
+@pytest.fixture
+def slider_study(make_project, author):
+    """A slider study `slider` of PAIRS with imported gold probabilities."""
+    study = make_project("unli_slider", slug="slider", owner=author)
+    import_usnli_pairs(study, PAIRS, lambda i: f"{(i % 5) / 5 + 0.1:.2f}")
+    return study

@@ -4,7 +4,7 @@ study's valid atoms go on to a defeasible study with them (annotation.services.a
 import json
 
 import pytest
-from conftest import PAIRS, build_bert_encoder, build_gpt2
+from conftest import PAIRS
 from django.test import override_settings
 
 from jobs.models import Job
@@ -13,18 +13,6 @@ from tests.conftest import IMMEDIATE_TASKS
 pytestmark = pytest.mark.django_db
 UPDATES = ["It is raining hard.", "", "She is on a stage.", "", "", "", ""]  # some rows have none
 KINDS = ["weakener", "", "strengthener", "", "", "", ""]
-
-
-@pytest.fixture
-def models_dir(settings, tmp_path, tiny_nli):
-    import shutil
-
-    folder = tmp_path / "models"
-    build_bert_encoder(folder / "tiny-encoder")
-    shutil.copytree(tiny_nli, folder / "tiny-nli")
-    build_gpt2(folder / "tiny-lm")
-    settings.MODELS_DIR = folder
-    return folder
 
 
 @override_settings(TASKS=IMMEDIATE_TASKS)

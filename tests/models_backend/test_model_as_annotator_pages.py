@@ -6,7 +6,7 @@ import json
 import re
 
 import pytest
-from conftest import PAIRS, build_bert_classifier
+from conftest import PAIRS, build_unli_regressor
 from django.core.management import call_command
 from django.test import override_settings
 
@@ -18,19 +18,6 @@ from jobs.models import Job
 from tests.conftest import IMMEDIATE_TASKS
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("_media")]
-
-
-@pytest.fixture
-def _media(settings, tmp_path):
-    settings.MEDIA_ROOT = tmp_path / "media"
-
-
-@pytest.fixture
-def models_dir(settings, tmp_path):
-    folder = tmp_path / "models"
-    build_bert_classifier(folder / "nli-a", seed=1)
-    settings.MODELS_DIR = folder
-    return folder
 
 
 @pytest.fixture
@@ -53,7 +40,7 @@ def exports(project, folder):
 
 @override_settings(TASKS=IMMEDIATE_TASKS)
 def test_a_model_is_placed_among_the_annotators_and_never_becomes_one(
-    client, author, models_dir, answered_study, tmp_path, capsys
+    client, author, evaluation_models, answered_study, tmp_path, capsys
 ):
     (tmp_path / "before").mkdir()
     before = exports(answered_study, tmp_path / "before")
@@ -98,7 +85,7 @@ def test_a_model_is_placed_among_the_annotators_and_never_becomes_one(
 
     # The command line places the model by the same implementation.
     capsys.readouterr()
-    call_command("evaluate_study", "answered", model=[str(models_dir / "nli-a")], bootstrap=100, json=True)
+    call_command("evaluate_study", "answered", model=[str(evaluation_models / "nli-a")], bootstrap=100, json=True)
     from_command = json.loads(capsys.readouterr().out.strip().splitlines()[-1])["as_annotator"]["nli-a"]
     assert from_command == place
 
@@ -116,25 +103,15 @@ def test_the_report_shows_no_model_section_before_an_evaluation(client, author, 
 
 @override_settings(TASKS=IMMEDIATE_TASKS)
 def test_a_slider_model_is_scored_by_its_distance_to_the_annotators_median(
-    client, author, models_dir, make_project, tmp_path
+    client, author, evaluation_models, slider_study
 ):
     import csv
     import io
     import statistics
     import zipfile
 
-    from dataset_io.services.importers import import_stream
-
-    unli = {"num_labels": 1, "id2label": {0: "probability"}, "extra_config": {"nli_studio_output": "sigmoid"}}
-    build_bert_classifier(models_dir / "unli-a", seed=3, **unli)
-    study = make_project("unli_slider", slug="slider", owner=author)
-    rows = io.StringIO()
-    writer = csv.writer(rows)
-    writer.writerow(["id", "pre", "hyp", "nli", "unli"])
-    for i, (premise, hypothesis) in enumerate(PAIRS):
-        writer.writerow([f"u{i}", premise, hypothesis, "1", f"{(i % 5) / 5 + 0.1:.2f}"])
-    import_stream(study, io.StringIO(rows.getvalue()), "usnli")
-    simulate(study, list(study.items.order_by("id")), seed=5)
+    build_unli_regressor(evaluation_models / "unli-a", seed=3)
+    simulate(slider_study, list(slider_study.items.order_by("id")), seed=5)
 
     client.force_login(author)
     settings = {"batch_size": "4", "precision": "auto", "seed": "0", "bootstrap": "100", "queue": "default"}
@@ -151,20 +128,22 @@ def test_a_slider_model_is_scored_by_its_distance_to_the_annotators_median(
         text = archive.read("unli-a/predictions.csv").decode()
     predicted = {row["id"]: float(row["prediction"]) for row in csv.DictReader(io.StringIO(text))}
     answers: dict[str, list[float]] = {}
-    for key, value in Annotation.objects.filter(item__project=study).values_list("item__example__source_id", "value"):
+    for key, value in Annotation.objects.filter(item__project=slider_study).values_list(
+        "item__example__source_id", "value"
+    ):
         answers.setdefault(key, []).append(float(value))
     distances = [abs(predicted[key] - statistics.median(values)) for key, values in answers.items() if len(values) > 1]
     assert place["model"] == {"items": len(distances), "score": pytest.approx(sum(distances) / len(distances))}
     assert "lower is better" in client.get(f"/jobs/{job.pk}/").content.decode()
 
 
-def test_the_alt_test_verdict_beside_the_placement_is_the_suites(models_dir, answered_study, tmp_path):
+def test_the_alt_test_verdict_beside_the_placement_is_the_suites(evaluation_models, answered_study, tmp_path):
     from evaluation.study_evaluation.as_annotator import as_annotator_rows
     from evaluation.study_evaluation.protocols import Settings
     from evaluation.study_evaluation.scoring import evaluate_folders
 
     settings = Settings(bootstrap=100, alt_test_min_items=4)  # below the paper's 30: 7 items to test on
-    result = evaluate_folders(answered_study, [models_dir / "nli-a"], tmp_path / "out", settings)
+    result = evaluate_folders(answered_study, [evaluation_models / "nli-a"], tmp_path / "out", settings)
     suite, verdict = result["models"]["nli-a"]["alt_test"], result["as_annotator"]["nli-a"]["alt_test"]
     assert verdict == {
         "passed": suite["passed"],

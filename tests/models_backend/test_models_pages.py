@@ -8,7 +8,7 @@ import json
 import zipfile
 
 import pytest
-from conftest import PAIRS, build_bert_encoder, build_gpt2, write_pairs_jsonl
+from conftest import PAIRS, import_usnli_pairs, write_pairs_jsonl
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import override_settings
 
@@ -22,44 +22,18 @@ TINY_TRAINING = {"epochs": "1", "batch_size": "4", "max_length": "32", "lr": "0.
 
 
 @pytest.fixture
-def _media(settings, tmp_path):
-    settings.MEDIA_ROOT = tmp_path / "media"
-
-
-@pytest.fixture
-def models_dir(settings, tmp_path, tiny_nli):
-    """The shared models folder: a tiny encoder (a training base), the tiny NLI classifier and a tiny LM."""
-    import shutil
-
-    folder = tmp_path / "models"
-    build_bert_encoder(folder / "tiny-encoder")
-    shutil.copytree(tiny_nli, folder / "tiny-nli")
-    build_gpt2(folder / "tiny-lm")
-    settings.MODELS_DIR = folder
-    return folder
-
-
-@pytest.fixture
-def slider_study(make_project, import_rows, author):
+def gold_slider_study(make_project, author):
     """A slider study whose items carry gold probabilities (imported U-SNLI rows), one pair longer than the tiny
     models' 128 positions (a trained model is run at the length it was trained with)."""
-    import csv
-
     project = make_project("unli_slider", slug="slider-gold", owner=author)
-    buffer = io.StringIO()
-    writer = csv.writer(buffer)
-    writer.writerow(["id", "pre", "hyp", "nli", "unli"])
-    for i, (premise, hypothesis) in enumerate(PAIRS * 2 + [("a man is sleeping " * 50, "a man is sleeping")]):
-        writer.writerow([f"u{i}", premise, hypothesis, "1", f"{(i % 7) / 7 + 0.05:.3f}"])
-    from dataset_io.services.importers import import_stream
-
-    import_stream(project, io.StringIO(buffer.getvalue()), "usnli")
+    long_pair = ("a man is sleeping " * 50, "a man is sleeping")
+    import_usnli_pairs(project, PAIRS * 2 + [long_pair], lambda i: f"{(i % 7) / 7 + 0.05:.3f}")
     return project
 
 
 @override_settings(TASKS=IMMEDIATE_TASKS)
 def test_an_author_trains_on_a_studys_gold_and_evaluates_it_on_the_study(
-    client, author, make_user, models_dir, slider_study
+    client, author, make_user, models_dir, gold_slider_study
 ):
     client.force_login(author)
     page = client.get("/models/?job=train_unli").content.decode()
@@ -78,7 +52,7 @@ def test_an_author_trains_on_a_studys_gold_and_evaluates_it_on_the_study(
     job = Job.objects.get(kind="train_unli")
     assert response["Location"] == f"/jobs/{job.pk}/"
     assert job.status == "done", job.error
-    assert job.project == slider_study and job.params["studies"] == {"train": "slider-gold", "eval": "slider-gold"}
+    assert job.project == gold_slider_study and job.params["studies"] == {"train": "slider-gold", "eval": "slider-gold"}
     assert job.params["checkpoints"] == {"base": "shared/tiny-encoder"}
     assert job.params["settings"]["pretrain_snli"] is None and job.params["settings"]["epochs"] == 1
     assert [entry["role"] for entry in job.inputs] == ["train", "eval"] and job.inputs[0][
@@ -106,12 +80,12 @@ def test_an_author_trains_on_a_studys_gold_and_evaluates_it_on_the_study(
     from annotation.models import Item
     from annotation.services.simulation import simulate
 
-    simulate(slider_study, list(Item.objects.filter(project=slider_study).order_by("-pk")[:5]), seed=0)
+    simulate(gold_slider_study, list(Item.objects.filter(project=gold_slider_study).order_by("-pk")[:5]), seed=0)
     settings = {"batch_size": "4", "precision": "auto", "seed": "0", "bootstrap": "200", "queue": "default"}
     evaluated = client.post(opened["Location"], {"models": [f"job/{job.pk}"], **settings})
     evaluation = Job.objects.get(kind="evaluate_study")
     assert evaluated["Location"] == f"/jobs/{evaluation.pk}/" and evaluation.status == "done", evaluation.error
-    assert evaluation.project == slider_study and evaluation.params["checkpoints"] == {"model_0": f"job/{job.pk}"}
+    assert evaluation.project == gold_slider_study and evaluation.params["checkpoints"] == {"model_0": f"job/{job.pk}"}
     reference = evaluation.result["reference"]
     assert reference["items"] == STUDY_ROWS
     assert reference["sources"] == {"adjudicated": 0, "collected": 5, "imported": STUDY_ROWS - 5}

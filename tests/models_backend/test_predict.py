@@ -5,7 +5,7 @@ import random
 import numpy as np
 import pytest
 import torch
-from conftest import PAIRS, build_bert_classifier, write_pairs_jsonl
+from conftest import PAIRS, build_bert_classifier, build_unli_regressor, write_pairs_jsonl
 from django.core.management import CommandError, call_command
 from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
@@ -44,9 +44,7 @@ def test_predict_matches_direct_forward_in_any_order(tiny_nli, tmp_path, batch_s
 
 def test_regressor_csv_from_usnli_columns(tmp_path, capsys):
     folder = tmp_path / "unli"
-    build_bert_classifier(
-        folder, num_labels=1, id2label={0: "probability"}, extra_config={"nli_studio_output": "sigmoid"}
-    )
+    build_unli_regressor(folder)
     source = tmp_path / "usnli.csv"
     with source.open("w", newline="") as handle:
         writer = csv.writer(handle)

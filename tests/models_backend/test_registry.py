@@ -1,5 +1,5 @@
 import pytest
-from conftest import build_bert_classifier, build_bert_encoder
+from conftest import build_bert_classifier, build_bert_encoder, build_unli_regressor
 
 from models_backend import checkpoint_spec
 from models_backend.registry import ModelError, ModelKind, enc_indices, inspect_checkpoint
@@ -9,9 +9,7 @@ def test_detects_kinds_from_config(tiny_nli, tiny_lm, tmp_path):
     assert inspect_checkpoint(tiny_nli).kind is ModelKind.NLI
     assert inspect_checkpoint(tiny_nli).label_names == ("entailment", "neutral", "contradiction")
     assert inspect_checkpoint(tiny_lm).kind is ModelKind.CAUSAL_LM
-    build_bert_classifier(
-        tmp_path / "unli", num_labels=1, id2label={0: "probability"}, extra_config={"nli_studio_output": "sigmoid"}
-    )
+    build_unli_regressor(tmp_path / "unli")
     spec = inspect_checkpoint(tmp_path / "unli")
     assert spec.kind is ModelKind.UNLI and spec.sigmoid
     build_bert_classifier(tmp_path / "defeasible", num_labels=2, id2label={0: "weakener", 1: "strengthener"})

@@ -4,7 +4,7 @@ evaluate) exactly, for a ChaosNLI study and for atom studies; bad input is refus
 import json
 
 import pytest
-from conftest import build_bert_classifier
+from conftest import PAIRS, build_bert_classifier, build_unli_regressor, import_usnli_pairs
 from django.core.management import CommandError, call_command
 
 from dataset_io.services.importers import import_file
@@ -291,23 +291,16 @@ def test_collected_answers_only_refuses_a_study_of_imported_votes(make_project, 
         evaluate_folders(study, [tiny_nli], tmp_path / "out", collected_only=True)
 
 
+def slider_gold(i):
+    """The slider studies' gold probability of row i."""
+    return f"{(i * 5 % 11) / 11 + 0.02:.3f}"
+
+
 def test_a_slider_study_gives_the_figures_of_export_predict_evaluate_unli(make_project, tmp_path, capsys):
-    import csv
-    import io
-
-    from conftest import PAIRS
-
-    from dataset_io.services.importers import import_stream
-
     study = make_project("unli_slider", slug="slider")
-    rows = io.StringIO()
-    writer = csv.writer(rows)
-    writer.writerow(["id", "pre", "hyp", "nli", "unli"])
-    for i, (premise, hypothesis) in enumerate(PAIRS * 2):
-        writer.writerow([f"u{i}", premise, hypothesis, "1", f"{(i * 5 % 11) / 11 + 0.02:.3f}"])
-    import_stream(study, io.StringIO(rows.getvalue()), "usnli")
+    import_usnli_pairs(study, PAIRS * 2, slider_gold)
     model = tmp_path / "tiny-unli"
-    build_bert_classifier(model, num_labels=1, id2label={0: "LABEL_0"}, extra_config={"nli_studio_output": "sigmoid"})
+    build_unli_regressor(model)
 
     export, predictions = tmp_path / "slider.csv", tmp_path / "predictions.csv"
     call_command("export_dataset", study.slug, format="usnli", output=str(export))
@@ -328,25 +321,15 @@ def test_a_hypothesis_only_baseline_is_its_checkpoint_on_the_hypotheses_alone_in
 ):
     """The U-SNLI paper's baseline: the given checkpoint reads each hypothesis alone, whether or not it was
     trained so; its figures equal those of the same weights flagged hypothesis-only, scored as a model."""
-    import csv
-    import io
     import shutil
 
-    from conftest import PAIRS
-
-    from dataset_io.services.importers import import_stream
     from evaluation.study_evaluation.protocols import headline_rows
     from models_backend.checkpoint_spec import HYPOTHESIS_ONLY_KEY
 
     study = make_project("unli_slider", slug="slider-baseline")
-    rows = io.StringIO()
-    writer = csv.writer(rows)
-    writer.writerow(["id", "pre", "hyp", "nli", "unli"])
-    for i, (premise, hypothesis) in enumerate(PAIRS * 2):
-        writer.writerow([f"u{i}", premise, hypothesis, "1", f"{(i * 5 % 11) / 11 + 0.02:.3f}"])
-    import_stream(study, io.StringIO(rows.getvalue()), "usnli")
+    import_usnli_pairs(study, PAIRS * 2, slider_gold)
     model = tmp_path / "tiny-unli"
-    build_bert_classifier(model, num_labels=1, id2label={0: "LABEL_0"}, extra_config={"nli_studio_output": "sigmoid"})
+    build_unli_regressor(model)
     flagged = tmp_path / "tiny-unli-flagged"
     shutil.copytree(model, flagged)
     config = json.loads((flagged / "config.json").read_text())

@@ -3,29 +3,15 @@ takes the study's checkpoints, two models are compared with paired intervals and
 LaTeX; a refused evaluation says why on the page and stores no job."""
 
 import pytest
-from conftest import PAIRS, build_bert_classifier
+from conftest import PAIRS, build_unli_regressor
 from django.test import override_settings
 
 from jobs.models import Job
 from tests.conftest import IMMEDIATE_TASKS
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("_media")]
-
-
-@pytest.fixture
-def _media(settings, tmp_path):
-    settings.MEDIA_ROOT = tmp_path / "media"
-
-
-@pytest.fixture
-def models_dir(settings, tmp_path):
-    folder = tmp_path / "models"
-    build_bert_classifier(folder / "nli-a", seed=1)
-    build_bert_classifier(folder / "nli-b", seed=2)
-    build_bert_classifier(folder / "odd-labels", id2label={0: "yes", 1: "no", 2: "maybe"})
-    build_bert_classifier(folder / "defeasible", num_labels=2, id2label={0: "strengthener", 1: "weakener"})
-    settings.MODELS_DIR = folder
-    return folder
+# The evaluation form's settings: small batches and few resamples.
+FORM_SETTINGS = {"batch_size": "4", "precision": "auto", "seed": "0", "bootstrap": "200", "alt_test_min_items": "30"}
 
 
 @pytest.fixture
@@ -44,7 +30,7 @@ def label_study(make_project, import_rows, author):
 
 
 @override_settings(TASKS=IMMEDIATE_TASKS)
-def test_two_models_are_compared_on_a_study_from_its_page(client, author, models_dir, label_study):
+def test_two_models_are_compared_on_a_study_from_its_page(client, author, evaluation_models, label_study):
     client.force_login(author)
     study_page = client.get("/projects/labels/").content.decode()
     assert 'href="/evaluation/studies/labels/"' in study_page
@@ -53,15 +39,7 @@ def test_two_models_are_compared_on_a_study_from_its_page(client, author, models
     assert 'value="shared/nli-a"' in form and 'value="shared/defeasible"' not in form  # only this protocol's kinds
     response = client.post(
         "/evaluation/studies/labels/",
-        {
-            "models": ["shared/nli-a", "shared/nli-b"],
-            "batch_size": "4",
-            "precision": "auto",
-            "seed": "0",
-            "bootstrap": "200",
-            "alt_test_min_items": "30",
-            "queue": "default",
-        },
+        {"models": ["shared/nli-a", "shared/nli-b"], **FORM_SETTINGS, "queue": "default"},
     )
     job = Job.objects.get(kind="evaluate_study")
     assert response.status_code == 302 and response["Location"] == f"/jobs/{job.pk}/"
@@ -85,58 +63,40 @@ def test_two_models_are_compared_on_a_study_from_its_page(client, author, models
     assert f'href="/jobs/{job.pk}/"' in client.get("/projects/labels/").content.decode()  # the study links it
 
 
-def test_a_model_whose_labels_do_not_map_is_refused_on_the_page(client, author, models_dir, label_study):
+def test_a_model_whose_labels_do_not_map_is_refused_on_the_page(client, author, evaluation_models, label_study):
     client.force_login(author)
-    response = client.post(
-        "/evaluation/studies/labels/",
-        {
-            "models": ["shared/odd-labels"],
-            "batch_size": "4",
-            "precision": "auto",
-            "seed": "0",
-            "bootstrap": "200",
-            "alt_test_min_items": "30",
-        },
-    )
+    response = client.post("/evaluation/studies/labels/", {"models": ["shared/odd-labels"], **FORM_SETTINGS})
     assert response.status_code == 400
     assert "its labels yes, no, maybe do not map to the study&#x27;s entailment" in response.content.decode()
     assert not Job.objects.exists()
 
 
-def test_a_checkpoint_of_another_kind_is_not_offered_and_refused(client, author, models_dir, label_study):
+def test_a_checkpoint_of_another_kind_is_not_offered_and_refused(client, author, evaluation_models, label_study):
     client.force_login(author)
     response = client.post("/evaluation/studies/labels/", {"models": ["shared/defeasible"]})
     assert response.status_code == 400 and "Select a valid choice" in response.content.decode()
     assert not Job.objects.exists()
 
 
-def test_a_study_with_nothing_settled_is_refused_on_the_page(client, author, models_dir, make_project, import_rows):
+def test_a_study_with_nothing_settled_is_refused_on_the_page(
+    client, author, evaluation_models, make_project, import_rows
+):
     study = make_project("nli_label", slug="empty", owner=author)
     import_rows(study, [{"id": "a", "premise": "a man", "hypothesis": "a man is sleeping"}])
     client.force_login(author)
-    response = client.post(
-        "/evaluation/studies/empty/",
-        {
-            "models": ["shared/nli-a"],
-            "batch_size": "4",
-            "precision": "auto",
-            "seed": "0",
-            "bootstrap": "200",
-            "alt_test_min_items": "30",
-        },
-    )
+    response = client.post("/evaluation/studies/empty/", {"models": ["shared/nli-a"], **FORM_SETTINGS})
     assert response.status_code == 400
     assert "study empty has no settled items to evaluate against" in response.content.decode()
     assert not Job.objects.exists()
 
 
-def test_another_author_reaches_neither_the_form_nor_the_downloads(client, make_user, models_dir, label_study):
+def test_another_author_reaches_neither_the_form_nor_the_downloads(client, make_user, evaluation_models, label_study):
     client.force_login(make_user("someone-else", "author"))
     assert client.get("/evaluation/studies/labels/").status_code == 404
 
 
 @override_settings(TASKS=IMMEDIATE_TASKS)
-def test_the_api_starts_and_lists_a_studys_evaluations(author, models_dir, label_study):
+def test_the_api_starts_and_lists_a_studys_evaluations(author, evaluation_models, label_study):
     from rest_framework.test import APIClient
 
     api = APIClient()
@@ -166,23 +126,10 @@ def test_the_api_starts_and_lists_a_studys_evaluations(author, models_dir, label
 
 @override_settings(TASKS=IMMEDIATE_TASKS)
 def test_a_slider_studys_hypothesis_only_baseline_from_the_page_has_a_row_of_its_own(
-    client, author, models_dir, make_project, label_study
+    client, author, evaluation_models, label_study, slider_study
 ):
-    import csv
-    import io
-
-    from dataset_io.services.importers import import_stream
-
-    unli = {"num_labels": 1, "id2label": {0: "probability"}, "extra_config": {"nli_studio_output": "sigmoid"}}
-    build_bert_classifier(models_dir / "unli-a", seed=3, **unli)
-    build_bert_classifier(models_dir / "unli-h", seed=4, **unli)
-    study = make_project("unli_slider", slug="slider", owner=author)
-    rows = io.StringIO()
-    writer = csv.writer(rows)
-    writer.writerow(["id", "pre", "hyp", "nli", "unli"])
-    for i, (premise, hypothesis) in enumerate(PAIRS):
-        writer.writerow([f"u{i}", premise, hypothesis, "1", f"{(i % 5) / 5 + 0.1:.2f}"])
-    import_stream(study, io.StringIO(rows.getvalue()), "usnli")
+    build_unli_regressor(evaluation_models / "unli-a", seed=3)
+    build_unli_regressor(evaluation_models / "unli-h", seed=4)
     client.force_login(author)
     assert "Hypothesis-only baseline" not in client.get("/evaluation/studies/labels/").content.decode()
     assert "Hypothesis-only baseline" in client.get("/evaluation/studies/slider/").content.decode()

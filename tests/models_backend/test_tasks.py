@@ -12,12 +12,7 @@ from jobs.models import Job
 from models_backend.runs import PREDICT
 from tests.conftest import IMMEDIATE_TASKS
 
-pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def _media(settings, tmp_path):
-    settings.MEDIA_ROOT = tmp_path / "media"
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("_media")]
 
 
 @override_settings(TASKS=IMMEDIATE_TASKS)
