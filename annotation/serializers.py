@@ -157,13 +157,35 @@ WORKER_FIELDS = (
 
 
 # Every claim answers with these two. Plain serializers with their fields written out, not ModelSerializers:
-# deriving the fields from the model again for each answer cost more than the rest of the serialising.
+# deriving the fields from the model again for each answer cost more than the rest of the serialising. The
+# declared fields are the schema; to_representation reads the values itself and formats each with its declared
+# field, as DRF's would (None kept as None), without DRF building and binding a copy of every field per answer
+# (0.23 ms of a claim's ~4 ms of CPU). tests/annotation/test_page_answer.py holds the two to the same output.
+def represented(serializer: serializers.Serializer, values: dict) -> dict:
+    """DRF's Serializer.to_representation for values already read: each through its declared field."""
+    fields = serializer._declared_fields
+    return {name: None if value is None else fields[name].to_representation(value) for name, value in values.items()}
+
+
 class PageItemSerializer(serializers.Serializer):
     id = serializers.IntegerField(read_only=True)
     premise = serializers.CharField(source="example.premise")
     hypothesis = serializers.CharField(source="example.hypothesis")
     update = serializers.CharField(source="example.update")
     atom = serializers.CharField(source="atom.text", allow_null=True, default=None)
+
+    def to_representation(self, item):
+        example, atom = item.example, item.atom
+        return represented(
+            self,
+            {
+                "id": item.id,
+                "premise": example.premise,
+                "hypothesis": example.hypothesis,
+                "update": example.update,
+                "atom": None if atom is None else atom.text,
+            },
+        )
 
 
 class AssignmentSerializer(serializers.Serializer):
@@ -176,12 +198,29 @@ class AssignmentSerializer(serializers.Serializer):
     late = serializers.BooleanField(required=False)
     items = serializers.SerializerMethodField()
 
+    def to_representation(self, assignment):
+        shown = represented(
+            self,
+            {
+                "id": assignment.id,
+                "project": assignment.project.slug,
+                "status": assignment.status,
+                "created_at": assignment.created_at,
+                "expires_at": assignment.expires_at,
+                "submitted_at": assignment.submitted_at,
+                "late": assignment.late,
+            },
+        )
+        shown["items"] = self.get_items(assignment)
+        return shown
+
     def get_items(self, assignment) -> list[dict]:
         items = getattr(assignment, "page_items", None)  # a page just claimed carries its items
         if items is None:
             claims = assignment.claims.select_related("item__example", "item__atom").order_by("position")
             items = [claim.item for claim in claims]
-        return PageItemSerializer(items, many=True).data
+        page_item = PageItemSerializer()
+        return [page_item.to_representation(item) for item in items]
 
 
 NO_NUL = RegexValidator(r"^[^\u0000]*$", "contains a NUL character")  # as DRF refuses them: the schema says so
