@@ -5,10 +5,12 @@ Django builds and compiles a queryset's SQL on every evaluation. For the hot pat
 lookup with the user's roles, the project with the worker's standing, the claim's and the submit's row
 locks) that was about 6 ms of CPU per claim + submit cycle, measured in-process: more than PostgreSQL
 spends running them. `compiled_rows(build, *shape, **arguments)` builds the queryset once per shape with
-marker values in place of the arguments, keeps Django's compiler (its SQL, column layout and related-object
-populators), and on every later call only puts the arguments in place of the markers in the parameter
-list. The rows become model instances through Django's own ModelIterable, so select_related and annotations
-come back exactly as from the queryset. On PostgreSQL the statement is sent with server-side binding, so a
+marker values in place of the arguments, keeps its SQL and what Django's compiler found for turning rows into
+model instances (column converters, related-object populators, annotation columns), and on every later call
+only puts the arguments in place of the markers in the parameter list. The rows become model instances as
+Django's ModelIterable makes them, so select_related and annotations come back exactly as from the queryset;
+the replay does ModelIterable's per-row work alone, since its per-call set-up (populators, column lists,
+composite-field checks over 50-70 columns) cost more CPU than the rows themselves. On PostgreSQL the statement is sent with server-side binding, so a
 pooled connection keeps it prepared and the database plans it once per connection, not on every call
 (planning these selects cost PostgreSQL more than running them). (Libraries such as django-cachalot cache
 results, not SQL; none caches compiled statements, so this small module does.)
@@ -27,7 +29,6 @@ else. An int argument beyond a 64-bit column's range matches no row, as Django's
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, cast
@@ -37,7 +38,7 @@ from django.db import NotSupportedError, connections, router
 from django.db.backends.postgresql.base import CursorDebugWrapper
 from django.db.backends.utils import CursorWrapper
 from django.db.models import Field, Model, QuerySet
-from django.db.models.query import ModelIterable
+from django.db.models.query import get_related_populators
 from django.db.transaction import TransactionManagementError
 
 # Markers: far from any id or count a query compares with, yet inside a 32-bit column's range (Django
@@ -48,25 +49,20 @@ _BIGINT_MIN, _BIGINT_MAX = -(2**63), 2**63 - 1
 
 @dataclass(frozen=True)
 class _Statement:
-    compiler: Any  # Django's SQLCompiler after as_sql(): select, klass_info, annotation_col_map filled
     sql: str
     params: tuple
     slots: tuple[tuple[int, str], ...]  # (position in params, argument name)
     model: type[Model]
     db: str
     for_update: bool
-
-
-class _Replay:
-    """What ModelIterable reads of a queryset, answering with the compiled statement."""
-
-    _known_related_objects: dict = {}
-
-    def __init__(self, statement: _Statement, compiler):
-        self.model, self.db, self.query, self._compiler = statement.model, statement.db, self, compiler
-
-    def get_compiler(self, using=None, connection=None, elide_empty=True):
-        return self._compiler
+    # What ModelIterable finds per call, found once: (position, converters, expression) of each column that
+    # needs converting, the model's columns and field names, its select_related populators, its annotations.
+    converters: tuple[tuple[int, list, Any], ...]
+    col_count: int
+    fields: slice
+    init_list: tuple[str, ...]
+    populators: tuple
+    annotations: tuple[tuple[str, int], ...]
 
 
 _statements: dict[tuple, _Statement] = {}
@@ -86,20 +82,30 @@ def compiled_rows(build: Callable[..., QuerySet], *shape, **arguments) -> list[M
     params = list(statement.params)
     for position, name in statement.slots:
         params[position] = arguments[name]
-    compiler = copy.copy(statement.compiler)
-    compiler.connection = connection  # this thread's connection, not the one that compiled it
-    # Run in place of compiling again; answers as execute_sql() does: a list of chunks of rows.
-    compiler.execute_sql = lambda *args, **kwargs: [_run(statement, connection, params)]
-    return list(ModelIterable(_Replay(statement, compiler)))  # type: ignore[arg-type]  # _Replay stands in for the queryset
+    return [_instance(statement, connection, row) for row in _run(statement, connection, params)]
 
 
 def _run(statement: _Statement, connection, params: list) -> list[tuple]:
     with _cursor(connection) as cursor:
         cursor.execute(statement.sql, params)  # through Django's wrapper: its error types, logging, query counts
-        rows = cursor.fetchall()
-    if statement.compiler.has_extra_select:
-        rows = [row[: statement.compiler.col_count] for row in rows]
-    return rows
+        return cursor.fetchall()
+
+
+def _instance(statement: _Statement, connection, row: tuple) -> Model:
+    """A row as ModelIterable turns it into a model instance (compiler.apply_converters, then from_db, the
+    populators and the annotations), with this thread's connection given to the converters."""
+    values = list(row[: statement.col_count])  # extra select columns (ordering) are not the model's
+    for position, converters, expression in statement.converters:
+        value = values[position]
+        for converter in converters:
+            value = converter(value, expression, connection)
+        values[position] = value
+    instance = statement.model.from_db(statement.db, statement.init_list, values[statement.fields])
+    for populator in statement.populators:
+        populator.populate(values, instance)
+    for name, position in statement.annotations:
+        setattr(instance, name, values[position])
+    return instance
 
 
 def _cursor(connection):
@@ -144,12 +150,28 @@ def _compile(build: Callable[..., QuerySet], shape: tuple, arguments: dict) -> _
     for name, marker in markers.items():
         if name not in {slot_name for _, slot_name in slots} or str(marker) in sql:
             raise ValueError(f"{build.__qualname__}: argument {name!r} is not a plain query parameter of its SQL")
-    # The columns' converters (from the database's form to Python's) depend on the columns only: found once
-    # here, not again for every call (a fifth of a replay's CPU for the submit's 65-column lock).
-    converters = compiler.get_converters([column[0] for column in compiler.select[: compiler.col_count]])
-    compiler.get_converters = lambda expressions: converters
+    columns = [column[0] for column in compiler.select[: compiler.col_count]]
+    if compiler.has_composite_fields(columns):
+        raise NotSupportedError(f"{build.__qualname__}: composite primary keys are not replayed")
+    klass_info = compiler.klass_info
+    model_columns = slice(klass_info["select_fields"][0], klass_info["select_fields"][-1] + 1)
     return _Statement(
-        compiler, sql, tuple(params), slots, queryset.model, queryset.db, bool(queryset.query.select_for_update)
+        sql,
+        tuple(params),
+        slots,
+        klass_info["model"],
+        queryset.db,
+        bool(queryset.query.select_for_update),
+        converters=tuple(
+            (position, converters, expression)
+            for position, (converters, expression) in compiler.get_converters(columns).items()
+        ),
+        col_count=compiler.col_count,
+        fields=model_columns,
+        init_list=tuple(column[0].target.attname for column in compiler.select[model_columns]),
+        # django-stubs type the next Django's signature (a fetch_mode argument); the installed one takes three.
+        populators=tuple(get_related_populators(klass_info, compiler.select, queryset.db)),  # type: ignore[call-arg]
+        annotations=tuple(compiler.annotation_col_map.items()),
     )
 
 
