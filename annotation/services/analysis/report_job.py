@@ -44,8 +44,11 @@ KEPT_JOBS = 5
 
 
 def answers_version(project: Project) -> str:
-    """A text that changes whenever the answers the report counts change (one aggregate over the study's
-    answers and one over its adjudications, both by index)."""
+    """A text that changes whenever the answers the report counts change: one aggregate over the study's
+    answers (0.2-0.3 s at 1,000,000) and one over its adjudications. Counting is what keeps it exact at no
+    cost to the submit: a counter on the project would be a statement and a lock in every submit, and the
+    newest answer alone misses a submit committed after a later one and every removal (docs/benchmarks.md,
+    2026-12-02)."""
     answers = Annotation.objects.filter(item__project=project).aggregate(
         count=Count("id"), newest=Max("id"), left_out=Count("id", filter=Q(excluded=True))
     )
@@ -85,7 +88,7 @@ def latest(project: Project) -> CachedReport:
 
 
 def check(project: Project, user) -> CachedReport:
-    """`latest`, checked against the answers as they are now (one aggregate over them: 0.5 s at 1,000,000):
+    """`latest`, checked against the answers as they are now (one aggregate over them: 0.2-0.3 s at 1,000,000):
     starts a computation (as `user`) when none is current, none is on its way and the last one did not fail
     on these same answers. With the immediate task backend (tests) the job has run when this returns."""
     version = answers_version(project)
