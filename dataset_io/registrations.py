@@ -6,7 +6,7 @@ from annotation.services import extensions
 from annotation.services.crowd import participants
 from dataset_io.formats import exportable, importable
 from dataset_io.forms import UploadForm
-from dataset_io.services import background, files  # importing background also registers its job kinds
+from dataset_io.services import background, dataset_card, files  # importing background registers its job kinds
 
 
 def _study_data(context) -> dict:
@@ -14,6 +14,7 @@ def _study_data(context) -> dict:
     return {
         "upload_form": UploadForm(formats=importable(project.task, project.options)),
         "export_formats": exportable(project.task, project.options),
+        "hub_licenses": dataset_card.HUB_LICENSES,  # offered as you type; any SPDX id is taken too
     }
 
 

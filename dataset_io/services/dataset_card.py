@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, field
 
 import yaml
+from packaging.licenses import _spdx
 
 from common.errors import FieldError
 
@@ -87,6 +88,11 @@ HUB_LICENSES = [
     "unknown",
     "other",
 ]
+# Every license the card takes: the Hub's identifiers, then the SPDX ids packaging ships (its list is the
+# module packaging.licenses reads; no public name for it), each once. A schema enum and a form's datalist show
+# them; card_details matches them whatever their case.
+LICENSES = HUB_LICENSES + sorted(entry["id"] for key, entry in _spdx.LICENSES.items() if key not in HUB_LICENSES)
+_LICENSE_BY_KEY = {name.lower(): name for name in LICENSES}
 LANGUAGE = re.compile(r"[a-z]{2,3}(-[A-Za-z0-9]{2,8})*")  # an ISO 639 code, with a region or script if wanted
 SOURCE_DATASET = re.compile(r"original|extended(\|[\w.\-/]+)?")  # the Hub's values: original, extended|<dataset>
 PRETTY_NAME_MAX = 200
@@ -121,7 +127,7 @@ class CardDetails:
     def as_params(self) -> dict:
         """JSON-ready, for a job's parameters (card_details(**params) reads it back)."""
         return {
-            "license": self.license,
+            "license": self.spdx_license or self.license,  # card_details turns an SPDX id back into `other`
             "pretty_name": self.pretty_name,
             "description": self.description,
             "citation": self.citation,
@@ -139,22 +145,16 @@ def card_details(
     source_datasets=(),
 ) -> CardDetails:
     """The author's details, checked: CardError naming the first field the Hub would refuse."""
-    from packaging.licenses import InvalidLicenseExpression, canonicalize_license_expression
-
-    chosen, spdx = license.strip(), ""
-    if chosen and chosen.lower() not in HUB_LICENSES:
-        try:
-            spdx = canonicalize_license_expression(chosen)
-        except InvalidLicenseExpression:
-            raise CardError(
-                "license",
-                f"{chosen[:60]!r} is neither a license identifier the Hub lists (apache-2.0, mit, cc-by-4.0, ...) "
-                "nor an SPDX license id",
-            ) from None
-        if " " in spdx:
-            raise CardError("license", f"give one license, not the expression {spdx!r}")
-        hub = spdx.lower()
-        chosen, spdx = (hub, "") if hub in HUB_LICENSES else ("other", spdx)
+    chosen = license.strip()
+    known = _LICENSE_BY_KEY.get(chosen.lower()) if chosen else ""
+    if known is None:
+        raise CardError(
+            "license",
+            f"{chosen[:60]!r} is neither a license identifier the Hub lists (apache-2.0, mit, cc-by-4.0, ...) "
+            "nor an SPDX license id (one license, not an expression)",
+        )
+    # An SPDX id the Hub does not list is written as `other`, with its name and link.
+    chosen, spdx = (known, "") if not known or known in HUB_LICENSES else ("other", known)
     languages = tuple(code.strip() for code in _listed(languages))
     for code in languages:
         if not LANGUAGE.fullmatch(code):
@@ -168,7 +168,7 @@ def card_details(
     if len(pretty_name) > PRETTY_NAME_MAX:
         raise CardError("pretty_name", f"must be at most {PRETTY_NAME_MAX} characters")
     return CardDetails(
-        license=chosen.lower(),
+        license=chosen,
         pretty_name=pretty_name.strip(),
         description=description.strip(),
         citation=citation.strip(),

@@ -205,6 +205,7 @@ def test_the_card_says_what_the_author_gave_and_marks_what_is_missing(three_way,
     [
         ({"license": "free for all"}, "license"),
         ({"license": "MIT OR Apache-2.0"}, "license"),
+        ({"license": "LicenseRef-ours"}, "license"),  # no page on spdx.org to link the card to
         ({"languages": "English"}, "language"),
         ({"source_datasets": "snli"}, "source_datasets"),
     ],
@@ -290,6 +291,14 @@ def test_the_bundle_page_takes_the_cards_details_and_refuses_a_bad_one_naming_it
     answer = api.post(f"/api/projects/{project.slug}/bundle/?license=cc-by-4.0&language=English")
     assert answer.status_code == 400 and answer.json()["field"] == "language"
     assert Job.objects.filter(kind="bundle").count() == 1
+    # An SPDX id the Hub does not list keeps its name and link through the job's parameters.
+    answer = api.post(f"/api/projects/{project.slug}/bundle/?license=mit-0&parquet=no")
+    job = Job.objects.get(pk=answer.json()["job"])
+    assert answer.status_code == 202 and job.status == "done", job.error
+    with zipfile.ZipFile(io.BytesIO(b"".join(files.read_chunks(job.output)))) as archive:
+        meta = yaml.safe_load(archive.read("README.md").decode().split("---\n")[1])
+    assert (meta["license"], meta["license_name"]) == ("other", "mit-0")
+    assert meta["license_link"] == "https://spdx.org/licenses/MIT-0.html"
 
 
 def test_a_parquet_copy_types_a_column_only_where_every_value_reads_back_as_written(tmp_path):
