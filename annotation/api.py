@@ -8,6 +8,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.authtoken.serializers import AuthTokenSerializer
 from rest_framework.decorators import action
 from rest_framework.exceptions import AuthenticationFailed, NotFound, Throttled, ValidationError
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -42,6 +43,7 @@ from annotation.services.projects import create_project, update_project
 from annotation.tasktypes import get_task_type
 from common.api_errors import ErrorSerializer, error_response, first_message
 from common.api_schema import refusal_status
+from common.parsers import DepthLimitedJSONParser
 from common.schema import SettingError
 from core.login_limits import cooloff_seconds
 
@@ -58,10 +60,7 @@ class SendValidAtomsSerializer(serializers.Serializer):
 
 def invalid(serializer) -> Response:
     """A request body the serializer refused, in the documented error shape."""
-    errors = {
-        name: str(messages[0]) if isinstance(messages, list) else str(messages)
-        for name, messages in serializer.errors.items()
-    }
+    errors = {name: first_message(messages) for name, messages in serializer.errors.items()}
     field, detail = next(iter(errors.items()))
     return error_response(400, detail, field, errors)
 
@@ -382,6 +381,7 @@ class TokenView(APIView):
 
     permission_classes = [AllowAny]
     serializer_class = TokenRequestSerializer
+    parser_classes = [DepthLimitedJSONParser, FormParser, MultiPartParser]  # as DRF's own token view reads
 
     @extend_schema(
         request=TokenRequestSerializer,

@@ -6,7 +6,7 @@ from annotation.models import AdjudicationRecord, Assignment, Item
 from annotation.services.answers import MAX_REASON_CHARS, MAX_SECONDS
 from annotation.services.study_settings import all_settings, settings_schema
 from annotation.tasktypes import TASK_TYPE_CHOICES, TASK_TYPES
-from common.api_schema import camel, component, enum_components, setting_schema
+from common.api_schema import JSONValueField, camel, component, enum_components, setting_schema
 
 SETTINGS = all_settings()
 COLUMN_SETTINGS = [setting.name for setting in SETTINGS if setting.column]
@@ -304,7 +304,7 @@ class AdjudicationQueueItemSerializer(ResultSerializer):
 
 class AdjudicateSerializer(serializers.Serializer):
     item = serializers.IntegerField()
-    value = serializers.JSONField(
+    value = JSONValueField(
         help_text="the final label as the task type reads it (a slider's: a probability from 0 to 1)"
     )
     note = serializers.CharField(required=False, allow_blank=True, max_length=5000)

@@ -4,6 +4,8 @@ are published (the unversioned /api/ paths are kept as aliases of the same views
 
 import re
 
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.core.validators import ProhibitNullCharactersValidator
 from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.plumbing import ResolvedComponent
 from drf_spectacular.utils import extend_schema_field
@@ -30,6 +32,14 @@ ERROR_STATUSES = {
 
 
 class ErrorsDeclaredSchema(AutoSchema):
+    def _insert_field_validators(self, field, schema):
+        super()._insert_field_validators(field, schema)
+        # DRF's CharField refuses NUL characters (PostgreSQL cannot store them): where no pattern says more,
+        # the schema says so too.
+        refuses_nul = any(isinstance(v, ProhibitNullCharactersValidator) for v in field.validators)
+        if refuses_nul and schema.get("type") == "string" and not {"pattern", "enum", "format"} & set(schema):
+            schema["pattern"] = NO_NUL
+
     def _get_response_bodies(self, direction="response"):
         responses = super()._get_response_bodies(direction)
         if direction != "response":
@@ -96,7 +106,27 @@ def declare_links(result, generator, request, public):
 @extend_schema_field({"type": "string", "format": "binary"})
 class UploadField(serializers.FileField):
     """A file part of a multipart request: `format: binary` in the schema (the default `uri` is how a stored
-    file is answered, not how one is sent)."""
+    file is answered, not how one is sent). The schema takes any bytes, so what reads the file judges them:
+    an empty file is its to refuse, naming it, and a part sent without a file name (curl's `-F 'file=<x.csv'`)
+    is the file's content."""
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("allow_empty_file", True)
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data):
+        if isinstance(data, str):
+            data = SimpleUploadedFile(self.field_name, data.encode())
+        return super().to_internal_value(data)
+
+
+# Any JSON value but null (DRF's JSONField refuses null unless allow_null); OpenAPI 3.0 has no "any type"
+# that leaves null out, so the schema lists the others.
+@extend_schema_field(
+    {"anyOf": [{"type": kind} for kind in ("string", "number", "boolean", "object")] + [{"type": "array", "items": {}}]}
+)
+class JSONValueField(serializers.JSONField):
+    """A JSON value that is not null."""
 
 
 # ---------------------------------------------------------------------- settings in the schema

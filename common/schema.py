@@ -17,6 +17,8 @@ from typing import Any
 
 from django import forms
 from rest_framework import serializers
+from rest_framework.fields import empty
+from rest_framework.utils import html
 
 TRUE_WORDS = {"1", "true", "yes", "on"}
 FALSE_WORDS = {"0", "false", "no", "off"}
@@ -41,6 +43,20 @@ def _argparse_text(text: str) -> str:
 def _choice_key(value) -> str:
     """How a choice value is written in forms and on the command line: lists as comma-separated text."""
     return ",".join(str(part) for part in value) if isinstance(value, (list, tuple)) else str(value)
+
+
+class ChoiceValueField(serializers.JSONField):
+    """A choice setting's value: as given in a JSON body; in a form body, its text or that text as JSON
+    (Setting.clean reads both). DRF's JSONField would refuse a form's plain `label` as JSON that is not."""
+
+    def get_value(self, dictionary):
+        value = dictionary.get(self.field_name, empty)
+        if html.is_html_input(dictionary) and isinstance(value, str):
+            try:
+                return json.loads(value)
+            except ValueError:
+                return value
+        return value
 
 
 @dataclass(frozen=True)
@@ -224,7 +240,7 @@ class Setting:
             )
         if self.kind == "choice":
             keys = [_choice_key(value) for value, _ in self.choices]
-            return serializers.JSONField(help_text=f"{self.help} One of: {'; '.join(keys)}", required=False)
+            return ChoiceValueField(help_text=f"{self.help} One of: {'; '.join(keys)}", required=False)
         if self.kind == "json":
             return serializers.JSONField(**common)
         if self.kind == "project":  # null or "" clears the link

@@ -376,12 +376,11 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["core.throttles.SignedInAfterThrottles"],
-    # DRF's three parsers, JSON with a depth limit (common/request_json.py: deep nesting is no 500)
-    "DEFAULT_PARSER_CLASSES": [
-        "common.parsers.DepthLimitedJSONParser",
-        "rest_framework.parsers.FormParser",
-        "rest_framework.parsers.MultiPartParser",
-    ],
+    # JSON bodies, with a depth limit (common/request_json.py: deep nesting is no 500). A form body cannot
+    # carry the API's lists and objects (a page's answers, a study's options); the operations that take files
+    # (imports, evaluation runs) and the token (username and password) read forms too, each saying so.
+    "DEFAULT_PARSER_CLASSES": ["common.parsers.DepthLimitedJSONParser"],
+    "TEST_REQUEST_DEFAULT_FORMAT": "json",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "common.pagination.PageNumbersOnly",
     "PAGE_SIZE": 50,

@@ -25,6 +25,12 @@ FREE_TEXT_PARAMETER = OpenApiParameter(
 )
 
 
+def _import_refused(status_code: int, error: Exception):
+    """An import's refusal, with the rows at fault where the file's content was checked."""
+    rows = [{"line": line, "field": field, "message": msg} for line, field, msg in getattr(error, "errors", [])]
+    return error_response(status_code, str(error), rows[0]["field"] if rows else None, errors=rows)
+
+
 class DatasetViewSet(ProjectRoutes):
     """Detail routes beside the core's ProjectViewSet, under the same paths and URL names."""
 
@@ -33,6 +39,12 @@ class DatasetViewSet(ProjectRoutes):
         responses={
             200: OpenApiResponse(description="import report"),
             400: ErrorSerializer,
+            409: OpenApiResponse(
+                ErrorSerializer,
+                description="the file's content, or a format or purpose the study's task type does not take: "
+                "`errors` lists the rows at fault as {line, field, message}",
+            ),
+            413: OpenApiResponse(ErrorSerializer, description="a file over the import limit"),
             202: OpenApiResponse(BackgroundImportSerializer, description="a large file: the background import's job"),
         },
     )
@@ -47,6 +59,9 @@ class DatasetViewSet(ProjectRoutes):
         label_map = label_map_pairs(data.get("label_map", ""))
         try:
             check_size(data["file"].size)  # before the file is read at all
+        except ImportFileError as exc:
+            return _import_refused(413, exc)
+        try:
             check_purpose(project, purpose)  # before a large file's job is started
             if sum(chunk.count(b"\n") for chunk in data["file"].chunks()) > background.IMPORT_JOB_LINES:
                 job = background.start_import(
@@ -55,8 +70,9 @@ class DatasetViewSet(ProjectRoutes):
                 return Response({"job": job.pk, "url": f"/api/v1/jobs/{job.pk}/"}, status=status.HTTP_202_ACCEPTED)
             report = import_upload(project, data["file"], data["format"], purpose=purpose, label_map=label_map)
         except (ImportFileError, ValueError) as exc:
-            rows = [{"line": line, "field": field, "message": msg} for line, field, msg in getattr(exc, "errors", [])]
-            return error_response(400, str(exc), rows[0]["field"] if rows else None, errors=rows)
+            # The schema takes any bytes as the file and every study's formats and purposes: what the file's
+            # content, the study's task type or its labels refuse conflicts with the study, not the schema.
+            return _import_refused(409, exc)
         return Response(report.as_dict())
 
     @extend_schema(
@@ -106,7 +122,12 @@ class DatasetViewSet(ProjectRoutes):
             OpenApiParameter("include_gold", bool, description="also write the gold checks, flagged"),
             OpenApiParameter("include_unanswered", bool, description="also write items without a label yet"),
             FREE_TEXT_PARAMETER,
-            OpenApiParameter("license", str, description="the card's license: a Hub license id or an SPDX id"),
+            OpenApiParameter(
+                "license",
+                str,
+                enum=dataset_card.LICENSES,
+                description="the card's license: a license id the Hub lists or an SPDX id, in any case",
+            ),
             OpenApiParameter(
                 "pretty_name",
                 {"type": "string", "maxLength": dataset_card.PRETTY_NAME_MAX},

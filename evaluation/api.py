@@ -3,7 +3,7 @@
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import PermissionDenied, ValidationError
+from rest_framework.exceptions import PermissionDenied
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.permissions import BasePermission
 from rest_framework.response import Response
@@ -42,12 +42,16 @@ class EvaluationRunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, vie
         request={"multipart/form-data": RunCreateSerializer},
         responses={
             201: RunSerializer,
-            400: OpenApiResponse(ErrorSerializer, description="bad suite, file or setting, or the files' content"),
+            400: OpenApiResponse(ErrorSerializer, description="a suite, file or setting the schema does not allow"),
             404: OpenApiResponse(ErrorSerializer, description="`project` names no study you can see"),
+            409: OpenApiResponse(
+                ErrorSerializer, description="the files' content, named by file, line and field; nothing is stored"
+            ),
+            413: OpenApiResponse(ErrorSerializer, description="a file over the import limit"),
         },
         description="Upload the files and start the run in the background; poll the run until its status is "
         "done or failed. Each suite takes its own files (`gold`, and `predictions` where it reads two) and its own "
-        "settings. Problems in the files' content are refused with a 400 naming the line and field.",
+        "settings. Problems in the files' content are refused with a 409 naming the file, line and field.",
     )
     def create(self, request):
         serializer = RunCreateSerializer(data=request.data)
@@ -62,8 +66,9 @@ class EvaluationRunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, vie
                 raise PermissionDenied("only the project's author or an admin may evaluate against it")
         try:
             run = start_run(data["suite"], data["parameters"], data["files"], request.user, project=project)
-        except JobError as error:  # a RunError, or the job itself refused (its queue, its limit)
-            raise ValidationError({"detail": str(error)}) from None
+        except JobError as error:  # the files' content (RunError), or the job refused by its queue or its limit
+            # The schema takes any bytes as a file: what their content refuses is not a break of the schema.
+            return error_response(409, str(error))
         return Response(
             RunSerializer(run).data, status=status.HTTP_201_CREATED, headers={"Location": f"{request.path}{run.pk}/"}
         )

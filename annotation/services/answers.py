@@ -27,12 +27,14 @@ def parse_answers(task: TaskType, options: dict, item_ids: list[int], answers: d
         raise SubmissionError("answers", "must be an object keyed by item id")
     by_id: dict[int, dict] = {}
     for key, answer in answers.items():
+        # The schema cannot state an object's keys (OpenAPI 3.0): a key naming no item of the page conflicts
+        # with the page, whatever it holds.
         try:
             item_id = int(key)
         except (TypeError, ValueError):
-            raise SubmissionError(f"answers[{str(key)[:20]}]", "is not an item id") from None
+            raise SubmissionError(f"answers[{str(key)[:20]}]", "is not an item id", status=409) from None
         if item_id not in item_ids:
-            raise SubmissionError(f"answers[{item_id}]", "is not an item of this page")
+            raise SubmissionError(f"answers[{item_id}]", "is not an item of this page", status=409)
         if not isinstance(answer, dict):
             answer = {"value": answer}
         by_id[item_id] = answer

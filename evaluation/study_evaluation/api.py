@@ -21,7 +21,9 @@ StudyEvaluationSettingsSerializer = type(
 
 class StudyEvaluationSerializer(serializers.Serializer):
     models = serializers.ListField(
-        child=serializers.CharField(max_length=300), min_length=1, help_text="registry keys of the checkpoints"
+        child=serializers.CharField(min_length=1, max_length=300),
+        min_length=1,
+        help_text="registry keys of the checkpoints",
     )
     collected_only = serializers.BooleanField(default=False)
     bucket_nli = serializers.CharField(required=False, allow_blank=True, max_length=300)

@@ -502,18 +502,22 @@ def test_schema_valid_requests_are_accepted_and_every_refusal_has_a_code(make_pr
         },
         format="multipart",
     )
-    assert content.status_code == 400 and content.json()["code"] == "invalid"
+    assert content.status_code == 409 and content.json()["code"] == "conflict"
     assert content.json()["errors"] == [
         {"line": 1, "field": "label", "message": content.json()["errors"][0]["message"]}
     ]
     project = make_project("nli_label", slug="to-submit")
     import_rows(project, [{"id": "1", "premise": "P", "hypothesis": "H"}])
     page = claim_page(project, worker)
-    empty = signed_in(worker, api=True).generic(
-        "POST", f"/api/v1/assignments/{page.pk}/submit/", b"", content_type="multipart/form-data; boundary=xyz"
+    api = signed_in(worker, api=True)
+    form = api.generic(
+        "POST", f"/api/v1/assignments/{page.pk}/submit/", b"answers=e", content_type="application/x-www-form-urlencoded"
     )
-    assert empty.status_code == 400 and empty["Content-Type"] == "application/json"
-    assert empty.json() == {"detail": "is required", "code": "invalid", "field": "answers"}
+    assert form.status_code == 415 and form.json()["code"] == "unsupported_media_type"  # answers are JSON only
+    for body, content_type in ((b"", "multipart/form-data; boundary=xyz"), (b"{}", "application/json")):
+        empty = api.generic("POST", f"/api/v1/assignments/{page.pk}/submit/", body, content_type=content_type)
+        assert empty.status_code == 400 and empty["Content-Type"] == "application/json"
+        assert empty.json() == {"detail": "is required", "code": "invalid", "field": "answers"}
 
 
 def test_export_flags_that_are_not_true_or_false_are_refused_not_read_as_no(make_project, author):

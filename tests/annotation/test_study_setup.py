@@ -278,7 +278,7 @@ def test_only_formats_that_fit_are_offered_and_accepted(make_project, author):
         {"format": "usnli", "file": SimpleUploadedFile("x.csv", b"id,pre,hyp,nli,unli\n1,P,H,0,0.5\n")},
         format="multipart",
     )
-    assert api.status_code == 400 and "does not fit" in api.json()["detail"]
+    assert api.status_code == 409 and "does not fit" in api.json()["detail"]
 
 
 def test_a_50_mb_binary_file_is_refused_as_not_utf8_by_web_api_and_command_line(make_project, author, tmp_path):
@@ -293,7 +293,7 @@ def test_a_50_mb_binary_file_is_refused_as_not_utf8_by_web_api_and_command_line(
         {"format": "jsonl", "file": SimpleUploadedFile("junk.jsonl", junk)},
         format="multipart",
     )
-    assert api.status_code == 400 and "not UTF-8 text (byte 0)" in json.dumps(api.json())
+    assert api.status_code == 409 and "not UTF-8 text (byte 0)" in json.dumps(api.json())
     client = logged_in(author)
     staged = client.post(
         f"/projects/{project.slug}/import/", {"format": "jsonl", "file": SimpleUploadedFile("junk.jsonl", junk)}

@@ -278,7 +278,7 @@ def test_a_label_outside_the_study_is_refused_unless_the_import_maps_it(make_pro
     refused = api.post(
         f"/api/projects/{third.slug}/import/", {"format": "csv", "file": io.BytesIO(body)}, format="multipart"
     )
-    assert refused.status_code == 400 and refused.json()["errors"][0]["line"] == 2
+    assert refused.status_code == 409 and refused.json()["errors"][0]["line"] == 2
     done = api.post(
         f"/api/projects/{third.slug}/import/",
         {"format": "csv", "file": io.BytesIO(body), "label_map": "2=entailment, 0=contradiction"},

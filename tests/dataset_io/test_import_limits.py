@@ -215,7 +215,7 @@ def test_a_2000_column_row_is_refused_through_the_api_the_command_line_and_the_p
         format="multipart",
     )
     message = "the row has 2,000 columns, over the limit of 200 for a row (this is column 201)"
-    assert answer.status_code == 400
+    assert answer.status_code == 409
     assert answer.json()["field"] == "c201"
     assert answer.json()["errors"] == [{"line": 2, "field": "c201", "message": message}]
     path = tmp_path / "wide.csv"

@@ -183,7 +183,7 @@ def test_the_import_size_limit_holds_for_web_api_and_command_line(settings, make
         {"format": "jsonl", "file": SimpleUploadedFile("a.jsonl", body)},
         format="multipart",
     )
-    assert answer.status_code == 400 and "over the import limit" in answer.json()["detail"]
+    assert answer.status_code == 413 and "over the import limit" in answer.json()["detail"]
     path = tmp_path / "a.jsonl"
     path.write_bytes(body)
     with pytest.raises(CommandError, match="over the import limit"):

@@ -427,9 +427,9 @@ def test_the_form_and_the_api_run_the_suite(_inline_tasks, client, varierr_label
             "suite": "alt-test",
             "gold": upload(varierr_labels),
             "predictions": upload(chaos_majority),
-            "alignment": '"distribution"',
+            "alignment": "distribution",
         },
-        format="multipart",  # choice settings travel as JSON in a multipart body
+        format="multipart",  # a choice setting as its text (JSON text, '"distribution"', is read too)
     )
     assert created.status_code == 201, created.content
     results = api.get(f"/api/evaluation/runs/{created.json()['id']}/results/").json()
@@ -437,7 +437,9 @@ def test_the_form_and_the_api_run_the_suite(_inline_tasks, client, varierr_label
 
 
 @pytest.mark.django_db
-def test_the_api_refuses_bad_labels_with_400_and_stores_nothing(_inline_tasks, tmp_path, author):
+def test_the_api_refuses_a_setting_out_of_bounds_with_400_and_bad_labels_with_409_storing_nothing(
+    _inline_tasks, tmp_path, author
+):
     api = APIClient()
     api.force_authenticate(author)
     refused = api.post(
@@ -462,7 +464,7 @@ def test_the_api_refuses_bad_labels_with_400_and_stores_nothing(_inline_tasks, t
         },
         format="multipart",
     )
-    assert missing.status_code == 400 and "labels.jsonl:4 field 'id': no prediction for id '1'" in json.dumps(
+    assert missing.status_code == 409 and "labels.jsonl:4 field 'id': no prediction for id '1'" in json.dumps(
         missing.json()
     )
     assert not Job.objects.exists()

@@ -292,6 +292,20 @@ def test_api_create_retrieve_and_results(chaos_files, author, worker):
     assert api.get(f"/api/evaluation/runs/{run_id}/").status_code == 403
 
 
+def test_api_refuses_a_file_over_the_import_limit_as_too_large(chaos_files, author, settings):
+    human, predictions = chaos_files
+    settings.NLI_MAX_IMPORT_BYTES = 10
+    api = APIClient()
+    api.force_authenticate(author)
+    answer = api.post(
+        "/api/evaluation/runs/",
+        {"suite": "chaos", "gold": upload(human), "predictions": upload(predictions)},
+        format="multipart",
+    )
+    assert answer.status_code == 413 and answer.json()["code"] == "too_large" and answer.json()["field"] == "gold"
+    assert "over the import limit" in answer.json()["detail"] and not Job.objects.exists()
+
+
 def test_api_refuses_bad_requests_and_reports_failed_runs(chaos_files, author, tmp_path):
     human, predictions = chaos_files
     api = APIClient()
@@ -317,7 +331,7 @@ def test_api_refuses_bad_requests_and_reports_failed_runs(chaos_files, author, t
         {"suite": "transitivity", "gold": SimpleUploadedFile("t.jsonl", b"[1]\n")},
         format="multipart",
     )
-    assert bad.status_code == 400 and "t.jsonl:1 field '(json)'" in json.dumps(bad.json())
+    assert bad.status_code == 409 and "t.jsonl:1 field '(json)'" in json.dumps(bad.json())
     assert not Job.objects.exists()
     # A file that reads but leaves the metric nothing to compute is refused the same way, not run and failed.
     constant = api.post(
@@ -329,7 +343,7 @@ def test_api_refuses_bad_requests_and_reports_failed_runs(chaos_files, author, t
         },
         format="multipart",
     )
-    assert constant.status_code == 400 and "g.csv:3 field 'unli': every gold probability is 0.2" in json.dumps(
+    assert constant.status_code == 409 and "g.csv:3 field 'unli': every gold probability is 0.2" in json.dumps(
         constant.json()
     )
     assert not Job.objects.exists()

@@ -189,7 +189,7 @@ def test_a_job_that_cannot_be_started_is_refused_with_its_reason_on_the_api(sett
         response = client.post(
             "/api/v1/evaluation/runs/", {"suite": "chaos", "bootstrap": "0", "gold": gold, "predictions": predictions}
         )
-    assert response.status_code == 400, response.content[:300]
+    assert response.status_code == 409, response.content[:300]
     assert "JOB_TIME_LIMITS evaluate: a time limit is 1 to 604800 seconds" in response.json()["detail"]
     assert not Job.objects.exists()
 

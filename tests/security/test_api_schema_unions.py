@@ -154,7 +154,9 @@ def test_an_evaluation_run_naming_no_visible_project_is_404(author):
         "gold": SimpleUploadedFile("g.jsonl", b'{"id": "1", "label": "e"}\n'),
         "predictions": SimpleUploadedFile("p.jsonl", b'{"id": "1", "label": "e"}\n'),
     }
-    answer = api_for(author).post("/api/v1/evaluation/runs/", {"suite": "unli", "project": "nope", **files})
+    answer = api_for(author).post(
+        "/api/v1/evaluation/runs/", {"suite": "unli", "project": "nope", **files}, format="multipart"
+    )
     assert answer.status_code == 404 and answer.json()["field"] == "project"
 
 

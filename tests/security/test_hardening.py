@@ -409,5 +409,5 @@ def test_the_size_limit_holds_for_the_api_before_the_file_is_read(settings, make
     api.force_authenticate(author)
     for url in (f"/api/v1/projects/{project.slug}/import/", f"/api/projects/{project.slug}/import/"):
         answer = api.post(url, {"format": "jsonl", "file": jsonl_upload(200)}, format="multipart")
-        assert answer.status_code == 400 and "over the import limit" in answer.json()["detail"], url
+        assert answer.status_code == 413 and "over the import limit" in answer.json()["detail"], url
     assert not Example.objects.exists()

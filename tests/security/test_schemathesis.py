@@ -18,10 +18,9 @@ check, including the stateful ones (what a POST created can be read back).
 
 Bounded for CI (EXAMPLES_PER_OPERATION, STATEFUL_SCENARIOS and STATEFUL_STEPS); `bin/fuzz-api` runs the
 same tests with more examples, scenarios and steps.
-No check is left out, for any caller. The operations whose success depends on what no schema can say
-(REFUSED_BY_STATE: a file's content, a card's license) are configured to take 400 as an answer to valid data;
-every 400 still has to match the error body. Elsewhere a request the schema allows is never answered 400: the
-state refuses it with 404 or 409 (common.api_schema.refusal_status, docs/api.md).
+No check is left out, for any caller, and no operation is told to expect another status than schemathesis'
+defaults: a request the schema allows is never answered 400. What the state or a file's content refuses is
+answered 404 or 409 (common.api_schema.refusal_status, docs/api.md), which positive_data_acceptance accepts.
 """
 
 import json
@@ -37,7 +36,6 @@ from hypothesis import HealthCheck, Phase, seed, settings
 from hypothesis.errors import FlakyStrategyDefinition
 from openapi_spec_validator import validate
 from rest_framework.authtoken.models import Token
-from schemathesis.config import PositiveDataAcceptanceConfig
 from schemathesis.core.failures import FailureGroup
 
 from annotation.models import Project
@@ -55,21 +53,6 @@ TOKENS = {
 }
 USERNAMES = {"worker": "worker1", "author": "author", "admin": "admin"}  # the demo's accounts
 CALLERS = ["anonymous", *TOKENS]
-# Operations whose success depends on what no schema can state: a file's content (a multipart part is
-# `format: binary`, any bytes), or a bundle card's license (one the Hub lists or any SPDX id: no list in the
-# schema; its languages and sources are patterns there). A request the schema allows may be refused there
-# with 400, so schemathesis is told that 400 is an expected answer to valid data on these operations only
-# (positive_data_acceptance's documented `expected-statuses` setting): every check still runs on them, and the
-# 400 still has to be the documented error body. Everything else the server checks is in the schema (task-type
-# settings, suite parameters, the submit and self-check bodies), and a request the schema allows that the state
-# refuses (the study's task type or lifecycle, the page's items, a slug in use, an export format the study has
-# not, a self-check pair not the caller's) is answered 404 or 409, which positive_data_acceptance accepts.
-REFUSED_BY_STATE = {
-    ("POST", "/api/v1/projects/{slug}/import/"): "the file's content",
-    ("POST", "/api/v1/evaluation/runs/"): "the files' content",
-    ("POST", "/api/v1/projects/{slug}/bundle/"): "the card's license: one the Hub lists or any SPDX id",
-}
-
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
@@ -85,8 +68,6 @@ SCHEMA = generated_schema()
 # The coverage phase (a deterministic sweep of boundary values for every parameter) is the long part: on
 # for bin/fuzz-api, off in the bounded run of make test.
 COVERAGE_PHASE = os.environ.get("FUZZ_COVERAGE", "") == "1"
-# What positive_data_acceptance takes as accepting valid data unless told more (its default).
-ACCEPTED_ANSWERS = PositiveDataAcceptanceConfig().expected_statuses
 schema = schemathesis.openapi.from_dict(
     SCHEMA,
     config=schemathesis.Config.from_dict(
@@ -94,14 +75,6 @@ schema = schemathesis.openapi.from_dict(
             "seed": SEED,
             "generation": {"max-examples": EXAMPLES_PER_OPERATION},
             "phases": {"coverage": {"enabled": COVERAGE_PHASE}},
-            "operations": [
-                {
-                    "include-method": method,
-                    "include-path": path,
-                    "checks": {"positive_data_acceptance": {"expected-statuses": [*ACCEPTED_ANSWERS, "400"]}},
-                }
-                for method, path in REFUSED_BY_STATE
-            ],
         }
     ),
 )
