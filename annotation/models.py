@@ -176,7 +176,8 @@ class Item(models.Model):
         DONE = "done"  # aggregate is final
         ADJUDICATION = "adjudication"  # the policy could not settle it; an author decides
 
-    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="items")
+    # Each index is written on every claim and submit: item_status_idx (project, status) serves the project too.
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="items", db_index=False)
     example = models.ForeignKey(Example, on_delete=models.CASCADE, related_name="items")
     atom = models.ForeignKey(Atom, on_delete=models.CASCADE, null=True, blank=True, related_name="items")
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.OPEN)
@@ -236,7 +237,8 @@ class Assignment(models.Model):
         EXPIRED = "expired"
         RELEASED = "released"
 
-    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="assignments")
+    # assignment_worker_idx (project, worker, status) serves the project: no index of its own to keep up.
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="assignments", db_index=False)
     worker = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="assignments")
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.OPEN)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -288,8 +290,11 @@ class Claim(models.Model):
     """An item on a claimed page. One per (item, worker): a worker never sees an item twice."""
 
     assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="claims")
-    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="claims")
-    worker = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="claims")
+    # The unique (item, worker) and claim_worker_item_idx (worker, item) serve each column alone too.
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="claims", db_index=False)
+    worker = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="claims", db_index=False
+    )
     position = models.PositiveSmallIntegerField()
     # A claim counts in item.active_claims exactly while its page (assignment) is open: the page's status is
     # the one record of it, so a submit or expiry changes no claim row.
