@@ -10,6 +10,7 @@ from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.plumbing import ResolvedComponent
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
+from rest_framework.utils import html
 
 from common.api_errors import ErrorSerializer
 
@@ -113,6 +114,12 @@ class UploadField(serializers.FileField):
     def __init__(self, **kwargs):
         kwargs.setdefault("allow_empty_file", True)
         super().__init__(**kwargs)
+
+    def get_value(self, dictionary):
+        # DRF reads an empty form part of an optional field as left out: here it is an empty file.
+        if html.is_html_input(dictionary) and dictionary.get(self.field_name) == "":
+            return ""
+        return super().get_value(dictionary)
 
     def to_internal_value(self, data):
         if isinstance(data, str):

@@ -306,6 +306,20 @@ def test_api_refuses_a_file_over_the_import_limit_as_too_large(chaos_files, auth
     assert "over the import limit" in answer.json()["detail"] and not Job.objects.exists()
 
 
+def test_api_reads_a_part_without_a_file_name_as_the_files_content(author):
+    # curl -F 'predictions=<p.jsonl' sends no file name; an empty part is an empty file, not a part left out.
+    api = APIClient()
+    api.force_authenticate(author)
+    for predictions in ("", '{"id": "1"'):  # left out, the suite would refuse with 400 "needs predictions"
+        answer = api.post(
+            "/api/evaluation/runs/",
+            {"suite": "chaos", "gold": SimpleUploadedFile("g.jsonl", b"[1]\n"), "predictions": predictions},
+            format="multipart",
+        )
+        assert answer.status_code == 409 and "predictions" not in answer.json().get("field", ""), answer.content
+        assert not Job.objects.exists()
+
+
 def test_api_refuses_bad_requests_and_reports_failed_runs(chaos_files, author, tmp_path):
     human, predictions = chaos_files
     api = APIClient()
