@@ -28,6 +28,13 @@ CODE_BY_STATUS = {
 }
 
 
+class TooLarge(exceptions.APIException):
+    """A request or a file in it over a size limit, raised where DRF validates (a serializer's check)."""
+
+    status_code = 413
+    default_code = CODE_BY_STATUS[413]
+
+
 class ErrorSerializer(serializers.Serializer):
     """The error body, as the OpenAPI schema declares it on every operation (common.api_schema)."""
 

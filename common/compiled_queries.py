@@ -10,9 +10,9 @@ model instances (column converters, related-object populators, annotation column
 only puts the arguments in place of the markers in the parameter list. The rows become model instances as
 Django's ModelIterable makes them, so select_related and annotations come back exactly as from the queryset;
 the replay does ModelIterable's per-row work alone, since its per-call set-up (populators, column lists,
-composite-field checks over 50-70 columns) cost more CPU than the rows themselves. On PostgreSQL the statement is sent with server-side binding, so a
-pooled connection keeps it prepared and the database plans it once per connection, not on every call
-(planning these selects cost PostgreSQL more than running them). (Libraries such as django-cachalot cache
+composite-field checks over 50-70 columns) cost more CPU than the rows themselves. On PostgreSQL the
+statement is sent with server-side binding, so a pooled connection keeps it prepared and the database plans
+it once per connection, not on every call (planning these selects cost PostgreSQL more than running them). (Libraries such as django-cachalot cache
 results, not SQL; none caches compiled statements, so this small module does.)
 
 The writes (`insert_rows`, `update_row`) are what bulk_create() and a queryset's update() by primary key

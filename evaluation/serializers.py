@@ -1,7 +1,7 @@
 from drf_spectacular.extensions import OpenApiSerializerExtension
 from rest_framework import serializers
-from rest_framework.exceptions import APIException
 
+from common.api_errors import TooLarge
 from common.api_schema import UploadField, camel, component, enum_components, setting_schema
 from dataset_io.services.importers import ImportFileError, check_size
 from evaluation.runs import SUITE_CHOICES, SUITES, RunError, all_settings, clean_parameters
@@ -52,11 +52,6 @@ class RunSerializer(RunSummarySerializer):
         read_only_fields = fields
 
 
-class FileTooLarge(APIException):
-    status_code = 413
-    default_code = "too_large"
-
-
 class RunCreateSerializer(serializers.Serializer):
     """Multipart upload: the suite, its files and the chosen suite's settings (others are refused)."""
 
@@ -83,7 +78,7 @@ class RunCreateSerializer(serializers.Serializer):
                 try:
                     check_size(attrs[name].size)
                 except ImportFileError as error:  # the schema allows any file: its size is a limit, not a shape
-                    raise FileTooLarge({"detail": f"{name}: {error.errors[0][2]}", "field": name}) from None
+                    raise TooLarge({"detail": f"{name}: {error.errors[0][2]}", "field": name}) from None
         if ("predictions" in suite.files) != bool(attrs.get("predictions")):
             needs = "needs" if "predictions" in suite.files else "takes no"
             raise serializers.ValidationError({"predictions": f"the {suite.name} suite {needs} predictions file"})

@@ -145,16 +145,17 @@ def card_details(
     source_datasets=(),
 ) -> CardDetails:
     """The author's details, checked: CardError naming the first field the Hub would refuse."""
-    chosen = license.strip()
-    known = _LICENSE_BY_KEY.get(chosen.lower()) if chosen else ""
-    if known is None:
-        raise CardError(
-            "license",
-            f"{chosen[:60]!r} is neither a license identifier the Hub lists (apache-2.0, mit, cc-by-4.0, ...) "
-            "nor an SPDX license id (one license, not an expression)",
-        )
-    # An SPDX id the Hub does not list is written as `other`, with its name and link.
-    chosen, spdx = (known, "") if not known or known in HUB_LICENSES else ("other", known)
+    chosen, spdx = license.strip(), ""
+    if chosen:
+        known = _LICENSE_BY_KEY.get(chosen.lower())
+        if known is None:
+            raise CardError(
+                "license",
+                f"{chosen[:60]!r} is neither a license identifier the Hub lists (apache-2.0, mit, cc-by-4.0, ...) "
+                "nor an SPDX license id (one license, not an expression)",
+            )
+        # An SPDX id the Hub does not list is written as `other`, with its name and link.
+        chosen, spdx = (known, "") if known in HUB_LICENSES else ("other", known)
     languages = tuple(code.strip() for code in _listed(languages))
     for code in languages:
         if not LANGUAGE.fullmatch(code):
