@@ -29,7 +29,7 @@ from annotation.services.answers import SubmissionError, check_against_items, pa
 from annotation.services.quality import is_gold_correct, record_gold_answers
 from annotation.services.redundancy import settle_item
 from annotation.services.study_settings import settings_schema
-from common.compiled_queries import compiled_rows, insert_rows, update_row
+from common.compiled_queries import Write, compiled_rows, insert_rows, inserting, updating, write_together
 
 CLAIM_ATTEMPTS = 5
 MAX_LOCK_ROUNDS = 8  # batches of rows tried when coherence groups reject candidates
@@ -106,18 +106,16 @@ def _try_claim(project: Project, worker) -> Assignment | None:
             instrument_id=instrument.current_id(project),
         )
         insert_rows([assignment], returning_pk=True)
-        insert_rows(
-            [
-                Claim(assignment=assignment, item=item, worker=worker, position=position)
-                for position, item in enumerate(chosen)
-            ]
-        )
+        claims = [
+            Claim(assignment=assignment, item=item, worker=worker, position=position)
+            for position, item in enumerate(chosen)
+        ]
         assignment.page_items = chosen  # what the page shows, already read: no query to serialise it
         taken = [item for item in chosen if not item.is_gold]
         for item in taken:  # the rows are locked: their counters are current
             item.active_claims += 1
             item.refresh_claimable()
-        _store_counters(taken, ["active_claims", "claimable"])
+        write_together([inserting(claims), *_counter_writes(taken, ["active_claims", "claimable"])])
     return assignment
 
 
@@ -218,14 +216,10 @@ def _held_groups(project: Project, worker) -> set[str]:
     return set(held.values_list("item__coherence_group", flat=True))
 
 
-def _store_counters(items: list[Item], fields: list[str]) -> None:
-    """Write back what a claim, submit or expiry changed on its locked items, in one statement."""
-    if not items:
-        return
-    if len(items) == 1:  # a one-item page: a plain UPDATE
-        update_row(items[0], fields)
-    else:
-        Item.objects.bulk_update(items, fields)
+def _counter_writes(items, fields: list[str]) -> list[Write]:
+    """What a claim, submit or expiry changed on its locked items, an UPDATE per item, to send with the
+    request's other writes (write_together)."""
+    return [updating(item, fields) for item in items]
 
 
 def _digest(answers: dict) -> str:
@@ -260,25 +254,20 @@ def submit_page(assignment_id: int, worker, answers: dict) -> SubmitResult:
         stores = [
             step.check(project, worker, items.values(), answers) for step in extensions.SUBMIT_STEPS if step.check
         ]
-        insert_rows(
-            [
-                Annotation(
-                    item_id=item_id,
-                    worker=worker,
-                    assignment=assignment,
-                    raw=parsed[item_id][0],
-                    value=parsed[item_id][1],
-                    reason=parsed[item_id][2],
-                    seconds_spent=parsed[item_id][3],
-                    started_at=assignment.created_at,
-                    late=late,
-                )
-                for item_id in item_ids
-            ]
-        )
-        for store in stores:
-            if store is not None:
-                store()
+        annotations = [
+            Annotation(
+                item_id=item_id,
+                worker=worker,
+                assignment=assignment,
+                raw=parsed[item_id][0],
+                value=parsed[item_id][1],
+                reason=parsed[item_id][2],
+                seconds_spent=parsed[item_id][3],
+                started_at=assignment.created_at,
+                late=late,
+            )
+            for item_id in item_ids
+        ]
         gold_results = []
         claims_count = assignment.status == Assignment.Status.OPEN  # an expired page gave its slots back
         for item in items.values():
@@ -288,18 +277,27 @@ def submit_page(assignment_id: int, worker, answers: dict) -> SubmitResult:
             if item.is_gold:
                 gold_results.append(is_gold_correct(project, item, parsed[item.id][1]))
             else:
-                settle_item(project, item, just_given=parsed[item.id][:2])
+                settle_item(project, item, just_given=parsed[item.id][:2])  # before the answer is stored
         if gold_results:
             record_gold_answers(project, worker, gold_results)
-        _store_counters(
-            list(items.values()),
-            ["annotation_count", "active_claims", "target", "status", "aggregate", "claimable", "priority"],
-        )
         assignment.status = Assignment.Status.SUBMITTED
         assignment.submitted_at = now
         assignment.late = late
         assignment.submission_digest = digest
-        update_row(assignment, ["status", "submitted_at", "late", "submission_digest"])
+        # The answers, the items' counters and the page's state in one statement on PostgreSQL.
+        write_together(
+            [
+                inserting(annotations),
+                *_counter_writes(
+                    items.values(),
+                    ["annotation_count", "active_claims", "target", "status", "aggregate", "claimable", "priority"],
+                ),
+                updating(assignment, ["status", "submitted_at", "late", "submission_digest"]),
+            ]
+        )
+        for store in stores:
+            if store is not None:
+                store()
         _delete_draft(assignment)
     announce_progress(project)
     for step in extensions.SUBMIT_STEPS:
@@ -366,7 +364,7 @@ def _close(assignment: Assignment, status: str) -> None:
     for item in items:
         item.active_claims -= 1
         item.refresh_claimable()
-    _store_counters(items, ["active_claims", "claimable"])
+    write_together(_counter_writes(items, ["active_claims", "claimable"]))
     assignment.status = status
     assignment.save(update_fields=["status"])
     _delete_draft(assignment)

@@ -10,12 +10,12 @@ from annotation.models import Annotation, Item, Project
 
 def settle_item(project: Project, item: Item, just_given: tuple | None = None) -> None:
     """Update item.target / status / aggregate / claimable in memory from its stored annotations.
-    just_given: the (raw, value) a submit has just stored; when it is the item's only counted answer
-    (annotation_count 1), nothing needs reading."""
-    if just_given is not None and item.annotation_count == 1:
-        rows = [(just_given[0], just_given[1], 1)]
-    else:
-        rows = list(Annotation.objects.filter(item_id=item.id, excluded=False).values_list("raw", "value", "count"))
+    just_given: the (raw, value) of a submit's answer, counted in item.annotation_count but not stored yet
+    (the submit stores it with the counters); when it is the item's only counted answer, nothing is read."""
+    rows = [] if just_given is None else [(just_given[0], just_given[1], 1)]
+    if just_given is None or item.annotation_count > 1:
+        stored = Annotation.objects.filter(item_id=item.id, excluded=False).values_list("raw", "value", "count")
+        rows += list(stored)
     raws = [raw for raw, _, count in rows for _ in range(count)]
     values = [value for _, value, count in rows for _ in range(count)]
     task = project.task

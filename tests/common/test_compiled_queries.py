@@ -185,3 +185,70 @@ def test_on_postgresql_the_writes_store_what_django_stores(two_projects, make_us
 @pytest.mark.postgres
 def test_on_postgresql_values_come_back_converted_as_from_the_queryset(two_projects, make_user):
     test_values_come_back_converted_as_from_the_queryset(two_projects, make_user)
+
+
+def test_writes_sent_together_store_what_each_stores_alone(two_projects, make_user):
+    """write_together: one statement on PostgreSQL (its parts as data-modifying WITH queries), one after another
+    on SQLite; the rows are those insert_rows and update_row store."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from annotation.models import Assignment, Claim
+    from common.compiled_queries import insert_rows, inserting, updating, write_together
+
+    worker = make_user("together")
+    first, second = two_projects[0].items.order_by("id")[:2]
+    page = Assignment(project=two_projects[0], worker=worker, expires_at="2030-01-01T00:00:00Z")
+    insert_rows([page], returning_pk=True)
+    claims = [Claim(assignment=page, item=item, worker=worker, position=n) for n, item in enumerate((first, second))]
+    for item in (first, second):
+        item.active_claims, item.claimable = 1, False
+    page.status = "submitted"
+    writes = [inserting(claims), *(updating(item, ["active_claims", "claimable"]) for item in (first, second))]
+    with CaptureQueriesContext(connection) as sent:
+        write_together([*writes, updating(page, ["status"])])
+    assert len(sent.captured_queries) == (1 if connection.vendor == "postgresql" else 4)
+    assert all(not claim._state.adding for claim in claims)
+    assert sorted(Claim.objects.filter(assignment=page).values_list("item_id", "position")) == [
+        (first.pk, 0),
+        (second.pk, 1),
+    ]
+    assert Item.objects.filter(pk__in=[first.pk, second.pk], active_claims=1, claimable=False).count() == 2
+    assert stored(Assignment, page.pk)["status"] == "submitted"
+    assert stored(Item, two_projects[0].items.order_by("id")[2].pk)["active_claims"] == 0  # untouched
+
+
+def test_a_failing_part_fails_the_whole_write(two_projects, make_user):
+    """A part that breaks a constraint (a second claim of one item by one worker) leaves nothing written."""
+    from django.db import IntegrityError
+
+    from annotation.models import Assignment, Claim
+    from common.compiled_queries import insert_rows, inserting, updating, write_together
+
+    worker = make_user("twice")
+    item = two_projects[0].items.order_by("id").first()
+    page = Assignment(project=two_projects[0], worker=worker, expires_at="2030-01-01T00:00:00Z")
+    insert_rows([page], returning_pk=True)
+    insert_rows([Claim(assignment=page, item=item, worker=worker, position=0)])
+    item.active_claims = 5
+    with pytest.raises(IntegrityError), transaction.atomic():
+        write_together(
+            [
+                updating(item, ["active_claims"]),
+                inserting([Claim(assignment=page, item=item, worker=worker, position=1)]),
+            ]
+        )
+    assert stored(Item, item.pk)["active_claims"] == 0
+    assert Claim.objects.filter(assignment=page).count() == 1
+
+
+def test_a_write_that_returns_rows_is_not_sent_with_others(two_projects, make_user):
+    from django.db import NotSupportedError
+
+    from annotation.models import Assignment
+    from common.compiled_queries import inserting, updating, write_together
+
+    item = two_projects[0].items.first()
+    page = Assignment(project=two_projects[0], worker=make_user("returning"), expires_at="2030-01-01T00:00:00Z")
+    with pytest.raises(NotSupportedError, match="none returning rows"):
+        write_together([inserting([page], returning_pk=True), updating(item, ["status"])])
