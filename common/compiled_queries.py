@@ -197,6 +197,7 @@ class Write:
     db: str
     instances: tuple[Model, ...]  # what the write stores, marked saved once it is sent
     returns_rows: bool = False
+    updated: tuple | None = None  # (model, primary key) of the row an UPDATE writes
 
 
 def insert_rows(instances: list[Model], *, returning_pk: bool = False) -> None:
@@ -281,7 +282,7 @@ def updating(instance: Model, fields: list[str]) -> Write:
         sql = _write_texts[key] = f"UPDATE {table} SET {assignments} WHERE {table}.{quote(primary_key)} = %s"
     params = [field.get_db_prep_save(field.pre_save(instance, False), connection) for field in columns]
     params.append(primary_key.get_db_prep_value(instance.pk, connection))
-    return Write(key, sql, params, connection.alias, ())
+    return Write(key, sql, params, connection.alias, (), updated=(model, instance.pk))
 
 
 def write_together(writes: list[Write]) -> None:
@@ -295,6 +296,9 @@ def write_together(writes: list[Write]) -> None:
     connection = connections[writes[0].db]
     if any(write.db != connection.alias or write.returns_rows for write in writes):
         raise NotSupportedError("write_together: writes to one database, none returning rows")
+    updated = [write.updated for write in writes if write.updated is not None]
+    if len(set(updated)) < len(updated):  # PostgreSQL would keep one of two updates of a row, either
+        raise NotSupportedError("write_together: a row updated twice")
     if connection.vendor != "postgresql" or len(writes) == 1:
         with _cursor(connection) as cursor:
             for write in writes:

@@ -252,3 +252,13 @@ def test_a_write_that_returns_rows_is_not_sent_with_others(two_projects, make_us
     page = Assignment(project=two_projects[0], worker=make_user("returning"), expires_at="2030-01-01T00:00:00Z")
     with pytest.raises(NotSupportedError, match="none returning rows"):
         write_together([inserting([page], returning_pk=True), updating(item, ["status"])])
+
+
+def test_a_row_is_not_updated_twice_in_one_statement(two_projects):
+    from django.db import NotSupportedError
+
+    from common.compiled_queries import updating, write_together
+
+    item = two_projects[0].items.first()
+    with pytest.raises(NotSupportedError, match="updated twice"):
+        write_together([updating(item, ["status"]), updating(item, ["priority"])])
