@@ -20,6 +20,10 @@ GET /api/me/ (the cheapest authenticated JSON endpoint) in a closed loop for --c
   ceiling_rps     those calls answered per second
   cycle_rps       claim + submit requests answered per second during the work
   ceiling_ratio   cycle_rps / ceiling_rps
+  cpu_ceiling_ratio  the whole machine's CPU per ceiling call / its CPU per claim or submit answered:
+                  what ceiling_ratio would be with the machine as busy in both phases. Steadier than the
+                  rates where the machine's speed drifts between the two phases (a shared host, a cold
+                  server's first seconds): each side is measured over its own phase.
 sql_per_claim and sql_per_submit: statements (transaction control left out) of one claim and one submit
 of a one-worker page, session-authenticated, run in this process through Django's test client.
 
@@ -406,9 +410,12 @@ def main():
                 f"{args.ceiling_seconds:g} s, then {args.workers} workers for {args.seconds:g} s"
                 + (f" at {args.rate:g} requests/s" if args.rate else " (closed loop)")
             )
+            ceiling_server_cpu, ceiling_busy = cpu_seconds(server.process.pid), machine_busy_seconds()
             ceiling_logs, ceiling_elapsed, _ = drive(run_ceiling, port, tokens, args.ceiling_seconds)
             server_cpu, client_cpu = cpu_seconds(server.process.pid), time.process_time()
             busy, total = machine_busy_seconds()
+            ceiling_server_cpu = server_cpu - ceiling_server_cpu
+            ceiling_busy = (busy - ceiling_busy[0], total - ceiling_busy[1])
             logs, elapsed, extra = drive(run_worker, port, tokens, args.seconds, args.rate)
             server_cpu, client_cpu = cpu_seconds(server.process.pid) - server_cpu, time.process_time() - client_cpu
             busy_after, total_after = machine_busy_seconds()
@@ -436,7 +443,10 @@ def main():
         ceiling_calls = sum(1 for record in ceiling_logs for _ in record.claim_ms)
         ceiling_ok = sum(record.statuses.get(200, 0) for record in ceiling_logs)
         ceiling_rps = ceiling_ok / ceiling_elapsed
-        cycle_rps = sum(record.statuses.get(201, 0) + record.statuses.get(200, 0) for record in logs) / elapsed
+        cycle_answered = sum(record.statuses.get(201, 0) + record.statuses.get(200, 0) for record in logs)
+        cycle_rps = cycle_answered / elapsed
+        ceiling_cpu_ms = ceiling_busy[0] * 1000 / ceiling_ok if ceiling_ok else None
+        cycle_cpu_ms = (busy_after - busy) * 1000 / cycle_answered if cycle_answered else None
         figures = {
             "database": "postgresql",
             "mode": f"open loop at {args.rate:g} requests/s" if args.rate else "closed loop",
@@ -444,10 +454,14 @@ def main():
             "ceiling_rps": round(ceiling_rps, 1),
             "cycle_rps": round(cycle_rps, 1),
             "ceiling_ratio": round(cycle_rps / ceiling_rps, 2) if ceiling_rps else None,
+            "cpu_ceiling_ratio": round(ceiling_cpu_ms / cycle_cpu_ms, 2) if ceiling_cpu_ms and cycle_cpu_ms else None,
             "sql_per_claim": sql_per_claim,
             "sql_per_submit": sql_per_submit,
             "ceiling_p50_ms": round(percentile([ms for r in ceiling_logs for ms in r.claim_ms], 0.50), 1),
             "ceiling_errors": ceiling_calls - ceiling_ok,
+            "ceiling_machine_busy_fraction": round(ceiling_busy[0] / max(ceiling_busy[1], 1e-9), 2),
+            "ceiling_server_cpu_ms_per_call": round(ceiling_server_cpu * 1000 / ceiling_ok, 2) if ceiling_ok else None,
+            "ceiling_machine_cpu_ms_per_call": round(ceiling_cpu_ms, 2) if ceiling_cpu_ms else None,
             "claim_p50_ms": round(percentile(claim_ms, 0.50), 1),
             "claim_p99_ms": round(percentile(claim_ms, 0.99), 1),
             "submit_p50_ms": round(percentile(submit_ms, 0.50), 1),
