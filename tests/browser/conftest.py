@@ -227,6 +227,25 @@ def tab_to_link(page, text: str, presses: int = 40) -> None:
     raise AssertionError(f"Tab never reached {text!r}")
 
 
+def no_sideways_scroll(page) -> bool:
+    """Whether the page fits its viewport's width. Measured once the page has loaded: a page can show its text
+    before its stylesheet has arrived (a reload revalidates it), and laid out without the styles that wrap long
+    words (a commit URL in a message, say) it is wider than it will be."""
+    page.wait_for_load_state("load")
+    return page.evaluate("() => document.documentElement.scrollWidth <= document.documentElement.clientWidth")
+
+
+def too_wide(page) -> list[str]:
+    """The elements that stick out of the viewport (outside scroll containers), to name in a failure."""
+    return page.evaluate("""() => {
+        const width = document.documentElement.clientWidth;
+        return [...document.querySelectorAll("body *")]
+            .filter(el => el.getBoundingClientRect().right > width + 0.5 && !el.closest(".scroll"))
+            .slice(0, 8).map(el => el.tagName.toLowerCase() + (el.id ? "#" + el.id : "") + (el.className ? "." + el.className : "")
+                                   + " " + Math.round(el.getBoundingClientRect().right));
+    }""")
+
+
 def save_screenshot(page, name: str) -> None:
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)

@@ -8,7 +8,7 @@ import pytest
 import yaml
 from playwright.sync_api import expect
 
-from tests.browser.conftest import HUB_TOKEN, save_screenshot
+from tests.browser.conftest import HUB_TOKEN, no_sideways_scroll, save_screenshot, too_wide
 
 pytestmark = pytest.mark.browser
 SLUG = "demo-nli"
@@ -48,11 +48,7 @@ def test_the_bundle_card_by_keyboard_at_desktop_and_360_px(sign_in, demo_server,
     for width, license, written in ((1200, "CC-BY-4.0", "cc-by-4.0"), (360, "MIT-0", "other")):
         author = sign_in("author", width=width, height=800)
         author.goto(f"{base}/projects/{SLUG}/")
-        wider = author.evaluate(  # what sticks out sideways, if anything
-            "() => [...document.querySelectorAll('body *')].filter(e => e.getBoundingClientRect().right > "
-            "window.innerWidth + 1).map(e => e.tagName + '#' + e.id + '.' + e.className).slice(0, 5)"
-        )
-        assert author.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth"), (width, wider)
+        assert no_sideways_scroll(author), (width, too_wide(author))
         expect(author.locator("#bundle-card")).to_contain_text("load_dataset(")
         if width == 1200:
             fill_card_by_keyboard(author, "free for all", "Demo labels.")
@@ -75,7 +71,7 @@ def test_the_bundle_card_by_keyboard_at_desktop_and_360_px(sign_in, demo_server,
         assert (meta["license"], meta["language"]) == (written, ["en"])
         assert f"Demo labels at {width} px." in card
         job_page = author.url
-        assert author.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth"), width
+        assert no_sideways_scroll(author), (width, too_wide(author))
         # A name the Hub refuses is refused naming the field, before anything is sent; then the push.
         push_by_keyboard(author, "demo-nli", HUB_TOKEN)
         expect(author.get_by_text("Not pushed: repo: give the dataset repository as owner/name")).to_be_visible()
@@ -83,7 +79,7 @@ def test_the_bundle_card_by_keyboard_at_desktop_and_360_px(sign_in, demo_server,
         repo = f"my-lab/demo-nli-{width}"
         push_by_keyboard(author, repo, HUB_TOKEN)
         expect(author.get_by_text(f"Pushed to {repo}:")).to_be_visible()
-        assert author.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth"), width
+        assert no_sideways_scroll(author), (width, too_wide(author))
         assert author.url == job_page and author.locator("#hub-token").input_value() == ""
         with zipfile.ZipFile(bundle) as archive:
             assert hub.repos[repo].files == {name: archive.read(name) for name in archive.namelist()}

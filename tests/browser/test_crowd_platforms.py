@@ -12,7 +12,17 @@ from urllib.parse import parse_qs, quote, urlparse
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import WAIT_MS, MTurkStandIn, focused_item, manage, next_item, save_screenshot, tab_to_link
+from tests.browser.conftest import (
+    WAIT_MS,
+    MTurkStandIn,
+    focused_item,
+    manage,
+    next_item,
+    no_sideways_scroll,
+    save_screenshot,
+    tab_to_link,
+    too_wide,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -35,21 +45,6 @@ QUALIFICATION = [
     {"premise": "A chef tastes soup.", "hypothesis": "Someone is cooking.", "reference": "e"},
     {"premise": "A chef tastes soup.", "hypothesis": "The soup is for a wedding.", "reference": "n"},
 ]
-
-
-def no_sideways_scroll(page) -> bool:
-    return page.evaluate("() => document.documentElement.scrollWidth <= document.documentElement.clientWidth")
-
-
-def too_wide(page) -> list[str]:
-    """The elements that stick out of the viewport (outside scroll containers), to name in a failure."""
-    return page.evaluate("""() => {
-        const width = document.documentElement.clientWidth;
-        return [...document.querySelectorAll("body *")]
-            .filter(el => el.getBoundingClientRect().right > width + 0.5 && !el.closest(".scroll"))
-            .slice(0, 8).map(el => el.tagName.toLowerCase() + (el.id ? "#" + el.id : "") + (el.className ? "." + el.className : "")
-                                   + " " + Math.round(el.getBoundingClientRect().right));
-    }""")
 
 
 @pytest.fixture(scope="module")

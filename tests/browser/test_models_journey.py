@@ -10,7 +10,14 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import create_study, import_through_preview, manage, save_screenshot
+from tests.browser.conftest import (
+    create_study,
+    import_through_preview,
+    manage,
+    no_sideways_scroll,
+    save_screenshot,
+    too_wide,
+)
 from tests.conftest import SHARED_DATA
 
 pytestmark = pytest.mark.browser
@@ -33,11 +40,6 @@ def type_into(page, selector: str, text: str) -> None:
     if page.evaluate("() => document.activeElement.tagName") != "SELECT":
         page.keyboard.press("Control+A")
     page.keyboard.type(text)
-
-
-def no_sideways_scroll(page) -> None:
-    width = page.evaluate("() => document.documentElement.clientWidth")
-    assert page.evaluate("() => document.documentElement.scrollWidth") <= width, page.url
 
 
 def test_an_author_trains_a_unli_model_from_a_studys_gold_and_evaluates_it(sign_in, demo_server, tmp_path):
@@ -137,7 +139,7 @@ def test_an_author_trains_a_unli_model_from_a_studys_gold_and_evaluates_it(sign_
     narrow = sign_in("author", 360, 740)
     for url in (f"{base}/models/?job=train_unli", f"{base}/models/checkpoints/", training_url, evaluation_url):
         narrow.goto(url)
-        no_sideways_scroll(narrow)
+        assert no_sideways_scroll(narrow), (narrow.url, too_wide(narrow))
     save_screenshot(narrow, "models-journey-360")
 
     # Another author: the jobs are not there for them, nor is the trained model or the study.

@@ -15,8 +15,8 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.browser.conftest import PROLIFIC_TOKEN as TOKEN
-from tests.browser.conftest import REPO, manage, save_screenshot, tab_to_link
-from tests.browser.test_crowd_platforms import answer_by_keyboard, no_sideways_scroll, too_wide
+from tests.browser.conftest import REPO, manage, no_sideways_scroll, save_screenshot, tab_to_link, too_wide
+from tests.browser.test_crowd_platforms import answer_by_keyboard
 
 pytestmark = pytest.mark.browser
 

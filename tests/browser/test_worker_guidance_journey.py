@@ -10,8 +10,7 @@ from playwright.sync_api import expect
 
 from annotation.tasktypes import get_task_type
 from annotation.tasktypes.atom_validity import CRITERIA
-from tests.browser.conftest import focused_item, manage, save_screenshot
-from tests.browser.test_crowd_platforms import no_sideways_scroll, too_wide
+from tests.browser.conftest import focused_item, manage, no_sideways_scroll, save_screenshot, too_wide
 from tests.browser.test_journeys import answer_page, submit_by_keyboard
 
 pytestmark = pytest.mark.browser

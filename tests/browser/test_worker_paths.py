@@ -9,8 +9,7 @@ import json
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import manage, save_screenshot
-from tests.browser.test_crowd_platforms import no_sideways_scroll, too_wide
+from tests.browser.conftest import manage, no_sideways_scroll, save_screenshot, too_wide
 from tests.browser.test_journeys import answer_page, submit_by_keyboard
 
 pytestmark = pytest.mark.browser
