@@ -410,12 +410,15 @@ def main():
                 f"{args.ceiling_seconds:g} s, then {args.workers} workers for {args.seconds:g} s"
                 + (f" at {args.rate:g} requests/s" if args.rate else " (closed loop)")
             )
-            ceiling_server_cpu, ceiling_busy = cpu_seconds(server.process.pid), machine_busy_seconds()
+            server_cpu_before, (busy_before, total_before) = cpu_seconds(server.process.pid), machine_busy_seconds()
             ceiling_logs, ceiling_elapsed, _ = drive(run_ceiling, port, tokens, args.ceiling_seconds)
             server_cpu, client_cpu = cpu_seconds(server.process.pid), time.process_time()
             busy, total = machine_busy_seconds()
-            ceiling_server_cpu = server_cpu - ceiling_server_cpu
-            ceiling_busy = (busy - ceiling_busy[0], total - ceiling_busy[1])
+            ceiling_server_cpu, ceiling_busy, ceiling_total = (
+                server_cpu - server_cpu_before,
+                busy - busy_before,
+                total - total_before,
+            )
             logs, elapsed, extra = drive(run_worker, port, tokens, args.seconds, args.rate)
             server_cpu, client_cpu = cpu_seconds(server.process.pid) - server_cpu, time.process_time() - client_cpu
             busy_after, total_after = machine_busy_seconds()
@@ -445,7 +448,7 @@ def main():
         ceiling_rps = ceiling_ok / ceiling_elapsed
         cycle_answered = sum(record.statuses.get(201, 0) + record.statuses.get(200, 0) for record in logs)
         cycle_rps = cycle_answered / elapsed
-        ceiling_cpu_ms = ceiling_busy[0] * 1000 / ceiling_ok if ceiling_ok else None
+        ceiling_cpu_ms = ceiling_busy * 1000 / ceiling_ok if ceiling_ok else None
         cycle_cpu_ms = (busy_after - busy) * 1000 / cycle_answered if cycle_answered else None
         figures = {
             "database": "postgresql",
@@ -459,7 +462,7 @@ def main():
             "sql_per_submit": sql_per_submit,
             "ceiling_p50_ms": round(percentile([ms for r in ceiling_logs for ms in r.claim_ms], 0.50), 1),
             "ceiling_errors": ceiling_calls - ceiling_ok,
-            "ceiling_machine_busy_fraction": round(ceiling_busy[0] / max(ceiling_busy[1], 1e-9), 2),
+            "ceiling_machine_busy_fraction": round(ceiling_busy / max(ceiling_total, 1e-9), 2),
             "ceiling_server_cpu_ms_per_call": round(ceiling_server_cpu * 1000 / ceiling_ok, 2) if ceiling_ok else None,
             "ceiling_machine_cpu_ms_per_call": round(ceiling_cpu_ms, 2) if ceiling_cpu_ms else None,
             "claim_p50_ms": round(percentile(claim_ms, 0.50), 1),
