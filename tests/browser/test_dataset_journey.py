@@ -11,7 +11,7 @@ from pathlib import PurePath
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import create_study, manage, save_screenshot, tab_to_link
+from tests.browser.conftest import create_study, manage, no_sideways_scroll, save_screenshot, tab_to_link, too_wide
 from tests.browser.test_journeys import answer_page, submit_by_keyboard
 
 pytestmark = pytest.mark.browser
@@ -221,6 +221,5 @@ def test_the_qualification_builder_by_keyboard_on_a_phone(sign_in, demo_server, 
     balance = page.locator("section[aria-labelledby=balance-h] tbody tr").filter(has_text="Entailment")
     expect(balance.locator("td").nth(1)).to_have_text("1")
     expect(candidates).to_have_count(2)  # what the test holds is no longer offered
-    sizes = page.evaluate("() => [document.documentElement.scrollWidth, innerWidth]")
-    assert sizes[0] <= sizes[1], f"the qualification page scrolls sideways: {sizes}"
+    assert no_sideways_scroll(page), f"the qualification page scrolls sideways: {too_wide(page)}"
     save_screenshot(page, "qualification-builder-360")

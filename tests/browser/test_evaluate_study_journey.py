@@ -11,7 +11,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import REPO, save_screenshot
+from tests.browser.conftest import REPO, no_sideways_scroll, save_screenshot, too_wide
 
 pytestmark = pytest.mark.browser
 JOB_WAIT_MS = 300_000  # a worker loads torch and runs two models on a loaded 2-core machine
@@ -85,5 +85,4 @@ def test_two_checkpoints_are_evaluated_and_compared_on_two_studies(sign_in, demo
     phone = sign_in("author", 360, 800)
     for path in ("/evaluation/studies/demo-nli/", f"/jobs/{label_job}/"):
         phone.goto(f"{base}{path}")
-        width = phone.evaluate("() => document.documentElement.clientWidth")
-        assert phone.evaluate("() => document.documentElement.scrollWidth") <= width, path
+        assert no_sideways_scroll(phone), (path, too_wide(phone))

@@ -7,7 +7,15 @@ import json
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import create_study, focused_item, import_through_preview, next_item, save_screenshot
+from tests.browser.conftest import (
+    create_study,
+    focused_item,
+    import_through_preview,
+    next_item,
+    no_sideways_scroll,
+    save_screenshot,
+    too_wide,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -79,7 +87,7 @@ def test_written_hypotheses_are_validated_and_exported_with_snli_gold(sign_in, d
     box = writer.locator(f"textarea[name='value_{item}.c']")
     writer.keyboard.press("Enter")  # one sentence per box: no line break, no submit (on to the send button)
     expect(box).to_have_value(PREMISE)
-    assert writer.evaluate("() => document.documentElement.scrollWidth") <= 360
+    assert writer.viewport_size["width"] == 360 and no_sideways_scroll(writer), too_wide(writer)
     save_screenshot(writer, "journey-writing-phone")
     with writer.expect_navigation():
         writer.keyboard.press("Control+Enter")
