@@ -41,7 +41,7 @@ from annotation.services.crowd import crowd
 from annotation.services.progress import project_progress
 from annotation.services.projects import create_project, update_project
 from annotation.tasktypes import get_task_type
-from common.api_errors import ErrorSerializer, error_response, first_message
+from common.api_errors import ErrorSerializer, error_response, first_message, invalid
 from common.api_schema import refusal_status
 from common.parsers import DepthLimitedJSONParser
 from common.schema import SettingError
@@ -56,13 +56,6 @@ class SendValidAtomsSerializer(serializers.Serializer):
     new_title = serializers.CharField(
         required=False, default="", allow_blank=True, max_length=200, help_text="the title of a new defeasible study"
     )
-
-
-def invalid(serializer) -> Response:
-    """A request body the serializer refused, in the documented error shape."""
-    errors = {name: first_message(messages) for name, messages in serializer.errors.items()}
-    field, detail = next(iter(errors.items()))
-    return error_response(400, detail, field, errors)
 
 
 def setting_errors(error: SettingError, status_code: int) -> Response:
@@ -213,9 +206,8 @@ class ProjectViewSet(
         """Set an item's final label (slider: a probability), with a note; every change is kept."""
         project = self._managed()
         serializer = AdjudicateSerializer(data=request.data)
-        if not serializer.is_valid():  # answer in the documented {"field", "detail"} shape
-            field, messages = next(iter(serializer.errors.items()))
-            return error_response(400, str(messages[0]), field)
+        if not serializer.is_valid():
+            return invalid(serializer)
         data = serializer.validated_data
         if not project.items.filter(pk=data["item"]).exists():
             return error_response(404, "no such item in this project", "item")

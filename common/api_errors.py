@@ -6,9 +6,13 @@ shape, so every API error goes through `api_exception_handler` (set as DRF's EXC
 The codes are listed in docs/api.md.
 """
 
+import re
+
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.http import Http404
 from rest_framework import exceptions, serializers
+from rest_framework.response import Response
+from rest_framework.settings import api_settings
 from rest_framework.views import exception_handler as drf_exception_handler
 
 CODE_BY_STATUS = {
@@ -56,28 +60,46 @@ def first_message(value) -> str:
     return str(value) if value not in ([], {}) else "invalid input"
 
 
+def naming_the_field(field: str | None, message: str) -> str:
+    """`detail` read alone still says what is wrong: "items_per_page: must be at least 1". A message that
+    already names its field ("no such item in this project", an import's "line 2, field 'hypothesis': ...")
+    is left as it is, and so is one about the body as a whole (DRF's non_field_errors)."""
+    if field is None or field == api_settings.NON_FIELD_ERRORS_KEY:
+        return message
+    if re.search(rf"(?<![\w.\[]){re.escape(field)}(?![\w\[])", message):
+        return message
+    return f"{field}: {message}"
+
+
 def error_body(status_code: int, data) -> dict:
     """DRF's error data (a string, a list or a {field: messages} dict) in the documented shape."""
     code = CODE_BY_STATUS.get(status_code, "error")
     if isinstance(data, dict) and "detail" in data:
-        return {**data, "detail": first_message(data["detail"]), "code": data.get("code") or code}
+        detail = naming_the_field(data.get("field"), first_message(data["detail"]))
+        return {**data, "detail": detail, "code": data.get("code") or code}
     if isinstance(data, dict) and data:
         errors = {str(name): first_message(messages) for name, messages in data.items()}
         field = next(iter(errors))
-        return {"detail": f"{field}: {errors[field]}", "code": code, "field": field, "errors": errors}
+        return {"detail": naming_the_field(field, errors[field]), "code": code, "field": field, "errors": errors}
     return {"detail": first_message(data) if data else "request refused", "code": code}
 
 
 def error_response(status_code: int, detail: str, field: str | None = None, errors: dict | list | None = None, **more):
     """A view's own refusal in the documented shape, its code included: {"detail", "code", "field"?, "errors"?}."""
-    from rest_framework.response import Response
-
-    body: dict[str, object] = {"detail": detail, "code": CODE_BY_STATUS.get(status_code, "error")}
+    body: dict[str, object] = {
+        "detail": naming_the_field(field, detail),
+        "code": CODE_BY_STATUS.get(status_code, "error"),
+    }
     if field is not None:
         body["field"] = field
     if errors:
         body["errors"] = errors
     return Response({**body, **more}, status=status_code)
+
+
+def invalid(serializer) -> Response:
+    """A request body the serializer refused: 400 in the documented shape, every wrong field listed."""
+    return Response(error_body(400, serializer.errors), status=400)
 
 
 def api_exception_handler(exc, context):

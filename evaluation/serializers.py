@@ -78,7 +78,7 @@ class RunCreateSerializer(serializers.Serializer):
                 try:
                     check_size(attrs[name].size)
                 except ImportFileError as error:  # the schema allows any file: its size is a limit, not a shape
-                    raise TooLarge({"detail": f"{name}: {error.errors[0][2]}", "field": name}) from None
+                    raise TooLarge({"detail": error.errors[0][2], "field": name}) from None
         if ("predictions" in suite.files) != bool(attrs.get("predictions")):
             needs = "needs" if "predictions" in suite.files else "takes no"
             raise serializers.ValidationError({"predictions": f"the {suite.name} suite {needs} predictions file"})

@@ -8,8 +8,8 @@ from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
 
-from annotation.api import ProjectRoutes, invalid
-from common.api_errors import ErrorSerializer, error_response
+from annotation.api import ProjectRoutes
+from common.api_errors import ErrorSerializer, error_response, invalid
 from label_variation.serializers import ReasonTagRequestSerializer, SelfJudgmentsRequestSerializer
 from label_variation.services import reasons, self_judgments, variation
 

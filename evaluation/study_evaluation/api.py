@@ -6,8 +6,8 @@ from rest_framework import serializers, status
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
-from annotation.api import CONFLICT, ProjectRoutes, invalid
-from common.api_errors import ErrorSerializer, error_response
+from annotation.api import CONFLICT, ProjectRoutes
+from common.api_errors import ErrorSerializer, error_response, invalid
 from core import roles
 from evaluation.study_evaluation.protocols import SETTINGS
 from evaluation.study_evaluation.views import study_evaluations

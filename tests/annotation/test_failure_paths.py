@@ -517,7 +517,7 @@ def test_schema_valid_requests_are_accepted_and_every_refusal_has_a_code(make_pr
     for body, content_type in ((b"", "multipart/form-data; boundary=xyz"), (b"{}", "application/json")):
         empty = api.generic("POST", f"/api/v1/assignments/{page.pk}/submit/", body, content_type=content_type)
         assert empty.status_code == 400 and empty["Content-Type"] == "application/json"
-        assert empty.json() == {"detail": "is required", "code": "invalid", "field": "answers"}
+        assert empty.json() == {"detail": "answers: is required", "code": "invalid", "field": "answers"}
 
 
 def test_export_flags_that_are_not_true_or_false_are_refused_not_read_as_no(make_project, author):

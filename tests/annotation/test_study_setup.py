@@ -100,7 +100,10 @@ def test_a_study_with_no_items_cannot_be_published(make_project, import_rows, au
     assert reason in [str(message) for message in page.context["messages"]]
     api = logged_in(author, api=True)
     refused = api.patch(f"/api/projects/{project.slug}/", {"status": "published"}, format="json")
-    assert refused.status_code == 409 and (refused.json()["field"], refused.json()["detail"]) == ("status", reason)
+    assert refused.status_code == 409 and (refused.json()["field"], refused.json()["detail"]) == (
+        "status",
+        f"status: {reason}",
+    )
     assert Project.objects.get(pk=project.pk).status == "draft"
     import_rows(project, [{"id": "1", "premise": "P", "hypothesis": "H"}])
     published = api.patch(f"/api/projects/{project.slug}/", {"status": "published"}, format="json")

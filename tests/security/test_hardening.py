@@ -309,7 +309,7 @@ def test_refused_bodies_always_have_detail(make_project, author):
     api.force_authenticate(author)
     missing_file = api.post(f"/api/projects/{project.slug}/import/", {"format": "jsonl"}, format="multipart")
     assert missing_file.status_code == 400
-    assert missing_file.json()["field"] == "file" and missing_file.json()["detail"].startswith("file: ")
+    assert missing_file.json()["field"] == "file" and missing_file.json()["detail"] == "No file was submitted."
     assert APIClient().get("/api/projects/").json()["code"] == "not_authenticated"
     assert api.get("/api/projects/no-such/").json()["code"] == "not_found"
 
