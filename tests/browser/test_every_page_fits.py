@@ -1,0 +1,78 @@
+"""Every page a link leads to, followed from the home page as the demo's admin and as a worker, in Chromium at a
+360 px phone width: none answers an error, none scrolls sideways (wide tables scroll inside their own box),
+none logs a console error (a script error or a Content-Security-Policy refusal). The journeys check the pages
+they pass through; this walks the ones no journey visits. A server of its own: following every link claims
+pages and starts report computations, which the shared demo server's journeys must not see."""
+
+import re
+from urllib.parse import urlparse
+
+import pytest
+
+from benchmarks._common import AppServer
+from tests.browser.conftest import DEMO_PASSWORDS, login, no_sideways_scroll, too_wide
+
+pytestmark = pytest.mark.browser
+
+# Files and the API are not pages; logging out would end the walk; Django's admin is its own site.
+NOT_PAGES = re.compile(r"^/(static|media|api|admin)/|/logout/|/(export|download)/|\.(zip|csv|jsonl|parquet|json)$")
+MAX_PAGES = 400
+MAX_QUERIES_PER_PATH = 3  # a paginated or filtered list: its first few variants, not every page of it
+
+
+@pytest.fixture(scope="module")
+def own_server(tmp_path_factory):
+    server = AppServer(tmp_path_factory.mktemp("var"), DEBUG="true", OMP_NUM_THREADS="1")
+    server.start(seconds=240)
+    yield f"http://127.0.0.1:{server.port}"
+    server.stop()
+
+
+def walk(page, base_url: str) -> tuple[list[str], list[str]]:
+    """Follow every same-site link breadth-first from the home page, then again from the jobs list where a link
+    led to it, as it fills while the walk goes (a report page starts its computation); (pages visited, what is
+    wrong)."""
+    origin = urlparse(base_url).netloc
+    seen: list[str] = []
+    queries: dict[str, set[str]] = {}
+    problems: list[str] = []
+    console: list[str] = []
+    page.on("console", lambda message: console.append(message.text) if message.type == "error" else None)
+    for start in ("/", "/jobs/"):
+        if start != "/" and start not in seen:
+            continue  # no link led there: not this user's page
+        queue = [start]
+        while queue and len(seen) < MAX_PAGES:
+            path = queue.pop(0)
+            if path in seen and path != start:
+                continue
+            seen.append(path)
+            response = page.goto(base_url + path)
+            if response is None or response.status >= 400:
+                problems.append(f"{path}: answered {response.status if response else 'nothing'}")
+            elif not no_sideways_scroll(page):
+                problems.append(f"{path}: scrolls sideways at 360 px: {too_wide(page)}")
+            problems += [f"{path}: console error {text}" for text in console]
+            console.clear()
+            for href in page.eval_on_selector_all("a[href]", "links => links.map(link => link.href)"):
+                link = urlparse(href)
+                if link.netloc != origin or NOT_PAGES.search(link.path):
+                    continue
+                target = link.path + (f"?{link.query}" if link.query else "")
+                if link.query:
+                    variants = queries.setdefault(link.path, set())
+                    if target not in variants and len(variants) >= MAX_QUERIES_PER_PATH:
+                        continue
+                    variants.add(target)
+                if target not in seen:
+                    queue.append(target)
+    return seen, problems
+
+
+@pytest.mark.parametrize("username,at_least", [("admin", 150), ("worker1", 5)])
+def test_every_linked_page_fits_a_phone_without_errors(open_window, own_server, username, at_least):
+    page = open_window(360, 740)
+    login(page, own_server, username, DEMO_PASSWORDS[username])
+    visited, problems = walk(page, own_server)
+    assert len(visited) >= at_least, visited  # the walk reached the demo's pages, not just the home page
+    assert problems == []
