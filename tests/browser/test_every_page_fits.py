@@ -1,13 +1,15 @@
 """Every page a link leads to, followed from the home page as the demo's admin and as a worker, in Chromium at a
 360 px phone width: none answers an error, none scrolls sideways (wide tables scroll inside their own box),
-none logs a console error (a script error or a Content-Security-Policy refusal). The journeys check the pages
-they pass through; this walks the ones no journey visits. A server of its own: following every link claims
+none logs a console error (a script error or a Content-Security-Policy refusal), and one page of each route
+(each study's) passes an axe-core scan with no violation above minor. The journeys check the pages they pass
+through; this walks the ones no journey visits. A server of its own: following every link claims
 pages and starts report computations, which the shared demo server's journeys must not see."""
 
 import re
 from urllib.parse import urlparse
 
 import pytest
+from axe_playwright_python.sync_playwright import Axe
 
 from benchmarks._common import AppServer
 from tests.browser.conftest import DEMO_PASSWORDS, login, no_sideways_scroll, too_wide
@@ -18,6 +20,7 @@ pytestmark = pytest.mark.browser
 NOT_PAGES = re.compile(r"^/(static|media|api|admin)/|/logout/|/(export|download)/|\.(zip|csv|jsonl|parquet|json)$")
 MAX_PAGES = 400
 MAX_QUERIES_PER_PATH = 3  # a paginated or filtered list: its first few variants, not every page of it
+AXE_IMPACTS = ("moderate", "serious", "critical")
 
 
 @pytest.fixture(scope="module")
@@ -37,6 +40,7 @@ def walk(page, base_url: str) -> tuple[list[str], list[str]]:
     queries: dict[str, set[str]] = {}
     problems: list[str] = []
     console: list[str] = []
+    scanned: set[str] = set()
     page.on("console", lambda message: console.append(message.text) if message.type == "error" else None)
     for start in ("/", "/jobs/"):
         if start != "/" and start not in seen:
@@ -52,6 +56,15 @@ def walk(page, base_url: str) -> tuple[list[str], list[str]]:
                 problems.append(f"{path}: answered {response.status if response else 'nothing'}")
             elif not no_sideways_scroll(page):
                 problems.append(f"{path}: scrolls sideways at 360 px: {too_wide(page)}")
+            route = re.sub(r"/[0-9]+/", "/N/", path.split("?")[0])
+            if route not in scanned:
+                scanned.add(route)
+                violations = Axe().run(page).response["violations"]
+                problems += [
+                    f"{path}: axe {v['id']} ({v['impact']}) at {[node['target'] for node in v['nodes']][:3]}"
+                    for v in violations
+                    if v["impact"] in AXE_IMPACTS
+                ]
             problems += [f"{path}: console error {text}" for text in console]
             console.clear()
             for href in page.eval_on_selector_all("a[href]", "links => links.map(link => link.href)"):
