@@ -1,5 +1,5 @@
-"""Every page a link leads to, followed from the home page as the demo's admin and as a worker, in Chromium at a
-360 px phone width: none answers an error, none scrolls sideways (wide tables scroll inside their own box),
+"""The pages links lead to (up to three of each route), followed from the home page as the demo's admin and as a
+worker, in Chromium at a 360 px phone width: none answers an error, none scrolls sideways (wide tables scroll inside their own box),
 none logs a console error (a script error or a Content-Security-Policy refusal), and one page of each route
 (each study's) passes an axe-core scan with no violation above minor. The journeys check the pages they pass
 through; this walks the ones no journey visits. A server of its own: following every link claims
