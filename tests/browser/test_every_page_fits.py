@@ -1,9 +1,10 @@
-"""The pages links lead to (up to three of each route), followed from the home page as the demo's admin and as a
-worker, in Chromium at a 360 px phone width: none answers an error, none scrolls sideways (wide tables scroll inside their own box),
-none logs a console error (a script error or a Content-Security-Policy refusal), and one page of each route
-(each study's) passes an axe-core scan with no violation above minor. The journeys check the pages they pass
-through; this walks the ones no journey visits. A server of its own: following every link claims
-pages and starts report computations, which the shared demo server's journeys must not see."""
+"""The pages links lead to (up to three of each route), followed from the home page as the demo's admin, as a
+worker and signed out, in Chromium at a 360 px phone width: none answers an error, none scrolls sideways (wide
+tables scroll inside their own box), none logs a console error (a script error or a Content-Security-Policy
+refusal), and one page of each route (each study's) passes an axe-core scan with no violation above minor. The
+journeys check the pages they pass through; this walks the ones no journey visits. A server of its own:
+following every link claims pages and starts report computations, which the shared demo server's journeys must
+not see."""
 
 import re
 from urllib.parse import urlparse
@@ -87,10 +88,12 @@ def walk(page, base_url: str) -> tuple[list[str], list[str]]:
     return seen, problems
 
 
-@pytest.mark.parametrize("username,at_least", [("admin", 100), ("worker1", 5)])
+@pytest.mark.parametrize("username,at_least", [("admin", 100), ("worker1", 5), (None, 1)])
 def test_every_linked_page_fits_a_phone_without_errors(open_window, own_server, username, at_least):
+    """None: a visitor not signed in, who is sent to the login page."""
     page = open_window(360, 740)
-    login(page, own_server, username, DEMO_PASSWORDS[username])
+    if username:
+        login(page, own_server, username, DEMO_PASSWORDS[username])
     visited, problems = walk(page, own_server)
     assert len(visited) >= at_least, visited  # the walk reached the demo's pages, not just the home page
     assert problems == []
