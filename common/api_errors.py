@@ -43,7 +43,10 @@ class ErrorSerializer(serializers.Serializer):
     """The error body, as the OpenAPI schema declares it on every operation (common.api_schema)."""
 
     field = serializers.CharField(required=False, help_text="what is wrong; absent when the body could not be parsed")
-    detail = serializers.CharField()
+    detail = serializers.CharField(
+        help_text="a sentence for a person; where a field is at fault it leads with the field's name (`field: ...`) "
+        "unless the message names it already"
+    )
     code = serializers.CharField(required=False, help_text="a fixed name for the kind of error (docs/api.md)")
     # A field named like Serializer.errors: DRF's metaclass takes declared fields off the class.
     errors = serializers.JSONField(  # type: ignore[assignment]
