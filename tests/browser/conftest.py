@@ -246,6 +246,26 @@ def too_wide(page) -> list[str]:
     }""")
 
 
+def axe_violations(page, impacts: tuple[str, ...] = ("serious", "critical"), part: str | None = None) -> list[str]:
+    """axe-core's violations of the given impacts on the page (in `part` only, when given), each with where."""
+    from axe_playwright_python.sync_playwright import Axe
+
+    results = Axe().run(page, context=part) if part else Axe().run(page)
+    return [
+        f"{v['id']} ({v['impact']}: {v['help']}) at {[node['target'] for node in v['nodes']][:3]}"
+        for v in results.response["violations"]
+        if v["impact"] in impacts
+    ]
+
+
+def assert_fits_and_is_accessible(page, width: int, part: str | None = None) -> None:
+    """No sideways scrolling, and no serious or critical axe-core violation (in `part` only, when given)."""
+    sizes = page.evaluate("() => [document.documentElement.scrollWidth, innerWidth]")
+    assert sizes[0] <= sizes[1] == width, f"sideways scrolling: {sizes}"
+    serious = axe_violations(page, part=part)
+    assert not serious, serious
+
+
 def save_screenshot(page, name: str) -> None:
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)

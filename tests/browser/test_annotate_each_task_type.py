@@ -8,10 +8,9 @@ import sqlite3
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from axe_playwright_python.sync_playwright import Axe
 from playwright.sync_api import expect
 
-from tests.browser.conftest import focused_item, save_screenshot
+from tests.browser.conftest import assert_fits_and_is_accessible, focused_item, save_screenshot
 
 pytestmark = pytest.mark.browser
 
@@ -41,15 +40,6 @@ def stored_values(database, username: str, slug: str) -> dict[str, str]:
         slug,
     )
     return {str(item): value for item, value in rows}
-
-
-def assert_fits_and_is_accessible(page, width: int, part: str | None = None) -> None:
-    """No sideways scrolling, and no serious or critical axe-core violation (in `part` only, when given)."""
-    sizes = page.evaluate("() => [document.documentElement.scrollWidth, innerWidth]")
-    assert sizes[0] <= sizes[1] == width, f"sideways scrolling: {sizes}"
-    results = Axe().run(page, context=part) if part else Axe().run(page)
-    serious = [v for v in results.response["violations"] if v["impact"] in ("serious", "critical")]
-    assert not serious, [(v["id"], v["help"], [n["target"] for n in v["nodes"]][:3]) for v in serious]
 
 
 def focus_name(page) -> str:

@@ -12,8 +12,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import REPO, focused_item, save_screenshot
-from tests.browser.test_annotate_each_task_type import assert_fits_and_is_accessible
+from tests.browser.conftest import REPO, assert_fits_and_is_accessible, focused_item, save_screenshot
 
 pytestmark = pytest.mark.browser
 

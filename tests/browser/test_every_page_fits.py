@@ -10,10 +10,9 @@ import re
 from urllib.parse import urlparse
 
 import pytest
-from axe_playwright_python.sync_playwright import Axe
 
 from benchmarks._common import AppServer
-from tests.browser.conftest import DEMO_PASSWORDS, login, no_sideways_scroll, too_wide
+from tests.browser.conftest import DEMO_PASSWORDS, axe_violations, login, no_sideways_scroll, too_wide
 
 pytestmark = pytest.mark.browser
 
@@ -38,8 +37,27 @@ def route_of(path: str) -> str:
     return re.sub(r"/[0-9]+/", "/N/", path.split("?")[0])
 
 
+def links_on(page, origin: str) -> list[str]:
+    """The same-site pages the page links to, as paths with their query strings."""
+    links = [urlparse(href) for href in page.eval_on_selector_all("a[href]", "links => links.map(link => link.href)")]
+    return [
+        link.path + (f"?{link.query}" if link.query else "")
+        for link in links
+        if link.netloc == origin and not NOT_PAGES.search(link.path)
+    ]
+
+
+def problems_on(page, base_url: str, path: str, scan: bool) -> list[str]:
+    """Open the page; what is wrong with it, axe-core's findings included when `scan`."""
+    response = page.goto(base_url + path)
+    if response is None or response.status >= 400:
+        return [f"{path}: answered {response.status if response else 'nothing'}"]
+    problems = [] if no_sideways_scroll(page) else [f"{path}: scrolls sideways at 360 px: {too_wide(page)}"]
+    return problems + [f"{path}: axe {finding}" for finding in (axe_violations(page, AXE_IMPACTS) if scan else [])]
+
+
 def walk(page, base_url: str) -> tuple[list[str], list[str]]:
-    """Follow every same-site link breadth-first from the home page, then again from the jobs list where a link
+    """Follow the same-site links breadth-first from the home page, then again from the jobs list where a link
     led to it, as it fills while the walk goes (a report page starts its computation); (pages visited, what is
     wrong)."""
     origin = urlparse(base_url).netloc
@@ -47,7 +65,7 @@ def walk(page, base_url: str) -> tuple[list[str], list[str]]:
     per_route: dict[str, set[str]] = {}
     problems: list[str] = []
     console: list[str] = []
-    scanned: set[str] = set()
+    scanned: set[str] = set()  # routes axe-core has scanned a page of
     page.on("console", lambda message: console.append(message.text) if message.type == "error" else None)
     for start in ("/", "/jobs/"):
         if start != "/" and start not in seen:
@@ -58,33 +76,16 @@ def walk(page, base_url: str) -> tuple[list[str], list[str]]:
             if path in seen and path != start:
                 continue
             seen.append(path)
-            response = page.goto(base_url + path)
-            if response is None or response.status >= 400:
-                problems.append(f"{path}: answered {response.status if response else 'nothing'}")
-            elif not no_sideways_scroll(page):
-                problems.append(f"{path}: scrolls sideways at 360 px: {too_wide(page)}")
-            route = route_of(path)
-            if route not in scanned:
-                scanned.add(route)
-                violations = Axe().run(page).response["violations"]
-                problems += [
-                    f"{path}: axe {v['id']} ({v['impact']}) at {[node['target'] for node in v['nodes']][:3]}"
-                    for v in violations
-                    if v["impact"] in AXE_IMPACTS
-                ]
+            problems += problems_on(page, base_url, path, scan=route_of(path) not in scanned)
+            scanned.add(route_of(path))
             problems += [f"{path}: console error {text}" for text in console]
             console.clear()
-            for href in page.eval_on_selector_all("a[href]", "links => links.map(link => link.href)"):
-                link = urlparse(href)
-                if link.netloc != origin or NOT_PAGES.search(link.path):
-                    continue
-                target = link.path + (f"?{link.query}" if link.query else "")
+            for target in links_on(page, origin):
                 reached = per_route.setdefault(route_of(target), set())
-                if target not in reached and len(reached) >= MAX_PER_ROUTE:
-                    continue
-                reached.add(target)
-                if target not in seen:
-                    queue.append(target)
+                if target in reached or len(reached) < MAX_PER_ROUTE:
+                    reached.add(target)
+                    if target not in seen:
+                        queue.append(target)
     return seen, problems
 
 

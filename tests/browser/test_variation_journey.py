@@ -15,6 +15,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.browser.conftest import (
+    assert_fits_and_is_accessible,
     create_study,
     focused_item,
     import_through_preview,
@@ -22,7 +23,6 @@ from tests.browser.conftest import (
     save_screenshot,
     tab_to_link,
 )
-from tests.browser.test_annotate_each_task_type import assert_fits_and_is_accessible
 from tests.browser.test_dataset_journey import validated
 
 pytestmark = pytest.mark.browser

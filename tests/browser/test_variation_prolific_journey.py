@@ -11,8 +11,7 @@ import json
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import manage, save_screenshot, tab_to_link
-from tests.browser.test_annotate_each_task_type import assert_fits_and_is_accessible
+from tests.browser.conftest import assert_fits_and_is_accessible, manage, save_screenshot, tab_to_link
 
 pytestmark = pytest.mark.browser
 
