@@ -41,9 +41,10 @@ IMMEDIATE_TASKS = {
 
 
 def redis_url(database: int) -> str:
-    """A Redis database of this pass's own: make test runs its SQLite pass beside the PostgreSQL pass (+8) and
-    then the core pass without a feature app (+1: its suites ask for 0 and 6 only, which no other pass uses as
-    1 and 7) against one Redis server (bin/test-passes)."""
+    """A Redis database of this pass's own: make test runs its SQLite pass beside the PostgreSQL pass (+8), and
+    the core suite without a feature app (+1: its suites ask for 0 and 6 only, which no other pass uses as
+    1 and 7) after them, against one Redis server (bin/test-passes). Only the core suite's half that runs
+    after the SQLite pass reaches Redis."""
     left_out = 1 if os.environ.get("LEFT_OUT_APPS") else 0
     return f"redis://127.0.0.1:6379/{database + (8 if on_postgres() else 0) + left_out}"
 
