@@ -68,16 +68,29 @@ SCHEMA = generated_schema()
 # The coverage phase (a deterministic sweep of boundary values for every parameter) is the long part: on
 # for bin/fuzz-api, off in the bounded run of make test.
 COVERAGE_PHASE = os.environ.get("FUZZ_COVERAGE", "") == "1"
-schema = schemathesis.openapi.from_dict(
-    SCHEMA,
-    config=schemathesis.Config.from_dict(
+# schemathesis 4.32.5 cannot build the coverage phase's cases for a multipart body whose file fields sit in a
+# union of objects with forbidden properties (`not: {}`, the parameters a suite does not read): its check of a
+# drawn candidate raises "Unsupported type: 'Binary'" while the tests are collected, which stopped the whole
+# run. That operation gets the examples and fuzzing phases only; test_the_coverage_phase_builds tells when a
+# release builds it.
+COVERAGE_PHASE_FAILS_TO_BUILD = [("POST", "/api/v1/evaluation/runs/")]
+
+
+def fuzz_config(coverage: bool) -> schemathesis.Config:
+    return schemathesis.Config.from_dict(
         {
             "seed": SEED,
             "generation": {"max-examples": EXAMPLES_PER_OPERATION},
-            "phases": {"coverage": {"enabled": COVERAGE_PHASE}},
+            "phases": {"coverage": {"enabled": coverage}},
+            "operations": [
+                {"include-method": method, "include-path": path, "phases": {"coverage": {"enabled": False}}}
+                for method, path in COVERAGE_PHASE_FAILS_TO_BUILD
+            ],
         }
-    ),
-)
+    )
+
+
+schema = schemathesis.openapi.from_dict(SCHEMA, config=fuzz_config(COVERAGE_PHASE))
 
 
 # Scenarios of the state machine per caller, and the most calls in one (the first call included).
@@ -163,6 +176,38 @@ def test_links_lead_from_what_was_created_to_the_operations_on_it():
             path, operation = operations[link["operationId"]]
             path_parameters = {parameter["name"] for parameter in operation["parameters"] if parameter["in"] == "path"}
             assert set(link["parameters"]) == path_parameters, (answer, path)
+
+
+def test_the_coverage_phase_builds_for_every_operation_but_the_one_known_to_fail():
+    """bin/fuzz-api turns the coverage phase on, and a case it cannot build fails the run's collection: every
+    operation's cases are built here as its collection builds them, and the one left out of that phase still
+    fails to build (once a schemathesis release builds it, it goes back in)."""
+    from schemathesis.checks import load_all_checks
+    from schemathesis.generation.feedback import FeedbackSources
+    from schemathesis.pytest._test_builder import build_operation_test
+
+    load_all_checks()
+    with_coverage = schemathesis.openapi.from_dict(SCHEMA, config=fuzz_config(coverage=True))
+    unconfigured = schemathesis.openapi.from_dict(
+        SCHEMA, config=schemathesis.Config.from_dict({"seed": SEED, "phases": {"coverage": {"enabled": True}}})
+    )
+
+    def build(of, method: str, path: str) -> None:
+        operation = of[path][method]
+        build_operation_test(
+            config=of.config,
+            operation=operation,
+            test_func=lambda case: None,
+            given_kwargs={},
+            feedback=FeedbackSources(),
+        )
+
+    operations = [(method.upper(), path) for path, methods in SCHEMA["paths"].items() for method in methods]
+    for method, path in operations:
+        build(with_coverage, method, path)
+    for method, path in COVERAGE_PHASE_FAILS_TO_BUILD:
+        with pytest.raises(ValueError, match="Unsupported type: 'Binary'"):
+            build(unconfigured, method, path)
 
 
 def headers_of(who: str) -> dict:
