@@ -33,13 +33,29 @@ ERROR_STATUSES = {
 
 
 class ErrorsDeclaredSchema(AutoSchema):
+    _direction = None  # which way the fields being mapped go: drf-spectacular does not tell its validator hook
+
+    def _map_basic_serializer(self, serializer, direction):
+        outer, self._direction = self._direction, direction
+        try:
+            return super()._map_basic_serializer(serializer, direction)
+        finally:
+            self._direction = outer
+
     def _insert_field_validators(self, field, schema):
         super()._insert_field_validators(field, schema)
+        if schema.get("type") != "string" or {"enum", "format"} & set(schema):
+            return
         # DRF's CharField refuses NUL characters (PostgreSQL cannot store them): where no pattern says more,
-        # the schema says so too.
+        # the schema says so too. Unless it allows blank, it strips a value before checking it, so it also
+        # refuses one of whitespace only ("\n"): a request's schema says that too (a response's fields may
+        # well be empty).
         refuses_nul = any(isinstance(v, ProhibitNullCharactersValidator) for v in field.validators)
-        if refuses_nul and schema.get("type") == "string" and not {"pattern", "enum", "format"} & set(schema):
+        refuses_blank = isinstance(field, serializers.CharField) and field.trim_whitespace and not field.allow_blank
+        if refuses_nul and "pattern" not in schema:
             schema["pattern"] = NO_NUL
+        if refuses_blank and self._direction == "request" and schema.get("pattern") == NO_NUL:
+            schema["pattern"] = NOT_BLANK_NO_NUL
 
     def _get_response_bodies(self, direction="response"):
         responses = super()._get_response_bodies(direction)
@@ -142,6 +158,10 @@ class JSONValueField(serializers.JSONField):
 # own rules, settings that contradict each other, the state of what they are set on) no schema states: a
 # request the schema allows and the server refuses for such a rule is answered 409 (refusal_status).
 NO_NUL = "^[^\\u0000]*$"  # Setting.clean and DRF's CharField refuse NUL characters
+# One character at least that is neither NUL nor whitespace as str.strip() has it (spelled out: Python's,
+# ECMAScript's and Rust's \s each differ on a few characters).
+STRIPPED_WHITESPACE = "\\t-\\r\\u001c-\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000"
+NOT_BLANK_NO_NUL = f"^[^\\u0000]*[^\\u0000{STRIPPED_WHITESPACE}][^\\u0000]*$"
 
 
 def setting_schema(setting, nullable: bool = False) -> dict:

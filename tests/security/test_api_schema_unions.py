@@ -3,7 +3,10 @@ as one alternative per task type or suite, generated from their declarations whe
 included), and a request the schema allows is refused by the state with 404 or 409, never 400."""
 
 import json
+import re
+import sys
 
+import jsonschema_rs
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from drf_spectacular.generators import SchemaGenerator
@@ -14,7 +17,7 @@ from annotation.models import Project
 from annotation.serializers import project_request_schema
 from annotation.services.study_settings import settings_schema
 from annotation.tasktypes import TASK_TYPES, register, unregister
-from common.api_schema import allows, refusal_status
+from common.api_schema import NO_NUL, NOT_BLANK_NO_NUL, allows, refusal_status
 from evaluation.runs import SUITES
 from tests.tasktype_plugin.likert import LikertRating
 
@@ -171,3 +174,27 @@ def test_a_json_setting_states_its_shape_and_its_check_decides_the_rest(author):
     repeated = api.post("/api/v1/projects/", {**study, "options": {"reason_taxonomy": twice}}, format="json")
     assert repeated.status_code == 409 and "listed twice" in repeated.json()["detail"]
     assert not Project.objects.exists()
+
+
+def test_a_text_field_that_refuses_blank_says_so_in_the_request_schema(author, make_project):
+    """DRF strips a value before refusing it as blank, so "\\n" in a request is refused where the schema
+    said only "no NUL" (bin/fuzz-api found it in a study evaluation's model list)."""
+    schemas = published_schema()["components"]["schemas"]
+    assert schemas["StudyEvaluation"]["properties"]["models"]["items"]["pattern"] == NOT_BLANK_NO_NUL
+    assert schemas["TokenRequest"]["properties"]["username"]["pattern"] == NOT_BLANK_NO_NUL
+    assert schemas["Job"]["properties"]["error"]["pattern"] == NO_NUL  # a response's field may be empty
+    # The pattern and str.strip() agree on every character, in Python's regular expressions and in Rust's
+    # (schemathesis checks with the latter).
+    pattern, judge = re.compile(NOT_BLANK_NO_NUL), jsonschema_rs.Draft4Validator({"pattern": NOT_BLANK_NO_NUL})
+    for code in range(1, sys.maxunicode + 1):
+        character = chr(code)
+        if 0xD800 <= code <= 0xDFFF:
+            continue  # surrogates are not text
+        kept = character.strip() != ""
+        assert (pattern.fullmatch(character) is not None) == kept == judge.is_valid(character), hex(code)
+    study = make_project("unli_slider", slug="to-evaluate")
+    api = api_for(author)
+    blank = api.post(f"/api/v1/projects/{study.slug}/evaluations/", {"models": ["\n"]}, format="json")
+    assert blank.status_code == 400 and blank.json()["field"] == "models"
+    unknown = api.post(f"/api/v1/projects/{study.slug}/evaluations/", {"models": ["\n x"]}, format="json")
+    assert unknown.status_code == 404 and unknown.json()["field"] == "models"
