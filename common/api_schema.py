@@ -47,12 +47,12 @@ class ErrorsDeclaredSchema(AutoSchema):
         if schema.get("type") != "string" or {"enum", "format"} & set(schema):
             return
         # DRF's CharField refuses NUL characters (PostgreSQL cannot store them): where no pattern says more,
-        # the schema says so too. Unless it allows blank, it strips a value before checking it, so it also
-        # refuses one of whitespace only ("\n"): a request's schema says that too (a response's fields may
-        # well be empty).
+        # a request's schema says so too. Unless it allows blank, it strips a value before checking it, so it
+        # also refuses one of whitespace only ("\n"). Not said of answers: an error's `field` and `detail`
+        # name what the request sent, NUL included, and a field may well be empty.
         refuses_nul = any(isinstance(v, ProhibitNullCharactersValidator) for v in field.validators)
         refuses_blank = isinstance(field, serializers.CharField) and field.trim_whitespace and not field.allow_blank
-        if refuses_nul and "pattern" not in schema:
+        if refuses_nul and "pattern" not in schema and self._direction == "request":
             schema["pattern"] = NO_NUL
         if refuses_blank and self._direction == "request" and schema.get("pattern") == NO_NUL:
             schema["pattern"] = NOT_BLANK_NO_NUL
@@ -189,6 +189,8 @@ def setting_schema(setting, nullable: bool = False) -> dict:
         nullable = True  # null or "" clears the link
     if nullable:
         schema["nullable"] = True
+        if "enum" in schema:  # OpenAPI 3.0.3: `nullable` adds null to a type, not to an enum's values
+            schema["enum"].append(None)
     return schema
 
 
