@@ -42,7 +42,7 @@ from annotation.services.progress import project_progress
 from annotation.services.projects import create_project, update_project
 from annotation.tasktypes import get_task_type
 from common.api_errors import ErrorSerializer, error_response, first_message, invalid
-from common.api_schema import refusal_status
+from common.api_schema import schema_refusal
 from common.parsers import DepthLimitedJSONParser
 from common.schema import SettingError
 from core.login_limits import cooloff_seconds
@@ -138,11 +138,14 @@ class ProjectViewSet(
         if not serializer.is_valid():
             return invalid(serializer)
         data = serializer.validated_data
+        body_schema = project_request_schema(get_task_type(data["task_type"]), creating=True)
+        refused = schema_refusal(request.data, [body_schema], own=body_schema)
+        if refused is not None:
+            return error_response(400, refused[1], refused[0])
         try:
             project = create_project(data["slug"], data["task_type"], request.user, **settings_from(data))
         except SettingError as error:
-            body_schema = project_request_schema(get_task_type(data["task_type"]), creating=True)
-            return setting_errors(error, refusal_status(request.data, [body_schema]))
+            return setting_errors(error, status.HTTP_409_CONFLICT)
         return Response(self.get_serializer(project).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(
@@ -157,13 +160,18 @@ class ProjectViewSet(
         serializer = ProjectSerializer(project, data=request.data, partial=True)
         if not serializer.is_valid():
             return invalid(serializer)
+        bodies = project_request_schemas(False)
+        own = bodies.get(project.task_type) or next(iter(bodies.values()))  # a task type since unregistered
+        refused = schema_refusal(request.data, list(bodies.values()), own=own)
+        if refused is not None:
+            return error_response(400, refused[1], refused[0])
         changes = settings_from(serializer.validated_data)
         if "task_type" in serializer.validated_data:
             changes["task_type"] = serializer.validated_data["task_type"]
         try:
             project = update_project(project, changed_by=request.user, **changes)
         except SettingError as error:
-            return setting_errors(error, refusal_status(request.data, list(project_request_schemas(False).values())))
+            return setting_errors(error, status.HTTP_409_CONFLICT)
         return Response(self.get_serializer(project).data)
 
     def update(self, request, *args, **kwargs):

@@ -156,7 +156,8 @@ class JSONValueField(serializers.JSONField):
 # A setting (common.schema.Setting) as the request schema states it, generated from its declaration: its kind,
 # bounds and choices; the one value of a fixed one. What Setting.clean checks beyond that (a JSON setting's
 # own rules, settings that contradict each other, the state of what they are set on) no schema states: a
-# request the schema allows and the server refuses for such a rule is answered 409 (refusal_status).
+# request the schema allows and the server refuses for such a rule is answered 409; one it does not allow is
+# refused with 400 before any rule runs (schema_refusal), so that nothing the schema refuses is taken.
 NO_NUL = "^[^\\u0000]*$"  # Setting.clean and DRF's CharField refuse NUL characters
 # One character at least that is neither NUL nor whitespace as str.strip() has it (spelled out: Python's,
 # ECMAScript's and Rust's \s each differ on a few characters).
@@ -210,9 +211,14 @@ def _as_json_schema(schema):
     converted = {
         key: value if key == "enum" else _as_json_schema(value) for key, value in schema.items() if key != "nullable"
     }
-    if schema.get("nullable"):
-        return {"anyOf": [converted, {"type": "null"}]}
-    return converted
+    if not schema.get("nullable"):
+        return converted
+    # Where it can, null joins the type or the values rather than an anyOf, whose refusal names no field.
+    if isinstance(converted.get("type"), str):
+        return {**converted, "type": [converted["type"], "null"]}
+    if None in converted.get("enum", ()):
+        return converted
+    return {"anyOf": [converted, {"type": "null"}]}
 
 
 def component(auto_schema, name: str, schema: dict) -> dict:
@@ -245,9 +251,20 @@ def enum_components(auto_schema, properties: dict, own: str, owner: str, shared_
     return published
 
 
-def refusal_status(body, schemas: list[dict]) -> int:
-    """The status of a refused request: 400 where its body breaks the published request schema (none of
-    `schemas`, the operation's alternatives, allows it), 409 where the schema allows it and the refusal comes
-    from a rule no schema can state (settings that contradict each other or the state of what they are
-    set on: its task type, lifecycle, answers, the page's items)."""
-    return 409 if any(allows(schema, body) for schema in schemas) else 400
+def schema_refusal(body, schemas: list[dict], own: dict) -> tuple[str | None, str] | None:
+    """Where a project's request body fits none of `schemas` (the operation's alternatives): the field at
+    fault (a setting, in `options` or beside it) and what is wrong, read against `own` (the alternative the
+    request meant: its task type's); else None."""
+    if any(allows(schema, body) for schema in schemas):
+        return None
+    import jsonschema_rs
+
+    for error in jsonschema_rs.Draft4Validator(_as_json_schema(own)).iter_errors(body):
+        names = [part for part in error.instance_path if isinstance(part, str)]
+        # A name the body should not have, or should have, is the field at fault, not the object holding it;
+        # a setting in `options` is named itself, however deep in its value the fault lies.
+        kind = error.kind.as_dict()
+        names += [str(name) for name in kind.get("unexpected") or [kind.get("property")] if name is not None]
+        field = names[1] if names[:1] == ["options"] and len(names) > 1 else next(iter(names), None)
+        return (field, error.message)
+    return (None, "fits none of the published request bodies")

@@ -17,7 +17,7 @@ from annotation.models import Project
 from annotation.serializers import project_request_schema
 from annotation.services.study_settings import settings_schema
 from annotation.tasktypes import TASK_TYPES, register, unregister
-from common.api_schema import NO_NUL, NOT_BLANK_NO_NUL, allows, refusal_status
+from common.api_schema import NO_NUL, NOT_BLANK_NO_NUL, allows, schema_refusal
 from evaluation.runs import SUITES
 from tests.tasktype_plugin.likert import LikertRating
 
@@ -116,13 +116,19 @@ def test_each_suite_takes_its_own_files_and_settings():
     assert bodies["nli-atoms"]["properties"]["predictions"]["not"] == {}
 
 
-def test_refusal_status_is_400_only_for_a_body_the_schema_refuses():
+def test_schema_refusal_names_the_field_only_for_a_body_the_schema_refuses():
     body_schema = project_request_schema(TASK_TYPES["nli_label"], creating=True)
     fits = {"slug": "s", "task_type": "nli_label", "redundancy": 5, "max_annotations": 2}
-    assert refusal_status(fits, [body_schema]) == 409
-    assert refusal_status({**fits, "redundancy": 500}, [body_schema]) == 400
-    assert refusal_status({**fits, "options": {"no_such_setting": 1}}, [body_schema]) == 400
-    assert refusal_status({**fits, "options": {"completion_code": None}}, [body_schema]) == 409
+
+    def refusal(body):
+        return schema_refusal(body, [body_schema], own=body_schema)
+
+    assert refusal(fits) is None
+    assert refusal({**fits, "options": {"completion_code": None}}) is None
+    assert refusal({**fits, "redundancy": 500}) == ("redundancy", "500 is greater than the maximum of 100")
+    assert refusal({**fits, "options": {"no_such_setting": 1}})[0] == "no_such_setting"
+    field, message = refusal({**fits, "options": {"coherence_exclusive_per_worker": 0}})
+    assert field == "coherence_exclusive_per_worker" and "boolean" in message
 
 
 def test_state_refusals_answer_404_or_409_and_shape_refusals_400(author, make_project):
@@ -143,6 +149,11 @@ def test_state_refusals_answer_404_or_409_and_shape_refusals_400(author, make_pr
     assert changed.status_code == 409 and changed.json()["field"] == "adaptive"
     unknown = api.patch(f"/api/v1/projects/{study.slug}/", {"options": {"no_such_setting": 1}}, format="json")
     assert unknown.status_code == 400
+    for not_a_boolean in (0, "", "true"):
+        wrong_type = {"options": {"coherence_exclusive_per_worker": not_a_boolean}}
+        refused_type = api.patch(f"/api/v1/projects/{study.slug}/", wrong_type, format="json")
+        assert refused_type.status_code == 400, (not_a_boolean, refused_type.content)
+        assert refused_type.json()["field"] == "coherence_exclusive_per_worker"
     publish_empty = api.patch(f"/api/v1/projects/{study.slug}/", {"status": "published"}, format="json")
     assert publish_empty.status_code == 409 and publish_empty.json()["field"] == "status"
     assert Project.objects.get(slug="taken").status == "draft" and not Project.objects.filter(slug="atoms").exists()

@@ -20,7 +20,7 @@ Bounded for CI (EXAMPLES_PER_OPERATION, STATEFUL_SCENARIOS and STATEFUL_STEPS); 
 same tests with more examples, scenarios and steps.
 No check is left out, for any caller, and no operation is told to expect another status than schemathesis'
 defaults: a request the schema allows is never answered 400. What the state or a file's content refuses is
-answered 404 or 409 (common.api_schema.refusal_status, docs/api.md), which positive_data_acceptance accepts.
+answered 404 or 409 (common.api_schema.schema_refusal, docs/api.md), which positive_data_acceptance accepts.
 """
 
 import json
