@@ -1,6 +1,7 @@
 """REST API: projects and the worker flow (claim, submit, release); import and export are the dataset app's
 (dataset_io/api.py), under the same paths."""
 
+from django.core.validators import RegexValidator
 from django.urls import reverse
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import mixins, serializers, status, viewsets
@@ -42,6 +43,7 @@ from annotation.services.progress import project_progress
 from annotation.services.projects import create_project, update_project
 from annotation.tasktypes import get_task_type
 from common.api_errors import ErrorSerializer, error_response, first_message, invalid
+from common.api_fields import Text
 from common.api_schema import schema_refusal
 from common.parsers import DepthLimitedJSONParser
 from common.schema import SettingError
@@ -50,10 +52,15 @@ from core.login_limits import cooloff_seconds
 
 class SendValidAtomsSerializer(serializers.Serializer):
     # A slug or nothing: SlugField's published pattern would refuse its own default "".
-    to = serializers.RegexField(
-        r"^[-a-zA-Z0-9_]*$", required=False, default="", allow_blank=True, help_text="a defeasible atom study's slug"
+    to = Text(
+        required=False,
+        default="",
+        allow_blank=True,
+        trim_whitespace=False,
+        validators=[RegexValidator(r"^[-a-zA-Z0-9_]*\Z", "must be a study's slug: letters, digits, - and _")],
+        help_text="a defeasible atom study's slug",
     )
-    new_title = serializers.CharField(
+    new_title = Text(
         required=False, default="", allow_blank=True, max_length=200, help_text="the title of a new defeasible study"
     )
 
@@ -370,8 +377,8 @@ class AssignmentViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewse
 class TokenRequestSerializer(AuthTokenSerializer):
     """DRF's token serializer with what it refuses written into the schema: neither field may be blank."""
 
-    username = serializers.CharField(label="Username", write_only=True, min_length=1)
-    password = serializers.CharField(
+    username = Text(label="Username", write_only=True, min_length=1)
+    password = Text(
         label="Password", style={"input_type": "password"}, trim_whitespace=False, write_only=True, min_length=1
     )
 

@@ -6,7 +6,8 @@ from annotation.models import AdjudicationRecord, Assignment, Item
 from annotation.services.answers import MAX_REASON_CHARS, MAX_SECONDS
 from annotation.services.study_settings import all_settings, settings_schema
 from annotation.tasktypes import TASK_TYPE_CHOICES, TASK_TYPES
-from common.api_schema import JSONValueField, camel, component, enum_components, setting_schema
+from common.api_fields import JSONValueField, Slug, Text
+from common.api_schema import camel, component, enum_components, setting_schema
 
 SETTINGS = all_settings()
 COLUMN_SETTINGS = [setting.name for setting in SETTINGS if setting.column]
@@ -22,7 +23,7 @@ class ProjectSerializer(serializers.Serializer):
     """A project as its author sees it. Settings are checked by the project service against the task type's
     schema; `options` holds the task type's own settings and the study's crowd settings."""
 
-    slug = serializers.SlugField(max_length=80)
+    slug = Slug(max_length=80)
     task_type = serializers.ChoiceField(choices=TASK_TYPE_CHOICES)
     owner = serializers.CharField(source="owner.username", read_only=True)
     created_at = serializers.DateTimeField(read_only=True)
@@ -226,15 +227,6 @@ class AssignmentSerializer(serializers.Serializer):
 NO_NUL = RegexValidator(r"^[^\u0000]*$", "contains a NUL character")  # as DRF refuses them: the schema says so
 
 
-class Text(serializers.CharField):
-    """Text as the schema says it: a JSON string (DRF's CharField would take 3 as "3")."""
-
-    def to_internal_value(self, data):
-        if not isinstance(data, str):
-            self.fail("invalid")
-        return super().to_internal_value(data)
-
-
 class AnswerSerializer(serializers.Serializer):
     value = serializers.JSONField(
         help_text="; ".join(f"{task.label}: {task.answer_help}" for task in TASK_TYPES.values())
@@ -307,7 +299,7 @@ class AdjudicateSerializer(serializers.Serializer):
     value = JSONValueField(
         help_text="the final label as the task type reads it (a slider's: a probability from 0 to 1)"
     )
-    note = serializers.CharField(required=False, allow_blank=True, max_length=5000)
+    note = Text(required=False, allow_blank=True, max_length=5000)
 
 
 class AdjudicationRecordSerializer(serializers.ModelSerializer):

@@ -4,13 +4,10 @@ are published (the unversioned /api/ paths are kept as aliases of the same views
 
 import re
 
-from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.validators import ProhibitNullCharactersValidator
 from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.plumbing import ResolvedComponent
-from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
-from rest_framework.utils import html
 
 from common.api_errors import ErrorSerializer
 
@@ -118,38 +115,6 @@ def declare_links(result, generator, request, public):
         for operation_id in targets:
             links[operation_id] = {"operationId": operation_id, "parameters": {parameter: f"$response.body#{pointer}"}}
     return result
-
-
-@extend_schema_field({"type": "string", "format": "binary"})
-class UploadField(serializers.FileField):
-    """A file part of a multipart request: `format: binary` in the schema (the default `uri` is how a stored
-    file is answered, not how one is sent). The schema takes any bytes, so what reads the file judges them:
-    an empty file is its to refuse, naming it, and a part sent without a file name (curl's `-F 'file=<x.csv'`)
-    is the file's content."""
-
-    def __init__(self, **kwargs):
-        kwargs.setdefault("allow_empty_file", True)
-        super().__init__(**kwargs)
-
-    def get_value(self, dictionary):
-        # DRF reads an empty form part of an optional field as left out: here it is an empty file.
-        if html.is_html_input(dictionary) and dictionary.get(self.field_name) == "":
-            return ""
-        return super().get_value(dictionary)
-
-    def to_internal_value(self, data):
-        if isinstance(data, str):
-            data = SimpleUploadedFile(self.field_name, data.encode())
-        return super().to_internal_value(data)
-
-
-# Any JSON value but null (DRF's JSONField refuses null unless allow_null); OpenAPI 3.0 has no "any type"
-# that leaves null out, so the schema lists the others.
-@extend_schema_field(
-    {"anyOf": [{"type": kind} for kind in ("string", "number", "boolean", "object")] + [{"type": "array", "items": {}}]}
-)
-class JSONValueField(serializers.JSONField):
-    """A JSON value that is not null."""
 
 
 # ---------------------------------------------------------------------- settings in the schema

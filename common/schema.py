@@ -20,6 +20,8 @@ from rest_framework import serializers
 from rest_framework.fields import empty
 from rest_framework.utils import html
 
+from common.api_fields import Text
+
 TRUE_WORDS = {"1", "true", "yes", "on"}
 FALSE_WORDS = {"0", "false", "no", "off"}
 KINDS = ("int", "float", "bool", "str", "text", "choice", "json", "project")
@@ -244,11 +246,11 @@ class Setting:
         if self.kind == "json":
             return serializers.JSONField(**common)
         if self.kind == "project":  # null or "" clears the link
-            return serializers.CharField(allow_blank=True, allow_null=True, **common)
+            return Text(allow_blank=True, allow_null=True, **common)
         length: dict[str, Any] = (
             {"max_length": f"must be at most {self.max_length} characters"} if self.max_length else {}
         )
-        return serializers.CharField(
+        return Text(
             allow_blank=True,
             trim_whitespace=self.kind == "str",
             max_length=self.max_length,

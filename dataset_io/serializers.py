@@ -1,6 +1,6 @@
 from rest_framework import serializers
 
-from common.api_schema import UploadField
+from common.api_fields import Text, UploadField
 from dataset_io.services.importers import IMPORT_FORMATS
 from dataset_io.services.importers import PURPOSES as IMPORT_PURPOSES
 
@@ -20,7 +20,7 @@ class ImportSerializer(serializers.Serializer):
         "its task type takes (a per-atom study's test items are picked on its page, not imported): another is "
         "refused, naming them",
     )
-    label_map = serializers.CharField(
+    label_map = Text(
         required=False,
         allow_blank=True,
         max_length=2000,

@@ -2,7 +2,8 @@ from drf_spectacular.extensions import OpenApiSerializerExtension
 from rest_framework import serializers
 
 from common.api_errors import TooLarge
-from common.api_schema import UploadField, camel, component, enum_components, setting_schema
+from common.api_fields import Slug, UploadField
+from common.api_schema import camel, component, enum_components, setting_schema
 from dataset_io.services.importers import ImportFileError, check_size
 from evaluation.runs import SUITE_CHOICES, SUITES, RunError, all_settings, clean_parameters
 from jobs.models import Job
@@ -60,7 +61,7 @@ class RunCreateSerializer(serializers.Serializer):
         help_text="gold / human file; for single-file suites, the input JSONL; for alt-test, per-annotator labels"
     )
     predictions = UploadField(required=False, help_text="needed by unli, chaos, epistemic and alt-test")
-    project = serializers.SlugField(required=False, help_text="slug of the annotation project whose gold this is")
+    project = Slug(required=False, help_text="slug of the annotation project whose gold this is")
 
     def get_fields(self):
         fields = super().get_fields()

@@ -1,5 +1,6 @@
 from rest_framework import serializers
 
+from common.api_fields import Text
 from label_variation.services.self_judgments import MAX_PAGE
 
 
@@ -25,11 +26,9 @@ class SelfJudgmentsRequestSerializer(serializers.Serializer):
 
 
 class ReasonTagRequestSerializer(serializers.Serializer):
-    reasons = serializers.ListField(
-        child=serializers.CharField(), help_text="tags of the study's taxonomy (setting reason_taxonomy)"
-    )
+    reasons = serializers.ListField(child=Text(), help_text="tags of the study's taxonomy (setting reason_taxonomy)")
     round = serializers.IntegerField(required=False, default=1, help_text="1 or 2")
-    note = serializers.CharField(required=False, allow_blank=True, default="", trim_whitespace=False)
+    note = Text(required=False, allow_blank=True, default="", trim_whitespace=False)
     reconcile = serializers.BooleanField(
         required=False, default=False, help_text="write the round's reconciliation (its two taggers disagree)"
     )

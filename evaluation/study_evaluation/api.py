@@ -8,6 +8,7 @@ from rest_framework.response import Response
 
 from annotation.api import CONFLICT, ProjectRoutes
 from common.api_errors import ErrorSerializer, error_response, invalid
+from common.api_fields import Text
 from core import roles
 from evaluation.study_evaluation.protocols import SETTINGS
 from evaluation.study_evaluation.views import study_evaluations
@@ -21,14 +22,14 @@ StudyEvaluationSettingsSerializer = type(
 
 class StudyEvaluationSerializer(serializers.Serializer):
     models = serializers.ListField(
-        child=serializers.CharField(min_length=1, max_length=300),
+        child=Text(min_length=1, max_length=300),
         min_length=1,
         help_text="registry keys of the checkpoints",
     )
     collected_only = serializers.BooleanField(default=False)
-    bucket_nli = serializers.CharField(required=False, allow_blank=True, max_length=300)
-    bucket_embedder = serializers.CharField(required=False, allow_blank=True, max_length=300)
-    baseline = serializers.CharField(
+    bucket_nli = Text(required=False, allow_blank=True, max_length=300)
+    bucket_embedder = Text(required=False, allow_blank=True, max_length=300)
+    baseline = Text(
         required=False,
         allow_blank=True,
         max_length=300,

@@ -11,13 +11,15 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from drf_spectacular.generators import SchemaGenerator
 from drf_spectacular.renderers import OpenApiJsonRenderer
+from rest_framework import serializers
 from rest_framework.test import APIClient
 
-from annotation.models import Project
+from annotation.models import AdjudicationRecord, Project
 from annotation.serializers import project_request_schema
 from annotation.services.study_settings import settings_schema
 from annotation.tasktypes import TASK_TYPES, register, unregister
-from common.api_schema import NO_NUL, NOT_BLANK_NO_NUL, allows, schema_refusal
+from common.api_fields import Slug, Text
+from common.api_schema import NO_NUL, NOT_BLANK_NO_NUL, ErrorsDeclaredSchema, allows, schema_refusal
 from evaluation.runs import SUITES
 from tests.tasktype_plugin.likert import LikertRating
 
@@ -229,3 +231,57 @@ def test_a_text_field_that_refuses_blank_says_so_in_the_request_schema(author, m
     assert blank.status_code == 400 and blank.json()["field"] == "models"
     unknown = api.post(f"/api/v1/projects/{study.slug}/evaluations/", {"models": ["\n x"]}, format="json")
     assert unknown.status_code == 404 and unknown.json()["field"] == "models"
+
+
+def test_every_writable_text_field_of_a_request_is_a_text(monkeypatch):
+    """DRF's CharField takes a number as text and checks a length or a pattern after trimming whitespace, so
+    it would take what the published schema refuses: every text field a request body holds is a Text."""
+    mapped = []
+    original = ErrorsDeclaredSchema._map_serializer_field
+
+    def recording(self, field, direction, *args, **kwargs):
+        mapped.append((field, direction))
+        return original(self, field, direction, *args, **kwargs)
+
+    monkeypatch.setattr(ErrorsDeclaredSchema, "_map_serializer_field", recording)
+    published_schema()
+    requested = [field for field, direction in mapped if direction == "request" and not field.read_only]
+    texts = [field for field in requested if isinstance(field, serializers.CharField)]
+    assert len(texts) >= 12  # the mapping was seen: token, models, buckets, notes, label map, slugs, settings
+    lenient = {f"{type(field.parent).__name__}.{field.field_name}" for field in texts if not isinstance(field, Text)}
+    assert lenient == set()
+
+
+def test_text_takes_a_string_no_longer_than_its_limit_as_sent():
+    assert Text(max_length=3).run_validation(" ab") == "ab"
+    for refused in (3, 2.5, True, ["ab"], " abc", "abc "):
+        with pytest.raises(serializers.ValidationError):
+            Text(max_length=3).run_validation(refused)
+    assert Slug().run_validation("a-study_2") == "a-study_2"
+    for refused in (" a-study", "a-study\n", 7):
+        with pytest.raises(serializers.ValidationError):
+            Slug().run_validation(refused)
+
+
+def test_a_body_the_schema_refuses_for_its_text_stores_nothing(author, make_project, import_rows):
+    """An adjudication's note as a number, or over its 5,000 characters only with the whitespace around it,
+    was taken (as "3", and trimmed): both break the published schema."""
+    study = make_project("atom_validity")
+    import_rows(study, [{"id": "e1", "premise": "P", "hypothesis": "H"}])
+    import_rows(study, [{"example_id": "e1", "atoms": ["a1"]}], "atoms")
+    item = study.items.get()
+    api = api_for(author)
+    for note in (3, " " + "x" * 5000):
+        refused = api.post(
+            f"/api/v1/projects/{study.slug}/adjudicate/",
+            {"item": item.id, "value": "valid", "note": note},
+            format="json",
+        )
+        assert refused.status_code == 400 and refused.json()["field"] == "note", refused.content
+    assert not AdjudicationRecord.objects.exists()
+    taken = api.post(
+        f"/api/v1/projects/{study.slug}/adjudicate/",
+        {"item": item.id, "value": "valid", "note": " " + "x" * 4999},
+        format="json",
+    )
+    assert taken.status_code == 200 and taken.json()["note"] == "x" * 4999
