@@ -148,6 +148,11 @@ def session_processes(session: int) -> dict[int, list[str]]:
     return found
 
 
+# The secret key of the production-shaped server (AppServer.production): a process that signs what the
+# server reads (a session) needs the same one.
+PRODUCTION_SECRET_KEY = "benchmark-secret-key-not-for-production"
+
+
 class AppServer:
     """bin/serve on a free port, in a session of its own, its output in <var_dir>/server.log, with
     django_env()'s environment plus `env` (None removes a variable). `production()` is the deployed shape
@@ -177,7 +182,7 @@ class AppServer:
             processes,
             database_url,
             DEBUG="false",
-            SECRET_KEY="benchmark-secret-key-not-for-production",
+            SECRET_KEY=PRODUCTION_SECRET_KEY,
             ALLOWED_HOSTS="127.0.0.1",
             DEMO="0",
             MIGRATE="0",

@@ -28,6 +28,7 @@ from contextlib import contextmanager
 from functools import partial
 
 from _common import (
+    PRODUCTION_SECRET_KEY,
     analyze,
     argument_parser,
     bulk_items,
@@ -352,7 +353,7 @@ def main() -> None:
     # that starts it, so its time is measured once, apart from the page's.
     os.environ.update(
         DEBUG="false",
-        SECRET_KEY="benchmark-secret-key-not-for-production",
+        SECRET_KEY=PRODUCTION_SECRET_KEY,
         ALLOWED_HOSTS="localhost",
         TASKS_BACKEND="immediate",
     )

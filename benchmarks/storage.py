@@ -58,6 +58,7 @@ from pathlib import Path
 
 from _common import (
     POSTGRES_SERVER,
+    PRODUCTION_SECRET_KEY,
     PYTHON,
     REPO_ROOT,
     AppServer,
@@ -75,10 +76,9 @@ from _common import (
 from export import SLUG, build_project, check_bundle
 
 BUCKET = "nli-studio-bench"
-SECRET = "benchmark-secret-key-not-for-production"  # AppServer.production's
 # Django's warning when its ASGI handler reads a streamed response's sync iterator into a list before sending it.
 WHOLE_FILE = "StreamingHttpResponse must consume synchronous iterators"
-PRODUCTION = {"DEBUG": "false", "SECRET_KEY": SECRET, "ALLOWED_HOSTS": "127.0.0.1"}
+PRODUCTION = {"DEBUG": "false", "SECRET_KEY": PRODUCTION_SECRET_KEY, "ALLOWED_HOSTS": "127.0.0.1"}
 
 
 # ---------------------------------------------------------------------------- processes
