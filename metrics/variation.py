@@ -166,11 +166,13 @@ def judgment_counts(explanations: Iterable[Explanation], include_self: bool = Tr
 def judgment_alpha(explanations: Iterable[Explanation], include_self: bool = True) -> float:
     """Krippendorff's alpha (nominal) of the "makes sense" judgments, units = explanations, coders = judges.
     NaN when no explanation has two judgments, or when every judgment is the same."""
-    from metrics.agreement import krippendorff_alpha  # pandas and scipy: not at start-up
-
     counts = judgment_counts(explanations, include_self)
     if not (counts.sum(axis=1) >= 2).any():
         return math.nan
+    # Here, past the early return: pandas and scipy load neither at start-up nor for a study's report page
+    # when it has no judgments to agree on.
+    from metrics.agreement import krippendorff_alpha
+
     return krippendorff_alpha(value_counts=counts, level="nominal")
 
 

@@ -7,6 +7,7 @@ from django.views.decorators.http import require_POST
 from annotation.models import AuditEntry
 from annotation.services import access, audit, simulation
 from annotation.services.analysis import report_job
+from annotation.services.analysis.report_tables import report_tables
 from core import roles
 
 AUDIT_PAGE_ROWS = 200
@@ -190,9 +191,6 @@ def annotator_model_tables(models: dict) -> dict:
 def report(request, slug):
     """The report: the heavy figures from the newest report job as they stand, the tables read now. Once
     loaded, the page asks report_status to check them against the answers (a first view checks at once)."""
-    # here, not at the top: the tables' module loads pandas and scipy (keep web processes lean)
-    from annotation.services.analysis.agreement import report_tables
-
     project = access.project_for(request.user, slug, "manage")
     cached = report_job.latest(project)
     if cached.done is None and cached.pending is None and cached.failed is None:

@@ -584,9 +584,6 @@ def item_reasons(item: Item, user) -> dict:
 def reasons_report(project: Project) -> dict:
     """The report's section: how many items carry each reason (with examples), and per round how far the
     two taggers agree (metrics.reasons.set_agreement) and how many items were reconciled."""
-    # here, not at the top: the metric loads numpy and pandas, which web processes load only for reports
-    from metrics.reasons import set_agreement
-
     categories = taxonomy(project)
     names = {entry["tag"]: entry["name"] for entry in categories}
     counts: Counter[str] = Counter()
@@ -616,9 +613,15 @@ def reasons_report(project: Project) -> dict:
             release_checked += 1
             release_matched += entry.release_final == final
     order = [entry["tag"] for entry in categories] + sorted(set(counts) - set(names))
-    agreement: dict[int, SetAgreement] = {
-        number: set_agreement(first, second, list(names)) for number, (first, second) in pairs.items() if first
-    }
+    agreement: dict[int, SetAgreement] = {}
+    if any(first for first, _ in pairs.values()):
+        # Here, not at the top, and only with pairs to compare: the metric loads numpy, pandas and scipy,
+        # which a web process showing a report without tagged reasons need not load.
+        from metrics.reasons import set_agreement
+
+        agreement = {
+            number: set_agreement(first, second, list(names)) for number, (first, second) in pairs.items() if first
+        }
     return {
         "project": project.slug,
         "taxonomy": categories,

@@ -24,3 +24,22 @@ def test_setting_up_django_and_loading_the_urls_imports_no_heavy_library(tmp_pat
     )
     assert result.returncode == 0, result.stderr[-2000:]
     assert json.loads(result.stdout.strip().splitlines()[-1]) == []
+
+
+def test_a_report_page_loads_no_statistics_library_into_the_web_process():
+    """benchmarks/startup.py once: bin/serve in the production shape serves two studies' report pages, their
+    figures computed beforehand by a task worker as in production; the page shows them and needs none of
+    the heavy libraries (pandas and scipy came with the report's tables and its reasons panel)."""
+    result = subprocess.run(
+        [sys.executable, "benchmarks/startup.py", "--repeat", "1", "--json"],
+        cwd=REPO,
+        env={**os.environ, "DEBUG": "true"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    figures = json.loads(result.stdout.strip().splitlines()[-1])
+    assert figures["heavy_modules"] == [] and figures["report_heavy_modules"] == []
+    assert figures["rss_after_report_mb"] > figures["rss_started_mb"] > 0

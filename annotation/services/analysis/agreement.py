@@ -25,7 +25,7 @@ import pandas as pd
 from django.db.models import Sum
 
 from annotation.models import Annotation, Project
-from annotation.services import extensions, linking
+from annotation.services.analysis.report_tables import report_tables
 from metrics.agreement import (
     check_one_value_each,
     human_baseline,
@@ -497,33 +497,6 @@ def report_figures(
         figures = _project_figures(project, table, bootstrap, seed, max_resampled_values)
         agreement_plot = _agreement_plot(table, project)
     return {"figures": figures, "plots": [plot for plot in (task_plot, agreement_plot) if plot is not None]}
-
-
-def report_tables(project: Project) -> list[dict]:
-    """The report's tables: the task type's own (TaskType.report_tables), for answers validated in a linked
-    project the writers' validation rates (linking.report_tables), and those the features add
-    (extensions.REPORT_TABLES: the label-variation app's tables for projects with explanations of their labels).
-    Read when the page is shown: they follow other studies' answers too."""
-    task = project.task
-    return (
-        task.report_tables(lambda: counted_values(project), project.options)
-        + linking.report_tables(project)
-        + [table for tables in extensions.REPORT_TABLES for table in tables(project)]
-    )
-
-
-def counted_values(project: Project) -> dict[int, list]:
-    """The values of the project's answers that count (Annotation.objects.counted()), by item id in answer order."""
-    rows = (
-        Annotation.objects.counted()
-        .filter(item__project=project, worker__isnull=False)
-        .order_by("item_id", "id")
-        .values_list("item_id", "value")
-    )
-    by_item: dict[int, list] = {}
-    for item_id, value in rows.iterator(chunk_size=5000):
-        by_item.setdefault(item_id, []).append(value)
-    return by_item
 
 
 def agreement_histogram_svg(
